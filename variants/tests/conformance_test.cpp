@@ -1,0 +1,73 @@
+// Every registered CPU variant against the float64 reference on random ragged problems
+// (DESIGN.md accuracy rules for fp32 variants).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "accuracy.hpp"
+#include "ragged_cases.hpp"
+#include "reference.hpp"
+
+namespace lobench {
+namespace {
+
+constexpr double kLossTol = 1e-6;  // relative
+constexpr double kGradTol = 1e-5;  // relative L2
+
+std::vector<const Variant*> cpu_variants_under_test() {
+  std::vector<const Variant*> out;
+  for (const Variant* v : Registry::instance().all())
+    if (v->backend() == "cpu" && v->name() != "reference") out.push_back(v);
+  return out;
+}
+
+TEST(Conformance, EveryCpuVariantMatchesTheReferenceOnRaggedCases) {
+  const auto variants = cpu_variants_under_test();
+  ASSERT_GE(variants.size(), 2u);
+  const auto cases = testing::ragged_cases();
+  ASSERT_GE(cases.size(), 20u);
+  for (const auto& c : cases) {
+    const StepData d = make_synthetic(c.shape, c.spec);
+    const StepInputs in = d.view();
+    CountingAllocator ref_alloc;
+    cpu::ReferenceResult ref;
+    cpu::reference_step(in, ref, ref_alloc, 2);
+    for (const Variant* v : variants) {
+      if (v->skip_reason(c.shape, c.options)) continue;
+      StepOutputs out;
+      out.resize(in.P, in.V, in.D);
+      CountingAllocator alloc;
+      RunContext ctx{alloc, c.options};
+      v->run(in, out, ctx);
+      const std::string where = v->name() + " on " + c.label();
+      EXPECT_LE(relative_error(out.loss, ref.loss), kLossTol) << where << " loss " << out.loss << " vs " << ref.loss;
+      EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), kGradTol) << where;
+      EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), kGradTol) << where;
+      EXPECT_LE(relative_l2_error(out.per_position_loss.data(), ref.per_position_loss.data(), in.P), kLossTol) << where;
+      EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+      for (int64_t p = 0; p < in.P; ++p) {
+        int64_t sum = 0;
+        for (int k = 0; k < 4; ++k) sum += out.counts[p * 4 + k];
+        ASSERT_EQ(sum, in.V) << where << " position " << p;
+      }
+      EXPECT_LE(alloc.peak_bytes(), v->predicted_working_bytes(c.shape, c.options)) << where;
+    }
+  }
+}
+
+TEST(Conformance, AllZeroLogitsGiveLn2InEveryVariant) {
+  Shape s{3, 5, 1000, 8, 8, Reduction::mean, false};
+  StepData d = make_synthetic(s, SyntheticSpec{});
+  std::fill(d.E.begin(), d.E.end(), 0.0f);
+  for (const Variant* v : cpu_variants_under_test()) {
+    StepOutputs out;
+    out.resize(d.P, d.V, d.D);
+    CountingAllocator alloc;
+    RunContext ctx{alloc, RunOptions{2, 64, 0}};
+    v->run(d.view(), out, ctx);
+    EXPECT_NEAR(out.loss, std::log(2.0), 1e-7) << v->name();
+  }
+}
+
+}  // namespace
+}  // namespace lobench

@@ -1,0 +1,46 @@
+// Memory claims are exact: the counting allocator's peak against each variant's analytic prediction,
+// and chunked's working set against dense's at the Cut BCE benchmark shape.
+#include <gtest/gtest.h>
+
+#include "variant.hpp"
+
+namespace lobench {
+namespace {
+
+int64_t measured_peak(const Variant& v, const Shape& s, const RunOptions& o) {
+  const StepData d = make_synthetic(s, SyntheticSpec{});
+  StepOutputs out;
+  out.resize(d.P, d.V, d.D);
+  CountingAllocator alloc;
+  RunContext ctx{alloc, o};
+  v.run(d.view(), out, ctx);
+  EXPECT_EQ(alloc.current_bytes(), 0) << v.name() << " leaked working memory";
+  return alloc.peak_bytes();
+}
+
+TEST(Memory, PredictionsAreExactForRaggedShapes) {
+  for (const Variant* v : Registry::instance().all()) {
+    if (v->backend() != "cpu") continue;
+    for (const Shape& s : {Shape{1, 37, 1001, 24, 5, Reduction::mean, true}, Shape{2, 3, 70, 3, 1, Reduction::sum, false}})
+      for (int threads : {1, 2}) {
+        const RunOptions o{threads, 64, 16};
+        EXPECT_EQ(measured_peak(*v, s, o), v->predicted_working_bytes(s, o)) << v->name() << " threads " << threads;
+      }
+  }
+}
+
+TEST(Memory, ChunkedNeedsUnderATenthOfDenseAtTheCutBceBenchmarkShape) {
+  const Shape s{32, 32, 100000, 128, 8, Reduction::mean, false};
+  const RunOptions o{2, 0, 0};
+  const Variant* chunked = Registry::instance().find("chunked");
+  const Variant* dense = Registry::instance().find("dense");
+  ASSERT_TRUE(chunked && dense);
+  const int64_t c = measured_peak(*chunked, s, o);
+  const int64_t d = measured_peak(*dense, s, o);
+  EXPECT_LE(c, chunked->predicted_working_bytes(s, o));
+  EXPECT_EQ(d, dense->predicted_working_bytes(s, o));
+  EXPECT_LE(10 * c, d) << "chunked " << c << " B, dense " << d << " B";
+}
+
+}  // namespace
+}  // namespace lobench
