@@ -1,0 +1,58 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "provenance.hpp"
+#include "sweep.hpp"
+#include "system_memory.hpp"
+
+namespace lobench {
+
+void register_run_command(CLI::App& app, const std::string& argv) {
+  auto spec = std::make_shared<SweepSpec>();
+  auto mem_limit = std::make_shared<std::string>();
+  auto no_accuracy = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand(
+      "run",
+      "Sweep variants over shapes on synthetic inputs (A, E ~ N(0,1), targets uniform in [0, V)).\n"
+      "Every list option takes comma-separated values; the sweep is their Cartesian product.\n"
+      "Named sweeps: lobench run @harness/sweeps/NAME.args [more options]");
+  cmd->add_option("--B", spec->B, "batch sizes B (positions P = B*N)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--N", spec->N, "sequence lengths N")->delimiter(',')->capture_default_str();
+  cmd->add_option("--V", spec->V, "vocabulary sizes V")->delimiter(',')->capture_default_str();
+  cmd->add_option("--D", spec->D, "hidden sizes D")->delimiter(',')->capture_default_str();
+  cmd->add_option("--L", spec->L, "target ids per position L")->delimiter(',')->capture_default_str();
+  cmd->add_option("--reduction", spec->reductions, "mean (Cut BCE) and/or sum (ELMO)")
+      ->delimiter(',')->check(CLI::IsMember({"mean", "sum"}))->capture_default_str();
+  cmd->add_flag("--weighted", spec->weighted, "draw position weights in [0.25, 2)");
+  cmd->add_option("--pad-fraction", spec->pad_fraction, "fraction of target slots that are padding (-1 or V)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--dup-fraction", spec->dup_fraction, "fraction of target slots repeating an id of the same row")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--block-v", spec->block_v, "vocabulary block sizes (0: the variant chooses)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--block-p", spec->block_p, "position block sizes (0: the variant chooses)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--threads", spec->threads, "thread counts")->delimiter(',')->capture_default_str();
+  cmd->add_option("--variants", spec->variants, "variants to run (see `lobench list`)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--seed", spec->seed, "seed of the synthetic inputs")->capture_default_str();
+  cmd->add_option("--warmup", spec->warmup, "untimed runs before timing")->capture_default_str();
+  cmd->add_option("--reps", spec->reps, "timed runs (median reported, every sample kept; at most 64)")->capture_default_str();
+  cmd->add_option("--mem-limit", *mem_limit,
+                  "skip points predicted to need more memory than this (e.g. 20G); default: available now minus max(1 GiB, 10%)");
+  cmd->add_flag("--no-accuracy", *no_accuracy, "do not compute the float64 reference (faster; errors recorded as NaN)");
+  cmd->add_option("--out", spec->out, "run file to write (HDF5)")->required();
+  cmd->add_flag("--resume", spec->resume, "append to --out, skipping (variant, point) rows already in it");
+  cmd->callback([spec, mem_limit, no_accuracy, argv] {
+    if (!mem_limit->empty()) spec->mem_limit = parse_bytes(*mem_limit);
+    spec->accuracy = !*no_accuracy;
+    const auto parent = std::filesystem::path(spec->out).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    const int failed = run_sweep(*spec, collect_provenance(argv), std::cout, std::cerr);
+    fmt::print("wrote {}{}\n", spec->out, failed ? fmt::format(" ({} rows failed)", failed) : "");
+    set_command_exit_code(failed ? 1 : 0);
+  });
+}
+
+}  // namespace lobench

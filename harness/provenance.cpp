@@ -1,0 +1,85 @@
+#include "provenance.hpp"
+
+#include <CLI/Version.hpp>
+#include <Eigen/Core>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "h5_io.hpp"
+
+#ifndef LOBENCH_SOURCE_DIR
+#define LOBENCH_SOURCE_DIR "."
+#endif
+
+namespace lobench {
+namespace {
+
+std::string run_command(const std::string& cmd) {
+  std::array<char, 512> buf{};
+  std::string out;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return out;
+  while (fgets(buf.data(), int(buf.size()), pipe)) out += buf.data();
+  if (pclose(pipe) != 0) return "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+}  // namespace
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Provenance collect_provenance(const std::string& argv_joined) {
+  Provenance p;
+  const std::string git = fmt::format("git -C '{}' ", LOBENCH_SOURCE_DIR);
+  p.git_commit = run_command(git + "rev-parse HEAD 2>/dev/null");
+  if (p.git_commit.empty()) p.git_commit = "unknown";
+  else p.git_dirty = !run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  p.host = host;
+  p.cpu_model = cpu_model();
+  p.compiler = fmt::format("g++ {}", __VERSION__);
+  p.libraries = fmt::format("hdf5 {}.{}.{}; eigen {}.{}.{}; fmt {}; CLI11 {}; openmp {}", H5_VERS_MAJOR, H5_VERS_MINOR,
+                            H5_VERS_RELEASE, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
+                            FMT_VERSION, CLI11_VERSION, _OPENMP);
+  p.argv = argv_joined;
+  p.start_utc = utc_now();
+  p.hardware_threads = int(std::thread::hardware_concurrency());
+  return p;
+}
+
+void write_provenance(hid_t obj, const Provenance& p) {
+  h5::write_attr(obj, "git_commit", p.git_commit);
+  h5::write_attr(obj, "git_dirty", int64_t(p.git_dirty));
+  h5::write_attr(obj, "host", p.host);
+  h5::write_attr(obj, "cpu_model", p.cpu_model);
+  h5::write_attr(obj, "compiler", p.compiler);
+  h5::write_attr(obj, "libraries", p.libraries);
+  h5::write_attr(obj, "argv", p.argv);
+  h5::write_attr(obj, "start_utc", p.start_utc);
+  h5::write_attr(obj, "hardware_threads", int64_t(p.hardware_threads));
+}
+
+}  // namespace lobench

@@ -1,0 +1,22 @@
+// Where a result came from: written as root attributes of every HDF5 file lobench makes.
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+
+namespace lobench {
+
+struct Provenance {
+  std::string git_commit, host, cpu_model, compiler, libraries, argv, start_utc;
+  bool git_dirty = false;
+  int hardware_threads = 0;
+};
+
+Provenance collect_provenance(const std::string& argv_joined);
+std::string utc_now();  // ISO 8601, seconds, "Z"
+
+// Writes the fields as attributes of `obj` (end_utc is written separately when the run closes).
+void write_provenance(hid_t obj, const Provenance& p);
+
+}  // namespace lobench

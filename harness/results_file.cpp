@@ -1,0 +1,159 @@
+#include "results_file.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+namespace lobench {
+namespace {
+
+template <size_t N>
+void copy_str(char (&dst)[N], const std::string& s) {
+  std::memset(dst, 0, N);
+  std::memcpy(dst, s.data(), std::min(s.size(), N - 1));
+}
+
+// The compound type of ResultRow, field by field (names are the schema; see results/SCHEMA.md).
+h5::Handle row_type() {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(ResultRow));
+  auto str = [&](const char* name, size_t off, size_t n) {
+    h5::Handle s(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(s, n);
+    H5Tset_strpad(s, H5T_STR_NULLTERM);
+    H5Tinsert(t, name, off, s);
+  };
+#define F(name, type) H5Tinsert(t, #name, offsetof(ResultRow, name), type)
+#define S(name) str(#name, offsetof(ResultRow, name), sizeof(ResultRow::name))
+  F(row_id, H5T_NATIVE_INT64);
+  S(variant);
+  S(backend);
+  F(B, H5T_NATIVE_INT64);
+  F(N, H5T_NATIVE_INT64);
+  F(P, H5T_NATIVE_INT64);
+  F(V, H5T_NATIVE_INT64);
+  F(D, H5T_NATIVE_INT64);
+  F(L, H5T_NATIVE_INT64);
+  S(reduction);
+  F(weighted, H5T_NATIVE_INT32);
+  F(block_v, H5T_NATIVE_INT64);
+  F(block_p, H5T_NATIVE_INT64);
+  F(threads, H5T_NATIVE_INT32);
+  F(seed, H5T_NATIVE_INT64);
+  S(status);
+  S(reason);
+  F(warmup, H5T_NATIVE_INT32);
+  F(reps, H5T_NATIVE_INT32);
+  {
+    const hsize_t n = kMaxSamples;
+    h5::Handle arr(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &n), H5Tclose);
+    H5Tinsert(t, "time_samples_s", offsetof(ResultRow, time_samples_s), arr);
+  }
+  F(time_median_s, H5T_NATIVE_DOUBLE);
+  F(time_min_s, H5T_NATIVE_DOUBLE);
+  F(time_max_s, H5T_NATIVE_DOUBLE);
+  F(flops, H5T_NATIVE_DOUBLE);
+  F(effective_gflops, H5T_NATIVE_DOUBLE);
+  F(gemm_gflops, H5T_NATIVE_DOUBLE);
+  F(gemm_fraction, H5T_NATIVE_DOUBLE);
+  F(peak_bytes, H5T_NATIVE_INT64);
+  F(predicted_bytes, H5T_NATIVE_INT64);
+  F(input_bytes, H5T_NATIVE_INT64);
+  F(output_bytes, H5T_NATIVE_INT64);
+  F(loss, H5T_NATIVE_DOUBLE);
+  F(ref_loss, H5T_NATIVE_DOUBLE);
+  F(rel_loss_err, H5T_NATIVE_DOUBLE);
+  F(rel_dA_err, H5T_NATIVE_DOUBLE);
+  F(rel_dE_err, H5T_NATIVE_DOUBLE);
+  F(counts_mismatch, H5T_NATIVE_INT64);
+  S(utc);
+#undef F
+#undef S
+  return h5::Handle(t, H5Tclose);
+}
+
+}  // namespace
+
+void ResultRow::set_variant(const std::string& s) { copy_str(variant, s); }
+void ResultRow::set_backend(const std::string& s) { copy_str(backend, s); }
+void ResultRow::set_reduction(const std::string& s) { copy_str(reduction, s); }
+void ResultRow::set_status(const std::string& s) { copy_str(status, s); }
+void ResultRow::set_reason(const std::string& s) { copy_str(reason, s); }
+
+std::string ResultRow::key() const {
+  return fmt::format("{}/{} B={} N={} V={} D={} L={} {} w={} bv={} bp={} t={} seed={}", backend, variant, B, N, V, D,
+                     L, reduction, weighted, block_v, block_p, threads, seed);
+}
+
+ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool resume) : type_(row_type()) {
+  h5::silence_errors();
+  const bool reopen = resume && H5Fis_hdf5(path.c_str()) > 0;
+  if (reopen) {
+    file_ = h5::open_file_rw(path);
+    if (!h5::exists(file_, "results"))
+      throw h5::Error(fmt::format("'{}' has no /results table to resume", path));
+    dataset_ = h5::Handle(H5Dopen2(file_, "results", H5P_DEFAULT), H5Dclose);
+    for (const ResultRow& r : read_all(path)) keys_.insert(r.key());
+    h5::Handle space(H5Dget_space(dataset_), H5Sclose);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(space, &n, nullptr);
+    n_rows_ = int64_t(n);
+    const double resumes = h5::read_attr_double(file_, "resume_count").value_or(0.0);
+    h5::write_attr(file_, "resume_count", resumes + 1);
+    h5::write_attr(file_, "last_resume_utc", prov.start_utc);
+    h5::write_attr(file_, "last_resume_argv", prov.argv);
+    return;
+  }
+  file_ = h5::create_file(path);
+  write_provenance(file_, prov);
+  h5::write_attr(file_, "schema_version", int64_t(1));
+  const hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 64;
+  h5::Handle space(H5Screate_simple(1, &zero, &unlimited), H5Sclose);
+  h5::Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(props, 1, &chunk);
+  dataset_ = h5::Handle(H5Dcreate2(file_, "results", type_, space, H5P_DEFAULT, props, H5P_DEFAULT), H5Dclose);
+  if (!dataset_.valid()) throw h5::Error(fmt::format("cannot create /results in '{}'", path));
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+ResultsFile::~ResultsFile() {
+  if (file_.valid()) H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+void ResultsFile::append(ResultRow row) {
+  row.row_id = n_rows_;
+  const hsize_t new_size = hsize_t(n_rows_ + 1), start = hsize_t(n_rows_), one = 1;
+  if (H5Dset_extent(dataset_, &new_size) < 0) throw h5::Error("cannot grow /results");
+  h5::Handle file_space(H5Dget_space(dataset_), H5Sclose);
+  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &one, nullptr);
+  h5::Handle mem_space(H5Screate_simple(1, &one, nullptr), H5Sclose);
+  if (H5Dwrite(dataset_, type_, mem_space, file_space, H5P_DEFAULT, &row) < 0)
+    throw h5::Error("cannot write a row of /results");
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);  // a killed sweep keeps every finished row
+  keys_.insert(row.key());
+  ++n_rows_;
+}
+
+void ResultsFile::set_attr(const std::string& name, double v) { h5::write_attr(file_, name, v); }
+
+void ResultsFile::close(const std::string& end_utc) {
+  h5::write_attr(file_, "end_utc", end_utc);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+std::vector<ResultRow> ResultsFile::read_all(const std::string& path) {
+  auto f = h5::open_file_read(path);
+  if (!h5::exists(f, "results")) throw h5::Error(fmt::format("'{}' has no /results table", path));
+  h5::Handle ds(H5Dopen2(f, "results", H5P_DEFAULT), H5Dclose);
+  h5::Handle space(H5Dget_space(ds), H5Sclose);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space, &n, nullptr);
+  std::vector<ResultRow> rows(n);
+  h5::Handle type = row_type();
+  if (n > 0 && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
+    throw h5::Error(fmt::format("cannot read /results of '{}' (another schema version?)", path));
+  return rows;
+}
+
+}  // namespace lobench

@@ -1,0 +1,76 @@
+// The run file: one HDF5 file per run, provenance as root attributes, and a `/results` table with one
+// row per (variant, point), appended and flushed as each completes (results/SCHEMA.md).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "h5_io.hpp"
+#include "provenance.hpp"
+
+namespace lobench {
+
+constexpr int kMaxSamples = 64;  // time samples kept per row (reps is capped to this)
+
+// One row of /results. Fixed-size strings keep the table a plain compound type that h5py reads as a
+// NumPy structured array.
+struct ResultRow {
+  int64_t row_id = 0;
+  char variant[32] = {};
+  char backend[8] = {};
+  int64_t B = 0, N = 0, P = 0, V = 0, D = 0, L = 0;
+  char reduction[8] = {};
+  int32_t weighted = 0;
+  int64_t block_v = 0, block_p = 0;
+  int32_t threads = 0;
+  int64_t seed = 0;
+  char status[8] = {};  // ok | skipped | failed
+  char reason[192] = {};
+  int32_t warmup = 0, reps = 0;
+  double time_samples_s[kMaxSamples] = {};  // NaN beyond reps
+  double time_median_s = 0, time_min_s = 0, time_max_s = 0;
+  double flops = 0;             // 6·P·V·D: the useful work of one step, whatever the algorithm
+  double effective_gflops = 0;  // flops / median time
+  double gemm_gflops = 0;       // the machine's SGEMM rate measured in this run for this (P, D)
+  double gemm_fraction = 0;     // effective_gflops / gemm_gflops
+  int64_t peak_bytes = 0;       // measured by the counting allocator (working memory)
+  int64_t predicted_bytes = 0;  // the variant's analytic model
+  int64_t input_bytes = 0, output_bytes = 0;
+  double loss = 0, ref_loss = 0;
+  double rel_loss_err = 0, rel_dA_err = 0, rel_dE_err = 0;  // NaN when accuracy was not computed
+  int64_t counts_mismatch = -1;  // positions with different TP/FP/FN/TN away from 0 (-1: not computed)
+  char utc[24] = {};
+
+  void set_variant(const std::string& s);
+  void set_backend(const std::string& s);
+  void set_reduction(const std::string& s);
+  void set_status(const std::string& s);
+  void set_reason(const std::string& s);
+  // The identity of a point for --resume: variant, backend, shape, options and seed.
+  std::string key() const;
+};
+
+class ResultsFile {
+ public:
+  // Creates `path` (truncating) with provenance; or, with resume and an existing file, reopens it,
+  // reads the rows already there, and appends after them.
+  ResultsFile(const std::string& path, const Provenance& prov, bool resume);
+  ~ResultsFile();
+
+  bool has(const std::string& key) const { return keys_.count(key) > 0; }
+  int64_t rows() const { return n_rows_; }
+  void append(ResultRow row);  // sets row_id; flushed to disk before returning
+  void set_attr(const std::string& name, double v);
+  void close(const std::string& end_utc);
+
+  static std::vector<ResultRow> read_all(const std::string& path);
+
+ private:
+  h5::Handle file_, dataset_, type_;
+  std::set<std::string> keys_;
+  int64_t n_rows_ = 0;
+};
+
+}  // namespace lobench

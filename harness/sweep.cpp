@@ -1,0 +1,231 @@
+#include "sweep.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include "accuracy.hpp"
+#include "measure.hpp"
+#include "reference.hpp"
+#include "results_file.hpp"
+#include "system_memory.hpp"
+
+namespace lobench {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// What a point needs in memory besides a variant's working set.
+int64_t io_bytes(const Shape& s) {
+  const int64_t P = s.P();
+  return (P * s.D + s.V * s.D + P * s.L + (s.weighted ? P : 0)) * 4 + StepOutputs::bytes(P, s.V, s.D);
+}
+int64_t reference_bytes(const Shape& s) {
+  return cpu::ReferenceResult::bytes(s.P(), s.V, s.D) + cpu::reference_workspace_bytes(s.P(), s.V, s.D);
+}
+
+std::string shape_key(const Shape& s) {
+  return fmt::format("{} {} {} {} {} {} {}", s.B, s.N, s.V, s.D, s.L, to_string(s.reduction), s.weighted);
+}
+
+std::string format_duration(double s) {
+  const int64_t t = int64_t(s + 0.5);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+void print_header(std::ostream& os) {
+  fmt::print(os, "{:<10} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2} {:>7} {:>10} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
+             "variant", "B", "N", "V", "D", "L", "T", "status", "median_ms", "GFLOP/s", "%GEMM", "peak_MiB",
+             "pred_MiB", "rel_loss", "rel_dA", "rel_dE", "note");
+}
+
+void print_row(std::ostream& os, const ResultRow& r) {
+  const bool ok = std::string(r.status) == "ok";
+  auto err = [](double e) { return std::isnan(e) ? std::string("-") : fmt::format("{:.1e}", e); };
+  fmt::print(os, "{:<10} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2} {:>7} {:>10} {:>8} {:>6} {:>10.1f} {:>10.1f} {:>9} {:>9} {:>9}  {}\n",
+             r.variant, r.B, r.N, r.V, r.D, r.L, r.threads, r.status,
+             ok ? fmt::format("{:.2f}", r.time_median_s * 1e3) : "-",
+             ok ? fmt::format("{:.1f}", r.effective_gflops) : "-",
+             ok ? fmt::format("{:.0f}%", 100 * r.gemm_fraction) : "-", double(r.peak_bytes) / 1048576.0,
+             double(r.predicted_bytes) / 1048576.0, ok ? err(r.rel_loss_err) : "-", ok ? err(r.rel_dA_err) : "-",
+             ok ? err(r.rel_dE_err) : "-", r.reason);
+  os.flush();
+}
+
+}  // namespace
+
+std::vector<SweepPoint> expand(const SweepSpec& spec) {
+  std::vector<SweepPoint> points;
+  for (int64_t B : spec.B)
+    for (int64_t N : spec.N)
+      for (int64_t D : spec.D)
+        for (int64_t L : spec.L)
+          for (const auto& red : spec.reductions)
+            for (int64_t V : spec.V)
+              for (int T : spec.threads)
+                for (int64_t bv : spec.block_v)
+                  for (int64_t bp : spec.block_p) {
+                    SweepPoint p;
+                    p.shape = Shape{B, N, V, D, L, parse_reduction(red), spec.weighted};
+                    validate(p.shape);
+                    p.options = RunOptions{T, bv, bp};
+                    points.push_back(p);
+                  }
+  return points;
+}
+
+int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table, std::ostream& progress) {
+  std::vector<const Variant*> variants;
+  for (const auto& name : spec.variants) {
+    const Variant* v = Registry::instance().find(name);
+    if (!v) throw std::invalid_argument(fmt::format("unknown variant '{}' (see `lobench list`)", name));
+    variants.push_back(v);
+  }
+  const auto points = expand(spec);
+  const int64_t mem_limit = spec.mem_limit > 0
+                                ? spec.mem_limit
+                                : std::max<int64_t>(0, available_memory_bytes() - std::max<int64_t>(
+                                                                                      int64_t(1) << 30, available_memory_bytes() / 10));
+  if (spec.reps < 1 || spec.reps > kMaxSamples)
+    throw std::invalid_argument(fmt::format("--reps must be in [1, {}], got {}", kMaxSamples, spec.reps));
+  if (spec.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
+
+  ResultsFile file(spec.out, prov, spec.resume);
+  file.set_attr("mem_limit_bytes", double(mem_limit));
+  file.set_attr("seed", double(spec.seed));
+  fmt::print(table, "lobench run: {} points x {} variants -> {} (memory limit {})\n", points.size(), variants.size(),
+             spec.out, format_bytes(double(mem_limit)));
+
+  // The yardstick: Eigen's SGEMM rate for each (P, D, threads) the sweep visits, measured in this run.
+  std::map<std::tuple<int64_t, int64_t, int>, double> gemm_rate;
+  for (const auto& pt : points) {
+    const auto k = std::tuple(pt.shape.P(), pt.shape.D, pt.options.threads);
+    if (!gemm_rate.count(k)) {
+      gemm_rate[k] = measure_sgemm_gflops(pt.shape.P(), pt.shape.D, 512, pt.options.threads);
+      fmt::print(table, "SGEMM yardstick: P={} D={} block=512 threads={}: {:.1f} GFLOP/s\n", pt.shape.P(), pt.shape.D,
+                 pt.options.threads, gemm_rate[k]);
+    }
+  }
+  file.set_attr("gemm_gflops", gemm_rate.begin()->second);
+  print_header(table);
+
+  double total_work = 0, done_work = 0;
+  for (const auto& pt : points) total_work += double(pt.shape.P()) * double(pt.shape.V) * double(pt.shape.D) * double(variants.size());
+  const auto t_start = std::chrono::steady_clock::now();
+
+  std::unique_ptr<StepData> data;
+  std::string data_key;
+  CountingAllocator ref_alloc;
+  std::unique_ptr<cpu::ReferenceResult> ref;
+  int failed = 0;
+  size_t done_points = 0;
+
+  for (const auto& pt : points) {
+    const Shape& s = pt.shape;
+    for (const Variant* v : variants) {
+      ResultRow row;
+      row.set_variant(v->name());
+      row.set_backend(v->backend());
+      row.B = s.B, row.N = s.N, row.P = s.P(), row.V = s.V, row.D = s.D, row.L = s.L;
+      row.set_reduction(to_string(s.reduction));
+      row.weighted = s.weighted;
+      row.block_v = pt.options.block_v, row.block_p = pt.options.block_p, row.threads = pt.options.threads;
+      row.seed = int64_t(spec.seed);
+      row.warmup = spec.warmup;
+      row.reps = spec.reps;
+      row.flops = s.flops_fused();
+      row.gemm_gflops = gemm_rate[std::tuple(s.P(), s.D, pt.options.threads)];
+      row.input_bytes = (s.P() * s.D + s.V * s.D + s.P() * s.L + (s.weighted ? s.P() : 0)) * 4;
+      row.output_bytes = StepOutputs::bytes(s.P(), s.V, s.D);
+      row.predicted_bytes = v->predicted_working_bytes(s, pt.options);
+      row.rel_loss_err = row.rel_dA_err = row.rel_dE_err = row.loss = row.ref_loss = kNaN;
+      for (double& t : row.time_samples_s) t = kNaN;
+      const double work = double(s.P()) * double(s.V) * double(s.D);
+      if (file.has(row.key())) {  // --resume: already measured
+        done_work += work;
+        continue;
+      }
+      std::copy_n(utc_now().c_str(), 20, row.utc);
+
+      const bool want_ref = spec.accuracy && io_bytes(s) + reference_bytes(s) <= mem_limit;
+      const int64_t needed = row.predicted_bytes + io_bytes(s) + (want_ref ? reference_bytes(s) : 0);
+      if (auto why = v->skip_reason(s, pt.options)) {
+        row.set_status("skipped");
+        row.set_reason(*why);
+      } else if (needed > mem_limit) {
+        row.set_status("skipped");
+        row.set_reason(fmt::format("OOM predicted: {} working + {} inputs/outputs{} > limit {}",
+                                   format_bytes(double(row.predicted_bytes)), format_bytes(double(io_bytes(s))),
+                                   want_ref ? fmt::format(" + {} reference", format_bytes(double(reference_bytes(s)))) : "",
+                                   format_bytes(double(mem_limit))));
+      } else {
+        try {
+          const std::string key = shape_key(s);
+          if (!data || data_key != key) {
+            ref.reset();
+            data.reset();
+            SyntheticSpec syn;
+            syn.seed = spec.seed;
+            syn.pad_fraction = spec.pad_fraction;
+            syn.dup_fraction = spec.dup_fraction;
+            data = std::make_unique<StepData>(make_synthetic(s, syn));
+            data_key = key;
+          }
+          const StepInputs in = data->view();
+          if (want_ref && !ref) {  // computed once per shape, shared by every variant and option
+            ref = std::make_unique<cpu::ReferenceResult>();
+            cpu::reference_step(in, *ref, ref_alloc, pt.options.threads);
+          }
+          StepOutputs out;
+          out.resize(in.P, in.V, in.D);
+          CountingAllocator alloc;
+          RunContext ctx{alloc, pt.options};
+          const Samples samples = time_repeats([&] { v->run(in, out, ctx); }, spec.warmup, spec.reps);
+          for (size_t i = 0; i < samples.seconds.size(); ++i) row.time_samples_s[i] = samples.seconds[i];
+          row.time_median_s = samples.median();
+          row.time_min_s = samples.min();
+          row.time_max_s = samples.max();
+          row.effective_gflops = row.flops / row.time_median_s / 1e9;
+          row.gemm_fraction = row.gemm_gflops > 0 ? row.effective_gflops / row.gemm_gflops : kNaN;
+          row.peak_bytes = alloc.peak_bytes();
+          row.loss = out.loss;
+          if (ref) {
+            row.ref_loss = ref->loss;
+            row.rel_loss_err = relative_error(out.loss, ref->loss);
+            row.rel_dA_err = relative_l2_error(out.dA.data(), ref->dA.data(), in.P * in.D);
+            row.rel_dE_err = relative_l2_error(out.dE.data(), ref->dE.data(), in.V * in.D);
+            row.counts_mismatch = count_mismatches(out.counts.data(), ref->counts.data(), ref->near_zero.data(), in.P);
+          } else if (spec.accuracy) {
+            row.set_reason("reference does not fit the memory limit: accuracy not computed");
+          }
+          row.set_status("ok");
+        } catch (const std::exception& e) {
+          row.set_status("failed");
+          row.set_reason(e.what());
+          ++failed;
+        }
+      }
+      file.append(row);
+      print_row(table, row);
+      done_work += work;
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+      const double frac = total_work > 0 ? done_work / total_work : 1.0;
+      fmt::print(progress, "progress: {:.0f}% of the work ({} of {} points), elapsed {}, ETA {}\n", 100 * frac,
+                 done_points + 1, points.size(), format_duration(elapsed),
+                 frac > 0 ? format_duration(elapsed / frac - elapsed) : "?");
+    }
+    ++done_points;
+  }
+  file.close(utc_now());
+  return failed;
+}
+
+}  // namespace lobench

@@ -1,0 +1,42 @@
+// A sweep: the Cartesian product of axes, every variant at every point, each row measured (time,
+// peak memory, accuracy against the float64 reference) and appended to the run file as it completes.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "provenance.hpp"
+#include "variant.hpp"
+
+namespace lobench {
+
+struct SweepSpec {
+  std::vector<int64_t> B{32}, N{32}, V{100000}, D{128}, L{8};
+  std::vector<std::string> reductions{"mean"};
+  bool weighted = false;
+  double pad_fraction = 0.0, dup_fraction = 0.0;
+  std::vector<int64_t> block_v{0}, block_p{0};  // 0: the variant chooses
+  std::vector<int> threads{2};
+  std::vector<std::string> variants{"dense", "chunked"};
+  uint64_t seed = 0;
+  int warmup = 1, reps = 3;
+  int64_t mem_limit = 0;  // bytes; 0 = available memory now minus a margin
+  bool accuracy = true;   // compute the float64 reference and the errors
+  std::string out;        // the run file (HDF5)
+  bool resume = false;
+};
+
+struct SweepPoint {
+  Shape shape;
+  RunOptions options;
+};
+
+std::vector<SweepPoint> expand(const SweepSpec& spec);  // options vary fastest, then V, ...
+
+// Runs the sweep. Prints a table row per (variant, point) on `table` and a progress line with ETA on
+// `progress`. Returns the number of failed rows.
+int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table, std::ostream& progress);
+
+}  // namespace lobench

@@ -1,0 +1,164 @@
+// `lobench check` on good input and on each kind of bad input: every error names the dataset and the
+// problem, and no OUT file is left behind.
+#include "check.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "h5_io.hpp"
+#include "variant.hpp"
+
+namespace lobench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Files {
+  std::string in = (fs::temp_directory_path() / "lobench_check_in.h5").string();
+  std::string out = (fs::temp_directory_path() / "lobench_check_out.h5").string();
+  ~Files() {
+    fs::remove(in);
+    fs::remove(out);
+  }
+};
+
+// Writes a valid input, then lets `mutate` spoil it.
+void write_input(const std::string& path, const StepData& d, const std::function<void(hid_t)>& extra = nullptr,
+                 bool skip_E = false) {
+  auto f = h5::create_file(path);
+  h5::write(f, "A", {d.P, d.D}, d.A.data());
+  if (!skip_E) h5::write(f, "E", {d.V, d.D}, d.E.data());
+  h5::write(f, "targets", {d.P, d.L}, d.targets.data());
+  if (!d.weights.empty()) h5::write(f, "weights", {int64_t(d.weights.size())}, d.weights.data());
+  h5::write_attr(f, "reduction", to_string(d.reduction));
+  if (extra) extra(f);
+}
+
+StepData small() {
+  Shape s{1, 13, 57, 6, 3, Reduction::sum, true};
+  SyntheticSpec spec;
+  spec.pad_fraction = 0.2;
+  return make_synthetic(s, spec);
+}
+
+void expect_error(const Files& f, const std::string& fragment) {
+  try {
+    run_check(f.in, "chunked", f.out, 1, "test");
+    ADD_FAILURE() << "expected an error mentioning: " << fragment;
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << "message: " << e.what();
+  }
+  EXPECT_FALSE(fs::exists(f.out)) << "an OUT file was left behind for: " << fragment;
+  EXPECT_FALSE(fs::exists(f.out + ".partial"));
+}
+
+TEST(Check, WritesTheVariantsOutputs) {
+  Files f;
+  const StepData d = small();
+  write_input(f.in, d);
+  run_check(f.in, "chunked", f.out, 2, "test");
+  auto out = h5::open_file_read(f.out);
+  StepOutputs expect;
+  expect.resize(d.P, d.V, d.D);
+  CountingAllocator alloc;
+  RunContext ctx{alloc, RunOptions{2, 0, 0}};
+  Registry::instance().find("chunked")->run(d.view(), expect, ctx);
+  EXPECT_DOUBLE_EQ(h5::read<double>(out, "loss").data.at(0), expect.loss);
+  EXPECT_EQ(h5::read<double>(out, "per_position_loss").shape, (std::vector<int64_t>{d.P}));
+  auto dA = h5::read<float>(out, "dA");
+  EXPECT_EQ(dA.shape, (std::vector<int64_t>{d.P, d.D}));
+  EXPECT_EQ(dA.data, expect.dA);
+  EXPECT_EQ(h5::read<float>(out, "dE").data, expect.dE);
+  auto counts = h5::read<int64_t>(out, "counts");
+  EXPECT_EQ(counts.shape, (std::vector<int64_t>{d.P, 4}));
+  EXPECT_EQ(counts.data, expect.counts);
+  EXPECT_EQ(h5::read_attr_string(out, "reduction").value(), "sum");
+}
+
+TEST(Check, RejectsEachKindOfBadInput) {
+  Files f;
+  const StepData good = small();
+
+  write_input(f.in, good, nullptr, /*skip_E=*/true);
+  expect_error(f, "dataset 'E' is missing");
+
+  {
+    StepData d = good;
+    d.A[5] = std::nanf("");
+    write_input(f.in, d);
+    expect_error(f, "dataset 'A' holds a non-finite value");
+  }
+  {
+    StepData d = good;
+    d.E[7] = INFINITY;
+    write_input(f.in, d);
+    expect_error(f, "dataset 'E' holds a non-finite value");
+  }
+  {
+    auto h = h5::create_file(f.in);  // A stored as float64
+    std::vector<double> A(good.A.begin(), good.A.end());
+    h5::write(h, "A", {good.P, good.D}, A.data());
+    h5::write(h, "E", {good.V, good.D}, good.E.data());
+    h5::write(h, "targets", {good.P, good.L}, good.targets.data());
+  }
+  expect_error(f, "dataset 'A' has dtype float64, expected float32");
+  {
+    auto h = h5::create_file(f.in);  // A of rank 1
+    h5::write(h, "A", {good.P * good.D}, good.A.data());
+    h5::write(h, "E", {good.V, good.D}, good.E.data());
+    h5::write(h, "targets", {good.P, good.L}, good.targets.data());
+  }
+  expect_error(f, "dataset 'A' has rank 1, expected 2");
+  {
+    auto h = h5::create_file(f.in);  // E with the wrong D
+    h5::write(h, "A", {good.P, good.D}, good.A.data());
+    h5::write(h, "E", {good.V * good.D / 3, 3}, good.E.data());
+    h5::write(h, "targets", {good.P, good.L}, good.targets.data());
+  }
+  expect_error(f, "dataset 'E' has D = 3 columns but 'A' has D = 6");
+  {
+    auto h = h5::create_file(f.in);  // targets for fewer positions
+    h5::write(h, "A", {good.P, good.D}, good.A.data());
+    h5::write(h, "E", {good.V, good.D}, good.E.data());
+    h5::write(h, "targets", {good.P - 1, good.L}, good.targets.data());
+  }
+  expect_error(f, "dataset 'targets' has 12 rows but 'A' has P = 13");
+  {
+    StepData d = good;
+    d.weights.pop_back();
+    write_input(f.in, d);
+    expect_error(f, "dataset 'weights' has 12 entries");
+  }
+  write_input(f.in, good, [](hid_t h) { h5::write_attr(h, "reduction", std::string("median")); });
+  expect_error(f, "attribute 'reduction'");
+  {
+    std::ofstream junk(f.in, std::ios::binary);
+    junk << "this is not an HDF5 file";
+  }
+  expect_error(f, "cannot open");
+  fs::remove(f.in);
+  expect_error(f, "cannot open");
+}
+
+TEST(Check, CommandLineExitsNonZeroAndPrintsTheProblem) {
+  Files f;
+  StepData d = small();
+  d.A[0] = std::nanf("");
+  write_input(f.in, d);
+  const std::string log = (fs::temp_directory_path() / "lobench_check_cli.log").string();
+  const std::string cmd = std::string(LOBENCH_EXE) + " check --in " + f.in + " --variant chunked --out " + f.out + " 2> " + log;
+  const int status = std::system(cmd.c_str());
+  EXPECT_NE(status, 0);
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("dataset 'A' holds a non-finite value"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(f.out));
+  fs::remove(log);
+}
+
+}  // namespace
+}  // namespace lobench
