@@ -104,17 +104,21 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
   fmt::print(table, "lobench run: {} points x {} variants -> {} (memory limit {})\n", points.size(), variants.size(),
              spec.out, format_bytes(double(mem_limit)));
 
-  // The yardstick: Eigen's SGEMM rate for each (P, D, threads) the sweep visits, measured in this run.
+  // The yardstick: Eigen's SGEMM rate for the point's (P, D, threads), re-measured just before each
+  // point's variants so that every row's ratio compares two timings taken moments apart (these
+  // machines are shared and their speed drifts).
   std::map<std::tuple<int64_t, int64_t, int>, double> gemm_rate;
-  for (const auto& pt : points) {
-    const auto k = std::tuple(pt.shape.P(), pt.shape.D, pt.options.threads);
-    if (!gemm_rate.count(k)) {
-      gemm_rate[k] = measure_sgemm_gflops(pt.shape.P(), pt.shape.D, 512, pt.options.threads);
-      fmt::print(table, "SGEMM yardstick: P={} D={} block=512 threads={}: {:.1f} GFLOP/s\n", pt.shape.P(), pt.shape.D,
-                 pt.options.threads, gemm_rate[k]);
-    }
+  auto yardstick = [&](const SweepPoint& pt) {
+    const double r = measure_sgemm_gflops(pt.shape.P(), pt.shape.D, 512, pt.options.threads);
+    gemm_rate[std::tuple(pt.shape.P(), pt.shape.D, pt.options.threads)] = r;
+    return r;
+  };
+  if (!points.empty()) {
+    const double r = yardstick(points.front());
+    file.set_attr("gemm_gflops", r);
+    fmt::print(table, "SGEMM yardstick (Eigen, [P x D]·[D x 512], re-measured before every point): {:.1f} GFLOP/s at P={} D={} threads={}\n",
+               r, points.front().shape.P(), points.front().shape.D, points.front().options.threads);
   }
-  file.set_attr("gemm_gflops", gemm_rate.begin()->second);
   print_header(table);
 
   double total_work = 0, done_work = 0;
@@ -130,6 +134,7 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
 
   for (const auto& pt : points) {
     const Shape& s = pt.shape;
+    bool measured_yardstick = done_points == 0;
     for (const Variant* v : variants) {
       ResultRow row;
       row.set_variant(v->name());
@@ -167,6 +172,11 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
                                    want_ref ? fmt::format(" + {} reference", format_bytes(double(reference_bytes(s)))) : "",
                                    format_bytes(double(mem_limit))));
       } else {
+        if (!measured_yardstick) {
+          yardstick(pt);
+          measured_yardstick = true;
+        }
+        row.gemm_gflops = gemm_rate[std::tuple(s.P(), s.D, pt.options.threads)];
         try {
           const std::string key = shape_key(s);
           if (!data || data_key != key) {

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "h5_io.hpp"
+#include "tests/temp_path.hpp"
 #include "variant.hpp"
 
 namespace lobench {
@@ -18,8 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Files {
-  std::string in = (fs::temp_directory_path() / "lobench_check_in.h5").string();
-  std::string out = (fs::temp_directory_path() / "lobench_check_out.h5").string();
+  std::string in = testing::temp_path("check_in.h5");
+  std::string out = testing::temp_path("check_out.h5");
   ~Files() {
     fs::remove(in);
     fs::remove(out);
@@ -149,7 +150,7 @@ TEST(Check, CommandLineExitsNonZeroAndPrintsTheProblem) {
   StepData d = small();
   d.A[0] = std::nanf("");
   write_input(f.in, d);
-  const std::string log = (fs::temp_directory_path() / "lobench_check_cli.log").string();
+  const std::string log = testing::temp_path("check_cli.log");
   const std::string cmd = std::string(LOBENCH_EXE) + " check --in " + f.in + " --variant chunked --out " + f.out + " 2> " + log;
   const int status = std::system(cmd.c_str());
   EXPECT_NE(status, 0);

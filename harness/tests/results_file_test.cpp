@@ -4,11 +4,13 @@
 
 #include <filesystem>
 
+#include "tests/temp_path.hpp"
+
 namespace lobench {
 namespace {
 
 TEST(ResultsFile, AppendsFlushesAndResumes) {
-  const std::string path = (std::filesystem::temp_directory_path() / "lobench_results_file_test.h5").string();
+  const std::string path = testing::temp_path("results_file_test.h5");
   Provenance prov = collect_provenance("test argv");
   {
     ResultsFile f(path, prov, false);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "args_file.hpp"
+#include "tests/temp_path.hpp"
 #include "results_file.hpp"
 
 namespace lobench {
@@ -30,7 +31,7 @@ SweepSpec small_spec(const std::string& out) {
 }
 
 TEST(Sweep, RecordsEveryPointWithAccuracyAndResumesWithoutDuplicates) {
-  const std::string path = (std::filesystem::temp_directory_path() / "lobench_sweep_test.h5").string();
+  const std::string path = testing::temp_path("sweep_test.h5");
   std::ostringstream table, progress;
   SweepSpec spec = small_spec(path);
   ASSERT_EQ(run_sweep(spec, collect_provenance("t"), table, progress), 0);
@@ -64,7 +65,7 @@ TEST(Sweep, RecordsEveryPointWithAccuracyAndResumesWithoutDuplicates) {
 }
 
 TEST(Sweep, PointsOverTheMemoryLimitAreSkippedWithTheReason) {
-  const std::string path = (std::filesystem::temp_directory_path() / "lobench_sweep_oom.h5").string();
+  const std::string path = testing::temp_path("sweep_oom.h5");
   SweepSpec spec = small_spec(path);
   spec.N = {64};
   spec.V = {5000};
@@ -88,7 +89,7 @@ TEST(Sweep, UnknownVariantIsAnError) {
 }
 
 TEST(ArgsFile, ExpandsNamedSweepFiles) {
-  const std::string path = (std::filesystem::temp_directory_path() / "lobench_sweep.args").string();
+  const std::string path = testing::temp_path("sweep.args");
   {
     std::ofstream f(path);
     f << "# a comment\n--V 100,200   # trailing comment\n--reps 3\n";

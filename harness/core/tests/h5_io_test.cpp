@@ -4,12 +4,12 @@
 
 #include <filesystem>
 
+#include "tests/temp_path.hpp"
+
 namespace lobench {
 namespace {
 
-std::string temp_path(const char* name) {
-  return (std::filesystem::temp_directory_path() / (std::string("lobench_") + name)).string();
-}
+using testing::temp_path;
 
 TEST(H5Io, RoundTripsDatasetsAndAttributes) {
   const std::string path = temp_path("h5_roundtrip.h5");
