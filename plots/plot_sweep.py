@@ -55,7 +55,8 @@ def main():
         V = np.array([r["V"] for r in ok])
         (line,) = ax_t.plot(V, [r["time_median_s"] * 1e3 for r in ok], "o-", label=label)
         ax_m.plot(V, [r["peak_bytes"] / 2**20 for r in ok], "o-", color=line.get_color(), label=label)
-        ax_m.plot(V, [r["predicted_bytes"] / 2**20 for r in ok], ":", color=line.get_color(), alpha=0.6)
+        ax_m.plot(V, [r["predicted_bytes"] / 2**20 for r in ok], ":", color=line.get_color(), alpha=0.6,
+                  label=f"{label} (predicted)")
         for ax in (ax_t, ax_m):
             for r in skipped:
                 ax.plot([r["V"]], [1], marker="x", color=line.get_color(), markersize=10, transform=ax.get_xaxis_transform(),
@@ -67,7 +68,7 @@ def main():
             ax_t.annotate("skipped: " + text(skipped[0]["reason"])[:40], (skipped[0]["V"], 0.97),
                           xycoords=("data", "axes fraction"), fontsize=7, ha="right", va="top", color=line.get_color())
 
-    for ax, ylabel in ((ax_t, "median time per step (ms)"), (ax_m, "peak working memory (MiB), measured; dotted: predicted")):
+    for ax, ylabel in ((ax_t, "median time per step (ms)"), (ax_m, "peak working memory (MiB)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("vocabulary size V")
