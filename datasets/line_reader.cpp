@@ -1,0 +1,37 @@
+#include "datasets/line_reader.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace lobench::data {
+
+bool LineReader::next(std::string_view& line) {
+  if (!std::getline(in_, buffer_)) {
+    if (in_.bad()) throw std::runtime_error(fmt::format("{}: read error after line {}", source_, line_));
+    return false;
+  }
+  ++line_;
+  if (!buffer_.empty() && buffer_.back() == '\r') buffer_.pop_back();
+  line = buffer_;
+  return true;
+}
+
+void LineReader::fail(std::string detail) const { throw ParseError(source_, line_, std::move(detail)); }
+
+void LineReader::fail_at(int64_t line, std::string detail) const {
+  throw ParseError(source_, line, std::move(detail));
+}
+
+std::ifstream open_input_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw std::runtime_error(
+        fmt::format("cannot open '{}' for reading: {}", path.string(), std::strerror(errno)));
+  }
+  return in;
+}
+
+}  // namespace lobench::data
