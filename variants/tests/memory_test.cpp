@@ -42,5 +42,19 @@ TEST(Memory, ChunkedNeedsUnderATenthOfDenseAtTheCutBceBenchmarkShape) {
   EXPECT_LE(10 * c, d) << "chunked " << c << " B, dense " << d << " B";
 }
 
+// The tiled variants' working memory depends on P and the tiles, never on V: a 100× larger vocabulary
+// costs nothing more (the outputs, dE among them, are the caller's).
+TEST(Memory, TiledVariantsWorkspaceIsIndependentOfTheVocabulary) {
+  for (const char* name : {"chunked", "fused"}) {
+    const Variant* v = Registry::instance().find(name);
+    ASSERT_NE(v, nullptr) << name;
+    const RunOptions o{2, 0, 0};
+    const int64_t at_100k = v->predicted_working_bytes(Shape{32, 32, 100000, 128, 8, Reduction::mean, false}, o);
+    const int64_t at_10m = v->predicted_working_bytes(Shape{32, 32, 10000000, 128, 8, Reduction::mean, false}, o);
+    EXPECT_EQ(at_100k, at_10m) << name;
+    EXPECT_LT(at_10m, int64_t(8) << 20) << name << ": a few tiles, not a [P, V] buffer";
+  }
+}
+
 }  // namespace
 }  // namespace lobench

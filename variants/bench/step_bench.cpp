@@ -1,0 +1,247 @@
+// Google Benchmark timings of one BCE step (loss, dA, dE, counts) at reduced Table II shapes of the
+// Cut BCE paper (B = N = 32, so P = 1024; L = 8; mean reduction), 2 threads, beside the machine's SGEMM
+// rate at the same shapes measured in the same run: ratios measured in one run are what compare across
+// machines (DESIGN.md, "Measurement rules").
+//
+// Benchmarks, in this order for each shape (V, D) in {(100000, 128), (200000, 128), (100000, 256)}:
+//   gemm/V:…/D:…           the yardstick: the logit product of the tiled variants, A[P×D]·E_bᵀ[D×block_v]
+//                          for every vocabulary block, the blocks taken by 2 threads (Eigen, each product
+//                          on its own thread), tiles as `fused` chooses them. Work 2·P·V·D.
+//   gemm_products/V:…/D:…  the three products of a fused pass (logits, dE_b += Gᵀ·A, dA += G·E_b) with no
+//                          element-wise work: the ceiling of a fused kernel built on these products.
+//   fused/V:…/D:…          the `fused` variant.
+//   chunked/V:…/D:…        the `chunked` variant (Cut BCE, logits computed twice).
+//   dense/V:…/D:…          the `dense` variant, at V = 100000 only (3·P·V floats of working memory).
+// Counters (all from wall-clock time, median over the iterations, after one untimed warm-up run):
+//   GFLOP/s      6·P·V·D per step (gemm: 2·P·V·D), the useful work of one fused pass;
+//   frac_gemm    GFLOP/s over gemm's GFLOP/s at the same shape in this run;
+//   chunked only: GFLOP/s_8PVD, frac_gemm_8PVD on the 8·P·V·D it actually computes;
+//   GFLOP/s_cpu, frac_gemm_cpu: the same from process CPU time (all threads) instead of wall time, i.e.
+//                the rate the threads reached while they were on a core; less disturbed than wall time on
+//                a machine shared with other jobs, but blind to time lost to waiting;
+//   peak_MiB     the variant's peak working memory (counting allocator).
+//
+//   build/variants/bench/step_bench --benchmark_min_time=0.5
+//       --benchmark_out=step.json --benchmark_out_format=json --benchmark_context=commit=$(git rev-parse HEAD)
+#include <benchmark/benchmark.h>
+
+#include <omp.h>
+#include <time.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bce_tile.hpp"
+#include "cache_info.hpp"
+#include "eigen_maps.hpp"
+#include "tile_blocks.hpp"
+#include "tile_scan.hpp"
+#include "variant.hpp"
+
+namespace {
+
+using namespace lobench;
+
+constexpr int kThreads = 2;
+
+Shape table2_shape(int64_t V, int64_t D) { return Shape{32, 32, V, D, 8, Reduction::mean, false}; }
+
+// Inputs per shape, drawn once and shared by every benchmark of that shape.
+const StepData& inputs(int64_t V, int64_t D) {
+  static std::map<std::pair<int64_t, int64_t>, std::unique_ptr<StepData>> cache;
+  auto& slot = cache[{V, D}];
+  if (!slot) slot = std::make_unique<StepData>(make_synthetic(table2_shape(V, D), SyntheticSpec{}));
+  return *slot;
+}
+
+double flops(const StepData& d, double per_pvd) { return per_pvd * double(d.P) * double(d.V) * double(d.D); }
+
+double process_cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+struct Timing {
+  double wall = 0;  // seconds per step, median
+  double cpu = 0;   // process CPU seconds per step, median
+};
+
+// Runs `step` once untimed, then once per benchmark iteration.
+template <class Step>
+Timing time_iterations(benchmark::State& state, Step&& step) {
+  step();
+  std::vector<double> wall, cpu;
+  for (auto _ : state) {
+    const double c0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    step();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu.push_back(process_cpu_seconds() - c0);
+    state.SetIterationTime(s);
+    wall.push_back(s);
+  }
+  auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  return {median(wall), median(cpu)};
+}
+
+// The products of the tiled variants without their element-wise work, scheduled as they are: the
+// logits only (products == 1), or logits, dE and dA (products == 3).
+class Products {
+ public:
+  Products(const StepData& d, int products)
+      : d_(d), products_(products), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})),
+        tiles_(size_t(b_.threads * b_.block_p * b_.ld)), dA_(size_t(b_.threads * d.P * d.D)),
+        dE_(products == 3 ? size_t(d.V * d.D) : 0) {}
+
+  void operator()() {
+    const int64_t P = d_.P, V = d_.V, D = d_.D;
+    const int64_t n_vblocks = (V + b_.block_v - 1) / b_.block_v;
+    cpu::EigenOnCallingThread eigen_sequential;
+#pragma omp parallel num_threads(b_.threads)
+    {
+      const int t = omp_get_thread_num();
+      float* X = tiles_.data() + t * b_.block_p * b_.ld;
+      for (int64_t p0 = 0; p0 < P; p0 += b_.block_p) {
+        const int64_t rows = std::min(b_.block_p, P - p0);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t vb = 0; vb < n_vblocks; ++vb) {
+          const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, V - v0);
+          auto Ab = cpu::cmat(d_.A.data() + p0 * D, rows, D, D);
+          auto Eb = cpu::cmat(d_.E.data() + v0 * D, n, D, D);
+          auto Xm = cpu::mat(X, rows, n, b_.ld);
+          Xm.noalias() = Ab * Eb.transpose();
+          if (products_ == 3) {
+            auto dEb = cpu::mat(dE_.data() + v0 * D, n, D, D);
+            if (p0 == 0) dEb.noalias() = Xm.transpose() * Ab;
+            else dEb.noalias() += Xm.transpose() * Ab;
+            cpu::mat(dA_.data() + (t * P + p0) * D, rows, D, D).noalias() += Xm * Eb;
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  const StepData& d_;
+  int products_;
+  cpu::TileBlocks b_;
+  std::vector<float> tiles_, dA_, dE_;
+};
+
+struct Rates {
+  double wall = 0, cpu = 0;  // GFLOP/s
+};
+
+// The yardstick per shape, as measured in this run.
+std::map<std::pair<int64_t, int64_t>, Rates>& gemm_rates() {
+  static std::map<std::pair<int64_t, int64_t>, Rates> rates;
+  return rates;
+}
+
+Rates rates_of(const StepData& d, double per_pvd, const Timing& t) {
+  return {flops(d, per_pvd) / t.wall / 1e9, flops(d, per_pvd) * kThreads / t.cpu / 1e9};
+}
+
+// The yardstick of a shape: from this run's gemm benchmark, or measured now, untimed, when a filter
+// left that benchmark out.
+Rates gemm_rate(const StepData& d) {
+  auto it = gemm_rates().find({d.V, d.D});
+  if (it != gemm_rates().end()) return it->second;
+  Products logits(d, 1);
+  logits();
+  Timing best{1e300, 1e300};
+  for (int rep = 0; rep < 3; ++rep) {
+    const double c0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    logits();
+    best.wall = std::min(best.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best.cpu = std::min(best.cpu, process_cpu_seconds() - c0);
+  }
+  return gemm_rates()[{d.V, d.D}] = rates_of(d, 2, best);
+}
+
+void report(benchmark::State& state, const StepData& d, const Timing& t, double per_pvd, const std::string& suffix = "") {
+  const Rates r = rates_of(d, per_pvd, t), g = gemm_rate(d);
+  state.counters["GFLOP/s" + suffix] = r.wall;
+  state.counters["frac_gemm" + suffix] = r.wall / g.wall;
+  state.counters["GFLOP/s_cpu" + suffix] = r.cpu;
+  state.counters["frac_gemm_cpu" + suffix] = r.cpu / g.cpu;
+}
+
+void bench_gemm(benchmark::State& state, int64_t V, int64_t D) {
+  const StepData& d = inputs(V, D);
+  Products logits(d, 1);
+  const Timing t = time_iterations(state, logits);
+  gemm_rates()[{V, D}] = rates_of(d, 2, t);
+  report(state, d, t, 2);
+}
+
+void bench_gemm_products(benchmark::State& state, int64_t V, int64_t D) {
+  const StepData& d = inputs(V, D);
+  Products three(d, 3);
+  report(state, d, time_iterations(state, three), 6);
+}
+
+void bench_variant(benchmark::State& state, const std::string& name, int64_t V, int64_t D) {
+  const StepData& d = inputs(V, D);
+  const Variant* v = Registry::instance().find(name);
+  if (!v) {
+    state.SkipWithError(("no variant " + name).c_str());
+    return;
+  }
+  StepOutputs out;
+  out.resize(d.P, d.V, d.D);
+  CountingAllocator alloc;
+  const Timing t = time_iterations(state, [&] {
+    RunContext ctx{alloc, RunOptions{kThreads, 0, 0}};
+    v->run(d.view(), out, ctx);
+  });
+  report(state, d, t, 6);
+  if (name == "chunked") report(state, d, t, 8, "_8PVD");
+  state.counters["peak_MiB"] = double(alloc.peak_bytes()) / (1 << 20);
+}
+
+void register_all() {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{100000, 128}, {200000, 128}, {100000, 256}};
+  for (const auto& [V, D] : shapes) {
+    const std::string args = "/V:" + std::to_string(V) + "/D:" + std::to_string(D);
+    auto tune = [](benchmark::internal::Benchmark* b) { b->UseManualTime()->Unit(benchmark::kMillisecond); };
+    tune(benchmark::RegisterBenchmark(("gemm" + args).c_str(), bench_gemm, V, D));
+    tune(benchmark::RegisterBenchmark(("gemm_products" + args).c_str(), bench_gemm_products, V, D));
+    std::vector<std::string> names = {"fused", "chunked"};
+    if (V <= 100000) names.push_back("dense");
+    for (const std::string& name : names)
+      tune(benchmark::RegisterBenchmark((name + args).c_str(), bench_variant, name, V, D));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  const auto& c = lobench::cpu::cache_sizes();
+  benchmark::AddCustomContext("simd_path", lobench::cpu::to_string(lobench::cpu::active_bce_tile_kernels().path));
+  benchmark::AddCustomContext("threads", std::to_string(kThreads));
+  benchmark::AddCustomContext("caches", "L1d " + std::to_string(c.l1d >> 10) + " KiB, L2 " + std::to_string(c.l2 >> 10) +
+                                            " KiB, L3 " + std::to_string(c.l3 >> 20) + " MiB (" + c.source + ")");
+  for (int64_t D : {128, 256}) {
+    const auto b = lobench::cpu::choose_blocks(1024, 100000, D, lobench::RunOptions{kThreads, 0, 0});
+    benchmark::AddCustomContext("tile_D" + std::to_string(D),
+                                std::to_string(b.block_p) + " positions x " + std::to_string(b.block_v) + " entries");
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,26 @@
+// How the tiled CPU variants (chunked, fused) size their logit tiles and how many threads they use.
+#pragma once
+
+#include <cstdint>
+
+#include "cache_info.hpp"
+#include "variant.hpp"
+
+namespace lobench::cpu {
+
+struct TileBlocks {
+  int64_t block_v = 0;  // vocabulary columns per tile
+  int64_t block_p = 0;  // positions per tile: the position chunk every vocabulary block is swept with
+  int64_t ld = 0;       // floats between tile rows: block_v rounded up to 16 (64-byte aligned rows)
+  int threads = 1;      // threads actually used: never more than there are vocabulary blocks
+};
+
+// RunOptions' block_v / block_p when set (clamped to the problem), otherwise sizes from the caches:
+// see tile_blocks.cpp for the rule and the measurements behind it.
+TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, const CacheSizes& caches);
+
+inline TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o) {
+  return choose_blocks(P, V, D, o, cache_sizes());
+}
+
+}  // namespace lobench::cpu

@@ -1,0 +1,177 @@
+// The schedule the tiled CPU variants (chunked, fused) share: position chunks outside, vocabulary
+// blocks inside, taken by the threads in turn.
+//
+// For each chunk of block_p positions every vocabulary block of block_v entries is one tile: its logits
+// [block_p, block_v] are made, used and forgotten by one thread. A vocabulary block belongs to one
+// thread at a time, so each dE row has one writer; the per-position sums (loss, counts, dA) are kept per
+// thread for the current chunk only and added into the outputs when the chunk is done. Working memory
+// is therefore O(threads·block_p·(block_v + D)) besides the sparse targets and a row scale per
+// position (O(P·L) together), whatever V is; and a P of 10^5 or more is just more chunks.
+#pragma once
+
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+
+#include "sparse_targets.hpp"
+#include "tile_blocks.hpp"
+#include "variant.hpp"
+
+namespace lobench::cpu {
+
+// Eigen splits a product over its own threads whenever the caller's team has one thread (it checks only
+// omp_get_num_threads()), which would nest its parallelism under ours and make a one-thread run use
+// every core. For the duration of a run, every product runs on the thread that calls it.
+class EigenOnCallingThread {
+ public:
+  EigenOnCallingThread() : saved_(Eigen::nbThreads()) { Eigen::setNbThreads(1); }
+  ~EigenOnCallingThread() { Eigen::setNbThreads(saved_); }
+  EigenOnCallingThread(const EigenOnCallingThread&) = delete;
+  EigenOnCallingThread& operator=(const EigenOnCallingThread&) = delete;
+
+ private:
+  int saved_;
+};
+
+// What one thread works in while it handles a tile of the current chunk (row r is position p0 + r).
+struct TileThread {
+  int index = 0;
+  float* tile = nullptr;          // [block_p, ld] logits, then logit gradients
+  double* loss = nullptr;         // [block_p] Σ softplus − Σ_targets x over this thread's tiles
+  int64_t* predicted = nullptr;   // [block_p] logits > 0
+  int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0
+  float* dA = nullptr;            // [block_p, D] this thread's share of dA (thread 0: the output rows)
+};
+
+// The per-thread working memory of a scan, all from the run's counting allocator.
+class TileScanWorkspace {
+ public:
+  TileScanWorkspace(const TileBlocks& b, int64_t D, CountingAllocator& alloc)
+      : b_(b), D_(D),
+        tiles_(alloc, b.threads * b.block_p * b.ld),
+        loss_(alloc, b.threads * b.block_p),
+        predicted_(alloc, b.threads * b.block_p),
+        true_pos_(alloc, b.threads * b.block_p),
+        dA_(alloc, (b.threads - 1) * b.block_p * D) {}
+
+  // Exactly what the constructor allocates.
+  static int64_t bytes(const TileBlocks& b, int64_t D) {
+    return b.threads * b.block_p * (b.ld * 4 + 8 + 8 + 8) + (b.threads - 1) * b.block_p * D * 4;
+  }
+
+  TileThread thread(int t, float* out_dA_rows) {
+    TileThread w;
+    w.index = t;
+    w.tile = tiles_.data() + t * b_.block_p * b_.ld;
+    w.loss = loss_.data() + t * b_.block_p;
+    w.predicted = predicted_.data() + t * b_.block_p;
+    w.true_pos = true_pos_.data() + t * b_.block_p;
+    w.dA = t == 0 ? out_dA_rows : dA_.data() + (t - 1) * b_.block_p * D_;
+    return w;
+  }
+  const float* dA_partial(int t) const { return dA_.data() + (t - 1) * b_.block_p * D_; }
+  const double* loss(int t) const { return loss_.data() + t * b_.block_p; }
+  const int64_t* predicted(int t) const { return predicted_.data() + t * b_.block_p; }
+  const int64_t* true_pos(int t) const { return true_pos_.data() + t * b_.block_p; }
+
+ private:
+  TileBlocks b_;
+  int64_t D_;
+  Buffer<float> tiles_;
+  Buffer<double> loss_;
+  Buffer<int64_t> predicted_, true_pos_;
+  Buffer<float> dA_;
+};
+
+// Which per-position sums a scan produces and adds into the outputs after each chunk.
+enum TileScanSums : unsigned {
+  kLossAndCounts = 1,  // out.per_position_loss += Σ loss; counts[kTP] += true_pos; counts[kFP] += predicted
+  kInputGradient = 2,  // out.dA rows += Σ dA (out.dA must start at 0)
+};
+
+// Runs tile(TileThread&, v0, n, p0, rows) for every vocabulary block [v0, v0+n) of every position chunk
+// [p0, p0+rows), threads taking vocabulary blocks dynamically. The per-thread sums selected by `sums`
+// start each chunk at 0 and are added into `out` (raw: see finish_losses_and_counts).
+template <class TileFn>
+void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws, unsigned sums,
+                StepOutputs& out, TileFn&& tile) {
+  const int64_t P = in.P, V = in.V, D = in.D;
+  const int64_t n_vblocks = (V + b.block_v - 1) / b.block_v;
+  const int T = b.threads;
+#pragma omp parallel num_threads(T)
+  {
+    const int t = omp_get_thread_num();
+    for (int64_t p0 = 0; p0 < P; p0 += b.block_p) {
+      const int64_t rows = std::min(b.block_p, P - p0);
+      TileThread w = ws.thread(t, out.dA.data() + p0 * D);
+      if (sums & kLossAndCounts) {
+        std::fill_n(w.loss, rows, 0.0);
+        std::fill_n(w.predicted, rows, int64_t(0));
+        std::fill_n(w.true_pos, rows, int64_t(0));
+      }
+      if ((sums & kInputGradient) && t > 0) std::fill_n(w.dA, rows * D, 0.0f);
+
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
+        const int64_t v0 = vb * b.block_v;
+        tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
+      }
+      // (the implicit barrier above: every tile of the chunk is done)
+
+      if (sums & kInputGradient) {
+        float* dA = out.dA.data() + p0 * D;
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < rows * D; ++i)
+          for (int u = 1; u < T; ++u) dA[i] += ws.dA_partial(u)[i];
+      }
+      if (sums & kLossAndCounts) {
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t p = p0 + r;
+          for (int u = 0; u < T; ++u) {
+            out.per_position_loss[p] += ws.loss(u)[r];
+            out.counts[p * 4 + kTP] += ws.true_pos(u)[r];
+            out.counts[p * 4 + kFP] += ws.predicted(u)[r];
+          }
+        }
+      }
+      // (and the barriers after the reductions: the next chunk may reset the per-thread sums)
+    }
+  }
+}
+
+// Turns the raw sums of kLossAndCounts into the contract's outputs: per-position loss by the
+// reduction, the four counts from (predicted, true positives, positives), and the scalar loss.
+inline void finish_losses_and_counts(const StepInputs& in, const SparseTargets& targets, StepOutputs& out) {
+  const double V_div = in.reduction == Reduction::mean ? double(in.V) : 1.0;
+  for (int64_t p = 0; p < in.P; ++p) {
+    const int64_t tp = out.counts[p * 4 + kTP], predicted = out.counts[p * 4 + kFP];
+    const int64_t positives = targets.positives(p);
+    out.per_position_loss[p] /= V_div;
+    out.counts[p * 4 + kFP] = predicted - tp;
+    out.counts[p * 4 + kFN] = positives - tp;
+    out.counts[p * 4 + kTN] = in.V - predicted - (positives - tp);
+  }
+  out.reduce_loss(in);
+}
+
+// Row scale s·w_p of the logit gradient g = s·w_p·(σ(x) − y), for every position.
+inline void fill_row_scale(const StepInputs& in, float* row_scale) {
+  const double s = in.gradient_scale();
+  for (int64_t p = 0; p < in.P; ++p) row_scale[p] = float(s * in.weight(p));
+}
+
+// The sparse correction at the targets of one tile: calls fn(r, j) for every target (position p0 + r,
+// id v0 + j) inside the tile. Pairs are sorted by id, so the block's pairs are one range; positions
+// outside the chunk are skipped.
+template <class Fn>
+void for_each_target_in_tile(const SparseTargets& targets, int64_t v0, int64_t n, int64_t p0, int64_t rows, Fn&& fn) {
+  const auto [lo, hi] = targets.pairs_in(v0, v0 + n);
+  for (int64_t i = lo; i < hi; ++i) {
+    const int64_t r = targets.pair_pos(i) - p0;
+    if (r >= 0 && r < rows) fn(r, targets.pair_id(i) - v0);
+  }
+}
+
+}  // namespace lobench::cpu

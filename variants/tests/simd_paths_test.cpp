@@ -1,0 +1,83 @@
+// The tiled variants on every instruction-set path this CPU runs, each forced in turn, against the
+// float64 reference with the conformance test's tolerances (the automatic choice alone would leave the
+// other paths untested on this machine).
+#include <gtest/gtest.h>
+
+#include "accuracy.hpp"
+#include "bce_tile.hpp"
+#include "ragged_cases.hpp"
+#include "reference.hpp"
+
+namespace lobench {
+namespace {
+
+constexpr double kLossTol = 1e-6;  // relative, as Conformance
+constexpr double kGradTol = 1e-5;  // relative L2, as Conformance
+
+// Restores the automatic choice however the test ends.
+struct ForcedPath {
+  explicit ForcedPath(cpu::SimdPath p) { cpu::set_active_simd_path(p); }
+  ~ForcedPath() { cpu::set_active_simd_path(std::nullopt); }
+};
+
+TEST(SimdPaths, FusedAndChunkedMatchTheReferenceOnEveryPath) {
+  const auto cases = testing::ragged_cases(12);
+  for (cpu::SimdPath path : cpu::available_simd_paths()) {
+    ForcedPath forced(path);
+    ASSERT_EQ(cpu::active_bce_tile_kernels().path, path);
+    for (const auto& c : cases) {
+      const StepData d = make_synthetic(c.shape, c.spec);
+      const StepInputs in = d.view();
+      CountingAllocator ref_alloc;
+      cpu::ReferenceResult ref;
+      cpu::reference_step(in, ref, ref_alloc, 2);
+      for (const char* name : {"fused", "chunked"}) {
+        const Variant* v = Registry::instance().find(name);
+        ASSERT_NE(v, nullptr) << name;
+        StepOutputs out;
+        out.resize(in.P, in.V, in.D);
+        CountingAllocator alloc;
+        RunContext ctx{alloc, c.options};
+        v->run(in, out, ctx);
+        const std::string where = std::string(name) + " [" + to_string(path) + "] on " + c.label();
+        EXPECT_LE(relative_error(out.loss, ref.loss), kLossTol) << where;
+        EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), kGradTol) << where;
+        EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), kGradTol) << where;
+        EXPECT_LE(relative_l2_error(out.per_position_loss.data(), ref.per_position_loss.data(), in.P), kLossTol) << where;
+        EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+      }
+    }
+  }
+}
+
+// One realistic shape per path, with P spanning several position chunks and V several blocks per thread.
+TEST(SimdPaths, FusedMatchesTheReferenceAcrossPositionChunks) {
+  const Shape s{4, 100, 5003, 64, 8, Reduction::mean, true};
+  SyntheticSpec spec;
+  spec.pad_fraction = 0.1;
+  spec.dup_fraction = 0.1;
+  spec.scale_A = 0.3f;
+  const StepData d = make_synthetic(s, spec);
+  const StepInputs in = d.view();
+  CountingAllocator ref_alloc;
+  cpu::ReferenceResult ref;
+  cpu::reference_step(in, ref, ref_alloc, 2);
+  for (cpu::SimdPath path : cpu::available_simd_paths()) {
+    ForcedPath forced(path);
+    for (const char* name : {"fused", "chunked"}) {
+      StepOutputs out;
+      out.resize(in.P, in.V, in.D);
+      CountingAllocator alloc;
+      RunContext ctx{alloc, RunOptions{2, 256, 96}};
+      Registry::instance().find(name)->run(in, out, ctx);
+      const std::string where = std::string(name) + " [" + to_string(path) + "]";
+      EXPECT_LE(relative_error(out.loss, ref.loss), kLossTol) << where;
+      EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), kGradTol) << where;
+      EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), kGradTol) << where;
+      EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lobench

@@ -1,0 +1,89 @@
+// Tile sizes: overrides are obeyed and clamped, the automatic sizes follow the caches, threads never
+// outnumber the vocabulary blocks; and the cache sizes are read from sysfs.
+#include "tile_blocks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace lobench {
+namespace {
+
+using cpu::CacheSizes;
+using cpu::choose_blocks;
+
+const CacheSizes kZen4{32 << 10, 1 << 20, 32 << 20, "test"};
+
+TEST(TileBlocks, OverridesAreObeyedAndClamped) {
+  const auto b = choose_blocks(1024, 100000, 128, RunOptions{2, 300, 70}, kZen4);
+  EXPECT_EQ(b.block_v, 300);
+  EXPECT_EQ(b.block_p, 70);
+  EXPECT_EQ(b.ld, 304);
+  EXPECT_EQ(b.threads, 2);
+  const auto small = choose_blocks(5, 20, 8, RunOptions{4, 64, 16}, kZen4);
+  EXPECT_EQ(small.block_v, 20);
+  EXPECT_EQ(small.block_p, 5);
+  EXPECT_EQ(small.threads, 1) << "one vocabulary block: one thread";
+}
+
+TEST(TileBlocks, AutomaticTilesFitTheSecondLevelCache) {
+  for (const CacheSizes& c : {kZen4, CacheSizes{48 << 10, 2 << 20, 64 << 20, "test"},
+                              CacheSizes{32 << 10, 256 << 10, 8 << 20, "test"}})
+    for (int64_t D : {64, 128, 256, 1024})
+      for (int64_t P : {1, 100, 1024, 100000}) {
+        const auto b = choose_blocks(P, 1000000, D, RunOptions{2, 0, 0}, c);
+        EXPECT_GE(b.block_v, 16);
+        EXPECT_GE(b.block_p, 1);
+        EXPECT_LE(b.block_p, P);
+        EXPECT_EQ(b.block_v % 16, 0) << "whole vectors per tile row";
+        if (b.block_p > 16) {
+          EXPECT_LE(b.block_p * (b.ld + 2 * D) * 4, c.l2) << "D " << D << " P " << P << " L2 " << c.l2;
+        }
+      }
+}
+
+TEST(TileBlocks, SmallVocabulariesAreSplitForEveryThread) {
+  const auto b = choose_blocks(1024, 1000, 128, RunOptions{2, 0, 0}, kZen4);
+  EXPECT_EQ(b.block_v, 128);  // ⌈1000 / 8⌉ rounded up to 16
+  EXPECT_EQ(b.threads, 2);
+  EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{2, 0, 0}, kZen4).block_v, 256);
+}
+
+TEST(TileBlocks, TheDevelopmentMachineGetsTheMeasuredTiles) {
+  EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{2, 0, 0}, kZen4).block_p, 512);
+  EXPECT_EQ(choose_blocks(1024, 100000, 256, RunOptions{2, 0, 0}, kZen4).block_p, 336);
+  EXPECT_EQ(choose_blocks(100, 100000, 256, RunOptions{2, 0, 0}, kZen4).block_p, 100);
+}
+
+TEST(TileBlocks, MachineCacheSizesAreSane) {
+  const CacheSizes& c = cpu::cache_sizes();
+  EXPECT_GE(c.l1d, 4 << 10);
+  EXPECT_GE(c.l2, c.l1d);
+  EXPECT_GE(c.l3, c.l2);
+  EXPECT_FALSE(c.source.empty());
+}
+
+TEST(TileBlocks, ReadsTheSysfsLayout) {
+  const auto dir = std::filesystem::temp_directory_path() / "lobench_cache_info_test";
+  std::filesystem::remove_all(dir);
+  auto level = [&](int index, const char* lvl, const char* type, const char* size) {
+    const auto d = dir / ("index" + std::to_string(index));
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "level") << lvl << "\n";
+    std::ofstream(d / "type") << type << "\n";
+    std::ofstream(d / "size") << size << "\n";
+  };
+  level(0, "1", "Data", "48K");
+  level(1, "1", "Instruction", "32K");
+  level(2, "2", "Unified", "2048K");
+  level(3, "3", "Unified", "96M");
+  const CacheSizes c = cpu::read_sysfs_cache_sizes(dir.string());
+  EXPECT_EQ(c.l1d, 48 << 10);
+  EXPECT_EQ(c.l2, 2 << 20);
+  EXPECT_EQ(c.l3, int64_t(96) << 20);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace lobench
