@@ -16,8 +16,8 @@ struct Samples {
 // Runs `fn` warmup times untimed, then reps times timed with a steady clock.
 Samples time_repeats(const std::function<void()>& fn, int warmup, int reps);
 
-// Effective single-precision GEMM rate (GFLOP/s) of Eigen for [P×D]·[D×block] products with
-// `threads` threads: the product shape every tiled variant is built from. Median of 5 samples of
+// Effective single-precision GEMM rate (GFLOP/s) of Eigen for [P×D]·[D×block] products, `threads`
+// threads each computing their own: the product shape and threading every tiled variant is built from. Median of 5 samples of
 // about 0.05 s each (calibrated per shape).
 double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads);
 

@@ -5,7 +5,7 @@ Usage: python3 plots/bench_dashboard.py results/bench/history/*.json -o results/
 
 Each JSON file is one Google Benchmark run of step_bench (its context carries the commit and date).
 For each variant, two figures over the runs in commit-date order: effective GFLOP/s (the benchmark's
-`GFLOPs` counter) and its fraction of the SGEMM rate measured in the same run (the ratio that is
+`GFLOP/s` counter) and its fraction of the SGEMM rate measured in the same run (`frac_gemm` (the ratio that is
 comparable across machines). The page embeds the figures as PNG files written beside it.
 """
 import argparse
@@ -43,7 +43,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
 
     figs = []
-    for metric, ylabel in (("GFLOPs", "effective GFLOP/s (6·P·V·D per step)"), ("fraction_of_gemm", "fraction of the same run's SGEMM rate")):
+    for metric, ylabel in (("GFLOP/s", "effective GFLOP/s (6·P·V·D per step)"), ("frac_gemm", "fraction of the same run's SGEMM rate")):
         fig, ax = plt.subplots(figsize=(10, 4.5))
         for n in names:
             ys = [rows.get(n, {}).get(metric, float("nan")) for _, rows, _ in history]
@@ -54,7 +54,7 @@ def main():
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
-        png = os.path.join(outdir, f"dashboard_{metric}.png")
+        png = os.path.join(outdir, "dashboard_" + metric.replace("/", "_per_") + ".png")
         fig.savefig(png, dpi=110)
         plt.close(fig)
         figs.append(os.path.basename(png))
@@ -62,7 +62,7 @@ def main():
     last_ctx, last_rows, last_path = history[-1]
     table = "".join(
         f"<tr><td>{n}</td><td>{last_rows[n].get('real_time', float('nan')):.2f} {last_rows[n].get('time_unit', '')}</td>"
-        f"<td>{last_rows[n].get('GFLOPs', float('nan')):.1f}</td><td>{100 * last_rows[n].get('fraction_of_gemm', float('nan')):.0f} %</td></tr>"
+        f"<td>{last_rows[n].get('GFLOP/s', float('nan')):.1f}</td><td>{100 * last_rows[n].get('frac_gemm', float('nan')):.0f} %</td></tr>"
         for n in names if n in last_rows)
     html = f"""<!doctype html><html><head><meta charset="utf-8"><title>lobench performance</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:auto}}td,th{{padding:2px 10px;text-align:right}}td:first-child{{text-align:left}}</style></head>
