@@ -19,7 +19,7 @@ struct SweepSpec {
   double pad_fraction = 0.0, dup_fraction = 0.0;
   std::vector<int64_t> block_v{0}, block_p{0};  // 0: the variant chooses
   std::vector<int> threads{2};
-  std::vector<std::string> variants{"dense", "chunked"};
+  std::vector<std::string> variants{"dense", "chunked", "fused"};
   uint64_t seed = 0;
   int warmup = 1, reps = 3;
   int64_t mem_limit = 0;  // bytes; 0 = available memory now minus a margin

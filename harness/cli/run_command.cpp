@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
+#include <vector>
 
 #include "commands.hpp"
 #include "provenance.hpp"
@@ -10,6 +12,38 @@
 #include "system_memory.hpp"
 
 namespace lobench {
+namespace {
+
+// A list axis given as "a,b,c". The last occurrence wins, so that options after a named sweep
+// (`@harness/sweeps/table2.args --B 32`) override the file's instead of adding to them.
+template <typename T>
+CLI::Option* add_list(CLI::App* cmd, const std::string& name, std::vector<T>& target, const std::string& help) {
+  std::string defaults;
+  for (const T& v : target) defaults += (defaults.empty() ? "" : ",") + fmt::format("{}", v);
+  return cmd
+      ->add_option_function<std::string>(
+          name,
+          [&target, name](const std::string& text) {
+            std::vector<T> values;
+            std::stringstream ss(text);
+            std::string item;
+            while (std::getline(ss, item, ',')) {
+              if (item.empty()) continue;
+              T v{};
+              if (!CLI::detail::lexical_cast(item, v))
+                throw CLI::ValidationError(name, fmt::format("'{}' is not a valid value in '{}'", item, text));
+              values.push_back(v);
+            }
+            if (values.empty()) throw CLI::ValidationError(name, "needs at least one value");
+            target = values;
+          },
+          help + " (comma-separated list)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->type_name("LIST")
+      ->default_str(defaults);
+}
+
+}  // namespace
 
 void register_run_command(CLI::App& app, const std::string& argv) {
   auto spec = std::make_shared<SweepSpec>();
@@ -19,23 +53,23 @@ void register_run_command(CLI::App& app, const std::string& argv) {
       "run",
       "Sweep variants over shapes on synthetic inputs (A, E ~ N(0,1), targets uniform in [0, V)).\n"
       "Every list option takes comma-separated values; the sweep is their Cartesian product.\n"
-      "Named sweeps: lobench run @harness/sweeps/NAME.args [more options]");
-  cmd->add_option("--B", spec->B, "batch sizes B (positions P = B*N)")->delimiter(',')->capture_default_str();
-  cmd->add_option("--N", spec->N, "sequence lengths N")->delimiter(',')->capture_default_str();
-  cmd->add_option("--V", spec->V, "vocabulary sizes V")->delimiter(',')->capture_default_str();
-  cmd->add_option("--D", spec->D, "hidden sizes D")->delimiter(',')->capture_default_str();
-  cmd->add_option("--L", spec->L, "target ids per position L")->delimiter(',')->capture_default_str();
-  cmd->add_option("--reduction", spec->reductions, "mean (Cut BCE) and/or sum (ELMO)")
-      ->delimiter(',')->check(CLI::IsMember({"mean", "sum"}))->capture_default_str();
+      "Named sweeps: lobench run @harness/sweeps/NAME.args [more options]; a later option overrides an earlier one.");
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_list(cmd, "--B", spec->B, "batch sizes B (positions P = B*N)");
+  add_list(cmd, "--N", spec->N, "sequence lengths N");
+  add_list(cmd, "--V", spec->V, "vocabulary sizes V");
+  add_list(cmd, "--D", spec->D, "hidden sizes D");
+  add_list(cmd, "--L", spec->L, "target ids per position L");
+  add_list(cmd, "--reduction", spec->reductions, "mean (Cut BCE) and/or sum (ELMO)");
   cmd->add_flag("--weighted", spec->weighted, "draw position weights in [0.25, 2)");
   cmd->add_option("--pad-fraction", spec->pad_fraction, "fraction of target slots that are padding (-1 or V)")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--dup-fraction", spec->dup_fraction, "fraction of target slots repeating an id of the same row")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--block-v", spec->block_v, "vocabulary block sizes (0: the variant chooses)")->delimiter(',')->capture_default_str();
-  cmd->add_option("--block-p", spec->block_p, "position block sizes (0: the variant chooses)")->delimiter(',')->capture_default_str();
-  cmd->add_option("--threads", spec->threads, "thread counts")->delimiter(',')->capture_default_str();
-  cmd->add_option("--variants", spec->variants, "variants to run (see `lobench list`)")->delimiter(',')->capture_default_str();
+  add_list(cmd, "--block-v", spec->block_v, "vocabulary block sizes (0: the variant chooses)");
+  add_list(cmd, "--block-p", spec->block_p, "position block sizes (0: the variant chooses)");
+  add_list(cmd, "--threads", spec->threads, "thread counts");
+  add_list(cmd, "--variants", spec->variants, "variants to run (see `lobench list`)");
   cmd->add_option("--seed", spec->seed, "seed of the synthetic inputs")->capture_default_str();
   cmd->add_option("--warmup", spec->warmup, "untimed runs before timing")->capture_default_str();
   cmd->add_option("--reps", spec->reps, "timed runs (median reported, every sample kept; at most 64)")->capture_default_str();

@@ -103,5 +103,27 @@ TEST(ArgsFile, ExpandsNamedSweepFiles) {
   EXPECT_THROW(expand_args_files(int(argv.size()), argv.data()), std::runtime_error);
 }
 
+TEST(RunCommand, OptionsAfterANamedSweepOverrideItsValues) {
+  const std::string args = testing::temp_path("override.args"), out = testing::temp_path("override.h5");
+  {
+    std::ofstream f(args);
+    f << "--B 2,3 --N 5 --V 50,60 --D 4 --L 2 --variants dense,chunked --reps 3\n";
+  }
+  const std::string cmd = std::string(LOBENCH_EXE) + " run @" + args + " --B 1 --V 70 --variants chunked --reps 1 --out " +
+                          out + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto rows = ResultsFile::read_all(out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].B, 1);
+  EXPECT_EQ(rows[0].N, 5);
+  EXPECT_EQ(rows[0].V, 70);
+  EXPECT_EQ(rows[0].reps, 1);
+  EXPECT_STREQ(rows[0].variant, "chunked");
+  const std::string bad = std::string(LOBENCH_EXE) + " run --V 10,x --out " + out + " > /dev/null 2>&1";
+  EXPECT_NE(std::system(bad.c_str()), 0);
+  std::filesystem::remove(args);
+  std::filesystem::remove(out);
+}
+
 }  // namespace
 }  // namespace lobench
