@@ -41,6 +41,9 @@ h5::Handle row_type() {
   F(block_p, H5T_NATIVE_INT64);
   F(threads, H5T_NATIVE_INT32);
   F(seed, H5T_NATIVE_INT64);
+  S(e_format);
+  S(e_rounding);
+  F(e_stored_bytes, H5T_NATIVE_INT64);
   S(status);
   S(reason);
   F(warmup, H5T_NATIVE_INT32);
@@ -66,6 +69,9 @@ h5::Handle row_type() {
   F(rel_loss_err, H5T_NATIVE_DOUBLE);
   F(rel_dA_err, H5T_NATIVE_DOUBLE);
   F(rel_dE_err, H5T_NATIVE_DOUBLE);
+  F(rel_loss_err_kernel, H5T_NATIVE_DOUBLE);
+  F(rel_dA_err_kernel, H5T_NATIVE_DOUBLE);
+  F(rel_dE_err_kernel, H5T_NATIVE_DOUBLE);
   F(counts_mismatch, H5T_NATIVE_INT64);
   S(utc);
 #undef F
@@ -79,11 +85,13 @@ void ResultRow::set_variant(const std::string& s) { copy_str(variant, s); }
 void ResultRow::set_backend(const std::string& s) { copy_str(backend, s); }
 void ResultRow::set_reduction(const std::string& s) { copy_str(reduction, s); }
 void ResultRow::set_status(const std::string& s) { copy_str(status, s); }
+void ResultRow::set_e_format(const std::string& s) { copy_str(e_format, s); }
+void ResultRow::set_e_rounding(const std::string& s) { copy_str(e_rounding, s); }
 void ResultRow::set_reason(const std::string& s) { copy_str(reason, s); }
 
 std::string ResultRow::key() const {
-  return fmt::format("{}/{} B={} N={} V={} D={} L={} {} w={} bv={} bp={} t={} seed={}", backend, variant, B, N, V, D,
-                     L, reduction, weighted, block_v, block_p, threads, seed);
+  return fmt::format("{}/{} B={} N={} V={} D={} L={} {} w={} bv={} bp={} t={} seed={} E={}/{}", backend, variant, B, N,
+                     V, D, L, reduction, weighted, block_v, block_p, threads, seed, e_format, e_rounding);
 }
 
 ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool resume) : type_(row_type()) {

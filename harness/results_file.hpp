@@ -26,6 +26,9 @@ struct ResultRow {
   int64_t block_v = 0, block_p = 0;
   int32_t threads = 0;
   int64_t seed = 0;
+  char e_format[24] = {};    // storage format of E ("fp32": plain float32)
+  char e_rounding[20] = {};  // how E was rounded into it ("" for fp32)
+  int64_t e_stored_bytes = 0;  // bytes of E as stored (packed codes); 0 for fp32
   char status[8] = {};  // ok | skipped | failed
   char reason[192] = {};
   int32_t warmup = 0, reps = 0;
@@ -39,7 +42,10 @@ struct ResultRow {
   int64_t predicted_bytes = 0;  // the variant's analytic model
   int64_t input_bytes = 0, output_bytes = 0;
   double loss = 0, ref_loss = 0;
-  double rel_loss_err = 0, rel_dA_err = 0, rel_dE_err = 0;  // NaN when accuracy was not computed
+  double rel_loss_err = 0, rel_dA_err = 0, rel_dE_err = 0;  // vs the reference on the original E (NaN: not computed)
+  // vs the reference on E as the variant read it (decoded from its storage format): what the kernel
+  // costs, where the errors above also hold what the format costs. Equal to them for fp32.
+  double rel_loss_err_kernel = 0, rel_dA_err_kernel = 0, rel_dE_err_kernel = 0;
   int64_t counts_mismatch = -1;  // positions with different TP/FP/FN/TN away from 0 (-1: not computed)
   char utc[24] = {};
 
@@ -47,6 +53,8 @@ struct ResultRow {
   void set_backend(const std::string& s);
   void set_reduction(const std::string& s);
   void set_status(const std::string& s);
+  void set_e_format(const std::string& s);
+  void set_e_rounding(const std::string& s);
   void set_reason(const std::string& s);
   // The identity of a point for --resume: variant, backend, shape, options and seed.
   std::string key() const;

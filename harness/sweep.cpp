@@ -15,7 +15,10 @@
 #include "accuracy.hpp"
 #include "measure.hpp"
 #include "reference.hpp"
+#include "precision_sim/format.hpp"
+#include "precision_sim/rounding.hpp"
 #include "results_file.hpp"
+#include "stored_matrix.hpp"
 #include "system_memory.hpp"
 
 namespace lobench {
@@ -56,7 +59,12 @@ void print_row(std::ostream& os, const ResultRow& r) {
              ok ? fmt::format("{:.1f}", r.effective_gflops) : "-",
              ok ? fmt::format("{:.0f}%", 100 * r.gemm_fraction) : "-", double(r.peak_bytes) / 1048576.0,
              double(r.predicted_bytes) / 1048576.0, ok ? err(r.rel_loss_err) : "-", ok ? err(r.rel_dA_err) : "-",
-             ok ? err(r.rel_dE_err) : "-", r.reason);
+             ok ? err(r.rel_dE_err) : "-",
+             std::string(r.e_format) == "fp32" || !r.e_format[0]
+                 ? std::string(r.reason)
+                 : fmt::format("E {} ({}), {}; kernel-only errors {} {} {} {}", r.e_format, r.e_rounding,
+                               format_bytes(double(r.e_stored_bytes)), ok ? err(r.rel_loss_err_kernel) : "-",
+                               ok ? err(r.rel_dA_err_kernel) : "-", ok ? err(r.rel_dE_err_kernel) : "-", r.reason));
   os.flush();
 }
 
@@ -72,13 +80,23 @@ std::vector<SweepPoint> expand(const SweepSpec& spec) {
             for (int64_t V : spec.V)
               for (int T : spec.threads)
                 for (int64_t bv : spec.block_v)
-                  for (int64_t bp : spec.block_p) {
-                    SweepPoint p;
-                    p.shape = Shape{B, N, V, D, L, parse_reduction(red), spec.weighted};
-                    validate(p.shape);
-                    p.options = RunOptions{T, bv, bp};
-                    points.push_back(p);
-                  }
+                  for (int64_t bp : spec.block_p)
+                    for (const auto& fmt_name : spec.e_formats)
+                      for (const auto& rounding : spec.e_roundings) {
+                        SweepPoint p;
+                        p.shape = Shape{B, N, V, D, L, parse_reduction(red), spec.weighted};
+                        validate(p.shape);
+                        p.options = RunOptions{T, bv, bp, fmt_name};
+                        if (p.options.e_is_float32()) {
+                          if (&rounding != &spec.e_roundings.front()) continue;  // float32 is not rounded
+                          p.options.e_format = "fp32";
+                        } else {
+                          precision::parse_format(fmt_name);  // throws with the valid names
+                          precision::parse_rounding(rounding);
+                          p.e_rounding = rounding;
+                        }
+                        points.push_back(p);
+                      }
   return points;
 }
 
@@ -128,7 +146,11 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
   std::unique_ptr<StepData> data;
   std::string data_key;
   CountingAllocator ref_alloc;
-  std::unique_ptr<cpu::ReferenceResult> ref;
+  std::unique_ptr<cpu::ReferenceResult> ref;  // on the original E: what the format costs
+  // E in a storage format, and the reference on its decoded values (what the kernel costs).
+  std::unique_ptr<PackedMatrix> stored;
+  std::unique_ptr<cpu::ReferenceResult> ref_stored;
+  std::string stored_key;
   int failed = 0;
   size_t done_points = 0;
 
@@ -151,7 +173,10 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
       row.input_bytes = (s.P() * s.D + s.V * s.D + s.P() * s.L + (s.weighted ? s.P() : 0)) * 4;
       row.output_bytes = StepOutputs::bytes(s.P(), s.V, s.D);
       row.predicted_bytes = v->predicted_working_bytes(s, pt.options);
+      row.set_e_format(pt.options.e_format);
+      row.set_e_rounding(pt.e_rounding);
       row.rel_loss_err = row.rel_dA_err = row.rel_dE_err = row.loss = row.ref_loss = kNaN;
+      row.rel_loss_err_kernel = row.rel_dA_err_kernel = row.rel_dE_err_kernel = kNaN;
       for (double& t : row.time_samples_s) t = kNaN;
       const double work = double(s.P()) * double(s.V) * double(s.D);
       if (file.has(row.key())) {  // --resume: already measured
@@ -181,6 +206,9 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
           const std::string key = shape_key(s);
           if (!data || data_key != key) {
             ref.reset();
+            stored.reset();
+            ref_stored.reset();
+            stored_key.clear();
             data.reset();
             SyntheticSpec syn;
             syn.seed = spec.seed;
@@ -189,10 +217,34 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
             data = std::make_unique<StepData>(make_synthetic(s, syn));
             data_key = key;
           }
-          const StepInputs in = data->view();
+          StepInputs in = data->view();
           if (want_ref && !ref) {  // computed once per shape, shared by every variant and option
             ref = std::make_unique<cpu::ReferenceResult>();
             cpu::reference_step(in, *ref, ref_alloc, pt.options.threads);
+          }
+          const cpu::ReferenceResult* ref_kernel = ref.get();
+          if (!pt.options.e_is_float32()) {
+            const std::string skey = pt.options.e_format + "/" + pt.e_rounding;
+            if (stored_key != skey) {  // E rounded into the format once, shared by the variants
+              precision::RoundingOptions ro;
+              ro.mode = precision::parse_rounding(pt.e_rounding);
+              ro.seed = spec.seed;
+              stored = std::make_unique<PackedMatrix>(data->E.data(), s.V, s.D, pt.options.e_format, ro,
+                                                      pt.options.threads);
+              ref_stored.reset();
+              if (want_ref) {
+                const std::vector<float> Eq = stored->decode_all();
+                StepInputs in_q = in;
+                in_q.E = Eq.data();
+                ref_stored = std::make_unique<cpu::ReferenceResult>();
+                cpu::reference_step(in_q, *ref_stored, ref_alloc, pt.options.threads);
+              }
+              stored_key = skey;
+            }
+            in.E_stored = stored.get();
+            row.e_stored_bytes = stored->stored_bytes();
+            row.input_bytes += row.e_stored_bytes;
+            ref_kernel = ref_stored.get();
           }
           StepOutputs out;
           out.resize(in.P, in.V, in.D);
@@ -212,7 +264,11 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
             row.rel_loss_err = relative_error(out.loss, ref->loss);
             row.rel_dA_err = relative_l2_error(out.dA.data(), ref->dA.data(), in.P * in.D);
             row.rel_dE_err = relative_l2_error(out.dE.data(), ref->dE.data(), in.V * in.D);
-            row.counts_mismatch = count_mismatches(out.counts.data(), ref->counts.data(), ref->near_zero.data(), in.P);
+            row.counts_mismatch = count_mismatches(out.counts.data(), ref_kernel->counts.data(),
+                                                   ref_kernel->near_zero.data(), in.P);
+            row.rel_loss_err_kernel = relative_error(out.loss, ref_kernel->loss);
+            row.rel_dA_err_kernel = relative_l2_error(out.dA.data(), ref_kernel->dA.data(), in.P * in.D);
+            row.rel_dE_err_kernel = relative_l2_error(out.dE.data(), ref_kernel->dE.data(), in.V * in.D);
           } else if (spec.accuracy) {
             row.set_reason("reference does not fit the memory limit: accuracy not computed");
           }

@@ -20,6 +20,9 @@ struct SweepSpec {
   std::vector<int64_t> block_v{0}, block_p{0};  // 0: the variant chooses
   std::vector<int> threads{2};
   std::vector<std::string> variants{"dense", "chunked", "fused"};
+  // Storage formats of E (precision_sim names; "fp32" = none) and the rounding that puts E into them.
+  std::vector<std::string> e_formats{"fp32"};
+  std::vector<std::string> e_roundings{"nearest_even"};
   uint64_t seed = 0;
   int warmup = 1, reps = 3;
   int64_t mem_limit = 0;  // bytes; 0 = available memory now minus a margin
@@ -30,7 +33,8 @@ struct SweepSpec {
 
 struct SweepPoint {
   Shape shape;
-  RunOptions options;
+  RunOptions options;       // options.e_format: E's storage format
+  std::string e_rounding;   // how E was rounded into it ("" for fp32)
 };
 
 std::vector<SweepPoint> expand(const SweepSpec& spec);  // options vary fastest, then V, ...

@@ -70,6 +70,10 @@ void register_run_command(CLI::App& app, const std::string& argv) {
   add_list(cmd, "--block-p", spec->block_p, "position block sizes (0: the variant chooses)");
   add_list(cmd, "--threads", spec->threads, "thread counts");
   add_list(cmd, "--variants", spec->variants, "variants to run (see `lobench list`)");
+  add_list(cmd, "--e-format", spec->e_formats,
+           "storage formats of E: fp32, bfloat16, float8_e4m3fn, float8_e5m2, any eXmY (e3m4, e5m7, ...)");
+  add_list(cmd, "--e-rounding", spec->e_roundings,
+           "how E is rounded into its format: nearest_even, nearest_away, toward_zero, up, down, stochastic, stochastic_exact");
   cmd->add_option("--seed", spec->seed, "seed of the synthetic inputs")->capture_default_str();
   cmd->add_option("--warmup", spec->warmup, "untimed runs before timing")->capture_default_str();
   cmd->add_option("--reps", spec->reps, "timed runs (median reported, every sample kept; at most 64)")->capture_default_str();

@@ -2,11 +2,23 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "problem.hpp"
 
 namespace lobench {
+
+// A [rows, cols] float matrix held in a narrower number format (packed codes): how the low-precision
+// variants receive E. They decode the rows of one vocabulary block at a time into float32 and
+// accumulate in float32. Implemented by the harness with precision_sim (harness/stored_matrix.hpp).
+class StoredMatrix {
+ public:
+  virtual ~StoredMatrix() = default;
+  virtual void decode_rows(int64_t first, int64_t count, float* out) const = 0;  // out: [count, cols]
+  virtual int64_t stored_bytes() const = 0;
+  virtual std::string format_name() const = 0;
+};
 
 // Non-owning views of one step's inputs (DESIGN.md contract). All row-major.
 struct StepInputs {
@@ -16,6 +28,9 @@ struct StepInputs {
   const int32_t* targets = nullptr;  // [P, L] ids; outside [0, V) is padding, repeats count once
   const float* weights = nullptr;    // [P] position weights, or nullptr for all ones
   Reduction reduction = Reduction::mean;
+  // When set, E's values are these (decoded), and `E` may be null: a variant either reads E_stored or
+  // declines the point in skip_reason (RunOptions::e_format tells it beforehand).
+  const StoredMatrix* E_stored = nullptr;
 
   float weight(int64_t p) const { return weights ? weights[p] : 1.0f; }
   double weight_sum() const;  // Σ_p w_p in float64

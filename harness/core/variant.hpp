@@ -18,6 +18,9 @@ struct RunOptions {
   int threads = 1;
   int64_t block_v = 0;  // vocabulary block (columns of a logit tile)
   int64_t block_p = 0;  // position block (rows of a logit tile)
+  std::string e_format;  // storage format of E ("" or "fp32": float32; else a precision_sim format name)
+
+  bool e_is_float32() const { return e_format.empty() || e_format == "fp32" || e_format == "float32"; }
 };
 
 // What a variant gets to run with: the only allocator it may use for working memory.
@@ -32,9 +35,13 @@ class Variant {
   virtual std::string name() const = 0;         // says the algorithm: "dense", "chunked", ...
   virtual std::string backend() const = 0;      // "cpu" or "cuda"
   virtual std::string description() const = 0;  // one line for `lobench list`
-  virtual std::string supports() const { return "reductions mean|sum, weights, padding, duplicates; fp32"; }
+  virtual std::string supports() const { return "reductions mean|sum, weights, padding, duplicates; E in fp32"; }
   // A reason this variant cannot run this point (unsupported shape, no device), or nothing.
-  virtual std::optional<std::string> skip_reason(const Shape&, const RunOptions&) const { return std::nullopt; }
+  // The default accepts every shape and only a float32 E.
+  virtual std::optional<std::string> skip_reason(const Shape&, const RunOptions& o) const {
+    if (!o.e_is_float32()) return "reads E in float32 only (no storage format support)";
+    return std::nullopt;
+  }
   // Analytic peak of the working bytes the variant allocates through RunContext::alloc (inputs and
   // outputs excluded). Tests hold the measured peak to this.
   virtual int64_t predicted_working_bytes(const Shape& shape, const RunOptions& options) const = 0;

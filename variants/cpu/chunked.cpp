@@ -23,8 +23,13 @@ class ChunkedVariant final : public Variant {
   }
   int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override {
     const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
-    return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D);
+    return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D) +
+           EmbeddingBlocks::bytes(b, s.D, o);
   }
+  std::string supports() const override {
+    return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block)";
+  }
+  std::optional<std::string> skip_reason(const Shape&, const RunOptions&) const override { return std::nullopt; }
 
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
     const int64_t P = in.P, D = in.D;
@@ -35,6 +40,7 @@ class ChunkedVariant final : public Variant {
     SparseTargets targets(in, ctx.alloc);
     Buffer<float> row_scale(ctx.alloc, P);
     TileScanWorkspace ws(b, D, ctx.alloc);
+    EmbeddingBlocks E_blocks(in, b, ctx.alloc);
     fill_row_scale(in, row_scale.data());
     std::fill(out.dA.begin(), out.dA.end(), 0.0f);
     std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), 0.0);
@@ -42,7 +48,7 @@ class ChunkedVariant final : public Variant {
 
     // ---- forward scan: loss and cut metrics ----
     scan_tiles(in, b, ws, kLossAndCounts, out, [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
-      mat(w.tile, rows, n, b.ld).noalias() = cmat(in.A + p0 * D, rows, D, D) * cmat(in.E + v0 * D, n, D, D).transpose();
+      mat(w.tile, rows, n, b.ld).noalias() = cmat(in.A + p0 * D, rows, D, D) * cmat(E_blocks.block(w.index, v0, n), n, D, D).transpose();
       for_each_target_in_tile(targets, v0, n, p0, rows, [&](int64_t r, int64_t j) {  // −x at the targets
         const float x = w.tile[r * b.ld + j];
         w.loss[r] -= x;
@@ -55,7 +61,7 @@ class ChunkedVariant final : public Variant {
     // ---- backward scan: recompute the logits, g = s·w·(σ(x) − y), accumulate dA and dE ----
     scan_tiles(in, b, ws, kInputGradient, out, [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
       auto Ab = cmat(in.A + p0 * D, rows, D, D);
-      auto Eb = cmat(in.E + v0 * D, n, D, D);
+      auto Eb = cmat(E_blocks.block(w.index, v0, n), n, D, D);
       auto X = mat(w.tile, rows, n, b.ld);
       X.noalias() = Ab * Eb.transpose();
       kernels.sigmoid_scaled(w.tile, rows, n, b.ld, row_scale.data() + p0);

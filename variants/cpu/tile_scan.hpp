@@ -84,6 +84,31 @@ class TileScanWorkspace {
   Buffer<float> dA_;
 };
 
+// The rows of E of one vocabulary block as float32: E itself, or, when E is held in a narrower format
+// (StepInputs::E_stored), the block decoded into this thread's buffer. Accumulation stays float32.
+class EmbeddingBlocks {
+ public:
+  EmbeddingBlocks(const StepInputs& in, const TileBlocks& b, CountingAllocator& alloc)
+      : in_(in), block_v_(b.block_v), rows_(alloc, in.E_stored ? b.threads * b.block_v * in.D : 0) {}
+
+  // Exactly what the constructor allocates for a run with these options.
+  static int64_t bytes(const TileBlocks& b, int64_t D, const RunOptions& o) {
+    return o.e_is_float32() ? 0 : b.threads * b.block_v * D * 4;
+  }
+
+  const float* block(int thread, int64_t v0, int64_t n) {
+    if (!in_.E_stored) return in_.E + v0 * in_.D;
+    float* out = rows_.data() + thread * block_v_ * in_.D;
+    in_.E_stored->decode_rows(v0, n, out);
+    return out;
+  }
+
+ private:
+  const StepInputs& in_;
+  int64_t block_v_;
+  Buffer<float> rows_;
+};
+
 // Which per-position sums a scan produces and adds into the outputs after each chunk.
 enum TileScanSums : unsigned {
   kLossAndCounts = 1,  // out.per_position_loss += Σ loss; counts[kTP] += true_pos; counts[kFP] += predicted
