@@ -1,0 +1,152 @@
+#include "quantize_command.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "h5_io.hpp"
+#include "precision_sim/format.hpp"
+#include "precision_sim/pack.hpp"
+#include "precision_sim/quantizer.hpp"
+#include "precision_sim/rounding.hpp"
+
+namespace lobench {
+
+namespace {
+
+namespace lp = lobench::precision;
+
+constexpr const char* kHelp =
+    "Round the float32 dataset 'x' of an HDF5 file (any rank) into a number format and write 'values'\n"
+    "(float32, the rounded values) and 'codes' (uint8 up to 8 bits, uint16 up to 16 bits) of the same\n"
+    "shape, with attributes format, rounding, seed, sr_bits, nan_inputs and out_of_range_inputs.\n"
+    "Semantics are ml_dtypes' (precision_sim/README.md): NaN inputs become the format's NaN with their\n"
+    "sign (formats without NaN, fp4/fp6, give a zero of the opposite sign, as ml_dtypes does); values\n"
+    "beyond the largest finite one become inf, or NaN where the format has no inf (e4m3fn: anything\n"
+    "above 464), unless the format name ends in _sat, which saturates. Stochastic rounding draws its\n"
+    "bits from Philox keyed by --seed and the element index, so results do not depend on --threads.";
+
+// A message for the user: which file, which dataset, what is wrong.
+[[noreturn]] void fail(const std::string& msg) { throw std::runtime_error("quantize: " + msg); }
+
+template <typename Code>
+std::vector<Code> encode_all(const lp::Quantizer& q, const std::vector<float>& x, const lp::RoundingOptions& ro,
+                             int threads) {
+  std::vector<Code> codes(x.size());
+  q.encode(x, codes, ro, threads);
+  return codes;
+}
+
+}  // namespace
+
+void run_quantize(const QuantizeOptions& opt) {
+  // 1. Everything that can be checked without touching files.
+  lp::Format format;
+  lp::Rounding mode;
+  try {
+    format = lp::parse_format(opt.format);
+    mode = lp::parse_rounding(opt.rounding);
+  } catch (const std::invalid_argument& e) {
+    fail(e.what());
+  }
+  if (!lp::can_pack(format))
+    fail(fmt::format("format {} has {} bits; quantize stores codes of at most 16 bits (uint8/uint16), so use a "
+                     "format of at most 16 bits (float32 and tf32 cannot be packed)",
+                     format.name, format.bits()));
+  if (opt.bits != 0 && !lp::is_stochastic(mode))
+    fail(fmt::format("--bits applies to stochastic rounding only (rounding is {})", lp::rounding_name(mode)));
+  if (opt.threads < 0) fail(fmt::format("--threads must be >= 0 (0 = all), got {}", opt.threads));
+  const lp::Quantizer q(format);
+  lp::RoundingOptions ro;
+  ro.mode = mode;
+  ro.seed = opt.seed;
+  try {
+    ro.sr_bits = q.resolved_sr_bits(opt.bits);
+  } catch (const std::invalid_argument& e) {
+    fail(fmt::format("--bits: {}", e.what()));
+  }
+  if (opt.in.empty() || opt.out.empty()) fail("--in and --out are required");
+
+  // 2. Read x.
+  h5::Array<float> x;
+  try {
+    h5::Handle in = h5::open_file_read(opt.in);
+    if (!h5::exists(in, "x")) fail(fmt::format("input '{}' has no dataset 'x' (quantize reads the float32 dataset 'x')", opt.in));
+    x = h5::read<float>(in, "x");
+  } catch (const h5::Error& e) {
+    fail(fmt::format("input '{}': {}", opt.in, e.what()));
+  }
+
+  // 3. Round and encode.
+  const int threads = opt.threads;
+  std::vector<float> values(x.data.size());
+  q.round(x.data, values, ro, threads);
+  int64_t nan_inputs = 0, out_of_range = 0;
+  const double max_finite = format.max_finite();
+  for (float v : x.data) {
+    if (std::isnan(v)) ++nan_inputs;
+    else if (std::fabs(static_cast<double>(v)) > max_finite) ++out_of_range;
+  }
+
+  // 4. Write OUT through a temporary name, renamed only when complete, so a failure leaves no OUT.
+  const std::string partial = opt.out + ".partial";
+  try {
+    {
+      h5::Handle out = h5::create_file(partial);
+      h5::write<float>(out, "values", x.shape, values.data());
+      if (lp::code_bytes(format) == 1) {
+        const auto codes = encode_all<uint8_t>(q, x.data, ro, threads);
+        h5::write<uint8_t>(out, "codes", x.shape, codes.data());
+      } else {
+        const auto codes = encode_all<uint16_t>(q, x.data, ro, threads);
+        h5::write<uint16_t>(out, "codes", x.shape, codes.data());
+      }
+      h5::write_attr(out, "format", format.name);
+      h5::write_attr(out, "format_description", lp::describe(format));
+      h5::write_attr(out, "rounding", std::string(lp::rounding_name(mode)));
+      h5::write_attr(out, "seed", static_cast<int64_t>(opt.seed));  // the uint64 seed's bit pattern
+      h5::write_attr(out, "sr_bits", static_cast<int64_t>(lp::is_stochastic(mode) ? ro.sr_bits : 0));
+      h5::write_attr(out, "nan_inputs", nan_inputs);
+      h5::write_attr(out, "out_of_range_inputs", out_of_range);
+      h5::write_attr(out, "source", fmt::format("{}:/x", opt.in));
+      if (H5Fflush(out, H5F_SCOPE_GLOBAL) < 0) throw h5::Error("cannot flush");
+    }
+    std::error_code ec;
+    std::filesystem::rename(partial, opt.out, ec);
+    if (ec) throw h5::Error(fmt::format("cannot rename '{}' to '{}': {}", partial, opt.out, ec.message()));
+  } catch (const std::exception& e) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    fail(fmt::format("output '{}': {}", opt.out, e.what()));
+  }
+
+  std::string shape;
+  for (int64_t d : x.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+  fmt::print("quantize: {} values of x[{}] -> {} ({}), {} NaN, {} out of range -> {}\n", x.data.size(),
+             shape.empty() ? "scalar" : shape, format.name, lp::rounding_name(mode), nan_inputs, out_of_range, opt.out);
+}
+
+void register_quantize_command(CLI::App& app) {
+  auto opt = std::make_shared<QuantizeOptions>();
+  auto* cmd = app.add_subcommand("quantize", "Round an HDF5 float32 array into a number format (values + codes)");
+  cmd->footer(kHelp);
+  cmd->add_option("--format", opt->format, "Number format, e.g. e4m3fn, e5m2, bf16, fp16, e2m1fn, e5m7, e4m3fn_sat")
+      ->required();
+  cmd->add_option("--rounding", opt->rounding,
+                  "nearest_even (default), nearest_away, toward_zero, up, down, stochastic, stochastic_exact")
+      ->capture_default_str();
+  cmd->add_option("--bits", opt->bits, "Random bits k for stochastic rounding (1..31; default 23 - mantissa bits)");
+  cmd->add_option("--seed", opt->seed, "Seed of the stochastic rounding bits")->capture_default_str();
+  cmd->add_option("--threads", opt->threads, "Threads (0 = all); results do not depend on it")->capture_default_str();
+  cmd->add_option("--in", opt->in, "Input HDF5 file with float32 dataset 'x'")->required();
+  cmd->add_option("--out", opt->out, "Output HDF5 file (replaced)")->required();
+  cmd->callback([opt] { run_quantize(*opt); });
+}
+
+}  // namespace lobench

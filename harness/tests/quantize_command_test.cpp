@@ -1,0 +1,69 @@
+// `lobench quantize` end to end through the executable: codes equal to ml_dtypes' cast for the
+// documented e4m3fn corner cases, and clear failures that leave no OUT behind.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "h5_io.hpp"
+#include "tests/temp_path.hpp"
+
+namespace lobench {
+namespace {
+
+namespace fs = std::filesystem;
+
+int quantize(const std::string& args, std::string* err = nullptr) {
+  const std::string log = testing::temp_path("quantize.log");
+  const int rc = std::system((std::string(LOBENCH_EXE) + " quantize " + args + " > /dev/null 2> " + log).c_str());
+  if (err) {
+    std::ifstream f(log);
+    err->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  fs::remove(log);
+  return rc;
+}
+
+TEST(QuantizeCommand, WritesValuesAndCodesLikeMlDtypes) {
+  const std::string in = testing::temp_path("q_in.h5"), out = testing::temp_path("q_out.h5");
+  const std::vector<float> x = {448.0f, 464.0f, 465.0f, INFINITY, -2.5f, 1e-3f};
+  {
+    auto f = h5::create_file(in);
+    h5::write(f, "x", {2, 3}, x.data());
+  }
+  ASSERT_EQ(quantize("--format e4m3fn --rounding nearest_even --in " + in + " --out " + out), 0);
+  auto f = h5::open_file_read(out);
+  const auto codes = h5::read<uint8_t>(f, "codes");
+  EXPECT_EQ(codes.shape, (std::vector<int64_t>{2, 3}));
+  // 448 and the tie 464 -> 0x7E (448); above 464 and +inf -> 0x7F (NaN); -2.5 -> 0xC2; 1e-3 -> 0x01.
+  EXPECT_EQ(codes.data, (std::vector<uint8_t>{0x7E, 0x7E, 0x7F, 0x7F, 0xC2, 0x01}));
+  const auto values = h5::read<float>(f, "values");
+  EXPECT_EQ(values.data[0], 448.0f);
+  EXPECT_TRUE(std::isnan(values.data[2]));
+  EXPECT_EQ(values.data[4], -2.5f);
+  fs::remove(in);
+  fs::remove(out);
+}
+
+TEST(QuantizeCommand, BadInputFailsClearlyAndLeavesNoOutput) {
+  const std::string in = testing::temp_path("q_bad_in.h5"), out = testing::temp_path("q_bad_out.h5");
+  const std::vector<double> xd = {1.0, 2.0};
+  {
+    auto f = h5::create_file(in);
+    h5::write(f, "x", {2}, xd.data());
+  }
+  std::string err;
+  EXPECT_NE(quantize("--format e4m3fn --rounding nearest_even --in " + in + " --out " + out, &err), 0);
+  EXPECT_NE(err.find("'x'"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_NE(quantize("--format no_such --rounding nearest_even --in " + in + " --out " + out, &err), 0);
+  EXPECT_NE(err.find("no_such"), std::string::npos) << err;
+  EXPECT_NE(quantize("--format tf32 --rounding nearest_even --in " + in + " --out " + out, &err), 0);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  fs::remove(in);
+}
+
+}  // namespace
+}  // namespace lobench
