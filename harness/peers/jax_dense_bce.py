@@ -108,9 +108,10 @@ def main():
                             row["status"] = b"ok"
                             row["reason"] = f"jax {jax.__version__}, XLA CPU, jit(value_and_grad)".encode()
                             del A, E, mh
-                        print(f"jax_dense B={B} N={N} V={V} D={D} L={L}: {row['status'].decode()} "
-                              f"{row['time_median_s'] * 1e3:.1f} ms, {row['effective_gflops']:.1f} GFLOP/s "
-                              f"({100 * row['gemm_fraction']:.0f}% of the run's SGEMM) {row['reason'].decode()}", flush=True)
+                        print(f"jax_dense B={B} N={N} V={V} D={D} L={L}: {row['status'].item().decode()} "
+                              f"{float(row['time_median_s']) * 1e3:.1f} ms, {float(row['effective_gflops']):.1f} GFLOP/s "
+                              f"({100 * float(row['gemm_fraction']):.0f}% of the run's SGEMM) {row['reason'].item().decode()}",
+                              flush=True)
                         rows.append(row)
                         with h5py.File(args.run, "a") as f:  # appended and flushed per row, like lobench
                             ds = f["results"]
