@@ -1,0 +1,115 @@
+// `lobench train-xmc`: ELMO-style low-precision XMC training on real (Mulan ARFF, XC repository) or
+// synthetic data, sweeping classifier formats, roundings, update modes, chunk counts and seeds; one HDF5
+// run file per run (harness/train/run_file.hpp). `--layouts` prints the predicted memory of Renee /
+// fp32 / ELMO heads instead of training.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "provenance.hpp"
+#include "system_memory.hpp"
+#include "xmc_sweep.hpp"
+
+namespace lobench {
+
+void register_train_xmc_command(CLI::App& app, const std::string& argv) {
+  auto spec = std::make_shared<train::XmcSweepSpec>();
+  auto mem_limit = std::make_shared<std::string>();
+  auto layouts = std::make_shared<std::vector<int64_t>>();
+  auto layout_out = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
+  auto schedule = std::make_shared<std::string>("constant");
+  train::TrainConfig& b = spec->base;
+  b.epochs = 20;
+
+  auto* cmd = app.add_subcommand(
+      "train-xmc",
+      "Train an XMC model the ELMO way: sparse features -> linear+activation+dropout encoder (Adam, fp32 or bf16 with\n"
+      "Kahan compensation) -> classifier [labels x D] stored in fp32/bf16/fp8/any eXmY, BCE with sum reduction, SGD\n"
+      "whose result is rounded (nearest or stochastic) into the format, updated 'separate' (materialized gradient)\n"
+      "or 'fused' (tile by tile, no [labels x D] gradient), in k label chunks. Test P@k/nDCG@k/PSP@k per epoch.\n"
+      "List options take comma-separated values; the runs are their Cartesian product, one HDF5 file each.");
+  cmd->add_option("--dataset", spec->dataset,
+                  "delicious | bibtex (Mulan files in --data-dir), mulan:DIR/NAME, xc:TRAIN,TEST (XC repository "
+                  "format), synthetic:PRESET (tiny, LF-AmazonTitles-131K, Amazon-670K, Amazon-3M, ...)")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", spec->data_dir, "folder of the Mulan files")->capture_default_str();
+  cmd->add_option("--syn-scale", spec->syn_scale, "synthetic: fraction of the preset's rows to generate")
+      ->capture_default_str();
+  cmd->add_option("--labels-total", spec->labels_total,
+                  "grow the label space to these totals with appended labels that are never positive (ELMO's "
+                  "memory-vs-labels protocol); 0 = as is")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--epochs", b.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--max-steps", b.max_steps, "stop after this many steps (0 = no limit)")->capture_default_str();
+  cmd->add_option("--batch", spec->batch, "rows per step B")->delimiter(',')->capture_default_str();
+  cmd->add_option("--dim", spec->D, "embedding width D")->delimiter(',')->capture_default_str();
+  cmd->add_option("--activation", spec->activation, "relu | gelu")->delimiter(',')->capture_default_str();
+  cmd->add_option("--dropout", spec->dropout, "dropout probability on the embedding")->delimiter(',')->capture_default_str();
+  cmd->add_option("--enc-precision", spec->enc_precision, "fp32 | bf16 (bf16 weights, moments and Kahan buffer)")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--enc-lr", spec->enc_lr, "encoder Adam learning rate")->delimiter(',')->capture_default_str();
+  cmd->add_option("--enc-wd", b.enc_wd, "encoder L2 weight decay (weights, not bias)")->capture_default_str();
+  cmd->add_option("--clf-lr", spec->clf_lr, "classifier SGD learning rate")->delimiter(',')->capture_default_str();
+  cmd->add_option("--clf-init-std", spec->init_std, "classifier init N(0, std^2)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--clf-format", spec->clf_format,
+                  "classifier storage: fp32, bf16, e4m3fn, e5m2, fp16, any eXmY (IEEE-like), ... (_sat: saturating)")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--subnormals", spec->subnormals, "on | off (off: the format with subnormals flushed to zero)")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--rounding", spec->rounding,
+                  "rounding of the updated weights: rne, sr (stochastic, k random bits), sr_exact, rz, ..., elmo_sr "
+                  "(ELMO's fp8 SR: 23-M bits on the float32 pattern, then nearest into the format)")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--sr-bits", b.sr_bits, "k random bits for --rounding sr (0 = 23 - mantissa bits)")->capture_default_str();
+  cmd->add_option("--update", spec->update, "separate | fused")->delimiter(',')->capture_default_str();
+  cmd->add_option("--chunks", spec->chunks, "label chunks k")->delimiter(',')->capture_default_str();
+  cmd->add_option("--tile", b.tile, "labels per tile (0 = 256)")->capture_default_str();
+  cmd->add_option("--seeds", spec->seeds, "seeds (init, shuffling, dropout, stochastic rounding)")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--schedule", *schedule, "constant | cosine (linear warmup then cosine to 0, as ELMO)")
+      ->check(CLI::IsMember({"constant", "cosine"}))->capture_default_str();
+  cmd->add_option("--warmup-steps", b.warmup_steps, "linear warmup steps")->capture_default_str();
+  cmd->add_option("--eval-every", b.eval_every, "evaluate the test split every N epochs (0: last only, -1: never)")
+      ->capture_default_str();
+  cmd->add_option("--eval-batch", b.eval_batch, "rows per evaluation batch (0 = --batch)")->capture_default_str();
+  cmd->add_option("--hist-every", b.hist_every,
+                  "histogram the classifier weight gradients every N steps (0 = off)")->capture_default_str();
+  cmd->add_option("--propensity-a", b.propensity_a, "PSP propensity A (Jain et al.)")->capture_default_str();
+  cmd->add_option("--propensity-b", b.propensity_b, "PSP propensity B")->capture_default_str();
+  cmd->add_option("--threads", b.threads, "threads")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--out-dir", spec->out_dir, "folder for the run files (one HDF5 per run)");
+  cmd->add_option("--mem-limit", *mem_limit,
+                  "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction");
+  cmd->add_flag("--dry-run", spec->dry_run, "write every run's predicted memory without training");
+  cmd->add_flag("--quiet", *quiet, "no progress bar or per-epoch lines");
+  cmd->add_option("--layouts", *layouts,
+                  "instead of training: print (and with --layouts-out write) the predicted head memory of Renee, "
+                  "fp32, ELMO bf16 and ELMO fp8 for these label counts, at the first --dim and --batch and --chunks")
+      ->delimiter(',');
+  cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts");
+
+  cmd->callback([spec, mem_limit, layouts, layout_out, quiet, schedule, argv] {
+    spec->base.schedule = *schedule;
+    spec->progress = !*quiet;
+    if (!mem_limit->empty()) spec->mem_limit = parse_bytes(*mem_limit);
+    const Provenance prov = collect_provenance(argv);
+    if (!layouts->empty()) {
+      if (!layout_out->empty() && std::filesystem::path(*layout_out).has_parent_path())
+        std::filesystem::create_directories(std::filesystem::path(*layout_out).parent_path());
+      train::write_layout_table(*layouts, spec->D.front(), spec->batch.front(), spec->chunks.front(), prov, *layout_out,
+                                std::cout);
+      set_command_exit_code(0);
+      return;
+    }
+    if (spec->out_dir.empty()) throw std::invalid_argument("train-xmc: --out-dir is required (one HDF5 file per run)");
+    const int failed = train::run_xmc_sweep(*spec, prov, std::cout, std::cerr);
+    set_command_exit_code(failed ? 1 : 0);
+  });
+}
+
+}  // namespace lobench

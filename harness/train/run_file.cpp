@@ -1,0 +1,222 @@
+#include "run_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "precision_sim/format.hpp"
+
+namespace lobench::train {
+
+namespace {
+
+h5::Handle epoch_type() {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(EpochRow));
+#define F(name, type) H5Tinsert(t, #name, offsetof(EpochRow, name), type)
+  F(epoch, H5T_NATIVE_INT64);
+  F(steps, H5T_NATIVE_INT64);
+  F(train_loss, H5T_NATIVE_DOUBLE);
+  F(test_loss, H5T_NATIVE_DOUBLE);
+  F(p_at_1, H5T_NATIVE_DOUBLE);
+  F(p_at_3, H5T_NATIVE_DOUBLE);
+  F(p_at_5, H5T_NATIVE_DOUBLE);
+  F(ndcg_at_1, H5T_NATIVE_DOUBLE);
+  F(ndcg_at_3, H5T_NATIVE_DOUBLE);
+  F(ndcg_at_5, H5T_NATIVE_DOUBLE);
+  F(psp_at_1, H5T_NATIVE_DOUBLE);
+  F(psp_at_3, H5T_NATIVE_DOUBLE);
+  F(psp_at_5, H5T_NATIVE_DOUBLE);
+  F(lr_enc, H5T_NATIVE_DOUBLE);
+  F(lr_clf, H5T_NATIVE_DOUBLE);
+  F(epoch_s, H5T_NATIVE_DOUBLE);
+  F(eval_s, H5T_NATIVE_DOUBLE);
+  F(weight_zero_fraction, H5T_NATIVE_DOUBLE);
+  F(weight_mean_abs, H5T_NATIVE_DOUBLE);
+  F(weight_non_finite, H5T_NATIVE_INT64);
+  F(peak_bytes, H5T_NATIVE_INT64);
+#undef F
+  h5::Handle s(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(s, sizeof(EpochRow::utc));
+  H5Tset_strpad(s, H5T_STR_NULLTERM);
+  H5Tinsert(t, "utc", offsetof(EpochRow, utc), s);
+  return h5::Handle(t, H5Tclose);
+}
+
+h5::Handle extendable(hid_t file, const char* name, hid_t type, int rank, hsize_t cols) {
+  const hsize_t zero[2] = {0, cols}, maxd[2] = {H5S_UNLIMITED, cols}, chunk[2] = {16, cols};
+  h5::Handle space(H5Screate_simple(rank, zero, maxd), H5Sclose);
+  h5::Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(props, rank, chunk);
+  h5::Handle ds(H5Dcreate2(file, name, type, space, H5P_DEFAULT, props, H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw h5::Error(fmt::format("cannot create dataset '{}'", name));
+  return ds;
+}
+
+void write_breakdown(hid_t obj, const std::string& prefix, const MemoryBreakdown& m) {
+  h5::write_attr(obj, prefix + "weights_bytes", m.weights);
+  h5::write_attr(obj, prefix + "weight_gradient_bytes", m.weight_gradient);
+  h5::write_attr(obj, prefix + "optimizer_state_bytes", m.optimizer_state);
+  h5::write_attr(obj, prefix + "logits_bytes", m.logits);
+  h5::write_attr(obj, prefix + "encoder_bytes", m.encoder);
+  h5::write_attr(obj, prefix + "workspace_bytes", m.workspace);
+  h5::write_attr(obj, prefix + "total_bytes", m.total());
+}
+
+}  // namespace
+
+EpochRow EpochRow::from(const EpochRecord& r) {
+  EpochRow e;
+  e.epoch = r.epoch;
+  e.steps = r.steps;
+  e.train_loss = r.train_loss;
+  e.test_loss = r.test_loss;
+  e.p_at_1 = r.p[0];
+  e.p_at_3 = r.p[1];
+  e.p_at_5 = r.p[2];
+  e.ndcg_at_1 = r.ndcg[0];
+  e.ndcg_at_3 = r.ndcg[1];
+  e.ndcg_at_5 = r.ndcg[2];
+  e.psp_at_1 = r.psp[0];
+  e.psp_at_3 = r.psp[1];
+  e.psp_at_5 = r.psp[2];
+  e.lr_enc = r.lr_enc;
+  e.lr_clf = r.lr_clf;
+  e.epoch_s = r.epoch_s;
+  e.eval_s = r.eval_s;
+  e.weight_zero_fraction = r.weight_zero_fraction;
+  e.weight_mean_abs = r.weight_mean_abs;
+  e.weight_non_finite = r.weight_non_finite;
+  e.peak_bytes = r.peak_bytes;
+  const std::string utc = utc_now();
+  std::memcpy(e.utc, utc.data(), std::min(utc.size(), sizeof(e.utc) - 1));
+  return e;
+}
+
+TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset,
+                           const TrainConfig& c, const DataShape& s, const MemoryPrediction& predicted)
+    : path_(path), type_(epoch_type()) {
+  file_ = h5::create_file(path);
+  write_provenance(file_, prov);
+  h5::write_attr(file_, "schema", std::string("lobench train-xmc run, version 1"));
+  h5::write_attr(file_, "dataset", dataset);
+  h5::write_attr(file_, "num_features", s.num_features);
+  h5::write_attr(file_, "num_labels", s.num_labels);
+  h5::write_attr(file_, "train_rows", s.train_rows);
+  h5::write_attr(file_, "test_rows", s.test_rows);
+  h5::write_attr(file_, "config", c.describe());
+  h5::write_attr(file_, "D", c.D);
+  h5::write_attr(file_, "activation", to_string(c.activation));
+  h5::write_attr(file_, "dropout", double(c.dropout));
+  h5::write_attr(file_, "encoder_precision", to_string(c.encoder_precision));
+  h5::write_attr(file_, "enc_lr", double(c.enc_lr));
+  h5::write_attr(file_, "enc_wd", double(c.enc_wd));
+  h5::write_attr(file_, "clf_format", c.clf_format);
+  h5::write_attr(file_, "clf_format_resolved", precision::describe(c.classifier_format()));
+  h5::write_attr(file_, "clf_exponent_bits", int64_t(c.classifier_format().exponent_bits));
+  h5::write_attr(file_, "clf_mantissa_bits", int64_t(c.classifier_format().mantissa_bits));
+  h5::write_attr(file_, "clf_subnormals", int64_t(c.clf_subnormals));
+  h5::write_attr(file_, "clf_rounding", parse_update_rounding(c.clf_rounding, c.sr_bits).name());
+  h5::write_attr(file_, "sr_bits", int64_t(c.sr_bits));
+  h5::write_attr(file_, "clf_lr", double(c.clf_lr));
+  h5::write_attr(file_, "clf_init_std", c.clf_init_std);
+  h5::write_attr(file_, "update_mode", to_string(c.mode));
+  h5::write_attr(file_, "chunks", c.chunks);
+  h5::write_attr(file_, "tile", c.tile);
+  h5::write_attr(file_, "epochs", int64_t(c.epochs));
+  h5::write_attr(file_, "batch", c.batch);
+  h5::write_attr(file_, "max_steps", c.max_steps);
+  h5::write_attr(file_, "schedule", c.schedule);
+  h5::write_attr(file_, "warmup_steps", c.warmup_steps);
+  h5::write_attr(file_, "seed", int64_t(c.seed));
+  h5::write_attr(file_, "threads", int64_t(c.threads));
+  h5::write_attr(file_, "propensity_a", c.propensity_a);
+  h5::write_attr(file_, "propensity_b", c.propensity_b);
+  {
+    h5::Handle g(H5Gcreate2(file_, "memory", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    write_breakdown(g, "predicted_", predicted.train);
+    h5::write_attr(g, "predicted_eval_extra_bytes", predicted.eval_extra);
+    h5::write_attr(g, "predicted_peak_bytes", predicted.peak(c.eval_every >= 0 && s.test_rows > 0));
+  }
+  epochs_ = extendable(file_, "epochs", type_, 1, 1);
+  if (c.hist_every > 0) {
+    hist_ = extendable(file_, "grad_hist", H5T_NATIVE_INT64, 2, GradientHistogram::kBins);
+    const auto edges = GradientHistogram::octave_edges_log2();
+    h5::write<double>(file_, "grad_hist_edges_log2", {int64_t(edges.size())}, edges.data());
+    h5::write_attr(hist_, "bins",
+                   std::string("[0] exact zeros, [1] 0<|g|<2^-48, then 4 bins per octave from 2^-48 to 2^16 "
+                               "(edges in /grad_hist_edges_log2), [-2] |g|>=2^16, [-1] NaN/inf"));
+    h5::write_attr(hist_, "what", std::string("classifier weight gradient dW = G^T H, every element, steps "
+                                              "where step % hist_every == 0"));
+    h5::write_attr(hist_, "hist_every", int64_t(c.hist_every));
+    logit_hist_ = extendable(file_, "logit_grad_hist", H5T_NATIVE_INT64, 2, GradientHistogram::kBins);
+    h5::write_attr(logit_hist_, "what", std::string("logit gradient G = sigmoid(z) - y of the classifier (every label x "
+                                                    "row of the batch), steps where step % hist_every == 0; bins as "
+                                                    "/grad_hist"));
+  }
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+TrainRunFile::~TrainRunFile() {
+  if (file_.valid()) H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+void TrainRunFile::append_epoch(const EpochRecord& r, const GradientHistogram* dW_hist, const GradientHistogram* G_hist) {
+  const EpochRow row = EpochRow::from(r);
+  {
+    const hsize_t n = hsize_t(n_rows_ + 1), start = hsize_t(n_rows_), one = 1;
+    if (H5Dset_extent(epochs_, &n) < 0) throw h5::Error("cannot grow /epochs");
+    h5::Handle fs(H5Dget_space(epochs_), H5Sclose);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, nullptr, &one, nullptr);
+    h5::Handle ms(H5Screate_simple(1, &one, nullptr), H5Sclose);
+    if (H5Dwrite(epochs_, type_, ms, fs, H5P_DEFAULT, &row) < 0) throw h5::Error("cannot write a row of /epochs");
+    ++n_rows_;
+  }
+  if (dW_hist && hist_.valid()) {
+    const GradientHistogram empty;
+    auto append = [&](hid_t ds, const GradientHistogram& h, const char* name) {
+      const hsize_t cols = GradientHistogram::kBins;
+      const hsize_t n[2] = {hsize_t(n_hist_ + 1), cols}, start[2] = {hsize_t(n_hist_), 0}, count[2] = {1, cols};
+      if (H5Dset_extent(ds, n) < 0) throw h5::Error(fmt::format("cannot grow /{}", name));
+      h5::Handle fs(H5Dget_space(ds), H5Sclose);
+      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      h5::Handle ms(H5Screate_simple(2, count, nullptr), H5Sclose);
+      if (H5Dwrite(ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, h.counts.data()) < 0)
+        throw h5::Error(fmt::format("cannot write a row of /{}", name));
+    };
+    append(hist_, *dW_hist, "grad_hist");
+    append(logit_hist_, G_hist ? *G_hist : empty, "logit_grad_hist");
+    ++n_hist_;
+  }
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);  // a killed run keeps every finished epoch
+}
+
+void TrainRunFile::finish(const RunOutcome* o, const std::string& status, const std::string& reason) {
+  h5::write_attr(file_, "status", status);
+  h5::write_attr(file_, "reason", reason);
+  if (o) {
+    h5::Handle g(H5Gopen2(file_, "memory", H5P_DEFAULT), H5Gclose);
+    h5::write_attr(g, "measured_train_peak_bytes", o->measured_train_peak);
+    h5::write_attr(g, "measured_peak_bytes", o->measured_peak);
+    h5::write_attr(file_, "steps", o->steps);
+    h5::write_attr(file_, "mean_step_s", o->mean_step_s);
+  }
+  h5::write_attr(file_, "end_utc", utc_now());
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+std::vector<EpochRow> TrainRunFile::read_epochs(const std::string& path) {
+  auto f = h5::open_file_read(path);
+  if (!h5::exists(f, "epochs")) throw h5::Error(fmt::format("'{}' has no /epochs table", path));
+  h5::Handle ds(H5Dopen2(f, "epochs", H5P_DEFAULT), H5Dclose);
+  h5::Handle space(H5Dget_space(ds), H5Sclose);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space, &n, nullptr);
+  std::vector<EpochRow> rows(n);
+  h5::Handle type = epoch_type();
+  if (n > 0 && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
+    throw h5::Error(fmt::format("cannot read /epochs of '{}'", path));
+  return rows;
+}
+
+}  // namespace lobench::train

@@ -1,0 +1,103 @@
+// Measured peak memory (CountingAllocator) against the analytic prediction, and the layout models.
+#include <gtest/gtest.h>
+
+#include "memory_layouts.hpp"
+#include "tiny_data.hpp"
+#include "trainer.hpp"
+
+namespace lobench::train {
+namespace {
+
+struct MemCase {
+  const char* format;
+  const char* rounding;
+  UpdateMode mode;
+  int64_t chunks;
+  int threads;
+  EncoderPrecision enc;
+};
+
+TEST(TrainMemory, MeasuredPeakEqualsPrediction) {
+  const data::TrainTest d = testing::tiny_xmc(600, 200, 150);
+  const DataShape shape = DataShape::of(d);
+  const MemCase cases[] = {
+      {"fp32", "rne", UpdateMode::separate, 1, 1, EncoderPrecision::fp32},
+      {"bf16", "sr", UpdateMode::separate, 3, 2, EncoderPrecision::bf16},
+      {"bf16", "sr", UpdateMode::fused, 3, 2, EncoderPrecision::bf16},
+      {"e4m3fn", "elmo_sr", UpdateMode::fused, 4, 2, EncoderPrecision::bf16},
+      {"e5m7", "rne", UpdateMode::fused, 1, 1, EncoderPrecision::fp32},
+      {"tf32", "sr", UpdateMode::separate, 2, 1, EncoderPrecision::fp32},
+  };
+  for (const MemCase& mc : cases) {
+    SCOPED_TRACE(std::string(mc.format) + " " + to_string(mc.mode));
+    TrainConfig c;
+    c.D = 24;
+    c.batch = 64;
+    c.epochs = 2;
+    c.clf_format = mc.format;
+    c.clf_rounding = mc.rounding;
+    c.mode = mc.mode;
+    c.chunks = mc.chunks;
+    c.threads = mc.threads;
+    c.encoder_precision = mc.enc;
+    c.hist_every = 2;
+    const RunOutcome o = train_xmc(d, c);
+    const MemoryPrediction p = predict_memory(c, shape);
+    EXPECT_EQ(o.measured_train_peak, p.train.total());
+    EXPECT_EQ(o.measured_peak, p.peak(true));
+    EXPECT_GT(p.eval_extra, 0);
+    // the breakdown's parts are what the formulas say
+    const int64_t V = shape.num_labels, D = c.D;
+    const int64_t bpw = std::string(mc.format) == "fp32" || std::string(mc.format) == "tf32" ? 4
+                        : std::string(mc.format) == "e4m3fn"                                ? 1
+                                                                                             : 2;
+    EXPECT_EQ(p.train.weights, V * D * bpw);
+    EXPECT_EQ(p.train.optimizer_state, 0);
+    EXPECT_EQ(p.train.logits, (V + mc.chunks - 1) / mc.chunks * c.batch * 4);
+  }
+}
+
+// The fused update has no [V, D] gradient: its gradient term does not grow with V; separate's is one chunk.
+TEST(TrainMemory, FusedHasNoVxDGradientTerm) {
+  for (int64_t V : {1000, 100000, 3000000}) {
+    ClassifierConfig c;
+    c.V = V;
+    c.D = 768;
+    c.max_batch = 128;
+    c.max_positives = 128 * 8;
+    c.threads = 2;
+    c.chunks = 8;
+    c.format = precision::parse_format("e4m3fn");
+    c.mode = UpdateMode::fused;
+    const MemoryBreakdown f = Classifier::predicted_bytes(c);
+    EXPECT_EQ(Classifier::resolved_tile(c), V >= 8 * 256 ? 256 : (V + 7) / 8);
+    EXPECT_EQ(f.weight_gradient, 2 * Classifier::resolved_tile(c) * 768 * 4);  // threads x tile x D float32 scratch
+    c.mode = UpdateMode::separate;
+    const MemoryBreakdown s = Classifier::predicted_bytes(c);
+    EXPECT_EQ(s.weight_gradient, (V + 7) / 8 * 768 * 4);
+    EXPECT_EQ(f.weights, V * 768);
+    EXPECT_EQ(f.logits, (V + 7) / 8 * 128 * 4);
+  }
+}
+
+TEST(TrainMemory, LayoutModels) {
+  LayoutShape s;
+  s.V = 2812281;  // Amazon-3M
+  const MemoryBreakdown renee = layout_bytes(Layout::renee, s);
+  EXPECT_EQ(renee.total(), 16 * s.V * 768 + 2 * 128 * s.V);
+  const MemoryBreakdown fp32 = layout_bytes(Layout::fp32, s);
+  EXPECT_EQ(fp32.total(), 8 * s.V * 768 + 4 * 128 * s.V);
+  const MemoryBreakdown bf16 = layout_bytes(Layout::elmo_bf16, s);
+  EXPECT_EQ(bf16.weights, 2 * s.V * 768);
+  EXPECT_EQ(bf16.weight_gradient, 2 * ((s.V + 7) / 8) * 768);
+  const MemoryBreakdown fp8 = layout_bytes(Layout::elmo_fp8, s);
+  EXPECT_EQ(fp8.weight_gradient, 0);
+  EXPECT_EQ(fp8.weights % (16 * 8 * 768), 0);  // padded to a multiple of 16 per chunk
+  EXPECT_GT(fp8.weights, s.V * 768);
+  // the head alone: Renee needs ~15x the fp8 head at 3M labels
+  EXPECT_GT(double(renee.total()) / double(fp8.total()), 14.0);
+  EXPECT_THROW(parse_layout("deepspeed"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace lobench::train

@@ -1,0 +1,84 @@
+#include "run_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tiny_data.hpp"
+
+namespace lobench::train {
+namespace {
+
+TEST(TrainRunFile, EpochRowsMemoryAndHistogramsRoundTrip) {
+  const data::TrainTest d = testing::tiny_xmc(400, 100, 40);
+  TrainConfig c;
+  c.D = 16;
+  c.batch = 50;
+  c.epochs = 3;
+  c.hist_every = 2;
+  c.clf_format = "bf16";
+  c.clf_rounding = "sr";
+  const auto dir = std::filesystem::temp_directory_path() / ("lobench_train_run_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "run.h5").string();
+  const DataShape shape = DataShape::of(d);
+  RunOutcome o;
+  {
+    TrainRunFile f(path, collect_provenance("test argv"), "tiny", c, shape, predict_memory(c, shape));
+    o = train_xmc(d, c, nullptr, [&](const EpochRecord& r, const GradientHistogram* h, const GradientHistogram* g) {
+      f.append_epoch(r, h, g);
+    });
+    // rows are on disk before the run is finished
+    EXPECT_EQ(TrainRunFile::read_epochs(path).size(), 3u);
+    f.finish(&o, "ok", "");
+  }
+  const auto rows = TrainRunFile::read_epochs(path);
+  ASSERT_EQ(rows.size(), 3u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].epoch, int64_t(i + 1));
+    EXPECT_EQ(rows[i].train_loss, o.epochs[i].train_loss);
+    EXPECT_EQ(rows[i].p_at_1, o.epochs[i].p[0]);
+    EXPECT_EQ(rows[i].psp_at_5, o.epochs[i].psp[2]);
+  }
+  auto f = h5::open_file_read(path);
+  EXPECT_EQ(h5::read_attr_string(f, "argv").value_or(""), "test argv");
+  EXPECT_EQ(h5::read_attr_string(f, "clf_rounding").value_or(""), "stochastic");
+  EXPECT_EQ(h5::read_attr_string(f, "status").value_or(""), "ok");
+  h5::Handle mem(H5Gopen2(f, "memory", H5P_DEFAULT), H5Gclose);
+  const auto measured = h5::read_attr_double(mem, "measured_peak_bytes");
+  const auto predicted = h5::read_attr_double(mem, "predicted_peak_bytes");
+  ASSERT_TRUE(measured && predicted);
+  EXPECT_EQ(*measured, *predicted);
+  const auto hist = h5::read<int64_t>(f, "grad_hist");
+  ASSERT_EQ(hist.dim(0), 3);
+  ASSERT_EQ(hist.dim(1), GradientHistogram::kBins);
+  int64_t total = 0;
+  for (int64_t v : hist.data) total += v;
+  EXPECT_EQ(total, o.grad_hist.total());
+  const auto ghist = h5::read<int64_t>(f, "logit_grad_hist");
+  ASSERT_EQ(ghist.dim(0), 3);
+  int64_t gtotal = 0;
+  for (int64_t v : ghist.data) gtotal += v;
+  EXPECT_EQ(gtotal, o.logit_grad_hist.total());
+  EXPECT_GT(gtotal, 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainRunFile, HistogramBinsAreExactAtPowersOfTwo) {
+  GradientHistogram h;
+  const float xs[] = {0.0f, -0.0f, 0x1.0p-17f, 0x1.fffffep-17f, 0x1.0p-16f, 0x1.0p-10f, -0x1.8p-10f, 448.0f,
+                      INFINITY, 0x1.0p-60f, 0x1.0p+20f};
+  h.add(xs, 11);
+  EXPECT_EQ(h.counts[GradientHistogram::kZero], 2);
+  EXPECT_EQ(h.counts[GradientHistogram::kNonFinite], 1);
+  EXPECT_EQ(h.counts[GradientHistogram::kTiny], 1);
+  EXPECT_EQ(h.counts[GradientHistogram::kHuge], 1);
+  EXPECT_EQ(h.nonzero_below_pow2(-16), 3);  // 2^-60, 2^-17, just below 2^-16
+  EXPECT_EQ(h.nonzero_below_pow2(-10), 4);
+  EXPECT_EQ(h.nonzero_below_pow2(-9), 6);
+  EXPECT_EQ(h.at_or_above_pow2(8), 2);  // 448 and 2^20
+  EXPECT_EQ(h.total(), 11);
+}
+
+}  // namespace
+}  // namespace lobench::train

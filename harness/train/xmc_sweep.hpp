@@ -1,0 +1,64 @@
+// What `lobench train-xmc` does, callable from tests: load one dataset, train every combination of the
+// swept options (Cartesian product), write one HDF5 run file per combination, print one summary line per
+// run. Runs whose predicted peak memory exceeds the limit are recorded as skipped (their file holds the
+// prediction); --dry-run records every run that way.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "datasets/sparse_dataset.hpp"
+#include "provenance.hpp"
+#include "trainer.hpp"
+
+namespace lobench::train {
+
+struct XmcSweepSpec {
+  // Dataset: a Mulan name (delicious, bibtex: DATA_DIR/NAME-{train,test}.arff + NAME.xml),
+  // mulan:DIR/NAME, xc:TRAIN_FILE,TEST_FILE (Extreme Classification Repository text format), or
+  // synthetic:PRESET (datasets/xmc_presets: LF-AmazonTitles-131K, Amazon-3M, ...; or "tiny").
+  std::string dataset = "delicious";
+  std::string data_dir = "../shared/datasets/xmc";
+  double syn_scale = 0.01;  // synthetic: fraction of the preset's rows kept
+  std::vector<int64_t> labels_total = {0};  // grow the label space to this many labels (appended, no positives); 0: as is
+
+  // Swept (comma lists).
+  std::vector<int64_t> D = {512}, batch = {128}, chunks = {1};
+  std::vector<float> enc_lr = {1e-3f}, clf_lr = {0.05f}, dropout = {0.5f};
+  std::vector<double> init_std = {0.02};
+  std::vector<std::string> clf_format = {"fp32"}, rounding = {"rne"}, update = {"fused"}, enc_precision = {"fp32"},
+                           subnormals = {"on"}, activation = {"relu"};
+  std::vector<uint64_t> seeds = {0};
+
+  // Fixed for the whole sweep: the rest of TrainConfig (epochs, schedule, threads, ...).
+  TrainConfig base;
+
+  std::string out_dir;
+  int64_t mem_limit = 0;  // bytes; 0: no limit
+  bool dry_run = false;
+  bool progress = true;   // progress bar on the error stream
+};
+
+// Loads the dataset named by spec (and grows its label space to labels_total when > 0). Throws
+// std::runtime_error with a message naming the file or preset on failure.
+data::TrainTest load_xmc_dataset(const XmcSweepSpec& spec, int64_t labels_total);
+
+// The run configurations of the sweep, in order, with a file name for each.
+struct SweepPoint {
+  TrainConfig config;
+  int64_t labels_total = 0;
+  std::string name;  // file stem: dataset and the values that identify the run
+};
+std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& spec);
+
+// Runs the sweep. Returns the number of runs that failed (skipped runs are not failures).
+int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err);
+
+// Predicted-only memory of the published layouts (memory_layouts.hpp) for these label counts, as a table
+// on `out` and, when path is not empty, an HDF5 file (/V and /<layout>/<component>_bytes).
+void write_layout_table(const std::vector<int64_t>& labels, int64_t D, int64_t B, int64_t chunks, const Provenance& prov,
+                        const std::string& path, std::ostream& out);
+
+}  // namespace lobench::train

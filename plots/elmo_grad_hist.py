@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Experiment 3 (ELMO: ~20 % of the classifier gradients fall outside E5M2's range and ~90 % round to
+zero in E4M3, so gradients stay bf16): histograms of log2 |g| over training against the ranges of E5M2 and
+E4M3 (fn), for the classifier's weight gradient dW = G^T H (/grad_hist) and its logit gradient
+G = sigmoid(z) - y (/logit_grad_hist), with the fractions that underflow each format.
+
+Usage: python3 plots/elmo_grad_hist.py RUN.h5 [RUN.h5 ...] -o FIGURE.png [--table TABLE.md]
+"""
+import argparse
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+import elmo_common as ec  # noqa: E402
+
+# (name, smallest subnormal, smallest normal, largest finite)
+FORMATS = [("E5M2", 2.0**-16, 2.0**-14, 57344.0), ("E4M3fn", 2.0**-9, 2.0**-6, 448.0)]
+MIN_EXP, MAX_EXP, SUB = -48, 16, 4  # harness/train/grad_histogram.hpp
+
+
+def fractions(counts):
+    """counts: one histogram row (grad_histogram.hpp layout). Fractions of all elements."""
+    counts = np.asarray(counts, dtype=np.int64)
+    zero, tiny, octs, huge = counts[0], counts[1], counts[2:-2], counts[-2]
+    total = counts.sum()
+
+    def below(e):  # finite nonzero with |g| < 2^e
+        return tiny + octs[: (e - MIN_EXP) * SUB].sum()
+
+    return {
+        "total": int(total),
+        "zero": zero / total,
+        # RNE: |g| <= half the smallest subnormal becomes 0 (the tie at exactly half goes to even = 0).
+        "e5m2_to_zero": (zero + below(-17)) / total,
+        "e5m2_below_min_subnormal": (zero + below(-16)) / total,
+        "e5m2_below_min_normal": (zero + below(-14)) / total,
+        "e4m3_to_zero": (zero + below(-10)) / total,
+        "e4m3_below_min_subnormal": (zero + below(-9)) / total,
+        "e4m3_below_min_normal": (zero + below(-6)) / total,
+        "above_e4m3_max": (huge + octs[(9 - MIN_EXP) * SUB:].sum()) / total,  # |g| >= 512 (> 464 is NaN in e4m3fn)
+    }
+
+
+def panel(ax, hist, edges, title):
+    for rows, lab, fill in ((hist[:1], "first epoch", True), (hist[-1:], "last epoch", False)):
+        c = rows.sum(axis=0).astype(float)
+        if c.sum() == 0:
+            continue
+        dens = c[2:-2] / c.sum() / np.diff(edges)  # per unit of log2 (the bins are not equally wide in log2)
+        ax.stairs(dens, edges, label=f"{lab} ({int(c.sum()):,} values)", fill=fill, alpha=0.5 if fill else 1.0)
+    top = ax.get_ylim()[1]
+    for (fname, sub, norm, mx), colour, ytext in zip(FORMATS, ("tab:red", "tab:green"), (0.95, 0.7)):
+        ax.axvspan(np.log2(sub), np.log2(mx), color=colour, alpha=0.07)
+        ax.axvline(np.log2(sub), color=colour, ls="--", lw=1)
+        ax.axvline(np.log2(sub) - 1, color=colour, ls=":", lw=1)
+        ax.text(np.log2(sub) + 0.3, top * ytext, f"{fname} min subnormal\n(dotted: rounds to 0 below)", color=colour,
+                fontsize=7, va="top")
+    ax.set_xlim(-36, 12)
+    ax.set_xlabel("log2 |g|")
+    ax.set_ylabel("fraction per unit log2")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--table")
+    args = ap.parse_args()
+    fig, axes = plt.subplots(len(args.runs), 2, figsize=(13, 3.3 * len(args.runs)), squeeze=False)
+    lines = ["| run | gradient | epochs | elements | E5M2: rounds to 0 | E5M2: < min subnormal 2^-16 | E5M2: < min normal 2^-14 "
+             "| E4M3: rounds to 0 | E4M3: < min subnormal 2^-9 | E4M3: < min normal 2^-6 | ≥ 512 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for row, path in enumerate(args.runs):
+        r = ec.load_run(path)
+        if r["grad_hist"] is None:
+            raise SystemExit(f"{path}: no /grad_hist (train with --hist-every N)")
+        a = r["attrs"]
+        name = f"{a['dataset']} (V={a['num_labels']}), {a['clf_format']} {a['clf_rounding']}, D={a['D']}, B={a['batch']}"
+        with __import__("h5py").File(path, "r") as f:
+            G = f["logit_grad_hist"][:] if "logit_grad_hist" in f else None
+        edges = r["grad_hist_edges_log2"]
+        panel(axes[row][0], r["grad_hist"], edges, f"weight gradient dW = G^T H\n{name}")
+        if G is not None:
+            panel(axes[row][1], G, edges, f"logit gradient G = sigmoid(z) - y\n{name}")
+        for kind, h in (("dW", r["grad_hist"]), ("G", G)):
+            if h is None:
+                continue
+            for sel, lab in ((slice(None), "all"), (slice(-1, None), "last")):
+                f = fractions(h[sel].sum(axis=0))
+                lines.append(f"| {os.path.basename(path)} | {kind} | {lab} | {f['total']:,} | {f['e5m2_to_zero']:.1%} | "
+                             f"{f['e5m2_below_min_subnormal']:.1%} | {f['e5m2_below_min_normal']:.1%} | "
+                             f"{f['e4m3_to_zero']:.1%} | {f['e4m3_below_min_subnormal']:.1%} | "
+                             f"{f['e4m3_below_min_normal']:.1%} | {f['above_e4m3_max']:.2%} |")
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=110)
+    print(f"wrote {args.out}")
+    table = "\n".join(lines) + "\n"
+    print(table)
+    if args.table:
+        with open(args.table, "w") as f:
+            f.write(table)
+
+
+if __name__ == "__main__":
+    main()
