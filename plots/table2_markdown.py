@@ -29,6 +29,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+")
     ap.add_argument("-o", "--out")
+    ap.add_argument("--note", default="", help="a paragraph on the measurement conditions, printed under the title")
     args = ap.parse_args()
     rows, attrs = [], {}
     for path in args.runs:
@@ -44,6 +45,8 @@ def main():
                "fraction of the SGEMM rate measured in the same run, and peak working memory. "
                "`speed-up` is dense time / variant time at the same point.")
     out.append("")
+    if args.note:
+        out += [args.note, ""]
     head = "| B | N | V | " + " | ".join(variants) + " | " + " | ".join(f"speed-up {v}" for v in variants if v != "dense") + " |"
     out.append(head)
     out.append("|" + "---|" * (3 + len(variants) + len([v for v in variants if v != "dense"])))
@@ -55,8 +58,8 @@ def main():
                 cells.append("")
             elif text(r["status"]) == "ok":
                 times[v] = r["time_median_s"]
-                cells.append(f"{r['time_median_s'] * 1e3:.1f} ({100 * r['gemm_fraction']:.0f} %, "
-                             f"{r['peak_bytes'] / 2**20:.0f} MiB)")
+                mem = "memory not measured" if text(r["backend"]) == "peer" else f"{r['peak_bytes'] / 2**20:.0f} MiB"
+                cells.append(f"{r['time_median_s'] * 1e3:.1f} ({100 * r['gemm_fraction']:.0f} %, {mem})")
             elif text(r["status"]) == "skipped" and "OOM" in text(r["reason"]):
                 cells.append("OOM")
             else:
