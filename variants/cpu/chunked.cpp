@@ -22,9 +22,7 @@ class ChunkedVariant final : public Variant {
     return "Cut BCE: forward scan for loss and counts, recomputing backward scan, 8PVD flops, O(threads*block_p*(block_v+D)) workspace";
   }
   int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override {
-    const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
-    return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D) +
-           EmbeddingBlocks::bytes(b, s.D, o);
+    return TiledRun::bytes(s, o);
   }
   std::string supports() const override {
     return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block)";
@@ -32,19 +30,14 @@ class ChunkedVariant final : public Variant {
   std::optional<std::string> skip_reason(const Shape&, const RunOptions&) const override { return std::nullopt; }
 
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
-    const int64_t P = in.P, D = in.D;
-    const TileBlocks b = choose_blocks(P, in.V, D, ctx.options);
-    const BceTileKernels& kernels = active_bce_tile_kernels();
-    EigenOnCallingThread eigen_sequential;
-
-    SparseTargets targets(in, ctx.alloc);
-    Buffer<float> row_scale(ctx.alloc, P);
-    TileScanWorkspace ws(b, D, ctx.alloc);
-    EmbeddingBlocks E_blocks(in, b, ctx.alloc);
-    fill_row_scale(in, row_scale.data());
-    std::fill(out.dA.begin(), out.dA.end(), 0.0f);
-    std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), 0.0);
-    std::fill(out.counts.begin(), out.counts.end(), int64_t(0));
+    const int64_t D = in.D;
+    TiledRun run(in, out, ctx);
+    const TileBlocks& b = run.blocks;
+    const BceTileKernels& kernels = run.kernels;
+    const SparseTargets& targets = run.targets;
+    const Buffer<float>& row_scale = run.row_scale;
+    TileScanWorkspace& ws = run.ws;
+    EmbeddingBlocks& E_blocks = run.E_blocks;
 
     // ---- forward scan: loss and cut metrics ----
     scan_tiles(in, b, ws, kLossAndCounts, out, [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {

@@ -1,5 +1,5 @@
 // The schedule the tiled CPU variants (chunked, fused) share: position chunks outside, vocabulary
-// blocks inside, taken by the threads in turn.
+// blocks inside, dealt to the threads round-robin.
 //
 // For each chunk of block_p positions every vocabulary block of block_v entries is one tile: its logits
 // [block_p, block_v] are made, used and forgotten by one thread. A vocabulary block belongs to one
@@ -14,6 +14,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 
+#include "bce_tile.hpp"
 #include "sparse_targets.hpp"
 #include "tile_blocks.hpp"
 #include "variant.hpp"
@@ -109,6 +110,45 @@ class EmbeddingBlocks {
   Buffer<float> rows_;
 };
 
+// Row scale s·w_p of the logit gradient g = s·w_p·(σ(x) − y), for every position.
+inline void fill_row_scale(const StepInputs& in, float* row_scale) {
+  const double s = in.gradient_scale();
+  for (int64_t p = 0; p < in.P; ++p) row_scale[p] = float(s * in.weight(p));
+}
+
+// What a tiled run (chunked, fused) sets up before its scans, all from the run's counting allocator:
+// the sparse targets, the row scale s·w, the per-thread tiles and E blocks; the outputs it accumulates
+// into start at zero, and Eigen runs each product on its calling thread for the run's duration.
+struct TiledRun {
+  TiledRun(const StepInputs& in, StepOutputs& out, RunContext& ctx)
+      : blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
+        kernels(active_bce_tile_kernels()),
+        targets(in, ctx.alloc),
+        row_scale(ctx.alloc, in.P),
+        ws(blocks, in.D, ctx.alloc),
+        E_blocks(in, blocks, ctx.alloc) {
+    fill_row_scale(in, row_scale.data());
+    std::fill(out.dA.begin(), out.dA.end(), 0.0f);
+    std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), 0.0);
+    std::fill(out.counts.begin(), out.counts.end(), int64_t(0));
+  }
+
+  // Exactly what the constructor allocates: the variants' predicted working bytes.
+  static int64_t bytes(const Shape& s, const RunOptions& o) {
+    const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
+    return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D) +
+           EmbeddingBlocks::bytes(b, s.D, o);
+  }
+
+  const TileBlocks blocks;
+  const BceTileKernels& kernels;
+  EigenOnCallingThread eigen_sequential;
+  SparseTargets targets;
+  Buffer<float> row_scale;
+  TileScanWorkspace ws;
+  EmbeddingBlocks E_blocks;
+};
+
 // Which per-position sums a scan produces and adds into the outputs after each chunk.
 enum TileScanSums : unsigned {
   kLossAndCounts = 1,  // out.per_position_loss += Σ loss; counts[kTP] += true_pos; counts[kFP] += predicted
@@ -137,7 +177,9 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
       }
       if ((sums & kInputGradient) && t > 0) std::fill_n(w.dA, rows * D, 0.0f);
 
-#pragma omp for schedule(dynamic, 1)
+      // Round-robin, not dynamic: which thread sums which block into its dA share must not depend on
+      // timing, so that a run's outputs are bit-reproducible for a given thread count.
+#pragma omp for schedule(static, 1)
       for (int64_t vb = 0; vb < n_vblocks; ++vb) {
         const int64_t v0 = vb * b.block_v;
         tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
@@ -181,11 +223,6 @@ inline void finish_losses_and_counts(const StepInputs& in, const SparseTargets& 
   out.reduce_loss(in);
 }
 
-// Row scale s·w_p of the logit gradient g = s·w_p·(σ(x) − y), for every position.
-inline void fill_row_scale(const StepInputs& in, float* row_scale) {
-  const double s = in.gradient_scale();
-  for (int64_t p = 0; p < in.P; ++p) row_scale[p] = float(s * in.weight(p));
-}
 
 // The sparse correction at the targets of one tile: calls fn(r, j) for every target (position p0 + r,
 // id v0 + j) inside the tile. Pairs are sorted by id, so the block's pairs are one range; positions

@@ -71,3 +71,31 @@ TEST(Conformance, AllZeroLogitsGiveLn2InEveryVariant) {
 
 }  // namespace
 }  // namespace lobench
+
+namespace lobench {
+namespace {
+
+// The same inputs and thread count give bit-identical outputs, run after run (no timing-dependent
+// work split).
+TEST(Conformance, RepeatedRunsAreBitIdentical) {
+  const Shape s{2, 40, 3001, 24, 4, Reduction::mean, true};
+  const StepData d = make_synthetic(s, SyntheticSpec{});
+  for (const Variant* v : cpu_variants_under_test()) {
+    std::vector<StepOutputs> outs(4);
+    for (auto& out : outs) {
+      out.resize(d.P, d.V, d.D);
+      CountingAllocator alloc;
+      RunContext ctx{alloc, RunOptions{2, 128, 16}};
+      v->run(d.view(), out, ctx);
+    }
+    for (size_t i = 1; i < outs.size(); ++i) {
+      EXPECT_EQ(outs[i].loss, outs[0].loss) << v->name();
+      EXPECT_EQ(outs[i].dA, outs[0].dA) << v->name();
+      EXPECT_EQ(outs[i].dE, outs[0].dE) << v->name();
+      EXPECT_EQ(outs[i].counts, outs[0].counts) << v->name();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lobench
