@@ -152,16 +152,7 @@ void ResultsFile::close(const std::string& end_utc) {
 
 std::vector<ResultRow> ResultsFile::read_all(const std::string& path) {
   auto f = h5::open_file_read(path);
-  if (!h5::exists(f, "results")) throw h5::Error(fmt::format("'{}' has no /results table", path));
-  h5::Handle ds(H5Dopen2(f, "results", H5P_DEFAULT), H5Dclose);
-  h5::Handle space(H5Dget_space(ds), H5Sclose);
-  hsize_t n = 0;
-  H5Sget_simple_extent_dims(space, &n, nullptr);
-  std::vector<ResultRow> rows(n);
-  h5::Handle type = row_type();
-  if (n > 0 && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
-    throw h5::Error(fmt::format("cannot read /results of '{}' (another schema version?)", path));
-  return rows;
+  return h5::read_table<ResultRow>(f, "results", row_type(), path);
 }
 
 }  // namespace lobench

@@ -75,6 +75,21 @@ template <typename T>
 void write(hid_t loc, const std::string& name, const std::vector<int64_t>& shape, const T* data);
 void write_scalar(hid_t loc, const std::string& name, double value);
 
+// Reads the whole 1-D table `name` (a compound dataset) into rows of `Row`, whose memory layout is
+// described by `row_type`. Throws Error naming `what` (e.g. the file) when it is missing or unreadable.
+template <typename Row>
+std::vector<Row> read_table(hid_t loc, const std::string& name, hid_t row_type, const std::string& what) {
+  if (!exists(loc, name)) throw Error("'" + what + "' has no /" + name + " table");
+  Handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle space(H5Dget_space(ds), H5Sclose);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space, &n, nullptr);
+  std::vector<Row> rows(n);
+  if (n > 0 && H5Dread(ds, row_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
+    throw Error("cannot read /" + name + " of '" + what + "' (another schema version?)");
+  return rows;
+}
+
 void write_attr(hid_t obj, const std::string& name, const std::string& value);
 void write_attr(hid_t obj, const std::string& name, double value);
 void write_attr(hid_t obj, const std::string& name, int64_t value);

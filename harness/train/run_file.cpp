@@ -207,16 +207,7 @@ void TrainRunFile::finish(const RunOutcome* o, const std::string& status, const 
 
 std::vector<EpochRow> TrainRunFile::read_epochs(const std::string& path) {
   auto f = h5::open_file_read(path);
-  if (!h5::exists(f, "epochs")) throw h5::Error(fmt::format("'{}' has no /epochs table", path));
-  h5::Handle ds(H5Dopen2(f, "epochs", H5P_DEFAULT), H5Dclose);
-  h5::Handle space(H5Dget_space(ds), H5Sclose);
-  hsize_t n = 0;
-  H5Sget_simple_extent_dims(space, &n, nullptr);
-  std::vector<EpochRow> rows(n);
-  h5::Handle type = epoch_type();
-  if (n > 0 && H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
-    throw h5::Error(fmt::format("cannot read /epochs of '{}'", path));
-  return rows;
+  return h5::read_table<EpochRow>(f, "epochs", epoch_type(), path);
 }
 
 }  // namespace lobench::train

@@ -14,20 +14,12 @@
 namespace lobench::cpu {
 namespace {
 
-class ChunkedVariant final : public Variant {
+class ChunkedVariant final : public TiledVariant {
  public:
   std::string name() const override { return "chunked"; }
-  std::string backend() const override { return "cpu"; }
   std::string description() const override {
     return "Cut BCE: forward scan for loss and counts, recomputing backward scan, 8PVD flops, O(threads*block_p*(block_v+D)) workspace";
   }
-  int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override {
-    return TiledRun::bytes(s, o);
-  }
-  std::string supports() const override {
-    return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block)";
-  }
-  std::optional<std::string> skip_reason(const Shape&, const RunOptions&) const override { return std::nullopt; }
 
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
     const int64_t D = in.D;

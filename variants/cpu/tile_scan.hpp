@@ -149,6 +149,18 @@ struct TiledRun {
   EmbeddingBlocks E_blocks;
 };
 
+// What the tiled CPU variants have in common besides their scans: backend, what they support (any
+// storage format of E, decoded per block) and their working memory (exactly TiledRun's).
+class TiledVariant : public Variant {
+ public:
+  std::string backend() const override { return "cpu"; }
+  std::string supports() const override {
+    return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block)";
+  }
+  std::optional<std::string> skip_reason(const Shape&, const RunOptions&) const override { return std::nullopt; }
+  int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override { return TiledRun::bytes(s, o); }
+};
+
 // Which per-position sums a scan produces and adds into the outputs after each chunk.
 enum TileScanSums : unsigned {
   kLossAndCounts = 1,  // out.per_position_loss += Σ loss; counts[kTP] += true_pos; counts[kFP] += predicted
