@@ -1,5 +1,6 @@
-// Portable kernels: a loop over detail::round_one. They define the results the SIMD kernels must
-// reproduce, and run heads/tails for them. Random words are produced one Philox call per 4 elements
+// Portable kernels: a loop over detail::round_one, i.e. the host/device scalar implementation of
+// device_rounding.hpp (round_bits), the same code CUDA kernels call. They define the results the SIMD
+// kernels must reproduce, and run heads/tails for them. Random words are produced one Philox call per 4 elements
 // by filling whole 64-element groups at a time.
 #include <cstring>
 

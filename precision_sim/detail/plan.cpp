@@ -26,17 +26,24 @@ Plan make_plan(const Format& f) {
   p.is_signed = f.is_signed;
   p.has_zero = f.has_zero;
   p.signed_zero = f.has_negative_zero();
+  p.subnormals = f.subnormals;
+  p.specials = f.specials;
+  p.exponent_bits = E;
   p.M = M;
+  p.bias = f.bias;
+  p.bits = f.bits();
   p.s0 = 23 - M;
   p.lowmask = (uint32_t{1} << p.s0) - 1;
   p.emin_f = static_cast<uint32_t>(f.emin() + 127);
   p.min_normal_bits = p.emin_f << 23;
   const int eq_sub = f.subnormals ? f.emin() - M : f.emin();
   p.s_sub_base = eq_sub + 150;
+  p.sub_exp = eq_sub;
   p.sub_step = static_cast<float>(std::ldexp(1.0, eq_sub));
   p.sub_code_shift = f.subnormals ? 0 : static_cast<uint32_t>(M);
   p.code_offset = static_cast<uint32_t>(127 - f.bias) << M;
   p.code_sign = f.is_signed ? (uint32_t{1} << (E + M)) : 0;
+  p.mag_mask = (uint32_t{1} << (E + M)) - 1;
   p.code_mask = f.bits() >= 32 ? 0xFFFFFFFFu : (uint32_t{1} << f.bits()) - 1;
   p.max_bits = f2u(static_cast<float>(f.max_finite()));
   p.max_code = encode_magnitude(f, p.max_bits);
@@ -140,3 +147,9 @@ uint32_t decode_bits(const Format& f, uint32_t code) {
 }
 
 }  // namespace lobench::precision::detail
+
+namespace lobench::precision {
+
+DevicePlan make_device_plan(const Format& f) { return detail::make_plan(f); }
+
+}  // namespace lobench::precision
