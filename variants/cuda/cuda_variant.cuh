@@ -1,0 +1,42 @@
+// What every GPU variant shares: skipping where it cannot run, run() through a session, and the
+// session itself. A variant supplies its name, its memory model and a CudaStep.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "bce_rows.cuh"
+#include "device_problem.cuh"
+#include "variant.hpp"
+
+namespace lobench::cuda {
+
+class CudaVariant : public Variant {
+ public:
+  std::string backend() const override { return "cuda"; }
+  std::string supports() const override {
+    return "reductions mean|sum, weights, padding, duplicates; operands fp32|tf32|bf16; E in fp32 or any format "
+           "exact in the operand type (8-bit formats read as codes)";
+  }
+  std::optional<std::string> skip_reason(const Shape& s, const RunOptions& o) const override {
+    std::string why = common_skip_reason(o);
+    if (!why.empty()) return why;
+    if (s.L > kMaxTargetsPerPosition) return "L > " + std::to_string(kMaxTargetsPerPosition) + " not supported";
+    return variant_skip_reason(s, o);
+  }
+  void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
+    run_on_device(in, out, ctx.options, make_step(in, ctx.options));
+  }
+  std::unique_ptr<DeviceSession> open_session(const StepInputs& in, const RunOptions& o) const override {
+    return std::make_unique<CudaSession>(in, o, make_step(in, o));
+  }
+
+ protected:
+  virtual std::optional<std::string> variant_skip_reason(const Shape&, const RunOptions&) const { return std::nullopt; }
+  virtual std::unique_ptr<CudaStep> make_step(const StepInputs& in, const RunOptions& o) const = 0;
+};
+
+inline int64_t operand_size(Operand op) { return op == Operand::bf16 ? 2 : 4; }
+
+}  // namespace lobench::cuda
