@@ -9,11 +9,13 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "precision_sim/device/quantize_device.hpp"
 #include "precision_sim/device_rounding.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/philox.hpp"
@@ -252,6 +254,21 @@ TEST(DeviceRounding, PhiloxKnownAnswerVectors) {
     detail::philox_block_words(k.seed, k.stream, k.block, w);
     for (int i = 0; i < 4; ++i) EXPECT_EQ(w[i], k.out[i]) << i;
   }
+}
+
+// The device entry points link in every build; without CUDA (or without a device) they say why.
+TEST(DeviceRounding, DeviceAvailabilityComesWithAReason) {
+  std::string why;
+  const bool available = precision_device_available(&why);
+  if (!available) {
+    EXPECT_FALSE(why.empty());
+  }
+#ifndef LOBENCH_PRECISION_HAS_CUDA
+  EXPECT_FALSE(available);
+  EXPECT_NE(why.find("without CUDA"), std::string::npos) << why;
+  const std::vector<float> x(4, 1.0f);
+  EXPECT_THROW((void)round_on_device(x, formats::bfloat16(), {}), std::runtime_error);
+#endif
 }
 
 }  // namespace
