@@ -71,8 +71,9 @@ void expect_close(const StepOutputs& out, const StepInputs& ref_in, const Tolera
   EXPECT_LE(relative_l2_error(out.per_position_loss.data(), ref.per_position_loss.data(), P), tol.loss) << where;
   EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), P * D), tol.grad) << where << " dA";
   EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), V * D), tol.grad) << where << " dE";
-  if (tol.counts)
+  if (tol.counts) {
     EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), P), 0) << where;
+  }
   for (int64_t p = 0; p < P; ++p) {
     int64_t sum = 0;
     for (int k = 0; k < 4; ++k) sum += out.counts[p * 4 + k];
