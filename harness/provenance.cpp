@@ -5,11 +5,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "h5_io.hpp"
 
@@ -39,6 +42,33 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// The GPUs as the NVIDIA driver lists them, without linking CUDA (a CPU-only build run on a GPU machine
+// records them too): /proc/driver/nvidia/gpus/*/information, else nvidia-smi when it is installed.
+std::string gpu_model() {
+  std::string models;
+  std::error_code ec;
+  const std::filesystem::path dir("/proc/driver/nvidia/gpus");
+  if (std::filesystem::is_directory(dir, ec)) {
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      std::ifstream f(entry.path() / "information");
+      std::string line;
+      while (std::getline(f, line))
+        if (line.rfind("Model:", 0) == 0) {
+          const size_t start = line.find_first_not_of(" \t", 6);
+          if (start != std::string::npos) found.push_back(line.substr(start));
+        }
+    }
+    std::sort(found.begin(), found.end());
+    for (const auto& m : found) models += (models.empty() ? "" : "; ") + m;
+  }
+  if (models.empty() && !run_command("command -v nvidia-smi 2>/dev/null").empty()) {
+    models = run_command("timeout 10 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null");
+    for (size_t i = 0; (i = models.find('\n', i)) != std::string::npos;) models.replace(i, 1, "; ");
+  }
+  return models;
+}
+
 }  // namespace
 
 std::string utc_now() {
@@ -60,6 +90,7 @@ Provenance collect_provenance(const std::string& argv_joined) {
   gethostname(host, sizeof host - 1);
   p.host = host;
   p.cpu_model = cpu_model();
+  p.gpu_model = gpu_model();
   p.compiler = fmt::format("g++ {}", __VERSION__);
   p.libraries = fmt::format("hdf5 {}.{}.{}; eigen {}.{}.{}; fmt {}; CLI11 {}; openmp {}", H5_VERS_MAJOR, H5_VERS_MINOR,
                             H5_VERS_RELEASE, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
@@ -75,6 +106,7 @@ void write_provenance(hid_t obj, const Provenance& p) {
   h5::write_attr(obj, "git_dirty", int64_t(p.git_dirty));
   h5::write_attr(obj, "host", p.host);
   h5::write_attr(obj, "cpu_model", p.cpu_model);
+  if (!p.gpu_model.empty()) h5::write_attr(obj, "gpu_model", p.gpu_model);
   h5::write_attr(obj, "compiler", p.compiler);
   h5::write_attr(obj, "libraries", p.libraries);
   h5::write_attr(obj, "argv", p.argv);

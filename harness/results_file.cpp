@@ -44,6 +44,7 @@ h5::Handle row_type() {
   S(e_format);
   S(e_rounding);
   F(e_stored_bytes, H5T_NATIVE_INT64);
+  S(operand);
   S(status);
   S(reason);
   F(warmup, H5T_NATIVE_INT32);
@@ -62,6 +63,7 @@ h5::Handle row_type() {
   F(gemm_fraction, H5T_NATIVE_DOUBLE);
   F(peak_bytes, H5T_NATIVE_INT64);
   F(predicted_bytes, H5T_NATIVE_INT64);
+  F(peak_device_bytes, H5T_NATIVE_INT64);
   F(input_bytes, H5T_NATIVE_INT64);
   F(output_bytes, H5T_NATIVE_INT64);
   F(loss, H5T_NATIVE_DOUBLE);
@@ -87,14 +89,17 @@ void ResultRow::set_reduction(const std::string& s) { copy_str(reduction, s); }
 void ResultRow::set_status(const std::string& s) { copy_str(status, s); }
 void ResultRow::set_e_format(const std::string& s) { copy_str(e_format, s); }
 void ResultRow::set_e_rounding(const std::string& s) { copy_str(e_rounding, s); }
+void ResultRow::set_operand(const std::string& s) { copy_str(operand, s); }
 void ResultRow::set_reason(const std::string& s) { copy_str(reason, s); }
 
 std::string ResultRow::key() const {
-  return fmt::format("{}/{} B={} N={} V={} D={} L={} {} w={} bv={} bp={} t={} seed={} E={}/{}", backend, variant, B, N,
-                     V, D, L, reduction, weighted, block_v, block_p, threads, seed, e_format, e_rounding);
+  return fmt::format("{}/{} B={} N={} V={} D={} L={} {} w={} bv={} bp={} t={} seed={} E={}/{} op={}", backend, variant,
+                     B, N, V, D, L, reduction, weighted, block_v, block_p, threads, seed, e_format, e_rounding,
+                     operand[0] ? operand : "fp32");
 }
 
-ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool resume) : type_(row_type()) {
+ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool resume)
+    : type_(row_type()), path_(path) {
   h5::silence_errors();
   const bool reopen = resume && H5Fis_hdf5(path.c_str()) > 0;
   if (reopen) {
@@ -103,6 +108,12 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool r
       throw h5::Error(fmt::format("'{}' has no /results table to resume", path));
     dataset_ = h5::Handle(H5Dopen2(file_, "results", H5P_DEFAULT), H5Dclose);
     for (const ResultRow& r : read_all(path)) keys_.insert(r.key());
+    h5::Handle stored(H5Dget_type(dataset_), H5Tclose);
+    for (int i = 0; i < H5Tget_nmembers(type_); ++i) {
+      char* name = H5Tget_member_name(type_, unsigned(i));
+      if (H5Tget_member_index(stored, name) < 0) missing_columns_.insert(name);
+      H5free_memory(name);
+    }
     h5::Handle space(H5Dget_space(dataset_), H5Sclose);
     hsize_t n = 0;
     H5Sget_simple_extent_dims(space, &n, nullptr);
@@ -130,6 +141,10 @@ ResultsFile::~ResultsFile() {
 }
 
 void ResultsFile::append(ResultRow row) {
+  if (missing_columns_.count("operand") && row.operand[0] && std::string(row.operand) != "fp32")
+    throw h5::Error(fmt::format("'{}' was written before the operand column existed: a row with operand {} cannot be "
+                                "recorded in it (write a new run file)",
+                                path_, row.operand));
   row.row_id = n_rows_;
   const hsize_t new_size = hsize_t(n_rows_ + 1), start = hsize_t(n_rows_), one = 1;
   if (H5Dset_extent(dataset_, &new_size) < 0) throw h5::Error("cannot grow /results");
@@ -144,6 +159,7 @@ void ResultsFile::append(ResultRow row) {
 }
 
 void ResultsFile::set_attr(const std::string& name, double v) { h5::write_attr(file_, name, v); }
+void ResultsFile::set_attr(const std::string& name, const std::string& v) { h5::write_attr(file_, name, v); }
 
 void ResultsFile::close(const std::string& end_utc) {
   h5::write_attr(file_, "end_utc", end_utc);

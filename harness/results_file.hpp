@@ -29,6 +29,7 @@ struct ResultRow {
   char e_format[24] = {};    // storage format of E ("fp32": plain float32)
   char e_rounding[20] = {};  // how E was rounded into it ("" for fp32)
   int64_t e_stored_bytes = 0;  // bytes of E as stored (packed codes); 0 for fp32
+  char operand[8] = {};        // precision of the products' operands: fp32 | tf32 | bf16 ("" in old files: fp32)
   char status[8] = {};  // ok | skipped | failed
   char reason[192] = {};
   int32_t warmup = 0, reps = 0;
@@ -40,6 +41,7 @@ struct ResultRow {
   double gemm_fraction = 0;     // effective_gflops / gemm_gflops
   int64_t peak_bytes = 0;       // measured by the counting allocator (working memory)
   int64_t predicted_bytes = 0;  // the variant's analytic model
+  int64_t peak_device_bytes = -1;  // GPU rows: the device's own view of the peak (cudaMemGetInfo); -1: not measured
   int64_t input_bytes = 0, output_bytes = 0;
   double loss = 0, ref_loss = 0;
   double rel_loss_err = 0, rel_dA_err = 0, rel_dE_err = 0;  // vs the reference on the original E (NaN: not computed)
@@ -55,8 +57,10 @@ struct ResultRow {
   void set_status(const std::string& s);
   void set_e_format(const std::string& s);
   void set_e_rounding(const std::string& s);
+  void set_operand(const std::string& s);
   void set_reason(const std::string& s);
-  // The identity of a point for --resume: variant, backend, shape, options and seed.
+  // The identity of a point for --resume: variant, backend, shape, options (operand included; an
+  // empty operand, as read from files written before the column existed, counts as fp32) and seed.
   std::string key() const;
 };
 
@@ -69,15 +73,22 @@ class ResultsFile {
 
   bool has(const std::string& key) const { return keys_.count(key) > 0; }
   int64_t rows() const { return n_rows_; }
-  void append(ResultRow row);  // sets row_id; flushed to disk before returning
+  // Sets row_id; flushed to disk before returning. In a resumed file written before the operand
+  // column existed, a row with a non-fp32 operand throws h5::Error instead of losing it.
+  void append(ResultRow row);
   void set_attr(const std::string& name, double v);
+  void set_attr(const std::string& name, const std::string& v);
   void close(const std::string& end_utc);
 
+  // Reads by member name: a file written before a column existed reads with that column at its
+  // default (operand "", peak_device_bytes -1), so older run files stay readable and resumable.
   static std::vector<ResultRow> read_all(const std::string& path);
 
  private:
   h5::Handle file_, dataset_, type_;
   std::set<std::string> keys_;
+  std::set<std::string> missing_columns_;  // of this schema, absent from a resumed older file
+  std::string path_;
   int64_t n_rows_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <utility>
 
 #include "accuracy.hpp"
 #include "measure.hpp"
@@ -20,6 +22,10 @@
 #include "results_file.hpp"
 #include "stored_matrix.hpp"
 #include "system_memory.hpp"
+
+#if LOBENCH_HAS_CUDA
+#include "gemm_rate.hpp"
+#endif
 
 namespace lobench {
 namespace {
@@ -35,6 +41,43 @@ int64_t reference_bytes(const Shape& s) {
   return cpu::ReferenceResult::bytes(s.P(), s.V, s.D) + cpu::reference_workspace_bytes(s.P(), s.V, s.D);
 }
 
+// What the sweep asks of the GPU, and nothing where CUDA is not compiled in.
+struct GpuRates {
+  double fp32 = kNaN, tf32 = kNaN, bf16 = kNaN;
+  std::string device_name;
+  double for_operand(const std::string& op) const { return op == "tf32" ? tf32 : op == "bf16" ? bf16 : fp32; }
+};
+// The GEMM yardstick's product for GPU rows: m = P, n = 8192 items (a vocabulary block of the logits
+// A·Eᵀ, whatever V: every Table II V is larger), k = D; measured once per (P, D).
+constexpr int64_t kGpuGemmN = 8192;
+
+std::optional<GpuRates> measure_gpu_rates([[maybe_unused]] int64_t P, [[maybe_unused]] int64_t D,
+                                          std::string* why) {
+#if LOBENCH_HAS_CUDA
+  try {
+    const cuda::GpuGemmRates r = cuda::measure_gpu_gemm_rates(P, kGpuGemmN, D);
+    return GpuRates{r.fp32_gflops, r.tf32_gflops, r.bf16_gflops, r.device_name};
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return std::nullopt;
+  }
+#else
+  *why = "CUDA not compiled in";
+  return std::nullopt;
+#endif
+}
+
+// Free and total device memory now; nothing without a usable device.
+std::optional<std::pair<int64_t, int64_t>> gpu_memory() {
+#if LOBENCH_HAS_CUDA
+  int64_t free_bytes = 0, total_bytes = 0;
+  if (cuda::gpu_memory_info(&free_bytes, &total_bytes)) return std::pair(free_bytes, total_bytes);
+#endif
+  return std::nullopt;
+}
+
+bool is_gpu(const Variant& v) { return v.backend() == "cuda"; }
+
 std::string shape_key(const Shape& s) {
   return fmt::format("{} {} {} {} {} {} {}", s.B, s.N, s.V, s.D, s.L, to_string(s.reduction), s.weighted);
 }
@@ -45,7 +88,7 @@ std::string format_duration(double s) {
 }
 
 void print_header(std::ostream& os) {
-  fmt::print(os, "{:<10} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2} {:>7} {:>10} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
+  fmt::print(os, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2} {:>7} {:>10} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
              "variant", "B", "N", "V", "D", "L", "T", "status", "median_ms", "GFLOP/s", "%GEMM", "peak_MiB",
              "pred_MiB", "rel_loss", "rel_dA", "rel_dE", "note");
 }
@@ -53,24 +96,32 @@ void print_header(std::ostream& os) {
 void print_row(std::ostream& os, const ResultRow& r) {
   const bool ok = std::string(r.status) == "ok";
   auto err = [](double e) { return std::isnan(e) ? std::string("-") : fmt::format("{:.1e}", e); };
-  fmt::print(os, "{:<10} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2} {:>7} {:>10} {:>8} {:>6} {:>10.1f} {:>10.1f} {:>9} {:>9} {:>9}  {}\n",
+  std::string note = r.reason;
+  if (r.e_format[0] && std::string(r.e_format) != "fp32")
+    note = fmt::format("E {} ({}), {}; kernel-only errors {} {} {} {}", r.e_format, r.e_rounding,
+                       format_bytes(double(r.e_stored_bytes)), ok ? err(r.rel_loss_err_kernel) : "-",
+                       ok ? err(r.rel_dA_err_kernel) : "-", ok ? err(r.rel_dE_err_kernel) : "-", note);
+  if (r.operand[0] && std::string(r.operand) != "fp32") note = fmt::format("operand {}; {}", r.operand, note);
+  fmt::print(os, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2} {:>7} {:>10} {:>8} {:>6} {:>10.1f} {:>10.1f} {:>9} {:>9} {:>9}  {}\n",
              r.variant, r.B, r.N, r.V, r.D, r.L, r.threads, r.status,
              ok ? fmt::format("{:.2f}", r.time_median_s * 1e3) : "-",
              ok ? fmt::format("{:.1f}", r.effective_gflops) : "-",
-             ok ? fmt::format("{:.0f}%", 100 * r.gemm_fraction) : "-", double(r.peak_bytes) / 1048576.0,
-             double(r.predicted_bytes) / 1048576.0, ok ? err(r.rel_loss_err) : "-", ok ? err(r.rel_dA_err) : "-",
-             ok ? err(r.rel_dE_err) : "-",
-             std::string(r.e_format) == "fp32" || !r.e_format[0]
-                 ? std::string(r.reason)
-                 : fmt::format("E {} ({}), {}; kernel-only errors {} {} {} {}", r.e_format, r.e_rounding,
-                               format_bytes(double(r.e_stored_bytes)), ok ? err(r.rel_loss_err_kernel) : "-",
-                               ok ? err(r.rel_dA_err_kernel) : "-", ok ? err(r.rel_dE_err_kernel) : "-", r.reason));
+             ok && std::isfinite(r.gemm_fraction) ? fmt::format("{:.0f}%", 100 * r.gemm_fraction) : "-",
+             double(r.peak_bytes) / 1048576.0, double(r.predicted_bytes) / 1048576.0, ok ? err(r.rel_loss_err) : "-",
+             ok ? err(r.rel_dA_err) : "-", ok ? err(r.rel_dE_err) : "-", note);
   os.flush();
 }
 
 }  // namespace
 
+void validate_operand(const std::string& name) {
+  if (name != "fp32" && name != "tf32" && name != "bf16")
+    throw std::invalid_argument(fmt::format("unknown operand precision '{}' (valid: fp32, tf32, bf16)", name));
+}
+
 std::vector<SweepPoint> expand(const SweepSpec& spec) {
+  if (spec.operands.empty()) throw std::invalid_argument("--operand needs at least one value");
+  for (const auto& op : spec.operands) validate_operand(op);
   std::vector<SweepPoint> points;
   for (int64_t B : spec.B)
     for (int64_t N : spec.N)
@@ -82,21 +133,22 @@ std::vector<SweepPoint> expand(const SweepSpec& spec) {
                 for (int64_t bv : spec.block_v)
                   for (int64_t bp : spec.block_p)
                     for (const auto& fmt_name : spec.e_formats)
-                      for (const auto& rounding : spec.e_roundings) {
-                        SweepPoint p;
-                        p.shape = Shape{B, N, V, D, L, parse_reduction(red), spec.weighted};
-                        validate(p.shape);
-                        p.options = RunOptions{T, bv, bp, fmt_name};
-                        if (p.options.e_is_float32()) {
-                          if (&rounding != &spec.e_roundings.front()) continue;  // float32 is not rounded
-                          p.options.e_format = "fp32";
-                        } else {
-                          precision::parse_format(fmt_name);  // throws with the valid names
-                          precision::parse_rounding(rounding);
-                          p.e_rounding = rounding;
+                      for (const auto& rounding : spec.e_roundings)
+                        for (const auto& operand : spec.operands) {
+                          SweepPoint p;
+                          p.shape = Shape{B, N, V, D, L, parse_reduction(red), spec.weighted};
+                          validate(p.shape);
+                          p.options = RunOptions{T, bv, bp, fmt_name, operand};
+                          if (p.options.e_is_float32()) {
+                            if (&rounding != &spec.e_roundings.front()) continue;  // float32 is not rounded
+                            p.options.e_format = "fp32";
+                          } else {
+                            precision::parse_format(fmt_name);  // throws with the valid names
+                            precision::parse_rounding(rounding);
+                            p.e_rounding = rounding;
+                          }
+                          points.push_back(p);
                         }
-                        points.push_back(p);
-                      }
   return points;
 }
 
@@ -115,28 +167,65 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
   if (spec.reps < 1 || spec.reps > kMaxSamples)
     throw std::invalid_argument(fmt::format("--reps must be in [1, {}], got {}", kMaxSamples, spec.reps));
   if (spec.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
+  const bool any_gpu = std::any_of(variants.begin(), variants.end(), [](const Variant* v) { return is_gpu(*v); });
+  const bool any_cpu = std::any_of(variants.begin(), variants.end(), [](const Variant* v) { return !is_gpu(*v); });
+
+  // The GPU rows' memory limit, read before this process allocates anything on the device (0: no
+  // device to ask, and the variants' own skip reasons say why they cannot run).
+  int64_t gpu_limit = 0;
+  if (any_gpu) {
+    if (spec.gpu_mem_limit > 0) gpu_limit = spec.gpu_mem_limit;
+    else if (const auto m = gpu_memory())
+      gpu_limit = std::max<int64_t>(0, m->first - std::max<int64_t>(int64_t(1) << 30, m->second / 20));
+  }
 
   ResultsFile file(spec.out, prov, spec.resume);
   file.set_attr("mem_limit_bytes", double(mem_limit));
+  if (any_gpu) file.set_attr("gpu_mem_limit_bytes", double(gpu_limit));
   file.set_attr("seed", double(spec.seed));
-  fmt::print(table, "lobench run: {} points x {} variants -> {} (memory limit {})\n", points.size(), variants.size(),
-             spec.out, format_bytes(double(mem_limit)));
+  fmt::print(table, "lobench run: {} points x {} variants -> {} (memory limit {}{})\n", points.size(), variants.size(),
+             spec.out, format_bytes(double(mem_limit)),
+             !any_gpu ? "" : gpu_limit > 0 ? fmt::format(", GPU limit {}", format_bytes(double(gpu_limit)))
+                                           : std::string(", no GPU limit: no device"));
 
   // The yardstick: Eigen's SGEMM rate for the point's (P, D, threads), re-measured just before each
   // point's variants so that every row's ratio compares two timings taken moments apart (these
-  // machines are shared and their speed drifts).
+  // machines are shared and their speed drifts). Only CPU rows use it.
   std::map<std::tuple<int64_t, int64_t, int>, double> gemm_rate;
   auto yardstick = [&](const SweepPoint& pt) {
     const double r = measure_sgemm_gflops(pt.shape.P(), pt.shape.D, 512, pt.options.threads);
     gemm_rate[std::tuple(pt.shape.P(), pt.shape.D, pt.options.threads)] = r;
     return r;
   };
-  if (!points.empty()) {
+  if (!points.empty() && any_cpu) {
     const double r = yardstick(points.front());
     file.set_attr("gemm_gflops", r);
     fmt::print(table, "SGEMM yardstick (Eigen, [P x D]·[D x 512], re-measured before every point): {:.1f} GFLOP/s at P={} D={} threads={}\n",
                r, points.front().shape.P(), points.front().shape.D, points.front().options.threads);
   }
+  // GPU rows' yardstick: cuBLAS GEMM rates per operand precision, measured once per (P, D) when the
+  // first GPU row of that shape is about to run; the first measured are also file attributes.
+  std::map<std::pair<int64_t, int64_t>, std::optional<GpuRates>> gpu_rates;
+  auto gpu_yardstick = [&](const Shape& s) -> const std::optional<GpuRates>& {
+    const auto key = std::pair(s.P(), s.D);
+    if (auto it = gpu_rates.find(key); it != gpu_rates.end()) return it->second;
+    std::string why;
+    auto r = measure_gpu_rates(s.P(), s.D, &why);
+    if (r) {
+      if (gpu_rates.empty()) {
+        file.set_attr("gpu_gemm_fp32_gflops", r->fp32);
+        file.set_attr("gpu_gemm_tf32_gflops", r->tf32);
+        file.set_attr("gpu_gemm_bf16_gflops", r->bf16);
+        file.set_attr("gpu_gemm_shape", fmt::format("m={} n={} k={}", s.P(), kGpuGemmN, s.D));
+        file.set_attr("gpu_name", r->device_name);
+      }
+      fmt::print(table, "GPU GEMM yardstick (cuBLAS, [{} x {}]·[{} x {}], {}): fp32 {:.0f}, tf32 {:.0f}, bf16 {:.0f} GFLOP/s\n",
+                 s.P(), s.D, s.D, kGpuGemmN, r->device_name, r->fp32, r->tf32, r->bf16);
+    } else {
+      fmt::print(table, "GPU GEMM yardstick not measured at P={} D={}: {}\n", s.P(), s.D, why);
+    }
+    return gpu_rates[key] = std::move(r);
+  };
   print_header(table);
 
   double total_work = 0, done_work = 0;
@@ -158,6 +247,7 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
     const Shape& s = pt.shape;
     bool measured_yardstick = done_points == 0;
     for (const Variant* v : variants) {
+      const bool on_gpu = is_gpu(*v);
       ResultRow row;
       row.set_variant(v->name());
       row.set_backend(v->backend());
@@ -169,12 +259,13 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
       row.warmup = spec.warmup;
       row.reps = spec.reps;
       row.flops = s.flops_fused();
-      row.gemm_gflops = gemm_rate[std::tuple(s.P(), s.D, pt.options.threads)];
+      row.gemm_gflops = on_gpu ? kNaN : gemm_rate[std::tuple(s.P(), s.D, pt.options.threads)];
       row.input_bytes = (s.P() * s.D + s.V * s.D + s.P() * s.L + (s.weighted ? s.P() : 0)) * 4;
       row.output_bytes = StepOutputs::bytes(s.P(), s.V, s.D);
       row.predicted_bytes = v->predicted_working_bytes(s, pt.options);
       row.set_e_format(pt.options.e_format);
       row.set_e_rounding(pt.e_rounding);
+      row.set_operand(pt.options.operand);
       row.rel_loss_err = row.rel_dA_err = row.rel_dE_err = row.loss = row.ref_loss = kNaN;
       row.rel_loss_err_kernel = row.rel_dA_err_kernel = row.rel_dE_err_kernel = kNaN;
       for (double& t : row.time_samples_s) t = kNaN;
@@ -185,23 +276,37 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
       }
       std::copy_n(utc_now().c_str(), 20, row.utc);
 
+      // Host memory holds the inputs, the outputs and the reference, and a CPU variant's working set;
+      // a GPU variant's working set and its own copy of the inputs and outputs are on the device.
       const bool want_ref = spec.accuracy && io_bytes(s) + reference_bytes(s) <= mem_limit;
-      const int64_t needed = row.predicted_bytes + io_bytes(s) + (want_ref ? reference_bytes(s) : 0);
+      const int64_t host_working = on_gpu ? 0 : row.predicted_bytes;
+      const int64_t needed = host_working + io_bytes(s) + (want_ref ? reference_bytes(s) : 0);
+      const int64_t gpu_needed = row.predicted_bytes + io_bytes(s);
       if (auto why = v->skip_reason(s, pt.options)) {
         row.set_status("skipped");
         row.set_reason(*why);
       } else if (needed > mem_limit) {
         row.set_status("skipped");
         row.set_reason(fmt::format("OOM predicted: {} working + {} inputs/outputs{} > limit {}",
-                                   format_bytes(double(row.predicted_bytes)), format_bytes(double(io_bytes(s))),
+                                   format_bytes(double(host_working)), format_bytes(double(io_bytes(s))),
                                    want_ref ? fmt::format(" + {} reference", format_bytes(double(reference_bytes(s)))) : "",
                                    format_bytes(double(mem_limit))));
+      } else if (on_gpu && gpu_limit > 0 && gpu_needed > gpu_limit) {
+        row.set_status("skipped");
+        row.set_reason(fmt::format("OOM predicted: {} working + {} inputs/outputs > GPU limit {}",
+                                   format_bytes(double(row.predicted_bytes)), format_bytes(double(io_bytes(s))),
+                                   format_bytes(double(gpu_limit))));
       } else {
-        if (!measured_yardstick) {
-          yardstick(pt);
-          measured_yardstick = true;
+        if (on_gpu) {
+          const auto& rates = gpu_yardstick(s);
+          row.gemm_gflops = rates ? rates->for_operand(pt.options.operand) : kNaN;
+        } else {
+          if (!measured_yardstick) {
+            yardstick(pt);
+            measured_yardstick = true;
+          }
+          row.gemm_gflops = gemm_rate[std::tuple(s.P(), s.D, pt.options.threads)];
         }
-        row.gemm_gflops = gemm_rate[std::tuple(s.P(), s.D, pt.options.threads)];
         try {
           const std::string key = shape_key(s);
           if (!data || data_key != key) {
@@ -248,16 +353,27 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
           }
           StepOutputs out;
           out.resize(in.P, in.V, in.D);
-          CountingAllocator alloc;
-          RunContext ctx{alloc, pt.options};
-          const Samples samples = time_repeats([&] { v->run(in, out, ctx); }, spec.warmup, spec.reps);
+          Samples samples;
+          if (std::unique_ptr<DeviceSession> session = v->open_session(in, pt.options)) {
+            // Inputs placed on the device once; each step timed on the device's clock (caches flushed
+            // before it); outputs copied back after the last one.
+            for (int i = 0; i < spec.warmup; ++i) session->run_timed();
+            for (int i = 0; i < spec.reps; ++i) samples.seconds.push_back(session->run_timed());
+            session->download(out);
+            row.peak_bytes = session->peak_working_bytes();
+            row.peak_device_bytes = session->peak_device_bytes();
+          } else {
+            CountingAllocator alloc;
+            RunContext ctx{alloc, pt.options};
+            samples = time_repeats([&] { v->run(in, out, ctx); }, spec.warmup, spec.reps);
+            row.peak_bytes = alloc.peak_bytes();
+          }
           for (size_t i = 0; i < samples.seconds.size(); ++i) row.time_samples_s[i] = samples.seconds[i];
           row.time_median_s = samples.median();
           row.time_min_s = samples.min();
           row.time_max_s = samples.max();
           row.effective_gflops = row.flops / row.time_median_s / 1e9;
           row.gemm_fraction = row.gemm_gflops > 0 ? row.effective_gflops / row.gemm_gflops : kNaN;
-          row.peak_bytes = alloc.peak_bytes();
           row.loss = out.loss;
           if (ref) {
             row.ref_loss = ref->loss;

@@ -23,9 +23,15 @@ struct SweepSpec {
   // Storage formats of E (precision_sim names; "fp32" = none) and the rounding that puts E into them.
   std::vector<std::string> e_formats{"fp32"};
   std::vector<std::string> e_roundings{"nearest_even"};
+  // Precision of the products' operands (RunOptions::operand): fp32, tf32, bf16. CPU variants run fp32
+  // only and record the others as skipped.
+  std::vector<std::string> operands{"fp32"};
   uint64_t seed = 0;
   int warmup = 1, reps = 3;
   int64_t mem_limit = 0;  // bytes; 0 = available memory now minus a margin
+  // GPU rows (backend "cuda"): bytes of device memory a point may need (working + inputs/outputs on the
+  // device); 0 = the device's free memory when the sweep starts minus max(1 GiB, 5 % of its total).
+  int64_t gpu_mem_limit = 0;
   bool accuracy = true;   // compute the float64 reference and the errors
   std::string out;        // the run file (HDF5)
   bool resume = false;
@@ -37,7 +43,12 @@ struct SweepPoint {
   std::string e_rounding;   // how E was rounded into it ("" for fp32)
 };
 
-std::vector<SweepPoint> expand(const SweepSpec& spec);  // options vary fastest, then V, ...
+// Throws std::invalid_argument naming the valid operands unless `name` is fp32, tf32 or bf16.
+void validate_operand(const std::string& name);
+
+// Options vary fastest (the operand fastest of all, so that one shape's data and reference serve every
+// operand), then V, ... Throws std::invalid_argument on an unknown format, rounding or operand.
+std::vector<SweepPoint> expand(const SweepSpec& spec);
 
 // Runs the sweep. Prints a table row per (variant, point) on `table` and a progress line with ETA on
 // `progress`. Returns the number of failed rows.

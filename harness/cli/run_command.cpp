@@ -48,6 +48,7 @@ CLI::Option* add_list(CLI::App* cmd, const std::string& name, std::vector<T>& ta
 void register_run_command(CLI::App& app, const std::string& argv) {
   auto spec = std::make_shared<SweepSpec>();
   auto mem_limit = std::make_shared<std::string>();
+  auto gpu_mem_limit = std::make_shared<std::string>();
   auto no_accuracy = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "run",
@@ -74,16 +75,24 @@ void register_run_command(CLI::App& app, const std::string& argv) {
            "storage formats of E: fp32, bfloat16, float8_e4m3fn, float8_e5m2, any eXmY (e3m4, e5m7, ...)");
   add_list(cmd, "--e-rounding", spec->e_roundings,
            "how E is rounded into its format: nearest_even, nearest_away, toward_zero, up, down, stochastic, stochastic_exact");
+  add_list(cmd, "--operand", spec->operands,
+           "precision of the products' operands: fp32, tf32, bf16 (GPU variants; CPU variants run fp32 only "
+           "and record the others as skipped)");
   cmd->add_option("--seed", spec->seed, "seed of the synthetic inputs")->capture_default_str();
   cmd->add_option("--warmup", spec->warmup, "untimed runs before timing")->capture_default_str();
   cmd->add_option("--reps", spec->reps, "timed runs (median reported, every sample kept; at most 64)")->capture_default_str();
   cmd->add_option("--mem-limit", *mem_limit,
                   "skip points predicted to need more memory than this (e.g. 20G); default: available now minus max(1 GiB, 10%)");
+  cmd->add_option("--gpu-mem-limit", *gpu_mem_limit,
+                  "GPU variants: skip points whose working + input/output bytes on the device exceed this (e.g. 80G); "
+                  "default: the device's free memory at start minus max(1 GiB, 5% of its total)");
   cmd->add_flag("--no-accuracy", *no_accuracy, "do not compute the float64 reference (faster; errors recorded as NaN)");
   cmd->add_option("--out", spec->out, "run file to write (HDF5)")->required();
   cmd->add_flag("--resume", spec->resume, "append to --out, skipping (variant, point) rows already in it");
-  cmd->callback([spec, mem_limit, no_accuracy, argv] {
+  cmd->callback([spec, mem_limit, gpu_mem_limit, no_accuracy, argv] {
     if (!mem_limit->empty()) spec->mem_limit = parse_bytes(*mem_limit);
+    if (!gpu_mem_limit->empty()) spec->gpu_mem_limit = parse_bytes(*gpu_mem_limit);
+    for (const auto& op : spec->operands) validate_operand(op);  // before the run file is created
     spec->accuracy = !*no_accuracy;
     const auto parent = std::filesystem::path(spec->out).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent);

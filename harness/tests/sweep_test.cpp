@@ -4,10 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <cmath>
 
 #include "args_file.hpp"
+#include "step.hpp"
 #include "tests/temp_path.hpp"
 #include "results_file.hpp"
 
@@ -88,6 +92,152 @@ TEST(Sweep, UnknownVariantIsAnError) {
   EXPECT_THROW(run_sweep(spec, collect_provenance("t"), a, b), std::invalid_argument);
 }
 
+TEST(Sweep, OperandAxisExpandsFastestAndIsValidated) {
+  SweepSpec spec = small_spec("/tmp/never_written.h5");
+  spec.operands = {"fp32", "tf32", "bf16"};
+  const auto points = expand(spec);
+  ASSERT_EQ(points.size(), 6u);  // V = 100, 333 times three operands
+  const char* expected[] = {"fp32", "tf32", "bf16"};
+  for (size_t i = 0; i < points.size(); ++i) {
+    EXPECT_EQ(points[i].options.operand, expected[i % 3]);
+    EXPECT_EQ(points[i].shape.V, i < 3 ? 100 : 333);
+  }
+  // With a storage-format axis too: every (format, rounding) carries every operand.
+  spec.e_formats = {"fp32", "bfloat16"};
+  spec.e_roundings = {"nearest_even", "stochastic"};
+  spec.operands = {"fp32", "bf16"};
+  EXPECT_EQ(expand(spec).size(), 2u * (1 + 2) * 2);
+
+  spec.operands = {"fp32", "fp16"};
+  try {
+    expand(spec);
+    FAIL() << "fp16 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'fp16'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp32, tf32, bf16"), std::string::npos) << e.what();
+  }
+  spec.operands = {};
+  EXPECT_THROW(expand(spec), std::invalid_argument);
+  EXPECT_NO_THROW(validate_operand("tf32"));
+  EXPECT_THROW(validate_operand("FP32"), std::invalid_argument);
+}
+
+TEST(Sweep, CpuVariantsRecordNonFp32OperandsAsSkippedAndResumeByOperand) {
+  const std::string path = testing::temp_path("sweep_operand.h5");
+  SweepSpec spec = small_spec(path);
+  spec.V = {100};
+  spec.variants = {"chunked"};
+  spec.operands = {"fp32", "bf16"};
+  std::ostringstream table, progress;
+  ASSERT_EQ(run_sweep(spec, collect_provenance("t"), table, progress), 0);
+  auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_STREQ(rows[0].operand, "fp32");
+  EXPECT_STREQ(rows[0].status, "ok");
+  EXPECT_EQ(rows[0].peak_device_bytes, -1);
+  EXPECT_STREQ(rows[1].operand, "bf16");
+  EXPECT_STREQ(rows[1].status, "skipped");
+  EXPECT_NE(std::string(rows[1].reason).find("operand bf16"), std::string::npos) << rows[1].reason;
+  EXPECT_NE(table.str().find("operand bf16;"), std::string::npos) << table.str();  // the note names non-fp32
+  EXPECT_EQ(table.str().find("operand fp32"), std::string::npos);
+
+  // Resume: the fp32 and bf16 rows are distinct points; adding tf32 adds only its row.
+  spec.resume = true;
+  spec.operands = {"fp32", "bf16", "tf32"};
+  run_sweep(spec, collect_provenance("t"), table, progress);
+  rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_STREQ(rows[2].operand, "tf32");
+  std::filesystem::remove(path);
+}
+
+// A stand-in for a GPU variant (backend "cuda"), so that the sweep's session path and GPU memory
+// limit are exercised on a machine without a GPU: the "device" step is the CPU chunked variant, its
+// "device time" a fixed number, its device peak a marker.
+class FakeSession : public DeviceSession {
+ public:
+  FakeSession(const StepInputs& in, int* steps) : in_(in), steps_(steps) {}
+  double run_timed() override {
+    RunContext ctx{alloc_, RunOptions{}};
+    out_.resize(in_.P, in_.V, in_.D);
+    Registry::instance().find("chunked")->run(in_, out_, ctx);
+    ++*steps_;
+    return 0.25;
+  }
+  void download(StepOutputs& out) override { out = out_; }
+  int64_t peak_working_bytes() const override { return alloc_.peak_bytes(); }
+  int64_t peak_device_bytes() const override { return 4242; }
+  int64_t io_device_bytes() const override { return 0; }
+
+ private:
+  StepInputs in_;
+  int* steps_;
+  CountingAllocator alloc_;
+  StepOutputs out_;
+};
+
+int fake_steps = 0;
+
+class FakeGpuVariant : public Variant {
+ public:
+  std::string name() const override { return "test_fake_gpu"; }
+  std::string backend() const override { return "cuda"; }
+  std::string description() const override { return "harness test stand-in for a GPU variant"; }
+  std::optional<std::string> skip_reason(const Shape&, const RunOptions&) const override { return std::nullopt; }
+  // Far more than the host limit of these tests: a GPU variant's working set is not host memory.
+  int64_t predicted_working_bytes(const Shape&, const RunOptions&) const override { return int64_t(8) << 30; }
+  void run(const StepInputs&, StepOutputs&, RunContext&) const override { FAIL() << "timed through run()"; }
+  std::unique_ptr<DeviceSession> open_session(const StepInputs& in, const RunOptions&) const override {
+    return std::make_unique<FakeSession>(in, &fake_steps);
+  }
+};
+LOBENCH_REGISTER_VARIANT(FakeGpuVariant);
+
+TEST(Sweep, GpuVariantsAreTimedThroughTheirSessionAndCheckedAgainstTheGpuLimit) {
+  const std::string path = testing::temp_path("sweep_session.h5");
+  SweepSpec spec = small_spec(path);
+  spec.V = {100};
+  spec.variants = {"test_fake_gpu"};
+  spec.operands = {"fp32", "bf16"};
+  spec.warmup = 2;
+  spec.reps = 3;
+  spec.gpu_mem_limit = int64_t(16) << 30;  // fits the fake's 8 GiB; the host limit (1 GiB) does not matter
+  std::ostringstream table, progress;
+  fake_steps = 0;
+  ASSERT_EQ(run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
+  EXPECT_EQ(fake_steps, 2 * (2 + 3));  // warm-up and timed steps, both operands
+  auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    EXPECT_STREQ(r.status, "ok") << r.reason;
+    EXPECT_STREQ(r.backend, "cuda");
+    for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(r.time_samples_s[i], 0.25);  // every session sample kept
+    EXPECT_TRUE(std::isnan(r.time_samples_s[3]));
+    EXPECT_DOUBLE_EQ(r.time_median_s, 0.25);
+    EXPECT_EQ(r.peak_device_bytes, 4242);
+    EXPECT_GT(r.peak_bytes, 0);  // the session's own count
+    EXPECT_LE(r.rel_loss_err, 1e-6);  // downloaded outputs judged against the float64 reference
+    EXPECT_LE(r.rel_dE_err, 1e-5);
+    EXPECT_EQ(r.counts_mismatch, 0);
+  }
+  EXPECT_STREQ(rows[1].operand, "bf16");
+  std::filesystem::remove(path);
+
+  // Over the GPU limit: skipped with the reason, nothing run.
+  spec.gpu_mem_limit = int64_t(4) << 30;
+  fake_steps = 0;
+  run_sweep(spec, collect_provenance("t"), table, progress);
+  rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(fake_steps, 0);
+  EXPECT_STREQ(rows[0].status, "skipped");
+  EXPECT_EQ(std::string(rows[0].reason).rfind("OOM predicted: 8.00 GiB working", 0), 0u) << rows[0].reason;
+  EXPECT_NE(std::string(rows[0].reason).find("> GPU limit 4.00 GiB"), std::string::npos) << rows[0].reason;
+  auto file = h5::open_file_read(path);
+  EXPECT_DOUBLE_EQ(h5::read_attr_double(file, "gpu_mem_limit_bytes").value(), double(int64_t(4) << 30));
+  std::filesystem::remove(path);
+}
+
 TEST(ArgsFile, ExpandsNamedSweepFiles) {
   const std::string path = testing::temp_path("sweep.args");
   {
@@ -121,6 +271,28 @@ TEST(RunCommand, OptionsAfterANamedSweepOverrideItsValues) {
   EXPECT_STREQ(rows[0].variant, "chunked");
   const std::string bad = std::string(LOBENCH_EXE) + " run --V 10,x --out " + out + " > /dev/null 2>&1";
   EXPECT_NE(std::system(bad.c_str()), 0);
+  std::filesystem::remove(out);
+  // An unknown operand fails before any run file is made, naming the valid ones.
+  const std::string log = testing::temp_path("operand.log");
+  const std::string bad_op = std::string(LOBENCH_EXE) + " run --B 1 --N 5 --V 50 --D 4 --L 2 --operand fp32,fp16 --out " +
+                             out + " > " + log + " 2>&1";
+  EXPECT_NE(std::system(bad_op.c_str()), 0);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  {
+    std::ifstream f(log);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("unknown operand precision 'fp16' (valid: fp32, tf32, bf16)"), std::string::npos) << text;
+  }
+  // A valid operand list and a GPU memory limit parse; the CPU variant records tf32 as skipped.
+  const std::string ok_op = std::string(LOBENCH_EXE) +
+                            " run --B 1 --N 5 --V 50 --D 4 --L 2 --variants chunked --reps 1 --operand fp32,tf32 "
+                            "--gpu-mem-limit 2G --out " + out + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(ok_op.c_str()), 0) << ok_op;
+  const auto op_rows = ResultsFile::read_all(out);
+  ASSERT_EQ(op_rows.size(), 2u);
+  EXPECT_STREQ(op_rows[1].operand, "tf32");
+  EXPECT_STREQ(op_rows[1].status, "skipped");
+  std::filesystem::remove(log);
   std::filesystem::remove(args);
   std::filesystem::remove(out);
 }

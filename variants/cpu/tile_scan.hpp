@@ -157,7 +157,11 @@ class TiledVariant : public Variant {
   std::string supports() const override {
     return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block)";
   }
-  std::optional<std::string> skip_reason(const Shape&, const RunOptions&) const override { return std::nullopt; }
+  // Any storage format of E; products always in fp32 (a tf32 or bf16 operand is a GPU option).
+  std::optional<std::string> skip_reason(const Shape&, const RunOptions& o) const override {
+    if (!o.operand_is_fp32()) return "computes in fp32 only (operand " + o.operand + " not supported)";
+    return std::nullopt;
+  }
   int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override { return TiledRun::bytes(s, o); }
 };
 
