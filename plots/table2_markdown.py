@@ -4,11 +4,14 @@
 Usage: python3 plots/table2_markdown.py RUN.h5 [MORE.h5 ...] [-o TABLE.md]
 
 One line per (B, N, V): each variant's median step time, its effective throughput as a fraction of the
-SGEMM rate measured in the same run, its peak working memory, and its speed-up over `dense` (or over
-the JAX peer where dense is out of memory). The paper's TPU figures are printed beside for orientation
-only: different hardware, and its timings are of the loss-and-gradient step in JAX.
+GEMM rate measured in the same run (Eigen SGEMM for CPU rows, cuBLAS at the row's operand precision for
+GPU rows), its peak working memory, and its speed-up over the baseline (`dense`, or `cuda_dense` in a
+GPU run) at the same operand precision. A variant run at several operands (`--operand`) gets a column
+per operand ("cuda_fused bf16"). The paper's TPU figures are printed beside for orientation only:
+different hardware, and its timings are of the loss-and-gradient step in JAX.
 """
 import argparse
+import math
 
 import h5py
 import numpy as np
@@ -30,45 +33,73 @@ def main():
     ap.add_argument("runs", nargs="+")
     ap.add_argument("-o", "--out")
     ap.add_argument("--note", default="", help="a paragraph on the measurement conditions, printed under the title")
+    ap.add_argument("--baseline", default=None,
+                    help="variant the speed-ups divide by (default: dense, else cuda_dense, whichever is present)")
     args = ap.parse_args()
     rows, attrs = [], {}
     for path in args.runs:
         with h5py.File(path, "r") as f:
             rows.extend(f["results"][:])
             attrs = {k: text(v) for k, v in f.attrs.items()}
-    variants = sorted({text(r["variant"]) for r in rows}, key=lambda v: (v != "dense", v))
-    points = sorted({(int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"])) for r in rows})
-    by = {(text(r["variant"]),) + (int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"])): r for r in rows}
 
-    out = [f"# Table II on CPU ({attrs.get('cpu_model', '?')}, commit {attrs.get('git_commit', '?')[:10]})", ""]
+    def operand(r):  # files from before the operand column are fp32
+        op = text(r["operand"]) if "operand" in r.dtype.names else ""
+        return op or "fp32"
+
+    def column(r):
+        return text(r["variant"]) if operand(r) == "fp32" else f"{text(r['variant'])} {operand(r)}"
+
+    names = {text(r["variant"]) for r in rows}
+    baseline = args.baseline or ("dense" if "dense" in names else "cuda_dense" if "cuda_dense" in names else None)
+    op_order = {"fp32": 0, "tf32": 1, "bf16": 2}
+    columns = sorted({(text(r["variant"]), operand(r)) for r in rows},
+                     key=lambda c: (c[0] != baseline, c[0], op_order.get(c[1], 3)))
+    label = {c: c[0] if c[1] == "fp32" else f"{c[0]} {c[1]}" for c in columns}
+    points = sorted({(int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"])) for r in rows})
+    by = {(text(r["variant"]), operand(r), int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"])): r
+          for r in rows}
+
+    on_gpu = any(text(r["backend"]) == "cuda" for r in rows)
+    if on_gpu:
+        machine = attrs.get("gpu_name") or attrs.get("gpu_model") or "GPU"
+        title = f"# Table II on GPU ({machine}; host {attrs.get('cpu_model', '?')}, commit {attrs.get('git_commit', '?')[:10]})"
+        yardstick = "the cuBLAS GEMM rate at the row's operand precision"
+    else:
+        title = f"# Table II on CPU ({attrs.get('cpu_model', '?')}, commit {attrs.get('git_commit', '?')[:10]})"
+        yardstick = "the SGEMM rate"
+    out = [title, ""]
     out.append("Median time per loss-and-gradient step (ms); in brackets: effective 6·P·V·D throughput as a "
-               "fraction of the SGEMM rate measured in the same run, and peak working memory. "
-               "`speed-up` is dense time / variant time at the same point.")
+               f"fraction of {yardstick} measured in the same run, and peak working memory. "
+               f"`speed-up` is {baseline or 'baseline'} time / variant time at the same point and operand.")
     out.append("")
     if args.note:
         out += [args.note, ""]
-    head = "| B | N | V | " + " | ".join(variants) + " | " + " | ".join(f"speed-up {v}" for v in variants if v != "dense") + " |"
+    others = [c for c in columns if c[0] != baseline]
+    head = ("| B | N | V | " + " | ".join(label[c] for c in columns) + " | " +
+            " | ".join(f"speed-up {label[c]}" for c in others) + " |")
     out.append(head)
-    out.append("|" + "---|" * (3 + len(variants) + len([v for v in variants if v != "dense"])))
+    out.append("|" + "---|" * (3 + len(columns) + len(others)))
     for (B, N, D, L, V) in points:
         cells, times = [], {}
-        for v in variants:
-            r = by.get((v, B, N, D, L, V))
+        for c in columns:
+            r = by.get(c + (B, N, D, L, V))
             if r is None:
                 cells.append("")
             elif text(r["status"]) == "ok":
-                times[v] = r["time_median_s"]
-                mem = "memory not measured" if text(r["backend"]) == "peer" else f"{r['peak_bytes'] / 2**20:.0f} MiB"
-                cells.append(f"{r['time_median_s'] * 1e3:.1f} ({100 * r['gemm_fraction']:.0f} %, {mem})")
+                times[c] = r["time_median_s"]
+                measured = int(r["peak_bytes"]) > 0 or text(r["backend"]) != "peer"
+                mem = f"{r['peak_bytes'] / 2**20:.0f} MiB" if measured else "memory not measured"
+                frac = float(r["gemm_fraction"])
+                pct = f"{100 * frac:.0f} %" if math.isfinite(frac) and frac > 0 else "– %"
+                cells.append(f"{r['time_median_s'] * 1e3:.1f} ({pct}, {mem})")
             elif text(r["status"]) == "skipped" and "OOM" in text(r["reason"]):
                 cells.append("OOM")
             else:
                 cells.append(text(r["status"]))
         speed = []
-        for v in variants:
-            if v == "dense":
-                continue
-            speed.append(f"{times['dense'] / times[v]:.2f}×" if "dense" in times and v in times else "–")
+        for c in others:
+            base = (baseline, c[1]) if (baseline, c[1]) in times else (baseline, "fp32")
+            speed.append(f"{times[base] / times[c]:.2f}×" if base in times and c in times else "–")
         out.append(f"| {B} | {N} | {V:,} | " + " | ".join(cells) + " | " + " | ".join(speed) + " |")
     out.append("")
     out.append(PAPER.strip())

@@ -1,0 +1,167 @@
+"""What the framework peers (jax_dense_bce.py, torch_dense_bce.py) share: the command line, the inputs
+protocol, rows of a lobench run file's /results table (results/SCHEMA.md) and their appending.
+
+Rows take the run file's own row type, so a peer writes whatever columns that file has (files from
+before a column existed simply lack it).
+"""
+import argparse
+import datetime
+import math
+
+import numpy as np
+
+OPERANDS = ("fp32", "tf32", "bf16")
+
+
+def parse_list(s):
+    return [int(x) for x in s.split(",")]
+
+
+def parse_operands(s):
+    ops = [x for x in s.split(",") if x]
+    for op in ops:
+        if op not in OPERANDS:
+            raise argparse.ArgumentTypeError(f"unknown operand '{op}' (valid: {', '.join(OPERANDS)})")
+    if not ops:
+        raise argparse.ArgumentTypeError("needs at least one operand")
+    return ops
+
+
+def add_common_args(ap, default_operands="fp32"):
+    ap.add_argument("run", help="lobench run file to append to (created by `lobench run`)")
+    for axis in ("B", "N", "V", "D", "L"):
+        ap.add_argument(f"--{axis}", type=parse_list, required=True)
+    ap.add_argument("--operand", type=parse_operands, default=parse_operands(default_operands),
+                    help=f"precisions of the product's operands, comma-separated ({', '.join(OPERANDS)}; "
+                         f"default {default_operands})")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--mem-limit-gib", type=float, default=None,
+                    help="skip points whose dense working set (3·P·V·4 bytes) exceeds this")
+    ap.add_argument("--seed", type=int, default=0)
+
+
+def points(args):
+    """(B, N, D, L, V, operand) in lobench's order: operand fastest, then V."""
+    for B in args.B:
+        for N in args.N:
+            for D in args.D:
+                for L in args.L:
+                    for V in args.V:
+                        for op in args.operand:
+                            yield B, N, D, L, V, op
+
+
+_last_inputs = {}
+
+
+def inputs(seed, P, V, D, L):
+    """The inputs protocol: A, E ~ N(0, 1) float32, L targets per position uniform in [0, V). The last
+    shape's are kept, so that the operands of one point (the fastest axis) share them."""
+    key = (seed, P, V, D, L)
+    if key not in _last_inputs:
+        _last_inputs.clear()
+        rng = np.random.default_rng(seed)
+        A = rng.standard_normal((P, D), dtype=np.float32)
+        E = rng.standard_normal((V, D), dtype=np.float32)
+        T = rng.integers(0, V, size=(P, L))
+        _last_inputs[key] = (A, E, T)
+    return _last_inputs[key]
+
+
+def dense_bytes(P, V):
+    """The dense working set both peers are judged by: logits, multi-hot targets, logit gradient."""
+    return 3 * P * V * 4
+
+
+class RunFile:
+    """The run file's row type, host memory limit and GEMM yardsticks, read once."""
+
+    def __init__(self, path):
+        import h5py
+        self.path = path
+        with h5py.File(path, "r") as f:
+            self.dtype = f["results"].dtype
+            self.attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+            self.rows = f["results"][:]
+        self.mem_limit = float(self.attrs.get("mem_limit_bytes", 20 * 2**30))
+
+    def gemm_gflops(self, P, D, operand, on_gpu):
+        """The run's GEMM rate for this (P, D): cuBLAS at this operand for a GPU peer (a GPU row's value, or
+        the file attributes when they were measured at this shape), Eigen SGEMM for a CPU peer; NaN if none."""
+        names = self.dtype.names
+        for r in self.rows:
+            backend = r["backend"].decode()
+            if int(r["P"]) != P or int(r["D"]) != D or not math.isfinite(float(r["gemm_gflops"])):
+                continue
+            if on_gpu and backend == "cuda":
+                row_op = r["operand"].decode() if "operand" in names else ""
+                if (row_op or "fp32") == operand and float(r["gemm_gflops"]) > 0:
+                    return float(r["gemm_gflops"])
+            elif not on_gpu and backend == "cpu" and float(r["gemm_gflops"]) > 0:
+                return float(r["gemm_gflops"])
+        if on_gpu and self.attrs.get("gpu_gemm_shape", "").split() == [f"m={P}", "n=8192", f"k={D}"]:
+            return float(self.attrs.get(f"gpu_gemm_{operand}_gflops", math.nan))
+        return math.nan
+
+    def new_row(self, variant, B, N, D, L, V, operand, threads, args):
+        P = B * N
+        row = np.zeros((), dtype=self.dtype)
+        row["variant"], row["backend"], row["reduction"] = variant.encode(), b"peer", b"mean"
+        for k, v in dict(B=B, N=N, P=P, V=V, D=D, L=L, threads=threads, seed=args.seed, warmup=args.warmup,
+                         reps=args.reps).items():
+            row[k] = v
+        names = self.dtype.names
+        if "operand" in names:
+            row["operand"] = operand.encode()
+        if "peak_device_bytes" in names:
+            row["peak_device_bytes"] = -1
+        if "e_format" in names:
+            row["e_format"] = b"fp32"
+        row["flops"] = 6.0 * P * V * D
+        row["time_samples_s"][:] = math.nan
+        for k in ("rel_loss_err", "rel_dA_err", "rel_dE_err", "ref_loss", "loss", "rel_loss_err_kernel",
+                  "rel_dA_err_kernel", "rel_dE_err_kernel", "gemm_fraction"):
+            if k in names:
+                row[k] = math.nan
+        row["counts_mismatch"] = -1
+        row["predicted_bytes"] = dense_bytes(P, V)
+        row["input_bytes"] = (P * D + V * D + P * L) * 4
+        row["utc"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+        return row
+
+    def append(self, row):
+        """Appended and flushed per row, like lobench."""
+        import h5py
+        with h5py.File(self.path, "a") as f:
+            ds = f["results"]
+            n = ds.shape[0]
+            row["row_id"] = n
+            ds.resize((n + 1,))
+            ds[n] = row
+
+
+def set_reason(row, text):
+    row["reason"] = text.encode()[: row.dtype["reason"].itemsize - 1]
+
+
+def set_times(row, samples):
+    med = float(np.median(samples))
+    row["time_samples_s"][: len(samples)] = samples
+    row["time_median_s"], row["time_min_s"], row["time_max_s"] = med, min(samples), max(samples)
+    row["effective_gflops"] = row["flops"] / med / 1e9
+    if row["gemm_gflops"] > 0:
+        row["gemm_fraction"] = row["effective_gflops"] / row["gemm_gflops"]
+
+
+def describe(row):
+    ok = row["status"].item() == b"ok"
+    op = row["operand"].item().decode() if "operand" in row.dtype.names else "fp32"
+    t = f"{float(row['time_median_s']) * 1e3:.1f} ms, {float(row['effective_gflops']):.1f} GFLOP/s" if ok else ""
+    frac = float(row["gemm_fraction"])
+    if ok and math.isfinite(frac):
+        t += f" ({100 * frac:.0f}% of the run's GEMM)"
+    if ok and int(row["peak_bytes"]) > 0:
+        t += f", peak {int(row['peak_bytes']) / 2**20:.0f} MiB"
+    return (f"{row['variant'].item().decode()} B={int(row['B'])} N={int(row['N'])} V={int(row['V'])} D={int(row['D'])} "
+            f"L={int(row['L'])} {op}: {row['status'].item().decode()} {t} {row['reason'].item().decode()}")
