@@ -75,8 +75,9 @@ class DeviceSession {
   // Exact peak of the working bytes the steps allocated on the device (inputs and outputs excluded),
   // counted by the session's device allocator since the session opened.
   virtual int64_t peak_working_bytes() const = 0;
-  // The same peak as the device saw it: the largest drop in cudaMemGetInfo's free bytes during a step,
-  // a cross-check (driver granularity makes it ≥ the exact count). -1 where not measured.
+  // The same working set as the device saw it: the drop in cudaMemGetInfo's free bytes across its
+  // allocation, a cross-check (the driver maps 2 MiB pages, so it differs from the exact count by up
+  // to a few MiB, either way). -1 where not measured.
   virtual int64_t peak_device_bytes() const { return -1; }
   // Bytes of the inputs and outputs as held on the device.
   virtual int64_t io_device_bytes() const = 0;

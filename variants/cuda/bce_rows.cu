@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(kThreads) bce_rows_kernel(BceRowsArgs a, TG* G
     const int c = target_col[l];
     if (c < 0) continue;
     const float x = target_logit[l];
-    g[c] = to_gradient<TG>(sw * (sigmoid(x) - 1.0f));
+    g[c] = to_gradient<TG>(-sw * sigmoid(-x));  // σ(x) − 1 = −σ(−x), without cancellation
     loss -= double(x);
     tp += x > 0.0f;
     fn += !(x > 0.0f);

@@ -202,37 +202,50 @@ DeviceProblem::DeviceProblem(const StepInputs& in, const RunOptions& options)
 
 CudaSession::CudaSession(const StepInputs& in, const RunOptions& options, std::unique_ptr<CudaStep> step)
     : problem_(in, options), step_(std::move(step)) {
-  LOBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  LOBENCH_CUDA_CHECK(cudaEventCreate(&start_));
-  LOBENCH_CUDA_CHECK(cudaEventCreate(&stop_));
-  if (step_->uses_cublas()) {
-    LOBENCH_CUBLAS_CHECK(cublasCreate(&blas_));
-    LOBENCH_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
-  }
-  LOBENCH_CUDA_CHECK(cudaDeviceSynchronize());
-  size_t free_before = 0, free_after = 0, total = 0;
-  LOBENCH_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
-  if (blas_) {
-    blas_workspace_ = DeviceBuffer<char>(work_alloc_, kCublasWorkspaceBytes);
-    LOBENCH_CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_workspace_.data(), size_t(kCublasWorkspaceBytes)));
-  }
-  step_->allocate(problem_, work_alloc_);
-  LOBENCH_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
-  device_seen_bytes_ = int64_t(free_before) - int64_t(free_after);
+  try {
+    LOBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    LOBENCH_CUDA_CHECK(cudaEventCreate(&start_));
+    LOBENCH_CUDA_CHECK(cudaEventCreate(&stop_));
+    if (step_->uses_cublas()) {
+      LOBENCH_CUBLAS_CHECK(cublasCreate(&blas_));
+      LOBENCH_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
+    }
+    LOBENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    // The device's own view of the working set: the drop in free memory across its allocation. The
+    // driver maps memory in 2 MiB pages and may place small buffers in pages it already holds, so
+    // this is a cross-check of large working sets, not of small ones.
+    size_t free_before = 0, free_after = 0, total = 0;
+    LOBENCH_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+    if (blas_) {
+      blas_workspace_ = DeviceBuffer<char>(work_alloc_, kCublasWorkspaceBytes);
+      LOBENCH_CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_workspace_.data(), size_t(kCublasWorkspaceBytes)));
+    }
+    step_->allocate(problem_, work_alloc_);
+    LOBENCH_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+    device_seen_bytes_ = int64_t(free_before) - int64_t(free_after);
 
-  int device = 0, l2 = 0;
-  LOBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  LOBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  flush_ = DeviceBuffer<char>(flush_alloc_, std::max<int64_t>(int64_t(2) * l2, int64_t(1) << 20));
+    int device = 0, l2 = 0;
+    LOBENCH_CUDA_CHECK(cudaGetDevice(&device));
+    LOBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    flush_ = DeviceBuffer<char>(flush_alloc_, std::max<int64_t>(int64_t(2) * l2, int64_t(1) << 20));
+  } catch (...) {
+    release();  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
-CudaSession::~CudaSession() {
+void CudaSession::release() noexcept {
   if (stream_) cudaStreamSynchronize(stream_);
   if (blas_) cublasDestroy(blas_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
   if (stream_) cudaStreamDestroy(stream_);
+  blas_ = nullptr;
+  start_ = stop_ = nullptr;
+  stream_ = nullptr;
 }
+
+CudaSession::~CudaSession() { release(); }
 
 void CudaSession::run_once() {
   step_->step(problem_, stream_, blas_);

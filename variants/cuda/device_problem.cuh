@@ -102,6 +102,8 @@ class CudaSession final : public DeviceSession {
   void run_once();
 
  private:
+  void release() noexcept;
+
   DeviceProblem problem_;
   DeviceAllocator work_alloc_;
   std::unique_ptr<CudaStep> step_;

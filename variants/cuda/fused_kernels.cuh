@@ -91,22 +91,24 @@ struct RowSums {
   int pos = 0, tp = 0, fn = 0;
 };
 
-// G = s·w·(σ(S) − y) for the tile: thread t handles row t / 4, columns 16·(t mod 4) .. +15 as negatives
-// (y = 0); columns at or beyond V get 0. With kLoss, also the element losses and the positive count.
+// G = s·w·(σ(S) − y) for the tile: thread t handles row t / 4, columns t mod 4, +4, +8, ... (so that
+// the eight rows of a warp's loads fall in different banks) as negatives (y = 0); columns at or beyond
+// V get 0. With kLoss, also the element losses (added in float64, as in bce_rows: sixteen float
+// additions per tile would already cost 1e-7 of the loss) and the positive count.
 template <typename T, bool kLoss>
 __device__ void gradient_negatives(const float* S, T* G, const float* ws, int64_t v0, int64_t V, RowSums& sums) {
   constexpr int ldg = gradient_ld<T>();
-  const int r = threadIdx.x / 4, c0 = 16 * (threadIdx.x % 4);
+  const int r = threadIdx.x / 4;
   const float sw = ws[r];
-  float loss = 0.0f;
 #pragma unroll 4
-  for (int c = c0; c < c0 + 16; ++c) {
+  for (int j = 0; j < 16; ++j) {
+    const int c = threadIdx.x % 4 + 4 * j;
     const float x = S[r * kLdS + c];
     float g = 0.0f;
     if (v0 + c < V) {
       if constexpr (kLoss) {
         const SoftplusSigmoid f = softplus_sigmoid(x);
-        loss += f.softplus;
+        sums.loss += double(f.softplus);
         sums.pos += x > 0.0f;
         g = sw * f.sigmoid;
       } else {
@@ -115,7 +117,6 @@ __device__ void gradient_negatives(const float* S, T* G, const float* ws, int64_
     }
     G[r * ldg + c] = to_operand<T>(g);
   }
-  if constexpr (kLoss) sums.loss += double(loss);
 }
 
 // The positives of the tile (unique ids, so each element is fixed once): y = 1 changes the gradient to
@@ -131,7 +132,7 @@ __device__ void gradient_positives(const float* S, T* G, const float* ws, const 
     if (id < v0 || id >= v0 + kTile) continue;  // −1 (none) or another tile
     const int c = int(id - v0);
     const float x = S[r * kLdS + c];
-    G[r * ldg + c] = to_operand<T>(ws[r] * (sigmoid(x) - 1.0f));
+    G[r * ldg + c] = to_operand<T>(-ws[r] * sigmoid(-x));  // σ(x) − 1 = −σ(−x), without cancellation
     if constexpr (kLoss) {
       sums.loss -= double(x);
       sums.tp += x > 0.0f;
@@ -280,6 +281,7 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColsArgs a, MatrixSource
     Ops::template accumulate<true>(acc, staging, Gs, Rs, lay.ldo, a.Dp);
     __syncthreads();
   }
+  __syncthreads();  // (P ≥ 1 always runs the loop; without it, Cs and the staging tile may overlap)
 
   Ops::stage(acc, staging, a.Dp);
   __syncthreads();

@@ -153,16 +153,17 @@ struct OpsF32 {
   static constexpr bool kRegisterAccumulators = false;
   struct Acc {};
 
-  // Thread t computes the 4×4 block of S at rows 4·(t / 16), columns 4·(t mod 16).
+  // Thread t computes rows 4·(t / 16) .. +3 of S at columns t mod 16, +16, +32, +48 (interleaved, so
+  // that a warp's reads of C fall in different banks).
   __device__ static void logits(const float* R, const float* C, int ldo, int Dp, float* S) {
-    const int r0 = 4 * (threadIdx.x / 16), c0 = 4 * (threadIdx.x % 16);
+    const int r0 = 4 * (threadIdx.x / 16), c0 = threadIdx.x % 16;
     float acc[4][4] = {};
     for (int k = 0; k < Dp; ++k) {
       float a[4], b[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
         a[u] = R[(r0 + u) * ldo + k];
-        b[u] = C[(c0 + u) * ldo + k];
+        b[u] = C[(c0 + 16 * u) * ldo + k];
       }
 #pragma unroll
       for (int u = 0; u < 4; ++u)
@@ -172,7 +173,7 @@ struct OpsF32 {
 #pragma unroll
     for (int u = 0; u < 4; ++u)
 #pragma unroll
-      for (int v = 0; v < 4; ++v) S[(r0 + u) * kLdS + c0 + v] = acc[u][v];
+      for (int v = 0; v < 4; ++v) S[(r0 + u) * kLdS + c0 + 16 * v] = acc[u][v];
   }
 
   __device__ static void zero(Acc&, float* staging, int Dp) {
