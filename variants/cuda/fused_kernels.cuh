@@ -60,16 +60,47 @@ struct SmemLayout {
 template <typename T>
 __device__ void load_tile(T* dst, int ldo, MatrixSource<T> src, const float* table, int64_t first, int64_t n, int D,
                           int Dp) {
-  for (int i = threadIdx.x; i < kTile * Dp; i += kThreads) {
-    const int r = i / Dp, k = i % Dp;
-    const int64_t row = first + r;
-    T v = to_operand<T>(0.0f);
-    if (row < n && k < D) {
-      const int64_t at = row * D + k;
-      v = src.values ? src.values[at] : to_operand<T>(table[src.codes[at]]);
+  constexpr int kVec = 16 / int(sizeof(T));  // elements per 16-byte access
+  if (src.values && D % kVec == 0) {
+    // 16-byte copies: global rows (D·sizeof(T) bytes) and shared rows (ldo·sizeof(T)) are multiples of 16.
+    const int vpr = D / kVec;
+    for (int i = threadIdx.x; i < kTile * vpr; i += kThreads) {
+      const int r = i / vpr, q = i - r * vpr;
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (first + r < n) v = *reinterpret_cast<const uint4*>(src.values + (first + r) * D + q * kVec);
+      *reinterpret_cast<uint4*>(dst + r * ldo + q * kVec) = v;
     }
-    dst[r * ldo + k] = v;
+  } else if (src.codes && D % 8 == 0) {
+    // Eight codes (8 bytes) per access, each widened through the table.
+    const int vpr = D / 8;
+    for (int i = threadIdx.x; i < kTile * vpr; i += kThreads) {
+      const int r = i / vpr, q = i - r * vpr;
+      uint2 v = make_uint2(0u, 0u);
+      if (first + r < n) v = *reinterpret_cast<const uint2*>(src.codes + (first + r) * D + q * 8);
+      T* out = dst + r * ldo + q * 8;
+#pragma unroll
+      for (int b = 0; b < 8; ++b) {
+        const uint32_t word = b < 4 ? v.x : v.y;
+        // Rows beyond n read as code 0 would decode to the table's value 0 only by luck: write 0 instead.
+        out[b] = first + r < n ? to_operand<T>(table[(word >> (8 * (b % 4))) & 0xffu]) : to_operand<T>(0.0f);
+      }
+    }
+  } else {
+    for (int i = threadIdx.x; i < kTile * D; i += kThreads) {
+      const int r = i / D, k = i - r * D;
+      const int64_t row = first + r;
+      T v = to_operand<T>(0.0f);
+      if (row < n) {
+        const int64_t at = row * D + k;
+        v = src.values ? src.values[at] : to_operand<T>(table[src.codes[at]]);
+      }
+      dst[r * ldo + k] = v;
+    }
   }
+  // Columns D .. Dp−1 are zero, so that they add nothing to any product.
+  const int pad = Dp - D;
+  if (pad > 0)
+    for (int i = threadIdx.x; i < kTile * pad; i += kThreads) dst[(i / pad) * ldo + D + i % pad] = to_operand<T>(0.0f);
 }
 
 // The targets and weights of positions first .. first+63 (−1 and 0 beyond P).
