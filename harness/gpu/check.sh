@@ -17,9 +17,10 @@
 # that fails or times out is reported and the later stages still run where they can. Rows are
 # flushed as they complete, so a cut sweep keeps what it measured.
 #
-# OUT_DIR receives: check.log (all of this output), machine.txt, configure.log, build.log,
-# ctest_gpu.log, table2_gpu.h5 (lobench rows + peer rows, results/SCHEMA.md), table2_gpu.log,
-# peers_torch.log, peers_jax.log, table2_gpu.md (plots/table2_markdown.py), stages.txt. Printed last:
+# OUT_DIR receives (five files: the device tool returns at most eight): check.log (all of this output),
+# table2_gpu.h5 (lobench rows + peer rows, results/SCHEMA.md), table2_gpu.md (plots/table2_markdown.py),
+# cuda_step.json (variants/cuda/bench/cuda_step_bench.cpp) and logs.tar.gz (machine.txt, configure.log,
+# build.log, ctest_gpu.log, cuda_step_bench.log, table2_gpu.log, peers_*.log, stages.txt). Printed last:
 # plots/run_summary.py's short table (ms per point and column, worst errors, peaks) and the stages.
 #
 # Dependencies: when the system lacks one of Eigen, HDF5 (C, HL), fmt, CLI11, GoogleTest or Google
@@ -224,6 +225,7 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("**/CMakeLists.txt")):
 print(" ".join(names))
 PY
 )
+gpu_targets="$gpu_targets cuda_step_bench"
 echo "targets: lobench $gpu_targets"
 rc=1
 if (( configured )); then
@@ -245,6 +247,17 @@ if (( built )); then
     > "$out/ctest_gpu.log" 2>&1
   rc=$?
   grep -E 'tests passed|Failed|\*\*\*|Skipped|Not Run' "$out/ctest_gpu.log" | tail -n 25
+fi
+end "$(status_of $rc)"
+
+# --- Google Benchmark: the issue's target shapes against the GPU's GEMM rates --------------------------
+begin "cuda_step_bench"
+rc=1
+if (( built )); then
+  with_deps run_limited "$(limit_for 90)" "$build/variants/cuda_step_bench" --benchmark_out="$out/cuda_step.json" \
+    --benchmark_out_format=json > "$out/cuda_step_bench.log" 2>&1
+  rc=$?
+  cat "$out/cuda_step_bench.log"
 fi
 end "$(status_of $rc)"
 
@@ -298,5 +311,9 @@ end ok
 echo
 echo "=== stages (total $(elapsed) s of the ${budget} s budget)"
 printf '%s\n' "${summary[@]}" | tee "$out/stages.txt"
+# The device tool returns at most 8 files from OUT: the logs travel as one archive beside the run
+# file, the markdown table, the benchmark JSON and check.log (which is still being written).
+(cd "$out" && tar -czf logs.tar.gz --remove-files $(ls | grep -vE '^(check\.log|table2_gpu\.h5|table2_gpu\.md|cuda_step\.json|logs\.tar\.gz)$') 2> /dev/null)
+echo "OUT: $(ls "$out" | tr '\n' ' ')"
 if printf '%s\n' "${summary[@]}" | grep -qE ' (FAIL|TIMEOUT)'; then finish 1; fi
 finish 0
