@@ -2,18 +2,12 @@
 
 #include "bce_element.cuh"
 #include "cuda_check.hpp"
+#include "operand_type.cuh"
 
 namespace lobench::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-template <typename TG>
-__device__ __forceinline__ TG to_gradient(float x);
-template <>
-__device__ __forceinline__ float to_gradient<float>(float x) { return x; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 to_gradient<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
 template <typename TG>
 __global__ void __launch_bounds__(kThreads) bce_rows_kernel(BceRowsArgs a, TG* G, int64_t ldg) {
@@ -45,7 +39,7 @@ __global__ void __launch_bounds__(kThreads) bce_rows_kernel(BceRowsArgs a, TG* G
     const SoftplusSigmoid f = softplus_sigmoid(x);
     loss += double(f.softplus);
     pos += x > 0.0f;
-    g[c] = to_gradient<TG>(sw * f.sigmoid);
+    g[c] = to_operand<TG>(sw * f.sigmoid);
   }
   __syncthreads();  // the negatives' writes are done before the positives overwrite theirs
 
@@ -55,7 +49,7 @@ __global__ void __launch_bounds__(kThreads) bce_rows_kernel(BceRowsArgs a, TG* G
     const int c = target_col[l];
     if (c < 0) continue;
     const float x = target_logit[l];
-    g[c] = to_gradient<TG>(-sw * sigmoid(-x));  // σ(x) − 1 = −σ(−x), without cancellation
+    g[c] = to_operand<TG>(-sw * sigmoid(-x));  // σ(x) − 1 = −σ(−x), without cancellation
     loss -= double(x);
     tp += x > 0.0f;
     fn += !(x > 0.0f);

@@ -52,19 +52,7 @@ class ChunkedStep final : public CudaStep {
       }
       // Logits of the block, row-major [P, n] (ld n) = column-major [n, P].
       gemm(blas, pb.operand, CUBLAS_OP_T, CUBLAS_OP_N, n, P, D, E, D, A, D, 0.0f, logits_.data(), n);
-      BceRowsArgs a;
-      a.logits = logits_.data();
-      a.ld = n;
-      a.P = P;
-      a.cols = n;
-      a.v0 = v0;
-      a.tgt = tgt_.data();
-      a.L = pb.L;
-      a.weights = pb.weights.data();
-      a.scale = pb.grad_scale;
-      a.per_position_loss = pb.per_position_loss.data();
-      a.counts = pb.counts.data();
-      a.first = v0 == 0;
+      const BceRowsArgs a = bce_rows_args(pb, tgt_.data(), logits_.data(), n, v0);
       const void* G = nullptr;
       if (bf16) {
         launch_bce_rows(a, g16_.data(), n, s);

@@ -39,4 +39,24 @@ class CudaVariant : public Variant {
 
 inline int64_t operand_size(Operand op) { return op == Operand::bf16 ? 2 : 4; }
 
+// The element-wise kernel's arguments for a [P, cols] logit block starting at vocabulary id v0 (row
+// stride cols), accumulating into the problem's outputs (overwriting them for the first block).
+inline BceRowsArgs bce_rows_args(const DeviceProblem& pb, const int32_t* tgt, const float* logits, int64_t cols,
+                                 int64_t v0) {
+  BceRowsArgs a;
+  a.logits = logits;
+  a.ld = cols;
+  a.P = pb.P;
+  a.cols = cols;
+  a.v0 = v0;
+  a.tgt = tgt;
+  a.L = pb.L;
+  a.weights = pb.weights.data();
+  a.scale = pb.grad_scale;
+  a.per_position_loss = pb.per_position_loss.data();
+  a.counts = pb.counts.data();
+  a.first = v0 == 0;
+  return a;
+}
+
 }  // namespace lobench::cuda

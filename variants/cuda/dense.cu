@@ -39,19 +39,7 @@ class DenseStep final : public CudaStep {
     // Row-major X[P, V] = A·Eᵀ is column-major Xᶜ[V, P] = (Eᶜ)ᵀ·Aᶜ with Eᶜ = E as [D, V], Aᶜ = A as [D, P].
     gemm(blas, pb.operand, CUBLAS_OP_T, CUBLAS_OP_N, V, P, D, E, D, A, D, 0.0f, logits_.data(), V);
 
-    BceRowsArgs a;
-    a.logits = logits_.data();
-    a.ld = V;
-    a.P = P;
-    a.cols = V;
-    a.v0 = 0;
-    a.tgt = tgt_.data();
-    a.L = pb.L;
-    a.weights = pb.weights.data();
-    a.scale = pb.grad_scale;
-    a.per_position_loss = pb.per_position_loss.data();
-    a.counts = pb.counts.data();
-    a.first = true;
+    const BceRowsArgs a = bce_rows_args(pb, tgt_.data(), logits_.data(), V, 0);
     const void* G = nullptr;
     if (pb.operand == Operand::bf16) {
       launch_bce_rows(a, g16_.data(), V, s);

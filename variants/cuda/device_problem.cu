@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "operand_type.cuh"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 
@@ -67,20 +68,13 @@ __global__ void unique_targets_kernel(const int32_t* __restrict__ targets, int32
 }
 
 template <typename T>
-__device__ T from_float(float x);
-template <>
-__device__ float from_float<float>(float x) { return x; }
-template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-
-template <typename T>
 __global__ void widen_codes_kernel(const uint8_t* __restrict__ codes, const float* __restrict__ table,
                                    T* __restrict__ out, int64_t n) {
   __shared__ float t[256];
   for (int i = threadIdx.x; i < 256; i += blockDim.x) t[i] = table[i];
   __syncthreads();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = from_float<T>(t[codes[i]]);  // exact: the table's values are representable in T (plan_e)
+    out[i] = to_operand<T>(t[codes[i]]);  // exact: the table's values are representable in T (plan_e)
 }
 
 constexpr int kFinishThreads = 1024;
@@ -264,17 +258,21 @@ double CudaSession::run_timed() {
   return double(ms) * 1e-3;
 }
 
-void CudaSession::download(StepOutputs& out) {
-  LOBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  const DeviceProblem& pb = problem_;
+void download_outputs(const DeviceProblem& pb, StepOutputs& out, bool with_dE) {
   out.resize(pb.P, pb.V, pb.D);
   LOBENCH_CUDA_CHECK(cudaMemcpy(out.per_position_loss.data(), pb.per_position_loss.data(), size_t(pb.P) * 8,
                                 cudaMemcpyDeviceToHost));
   LOBENCH_CUDA_CHECK(cudaMemcpy(&out.loss, pb.loss.data(), 8, cudaMemcpyDeviceToHost));
   LOBENCH_CUDA_CHECK(cudaMemcpy(out.dA.data(), pb.dA.data(), size_t(pb.P * pb.D) * 4, cudaMemcpyDeviceToHost));
-  LOBENCH_CUDA_CHECK(cudaMemcpy(out.dE.data(), pb.dE.data(), size_t(pb.V * pb.D) * 4, cudaMemcpyDeviceToHost));
+  if (with_dE)
+    LOBENCH_CUDA_CHECK(cudaMemcpy(out.dE.data(), pb.dE.data(), size_t(pb.V * pb.D) * 4, cudaMemcpyDeviceToHost));
   static_assert(sizeof(long long) == sizeof(int64_t));
   LOBENCH_CUDA_CHECK(cudaMemcpy(out.counts.data(), pb.counts.data(), size_t(pb.P) * 4 * 8, cudaMemcpyDeviceToHost));
+}
+
+void CudaSession::download(StepOutputs& out) {
+  LOBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  download_outputs(problem_, out, true);
 }
 
 void run_on_device(const StepInputs& in, StepOutputs& out, const RunOptions& options, std::unique_ptr<CudaStep> step) {

@@ -116,6 +116,9 @@ class CudaSession final : public DeviceSession {
   int64_t device_seen_bytes_ = -1;
 };
 
+// Copies the problem's outputs to `out` (resized); dE only when asked (the fused SGD update never forms it).
+void download_outputs(const DeviceProblem& pb, StepOutputs& out, bool with_dE);
+
 // Variant::run for a GPU variant: a session, one step, the outputs copied back.
 void run_on_device(const StepInputs& in, StepOutputs& out, const RunOptions& options, std::unique_ptr<CudaStep> step);
 

@@ -57,6 +57,25 @@ struct SmemLayout {
   }
 };
 
+// The regions of SmemLayout as typed pointers into the block's dynamic shared memory.
+template <typename T>
+struct TileSmem {
+  SmemLayout lay;
+  T *R, *C, *G;
+  float *S, *staging, *ws, *table;
+  int* tg;
+  __device__ TileSmem(unsigned char* smem, int Dp, int L, bool staging_aliases_operands)
+      : lay(SmemLayout::make<T>(Dp, L, staging_aliases_operands)),
+        R(reinterpret_cast<T*>(smem + lay.r_off)),
+        C(reinterpret_cast<T*>(smem + lay.c_off)),
+        G(reinterpret_cast<T*>(smem + lay.g_off)),
+        S(reinterpret_cast<float*>(smem + lay.s_off)),
+        staging(reinterpret_cast<float*>(smem + lay.staging_off)),
+        ws(reinterpret_cast<float*>(smem + lay.w_off)),
+        table(reinterpret_cast<float*>(smem + lay.table_off)),
+        tg(reinterpret_cast<int*>(smem + lay.tg_off)) {}
+};
+
 template <typename T>
 __device__ void load_tile(T* dst, int ldo, MatrixSource<T> src, const float* table, int64_t first, int64_t n, int D,
                           int Dp) {
@@ -195,15 +214,7 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowsArgs a, MatrixSource
                                                         MatrixSource<typename Ops::Operand> E) {
   using T = typename Ops::Operand;
   extern __shared__ __align__(128) unsigned char smem[];
-  const SmemLayout lay = SmemLayout::make<T>(a.Dp, a.L, Ops::kRegisterAccumulators);
-  T* Rs = reinterpret_cast<T*>(smem + lay.r_off);
-  T* Cs = reinterpret_cast<T*>(smem + lay.c_off);
-  float* S = reinterpret_cast<float*>(smem + lay.s_off);
-  T* Gs = reinterpret_cast<T*>(smem + lay.g_off);
-  float* staging = reinterpret_cast<float*>(smem + lay.staging_off);
-  int* tg = reinterpret_cast<int*>(smem + lay.tg_off);
-  float* ws = reinterpret_cast<float*>(smem + lay.w_off);
-  float* table = reinterpret_cast<float*>(smem + lay.table_off);
+  const TileSmem<T> sm(smem, a.Dp, a.L, Ops::kRegisterAccumulators);
 
   const int64_t p0 = int64_t(blockIdx.x) * kTile;
   const int split = blockIdx.y;
@@ -212,35 +223,35 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowsArgs a, MatrixSource
   const int64_t t_end = t_begin + a.tiles_per_split < n_tiles ? t_begin + a.tiles_per_split : n_tiles;
 
   if (a.table)
-    for (int i = threadIdx.x; i < 256; i += kThreads) table[i] = a.table[i];
-  load_positions(tg, ws, a.tgt, a.weights, a.scale, p0, a.P, a.L);
-  load_tile(Rs, lay.ldo, A, table, p0, a.P, a.D, a.Dp);
+    for (int i = threadIdx.x; i < 256; i += kThreads) sm.table[i] = a.table[i];
+  load_positions(sm.tg, sm.ws, a.tgt, a.weights, a.scale, p0, a.P, a.L);
+  load_tile(sm.R, sm.lay.ldo, A, sm.table, p0, a.P, a.D, a.Dp);
   typename Ops::Acc acc;
-  Ops::zero(acc, staging, a.Dp);
+  Ops::zero(acc, sm.staging, a.Dp);
   RowSums sums;
   __syncthreads();
 
   for (int64_t t = t_begin; t < t_end; ++t) {
     const int64_t v0 = t * kTile;
-    load_tile(Cs, lay.ldo, E, table, v0, a.V, a.D, a.Dp);
+    load_tile(sm.C, sm.lay.ldo, E, sm.table, v0, a.V, a.D, a.Dp);
     __syncthreads();
-    Ops::logits(Rs, Cs, lay.ldo, a.Dp, S);
+    Ops::logits(sm.R, sm.C, sm.lay.ldo, a.Dp, sm.S);
     __syncthreads();
-    gradient_negatives<T, true>(S, Gs, ws, v0, a.V, sums);
+    gradient_negatives<T, true>(sm.S, sm.G, sm.ws, v0, a.V, sums);
     __syncthreads();
-    gradient_positives<T, true>(S, Gs, ws, tg, a.L, v0, sums);
+    gradient_positives<T, true>(sm.S, sm.G, sm.ws, sm.tg, a.L, v0, sums);
     __syncthreads();
-    Ops::template accumulate<false>(acc, staging, Gs, Cs, lay.ldo, a.Dp);
+    Ops::template accumulate<false>(acc, sm.staging, sm.G, sm.C, sm.lay.ldo, a.Dp);
     __syncthreads();
   }
 
-  Ops::stage(acc, staging, a.Dp);
+  Ops::stage(acc, sm.staging, a.Dp);
   __syncthreads();
   const int sld = staging_ld(a.Dp);
   float* dA = a.dA_part + int64_t(split) * a.P * a.D;
   for (int i = threadIdx.x; i < kTile * a.D; i += kThreads) {
     const int r = i / a.D, k = i % a.D;
-    if (p0 + r < a.P) dA[(p0 + r) * a.D + k] = staging[r * sld + k];
+    if (p0 + r < a.P) dA[(p0 + r) * a.D + k] = sm.staging[r * sld + k];
   }
   // The four threads of a row (consecutive lanes) combine their sums in a fixed order.
   for (int off = 2; off > 0; off /= 2) {
@@ -280,43 +291,35 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColsArgs a, MatrixSource
                                                         MatrixSource<typename Ops::Operand> E, Epilogue epilogue) {
   using T = typename Ops::Operand;
   extern __shared__ __align__(128) unsigned char smem[];
-  const SmemLayout lay = SmemLayout::make<T>(a.Dp, a.L, Ops::kRegisterAccumulators);
-  T* Rs = reinterpret_cast<T*>(smem + lay.r_off);
-  T* Cs = reinterpret_cast<T*>(smem + lay.c_off);
-  float* S = reinterpret_cast<float*>(smem + lay.s_off);
-  T* Gs = reinterpret_cast<T*>(smem + lay.g_off);
-  float* staging = reinterpret_cast<float*>(smem + lay.staging_off);
-  int* tg = reinterpret_cast<int*>(smem + lay.tg_off);
-  float* ws = reinterpret_cast<float*>(smem + lay.w_off);
-  float* table = reinterpret_cast<float*>(smem + lay.table_off);
+  const TileSmem<T> sm(smem, a.Dp, a.L, Ops::kRegisterAccumulators);
 
   const int64_t v0 = int64_t(blockIdx.x) * kTile;
   if (a.table)
-    for (int i = threadIdx.x; i < 256; i += kThreads) table[i] = a.table[i];
+    for (int i = threadIdx.x; i < 256; i += kThreads) sm.table[i] = a.table[i];
   __syncthreads();
-  load_tile(Cs, lay.ldo, E, table, v0, a.V, a.D, a.Dp);
+  load_tile(sm.C, sm.lay.ldo, E, sm.table, v0, a.V, a.D, a.Dp);
   typename Ops::Acc acc;
-  Ops::zero(acc, staging, a.Dp);
+  Ops::zero(acc, sm.staging, a.Dp);
   RowSums unused;
 
   for (int64_t p0 = 0; p0 < a.P; p0 += kTile) {
-    load_positions(tg, ws, a.tgt, a.weights, a.scale, p0, a.P, a.L);
-    load_tile(Rs, lay.ldo, A, table, p0, a.P, a.D, a.Dp);
+    load_positions(sm.tg, sm.ws, a.tgt, a.weights, a.scale, p0, a.P, a.L);
+    load_tile(sm.R, sm.lay.ldo, A, sm.table, p0, a.P, a.D, a.Dp);
     __syncthreads();
-    Ops::logits(Rs, Cs, lay.ldo, a.Dp, S);
+    Ops::logits(sm.R, sm.C, sm.lay.ldo, a.Dp, sm.S);
     __syncthreads();
-    gradient_negatives<T, false>(S, Gs, ws, v0, a.V, unused);
+    gradient_negatives<T, false>(sm.S, sm.G, sm.ws, v0, a.V, unused);
     __syncthreads();
-    gradient_positives<T, false>(S, Gs, ws, tg, a.L, v0, unused);
+    gradient_positives<T, false>(sm.S, sm.G, sm.ws, sm.tg, a.L, v0, unused);
     __syncthreads();
-    Ops::template accumulate<true>(acc, staging, Gs, Rs, lay.ldo, a.Dp);
+    Ops::template accumulate<true>(acc, sm.staging, sm.G, sm.R, sm.lay.ldo, a.Dp);
     __syncthreads();
   }
-  __syncthreads();  // (P ≥ 1 always runs the loop; without it, Cs and the staging tile may overlap)
+  __syncthreads();  // (P ≥ 1 always runs the loop; without it, sm.C and the sm.staging tile may overlap)
 
-  Ops::stage(acc, staging, a.Dp);
+  Ops::stage(acc, sm.staging, a.Dp);
   __syncthreads();
-  epilogue(staging, staging_ld(a.Dp), v0, a.V, a.D);
+  epilogue(sm.staging, staging_ld(a.Dp), v0, a.V, a.D);
 }
 
 // The plain epilogue: dE rows v0 .. v0+63 (those below V) written out.

@@ -116,12 +116,7 @@ SrSgdReport fused_sr_sgd_step(const StepInputs& in_, std::vector<float>& W, cons
   cudaEventDestroy(stop);
   cudaStreamDestroy(s);
 
-  out.resize(pb.P, pb.V, pb.D);
-  LOBENCH_CUDA_CHECK(cudaMemcpy(out.per_position_loss.data(), pb.per_position_loss.data(), size_t(pb.P) * 8,
-                                cudaMemcpyDeviceToHost));
-  LOBENCH_CUDA_CHECK(cudaMemcpy(&out.loss, pb.loss.data(), 8, cudaMemcpyDeviceToHost));
-  LOBENCH_CUDA_CHECK(cudaMemcpy(out.dA.data(), pb.dA.data(), size_t(pb.P * pb.D) * 4, cudaMemcpyDeviceToHost));
-  LOBENCH_CUDA_CHECK(cudaMemcpy(out.counts.data(), pb.counts.data(), size_t(pb.P) * 32, cudaMemcpyDeviceToHost));
+  download_outputs(pb, out, false);
   // The updated weights, decoded on the host through the same format.
   if (pb.e_storage == EStorage::codes8) {
     std::vector<uint8_t> codes(W.size());

@@ -21,6 +21,8 @@
 #include <cuda_runtime.h>
 #include <mma.h>
 
+#include "operand_type.cuh"
+
 namespace lobench::cuda::fused {
 
 constexpr int kTile = 64;      // positions and embeddings per tile
@@ -41,13 +43,6 @@ __host__ __device__ constexpr int gradient_ld() {
   return kTile + int(16 / sizeof(T));
 }
 __host__ __device__ constexpr int staging_ld(int Dp) { return Dp + 4; }
-
-template <typename T>
-__device__ __forceinline__ T to_operand(float x);
-template <>
-__device__ __forceinline__ float to_operand<float>(float x) { return x; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 to_operand<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
 // ---------------------------------------------------------------------------------------------------
 // Tensor-core paths.
