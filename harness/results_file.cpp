@@ -98,26 +98,16 @@ std::string ResultRow::key() const {
                      operand[0] ? operand : "fp32");
 }
 
-ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool resume)
-    : type_(row_type()), path_(path) {
+ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool resume) : path_(path) {
   h5::silence_errors();
+  const h5::Handle type = row_type();
   const bool reopen = resume && H5Fis_hdf5(path.c_str()) > 0;
   if (reopen) {
     file_ = h5::open_file_rw(path);
     if (!h5::exists(file_, "results"))
       throw h5::Error(fmt::format("'{}' has no /results table to resume", path));
-    dataset_ = h5::Handle(H5Dopen2(file_, "results", H5P_DEFAULT), H5Dclose);
+    table_ = h5::Table::open(file_, "results", type, path);
     for (const ResultRow& r : read_all(path)) keys_.insert(r.key());
-    h5::Handle stored(H5Dget_type(dataset_), H5Tclose);
-    for (int i = 0; i < H5Tget_nmembers(type_); ++i) {
-      char* name = H5Tget_member_name(type_, unsigned(i));
-      if (H5Tget_member_index(stored, name) < 0) missing_columns_.insert(name);
-      H5free_memory(name);
-    }
-    h5::Handle space(H5Dget_space(dataset_), H5Sclose);
-    hsize_t n = 0;
-    H5Sget_simple_extent_dims(space, &n, nullptr);
-    n_rows_ = int64_t(n);
     const double resumes = h5::read_attr_double(file_, "resume_count").value_or(0.0);
     h5::write_attr(file_, "resume_count", resumes + 1);
     h5::write_attr(file_, "last_resume_utc", prov.start_utc);
@@ -127,12 +117,7 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool r
   file_ = h5::create_file(path);
   write_provenance(file_, prov);
   h5::write_attr(file_, "schema_version", int64_t(1));
-  const hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 64;
-  h5::Handle space(H5Screate_simple(1, &zero, &unlimited), H5Sclose);
-  h5::Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  H5Pset_chunk(props, 1, &chunk);
-  dataset_ = h5::Handle(H5Dcreate2(file_, "results", type_, space, H5P_DEFAULT, props, H5P_DEFAULT), H5Dclose);
-  if (!dataset_.valid()) throw h5::Error(fmt::format("cannot create /results in '{}'", path));
+  table_ = h5::Table::create(file_, "results", type, /*chunk_rows=*/64, path);
   H5Fflush(file_, H5F_SCOPE_GLOBAL);
 }
 
@@ -141,21 +126,13 @@ ResultsFile::~ResultsFile() {
 }
 
 void ResultsFile::append(ResultRow row) {
-  if (missing_columns_.count("operand") && row.operand[0] && std::string(row.operand) != "fp32")
+  if (table_.missing_columns().count("operand") && row.operand[0] && std::string(row.operand) != "fp32")
     throw h5::Error(fmt::format("'{}' was written before the operand column existed: a row with operand {} cannot be "
                                 "recorded in it (write a new run file)",
                                 path_, row.operand));
-  row.row_id = n_rows_;
-  const hsize_t new_size = hsize_t(n_rows_ + 1), start = hsize_t(n_rows_), one = 1;
-  if (H5Dset_extent(dataset_, &new_size) < 0) throw h5::Error("cannot grow /results");
-  h5::Handle file_space(H5Dget_space(dataset_), H5Sclose);
-  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &one, nullptr);
-  h5::Handle mem_space(H5Screate_simple(1, &one, nullptr), H5Sclose);
-  if (H5Dwrite(dataset_, type_, mem_space, file_space, H5P_DEFAULT, &row) < 0)
-    throw h5::Error("cannot write a row of /results");
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);  // a killed sweep keeps every finished row
+  row.row_id = table_.rows();
+  table_.append(row);  // flushed: a killed sweep keeps every finished row
   keys_.insert(row.key());
-  ++n_rows_;
 }
 
 void ResultsFile::set_attr(const std::string& name, double v) { h5::write_attr(file_, name, v); }

@@ -72,7 +72,7 @@ class ResultsFile {
   ~ResultsFile();
 
   bool has(const std::string& key) const { return keys_.count(key) > 0; }
-  int64_t rows() const { return n_rows_; }
+  int64_t rows() const { return table_.rows(); }
   // Sets row_id; flushed to disk before returning. In a resumed file written before the operand
   // column existed, a row with a non-fp32 operand throws h5::Error instead of losing it.
   void append(ResultRow row);
@@ -85,11 +85,10 @@ class ResultsFile {
   static std::vector<ResultRow> read_all(const std::string& path);
 
  private:
-  h5::Handle file_, dataset_, type_;
+  h5::Handle file_;
+  h5::Table table_;  // /results
   std::set<std::string> keys_;
-  std::set<std::string> missing_columns_;  // of this schema, absent from a resumed older file
   std::string path_;
-  int64_t n_rows_ = 0;
 };
 
 }  // namespace lobench

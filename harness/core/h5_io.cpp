@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <type_traits>
+#include <utility>
 
 namespace lobench::h5 {
 
@@ -63,6 +64,7 @@ std::string describe(hid_t type) {
       return fmt::format("{}int{}", H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "", size * 8);
     case H5T_STRING: return "string";
     case H5T_COMPOUND: return "compound";
+    case H5T_ARRAY: return "array";
     default: return "another type";
   }
 }
@@ -127,6 +129,98 @@ LOBENCH_H5_INSTANTIATE(int64_t)
 LOBENCH_H5_INSTANTIATE(uint8_t)
 LOBENCH_H5_INSTANTIATE(uint16_t)
 #undef LOBENCH_H5_INSTANTIATE
+
+Table::Table(Handle dataset, Handle type, std::string name, std::string what, hsize_t width, int64_t rows)
+    : dataset_(std::move(dataset)),
+      type_(std::move(type)),
+      name_(std::move(name)),
+      what_(std::move(what)),
+      width_(width),
+      rows_(rows) {}
+
+Table Table::create(hid_t loc, const std::string& name, hid_t row_type, hsize_t chunk_rows, const std::string& what,
+                    hsize_t width) {
+  const int rank = width > 0 ? 2 : 1;
+  const hsize_t zero[2] = {0, width}, max_dims[2] = {H5S_UNLIMITED, width}, chunk[2] = {chunk_rows, width};
+  Handle space(H5Screate_simple(rank, zero, max_dims), H5Sclose);
+  Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(props, rank, chunk);
+  Handle ds(H5Dcreate2(loc, name.c_str(), row_type, space, H5P_DEFAULT, props, H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw Error(fmt::format("cannot create /{} in '{}'", name, what));
+  return Table(std::move(ds), Handle(H5Tcopy(row_type), H5Tclose), name, what, width, 0);
+}
+
+Table Table::open(hid_t loc, const std::string& name, hid_t row_type, const std::string& what, hsize_t width) {
+  if (!exists(loc, name)) throw Error(fmt::format("'{}' has no /{} table", what, name));
+  Handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw Error(fmt::format("/{} in '{}' cannot be opened", name, what));
+  Handle space(H5Dget_space(ds), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space), want_rank = width > 0 ? 2 : 1;
+  if (rank != want_rank)
+    throw Error(fmt::format("/{} in '{}' has rank {}, expected {}", name, what, rank, want_rank));
+  hsize_t dims[2] = {0, 0}, max_dims[2] = {0, 0};
+  H5Sget_simple_extent_dims(space, dims, max_dims);
+  if (width > 0 && dims[1] != width)
+    throw Error(fmt::format("/{} in '{}' has rows of {} elements, expected {}", name, what, dims[1], width));
+  if (max_dims[0] != H5S_UNLIMITED) throw Error(fmt::format("/{} in '{}' cannot grow (fixed size)", name, what));
+
+  Handle stored(H5Dget_type(ds), H5Tclose);
+  std::set<std::string> missing;
+  if (H5Tget_class(stored) != H5T_COMPOUND || H5Tget_class(row_type) != H5T_COMPOUND) {
+    if (describe(stored) != describe(row_type))
+      throw Error(
+          fmt::format("/{} in '{}' holds {} rows, not {}", name, what, describe(stored), describe(row_type)));
+  } else {
+    auto member_name = [](hid_t type, int i) {
+      char* c = H5Tget_member_name(type, unsigned(i));
+      std::string out = c ? c : "";
+      H5free_memory(c);
+      return out;
+    };
+    // Columns are matched by name (HDF5 converts compound rows member by member): every stored column
+    // must be written by the row type, as the same kind of value.
+    for (int i = 0; i < H5Tget_nmembers(stored); ++i) {
+      const std::string column = member_name(stored, i);
+      const int j = H5Tget_member_index(row_type, column.c_str());
+      if (j < 0)
+        throw Error(fmt::format("/{} in '{}' has a column '{}' that the rows appended lack (another schema version?)",
+                                name, what, column));
+      Handle have(H5Tget_member_type(stored, unsigned(i)), H5Tclose);
+      Handle want(H5Tget_member_type(row_type, unsigned(j)), H5Tclose);
+      if (H5Tget_class(have) != H5Tget_class(want))
+        throw Error(fmt::format("column '{}' of /{} in '{}' is {}, the rows appended hold {}", column, name, what,
+                                describe(have), describe(want)));
+    }
+    for (int i = 0; i < H5Tget_nmembers(row_type); ++i) {
+      const std::string column = member_name(row_type, i);
+      if (H5Tget_member_index(stored, column.c_str()) < 0) missing.insert(column);
+    }
+  }
+  Table t(std::move(ds), Handle(H5Tcopy(row_type), H5Tclose), name, what, width, int64_t(dims[0]));
+  t.missing_ = std::move(missing);
+  return t;
+}
+
+void Table::append(const void* row, size_t bytes, Flush flush) {
+  if (!valid()) throw Error("cannot append a row to a table that is not open");
+  const size_t row_bytes = H5Tget_size(type_) * size_t(width_ > 0 ? width_ : 1);
+  if (bytes != row_bytes)
+    throw Error(fmt::format("cannot append a row of {} bytes to /{} in '{}', whose rows are {} bytes", bytes, name_,
+                            what_, row_bytes));
+  const int rank = width_ > 0 ? 2 : 1;
+  const hsize_t old_size[2] = {hsize_t(rows_), width_}, new_size[2] = {hsize_t(rows_ + 1), width_};
+  const hsize_t start[2] = {hsize_t(rows_), 0}, count[2] = {1, width_};
+  if (H5Dset_extent(dataset_, new_size) < 0) throw Error(fmt::format("cannot grow /{} in '{}'", name_, what_));
+  Handle file_space(H5Dget_space(dataset_), H5Sclose);
+  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  Handle mem_space(H5Screate_simple(rank, count, nullptr), H5Sclose);
+  if (H5Dwrite(dataset_, type_, mem_space, file_space, H5P_DEFAULT, row) < 0) {
+    H5Dset_extent(dataset_, old_size);  // no half-written row left behind
+    throw Error(fmt::format("cannot write a row of /{} in '{}'", name_, what_));
+  }
+  ++rows_;
+  if (flush == Flush::yes) H5Fflush(dataset_, H5F_SCOPE_GLOBAL);
+}
 
 namespace {
 void replace_attr(hid_t obj, const std::string& name) {

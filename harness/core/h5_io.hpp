@@ -1,13 +1,16 @@
 // Small RAII layer over the HDF5 C API: handles that close themselves, typed whole-dataset reads with
-// checks that name the dataset and the problem, writes, and attributes.
+// checks that name the dataset and the problem, writes, tables read whole or appended row by row, and
+// attributes.
 #pragma once
 
 #include <hdf5.h>
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace lobench::h5 {
@@ -89,6 +92,48 @@ std::vector<Row> read_table(hid_t loc, const std::string& name, hid_t row_type, 
     throw Error("cannot read /" + name + " of '" + what + "' (another schema version?)");
   return rows;
 }
+
+// A table on disk that grows one row at a time, so that a killed run keeps every row it finished:
+// dataset `name`, 1-D with rows of `row_type` (a compound type: one row a record), or with width > 0
+// 2-D [rows, width] with rows of `width` elements of `row_type`. Created empty with unlimited rows,
+// chunked `chunk_rows` rows at a time. Errors name the table and `what` (the file).
+class Table {
+ public:
+  enum class Flush { yes, no };
+
+  Table() = default;
+  // Creates the table in `loc` (a file or group); throws Error if it cannot.
+  static Table create(hid_t loc, const std::string& name, hid_t row_type, hsize_t chunk_rows, const std::string& what,
+                      hsize_t width = 0);
+  // Opens an existing table to append `row_type` rows after those there. Throws Error when it is
+  // missing, has another rank or width, holds another kind of row, or (compound rows) has a column
+  // that `row_type` lacks or holds a column as another kind (string, integer, float, array). Columns of
+  // `row_type` the stored table lacks (a file written before they existed) are allowed and listed in
+  // missing_columns(): appended rows lose them.
+  static Table open(hid_t loc, const std::string& name, hid_t row_type, const std::string& what, hsize_t width = 0);
+
+  bool valid() const { return dataset_.valid(); }
+  hid_t id() const { return dataset_.get(); }  // the dataset, e.g. for attributes
+  int64_t rows() const { return rows_; }
+  const std::set<std::string>& missing_columns() const { return missing_; }
+
+  // Extends the table by one row, writes `row` (`bytes` long: the row type's size, times width) into
+  // it and, with Flush::yes, flushes the file.
+  void append(const void* row, size_t bytes, Flush flush = Flush::yes);
+  template <typename Row>
+  void append(const Row& row, Flush flush = Flush::yes) {
+    static_assert(std::is_trivially_copyable_v<Row>, "a row is a plain record; pass a pointer and size otherwise");
+    append(&row, sizeof(Row), flush);
+  }
+
+ private:
+  Table(Handle dataset, Handle type, std::string name, std::string what, hsize_t width, int64_t rows);
+  Handle dataset_, type_;
+  std::string name_, what_;
+  hsize_t width_ = 0;
+  int64_t rows_ = 0;
+  std::set<std::string> missing_;
+};
 
 void write_attr(hid_t obj, const std::string& name, const std::string& value);
 void write_attr(hid_t obj, const std::string& name, double value);

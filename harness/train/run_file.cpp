@@ -43,16 +43,6 @@ h5::Handle epoch_type() {
   return h5::Handle(t, H5Tclose);
 }
 
-h5::Handle extendable(hid_t file, const char* name, hid_t type, int rank, hsize_t cols) {
-  const hsize_t zero[2] = {0, cols}, maxd[2] = {H5S_UNLIMITED, cols}, chunk[2] = {16, cols};
-  h5::Handle space(H5Screate_simple(rank, zero, maxd), H5Sclose);
-  h5::Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  H5Pset_chunk(props, rank, chunk);
-  h5::Handle ds(H5Dcreate2(file, name, type, space, H5P_DEFAULT, props, H5P_DEFAULT), H5Dclose);
-  if (!ds.valid()) throw h5::Error(fmt::format("cannot create dataset '{}'", name));
-  return ds;
-}
-
 void write_breakdown(hid_t obj, const std::string& prefix, const MemoryBreakdown& m) {
   h5::write_attr(obj, prefix + "weights_bytes", m.weights);
   h5::write_attr(obj, prefix + "weight_gradient_bytes", m.weight_gradient);
@@ -95,7 +85,7 @@ EpochRow EpochRow::from(const EpochRecord& r) {
 
 TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset,
                            const TrainConfig& c, const DataShape& s, const MemoryPrediction& predicted)
-    : path_(path), type_(epoch_type()) {
+    : path_(path) {
   file_ = h5::create_file(path);
   write_provenance(file_, prov);
   h5::write_attr(file_, "schema", std::string("lobench train-xmc run, version 1"));
@@ -138,21 +128,22 @@ TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, cons
     h5::write_attr(g, "predicted_eval_extra_bytes", predicted.eval_extra);
     h5::write_attr(g, "predicted_peak_bytes", predicted.peak(c.eval_every >= 0 && s.test_rows > 0));
   }
-  epochs_ = extendable(file_, "epochs", type_, 1, 1);
+  epochs_ = h5::Table::create(file_, "epochs", epoch_type(), /*chunk_rows=*/16, path);
   if (c.hist_every > 0) {
-    hist_ = extendable(file_, "grad_hist", H5T_NATIVE_INT64, 2, GradientHistogram::kBins);
+    const hsize_t bins = GradientHistogram::kBins;
+    hist_ = h5::Table::create(file_, "grad_hist", H5T_NATIVE_INT64, /*chunk_rows=*/16, path, bins);
     const auto edges = GradientHistogram::octave_edges_log2();
     h5::write<double>(file_, "grad_hist_edges_log2", {int64_t(edges.size())}, edges.data());
-    h5::write_attr(hist_, "bins",
+    h5::write_attr(hist_.id(), "bins",
                    std::string("[0] exact zeros, [1] 0<|g|<2^-48, then 4 bins per octave from 2^-48 to 2^16 "
                                "(edges in /grad_hist_edges_log2), [-2] |g|>=2^16, [-1] NaN/inf"));
-    h5::write_attr(hist_, "what", std::string("classifier weight gradient dW = G^T H, every element, steps "
-                                              "where step % hist_every == 0"));
-    h5::write_attr(hist_, "hist_every", int64_t(c.hist_every));
-    logit_hist_ = extendable(file_, "logit_grad_hist", H5T_NATIVE_INT64, 2, GradientHistogram::kBins);
-    h5::write_attr(logit_hist_, "what", std::string("logit gradient G = sigmoid(z) - y of the classifier (every label x "
-                                                    "row of the batch), steps where step % hist_every == 0; bins as "
-                                                    "/grad_hist"));
+    h5::write_attr(hist_.id(), "what", std::string("classifier weight gradient dW = G^T H, every element, steps "
+                                                   "where step % hist_every == 0"));
+    h5::write_attr(hist_.id(), "hist_every", int64_t(c.hist_every));
+    logit_hist_ = h5::Table::create(file_, "logit_grad_hist", H5T_NATIVE_INT64, /*chunk_rows=*/16, path, bins);
+    h5::write_attr(logit_hist_.id(), "what",
+                   std::string("logit gradient G = sigmoid(z) - y of the classifier (every label x row of the batch), "
+                               "steps where step % hist_every == 0; bins as /grad_hist"));
   }
   H5Fflush(file_, H5F_SCOPE_GLOBAL);
 }
@@ -162,31 +153,13 @@ TrainRunFile::~TrainRunFile() {
 }
 
 void TrainRunFile::append_epoch(const EpochRecord& r, const GradientHistogram* dW_hist, const GradientHistogram* G_hist) {
-  const EpochRow row = EpochRow::from(r);
-  {
-    const hsize_t n = hsize_t(n_rows_ + 1), start = hsize_t(n_rows_), one = 1;
-    if (H5Dset_extent(epochs_, &n) < 0) throw h5::Error("cannot grow /epochs");
-    h5::Handle fs(H5Dget_space(epochs_), H5Sclose);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, nullptr, &one, nullptr);
-    h5::Handle ms(H5Screate_simple(1, &one, nullptr), H5Sclose);
-    if (H5Dwrite(epochs_, type_, ms, fs, H5P_DEFAULT, &row) < 0) throw h5::Error("cannot write a row of /epochs");
-    ++n_rows_;
-  }
+  // One flush for the epoch's rows in all three tables, below.
+  epochs_.append(EpochRow::from(r), h5::Table::Flush::no);
   if (dW_hist && hist_.valid()) {
     const GradientHistogram empty;
-    auto append = [&](hid_t ds, const GradientHistogram& h, const char* name) {
-      const hsize_t cols = GradientHistogram::kBins;
-      const hsize_t n[2] = {hsize_t(n_hist_ + 1), cols}, start[2] = {hsize_t(n_hist_), 0}, count[2] = {1, cols};
-      if (H5Dset_extent(ds, n) < 0) throw h5::Error(fmt::format("cannot grow /{}", name));
-      h5::Handle fs(H5Dget_space(ds), H5Sclose);
-      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      h5::Handle ms(H5Screate_simple(2, count, nullptr), H5Sclose);
-      if (H5Dwrite(ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, h.counts.data()) < 0)
-        throw h5::Error(fmt::format("cannot write a row of /{}", name));
-    };
-    append(hist_, *dW_hist, "grad_hist");
-    append(logit_hist_, G_hist ? *G_hist : empty, "logit_grad_hist");
-    ++n_hist_;
+    const GradientHistogram& G = G_hist ? *G_hist : empty;
+    hist_.append(dW_hist->counts.data(), dW_hist->counts.size() * sizeof(int64_t), h5::Table::Flush::no);
+    logit_hist_.append(G.counts.data(), G.counts.size() * sizeof(int64_t), h5::Table::Flush::no);
   }
   H5Fflush(file_, H5F_SCOPE_GLOBAL);  // a killed run keeps every finished epoch
 }

@@ -44,8 +44,8 @@ class TrainRunFile {
 
  private:
   std::string path_;
-  h5::Handle file_, epochs_, type_, hist_, logit_hist_;
-  int64_t n_rows_ = 0, n_hist_ = 0;
+  h5::Handle file_;
+  h5::Table epochs_, hist_, logit_hist_;
 };
 
 }  // namespace lobench::train
