@@ -94,7 +94,8 @@ void ResultRow::set_reason(const std::string& s) { copy_str(reason, s); }
 
 std::string ResultRow::key() const {
   return fmt::format("{}/{} B={} N={} V={} D={} L={} {} w={} bv={} bp={} t={} seed={} E={}/{} op={}", backend, variant,
-                     B, N, V, D, L, reduction, weighted, block_v, block_p, threads, seed, e_format, e_rounding,
+                     B, N, V, D, L, reduction, weighted, block_v, block_p, threads, seed,
+                     e_format[0] ? e_format : "fp32", e_rounding,  // files older than the column: fp32
                      operand[0] ? operand : "fp32");
 }
 

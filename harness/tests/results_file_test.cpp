@@ -94,6 +94,20 @@ TEST(ResultsFile, KeyIncludesTheOperandAndAnEmptyOperandIsFp32) {
   EXPECT_EQ(r.key(), fp32);
 }
 
+// Files written before the e_format column read it as "": such a row is a float32 point, and
+// resuming must recognise it (it used to append a duplicate row every time).
+TEST(ResultsFile, KeyTreatsAnEmptyEFormatAsFp32) {
+  ResultRow r;
+  r.set_variant("fused");
+  r.set_backend("cpu");
+  r.set_e_format("fp32");
+  const std::string fp32 = r.key();
+  r.set_e_format("");
+  EXPECT_EQ(r.key(), fp32);
+  r.set_e_format("bfloat16");
+  EXPECT_NE(r.key(), fp32);
+}
+
 // A run file written before the operand and peak_device_bytes columns existed: its rows read with
 // those columns at their defaults, and resuming it matches them as fp32 rows.
 TEST(ResultsFile, ReadsAndResumesFilesWithoutTheNewColumns) {
