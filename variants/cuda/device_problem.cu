@@ -136,7 +136,7 @@ int64_t device_io_bytes(const Shape& s, const RunOptions& o) {
   return inputs + outputs;
 }
 
-DeviceProblem::DeviceProblem(const StepInputs& in, const RunOptions& options)
+DeviceProblem::DeviceProblem(const StepInputs& in, const RunOptions& options, bool with_dE)
     : P(in.P), V(in.V), D(in.D), L(in.L), reduction(in.reduction), operand(parse_operand(options.operand)) {
   const EPlan e = plan_e(options, operand);
   e_storage = e.storage;
@@ -190,8 +190,11 @@ DeviceProblem::DeviceProblem(const StepInputs& in, const RunOptions& options)
   per_position_loss = DeviceBuffer<double>(io_alloc, P);
   loss = DeviceBuffer<double>(io_alloc, 1);
   dA = DeviceBuffer<float>(io_alloc, P * D);
-  dE = DeviceBuffer<float>(io_alloc, V * D);
+  if (with_dE) dE = DeviceBuffer<float>(io_alloc, V * D);
   counts = DeviceBuffer<long long>(io_alloc, P * 4);
+  // cudaMemcpy from pageable memory may return before the data has reached the device, and the steps
+  // run on non-blocking streams that do not wait for the legacy stream.
+  LOBENCH_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 CudaSession::CudaSession(const StepInputs& in, const RunOptions& options, std::unique_ptr<CudaStep> step)
@@ -264,8 +267,12 @@ void download_outputs(const DeviceProblem& pb, StepOutputs& out, bool with_dE) {
                                 cudaMemcpyDeviceToHost));
   LOBENCH_CUDA_CHECK(cudaMemcpy(&out.loss, pb.loss.data(), 8, cudaMemcpyDeviceToHost));
   LOBENCH_CUDA_CHECK(cudaMemcpy(out.dA.data(), pb.dA.data(), size_t(pb.P * pb.D) * 4, cudaMemcpyDeviceToHost));
-  if (with_dE)
+  if (with_dE) {
     LOBENCH_CUDA_CHECK(cudaMemcpy(out.dE.data(), pb.dE.data(), size_t(pb.V * pb.D) * 4, cudaMemcpyDeviceToHost));
+  } else {
+    out.dE.clear();  // not formed: an empty dE, not zeros that would read as a gradient
+    out.dE.shrink_to_fit();
+  }
   static_assert(sizeof(long long) == sizeof(int64_t));
   LOBENCH_CUDA_CHECK(cudaMemcpy(out.counts.data(), pb.counts.data(), size_t(pb.P) * 4 * 8, cudaMemcpyDeviceToHost));
 }

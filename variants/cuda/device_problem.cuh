@@ -66,8 +66,9 @@ struct DeviceProblem {
   DeviceBuffer<long long> counts;          // [P, 4]
 
   // Uploads `in` converted to `operand` (round to nearest even for bf16) and, when options ask for a
-  // storage format, E's codes. Synchronous.
-  DeviceProblem(const StepInputs& in, const RunOptions& options);
+  // storage format, E's codes. Synchronous: the data is on the device when it returns. Without
+  // `with_dE` no dE buffer exists (the fused SGD update applies dW where it is formed).
+  DeviceProblem(const StepInputs& in, const RunOptions& options, bool with_dE = true);
   int64_t io_bytes() const { return io_alloc.peak_bytes(); }
 };
 

@@ -96,13 +96,18 @@ __device__ void load_tile(T* dst, int ldo, MatrixSource<T> src, const float* tab
       const int r = i / vpr, q = i - r * vpr;
       uint2 v = make_uint2(0u, 0u);
       if (first + r < n) v = *reinterpret_cast<const uint2*>(src.codes + (first + r) * D + q * 8);
-      T* out = dst + r * ldo + q * 8;
+      // Widened in registers, then one 16-byte store (bf16) or two (float): dst + r·ldo + 8q is 16-byte aligned.
+      alignas(16) T w[8];
 #pragma unroll
       for (int b = 0; b < 8; ++b) {
         const uint32_t word = b < 4 ? v.x : v.y;
-        // Rows beyond n read as code 0 would decode to the table's value 0 only by luck: write 0 instead.
-        out[b] = first + r < n ? to_operand<T>(table[(word >> (8 * (b % 4))) & 0xffu]) : to_operand<T>(0.0f);
+        // Rows beyond n are written as 0 (not as whatever code 0 decodes to).
+        w[b] = first + r < n ? to_operand<T>(table[(word >> (8 * (b % 4))) & 0xffu]) : to_operand<T>(0.0f);
       }
+      uint4* out = reinterpret_cast<uint4*>(dst + r * ldo + q * 8);
+      const uint4* in = reinterpret_cast<const uint4*>(w);
+#pragma unroll
+      for (int u = 0; u < int(8 * sizeof(T) / 16); ++u) out[u] = in[u];
     }
   } else {
     for (int i = threadIdx.x; i < kTile * D; i += kThreads) {
@@ -224,6 +229,8 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowsArgs a, MatrixSource
 
   if (a.table)
     for (int i = threadIdx.x; i < 256; i += kThreads) sm.table[i] = a.table[i];
+  // (A is always given as values, so its load below needs no barrier after the table's; E's loads in
+  // the loop come after the barrier below.)
   load_positions(sm.tg, sm.ws, a.tgt, a.weights, a.scale, p0, a.P, a.L);
   load_tile(sm.R, sm.lay.ldo, A, sm.table, p0, a.P, a.D, a.Dp);
   typename Ops::Acc acc;

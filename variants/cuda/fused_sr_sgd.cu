@@ -75,7 +75,7 @@ SrSgdReport fused_sr_sgd_step(const StepInputs& in_, std::vector<float>& W, cons
   RunOptions options;
   options.operand = "bf16";
   options.e_format = o.format;
-  DeviceProblem pb(in, options);  // W becomes pb.E16 (bfloat16) or pb.Ecodes (8-bit)
+  DeviceProblem pb(in, options, /*with_dE=*/false);  // W becomes pb.E16 (bfloat16) or pb.Ecodes (8-bit)
 
   DeviceAllocator work;
   const int64_t splits = fused::choose_splits(pb.P, pb.V);
@@ -98,23 +98,29 @@ SrSgdReport fused_sr_sgd_step(const StepInputs& in_, std::vector<float>& W, cons
     update.w16 = pb.E16.data();
   }
 
-  cudaStream_t s = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  LOBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  LOBENCH_CUDA_CHECK(cudaEventCreate(&start));
-  LOBENCH_CUDA_CHECK(cudaEventCreate(&stop));
-  LOBENCH_CUDA_CHECK(cudaEventRecord(start, s));
-  launch_unique_targets(pb.targets.data(), tgt.data(), pb.P, pb.L, pb.V, s);
+  // Stream and events released however the step ends.
+  struct Resources {
+    cudaStream_t s = nullptr;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Resources() {
+      if (s) cudaStreamSynchronize(s);
+      if (start) cudaEventDestroy(start);
+      if (stop) cudaEventDestroy(stop);
+      if (s) cudaStreamDestroy(s);
+    }
+  } r;
+  LOBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
+  LOBENCH_CUDA_CHECK(cudaEventCreate(&r.start));
+  LOBENCH_CUDA_CHECK(cudaEventCreate(&r.stop));
+  LOBENCH_CUDA_CHECK(cudaEventRecord(r.start, r.s));
+  launch_unique_targets(pb.targets.data(), tgt.data(), pb.P, pb.L, pb.V, r.s);
   fused::launch_fused<fused::OpsBf16>(pb, tgt.data(), splits, dA_part.data(), loss_part.data(), counts_part.data(),
-                                      update, s);
-  launch_finish_loss(pb, s);
-  LOBENCH_CUDA_CHECK(cudaEventRecord(stop, s));
-  LOBENCH_CUDA_CHECK(cudaEventSynchronize(stop));
+                                      update, r.s);
+  launch_finish_loss(pb, r.s);
+  LOBENCH_CUDA_CHECK(cudaEventRecord(r.stop, r.s));
+  LOBENCH_CUDA_CHECK(cudaEventSynchronize(r.stop));
   float ms = 0.0f;
-  LOBENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaStreamDestroy(s);
+  LOBENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, r.start, r.stop));
 
   download_outputs(pb, out, false);
   // The updated weights, decoded on the host through the same format.

@@ -31,8 +31,8 @@ struct SrSgdReport {
 
 // One step: reads A, targets, weights and reduction from `in` (in.E and in.E_stored are ignored),
 // W's values from `W` ([V, D] float32, each exactly a value of the format), computes with bf16
-// operands, writes loss, per-position loss, counts and dA into `out`, and replaces `W` by the updated
-// weights (decoded to float32).
+// operands, writes loss, per-position loss, counts and dA into `out` (out.dE is left empty: it is never
+// formed), and replaces `W` by the updated weights (decoded to float32).
 SrSgdReport fused_sr_sgd_step(const StepInputs& in, std::vector<float>& W, const SrSgdOptions& options, float lr,
                               uint64_t step, StepOutputs& out);
 

@@ -1,8 +1,9 @@
 // Google Benchmark timings of the GPU variants at the target shapes, beside the GPU's own GEMM
 // rates measured in the same run (DESIGN.md "Measurement rules": ratios within one run are what compare).
 //
-// Benchmarks (manual time: the device time of one step from CUDA events, L2 flushed before each, one
-// untimed warm-up step per benchmark):
+// Benchmarks (manual time: the device time of one step from CUDA events, one untimed warm-up step per
+// benchmark; the variants' sessions flush L2 before each step, the SR-SGD step uploads W first, so up to
+// one pass over W may hit L2):
 //   {cuda_fused,cuda_chunked,cuda_dense}/B:…/N:…/V:…/op:{bf16,fp32}   one loss-and-gradient step (D = 128, L = 8)
 //   fused_sr_sgd/W:{bfloat16,float8_e4m3fn}/B:128/N:128/V:100000      the ELMO step: loss, counts, dA and the
 //                                                                     SGD update with stochastic rounding, dW never stored
@@ -20,11 +21,14 @@
 // Without a device it prints why and exits 0.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "device_allocator.hpp"
 #include "fused_sr_sgd.hpp"
@@ -65,6 +69,10 @@ void set_counters(benchmark::State& state, const Shape& s, const std::string& op
 void bench_variant(benchmark::State& state, const std::string& name, int64_t B, int64_t N, int64_t V,
                    const std::string& operand) {
   const Variant* v = Registry::instance().find(name);
+  if (!v) {
+    state.SkipWithError(("no variant " + name).c_str());
+    return;
+  }
   const Shape s = shape_of(B, N, V);
   RunOptions o;
   o.operand = operand;
@@ -72,41 +80,50 @@ void bench_variant(benchmark::State& state, const std::string& name, int64_t B, 
     state.SkipWithError(why->c_str());
     return;
   }
-  const StepData& d = inputs(B, N, V);
-  auto session = v->open_session(d.view(), o);
-  session->run_timed();  // warm-up: module load, cuBLAS heuristics
-  std::vector<double> samples;
-  for (auto _ : state) {
-    const double t = session->run_timed();
-    samples.push_back(t);
-    state.SetIterationTime(t);
+  // A CUDA error or an out-of-memory fails this benchmark only, not the whole run (and its JSON).
+  try {
+    const StepData& d = inputs(B, N, V);
+    auto session = v->open_session(d.view(), o);
+    session->run_timed();  // warm-up: module load, cuBLAS heuristics
+    std::vector<double> samples;
+    for (auto _ : state) {
+      const double t = session->run_timed();
+      samples.push_back(t);
+      state.SetIterationTime(t);
+    }
+    std::sort(samples.begin(), samples.end());
+    set_counters(state, s, operand, samples[samples.size() / 2], session->peak_working_bytes());
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
   }
-  std::sort(samples.begin(), samples.end());
-  set_counters(state, s, operand, samples[samples.size() / 2], session->peak_working_bytes());
 }
 
 void bench_sr_sgd(benchmark::State& state, const std::string& format) {
   const int64_t B = 128, N = 128, V = 100000;
   const Shape s = shape_of(B, N, V);
-  const StepData& d = inputs(B, N, V);
-  const precision::Quantizer q(precision::parse_format(format));
-  std::vector<float> W(d.E.size());
-  q.round(d.E, W);
-  cuda::SrSgdOptions o;
-  o.format = format;
-  StepOutputs out;
-  cuda::fused_sr_sgd_step(d.view(), W, o, 0.01f, 0, out);  // warm-up
-  std::vector<double> samples;
-  int64_t peak = 0;
-  uint64_t step = 1;
-  for (auto _ : state) {
-    const cuda::SrSgdReport r = cuda::fused_sr_sgd_step(d.view(), W, o, 0.01f, step++, out);
-    samples.push_back(r.seconds);
-    peak = r.peak_working_bytes;
-    state.SetIterationTime(r.seconds);
+  try {
+    const StepData& d = inputs(B, N, V);
+    const precision::Quantizer q(precision::parse_format(format));
+    std::vector<float> W(d.E.size());
+    q.round(d.E, W);
+    cuda::SrSgdOptions o;
+    o.format = format;
+    StepOutputs out;
+    cuda::fused_sr_sgd_step(d.view(), W, o, 0.01f, 0, out);  // warm-up
+    std::vector<double> samples;
+    int64_t peak = 0;
+    uint64_t step = 1;
+    for (auto _ : state) {
+      const cuda::SrSgdReport r = cuda::fused_sr_sgd_step(d.view(), W, o, 0.01f, step++, out);
+      samples.push_back(r.seconds);
+      peak = r.peak_working_bytes;
+      state.SetIterationTime(r.seconds);
+    }
+    std::sort(samples.begin(), samples.end());
+    set_counters(state, s, "bf16", samples[samples.size() / 2], peak);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
   }
-  std::sort(samples.begin(), samples.end());
-  set_counters(state, s, "bf16", samples[samples.size() / 2], peak);
 }
 
 }  // namespace
@@ -128,12 +145,14 @@ int main(int argc, char** argv) {
                                 "fp32 " + std::to_string(r->fp32_gflops) + ", tf32 " + std::to_string(r->tf32_gflops) +
                                     ", bf16 " + std::to_string(r->bf16_gflops));
   }
-  for (const auto& [B, N, V] : {std::tuple<int64_t, int64_t, int64_t>{128, 128, 100000}, {32, 32, 1000000}})
+  for (const auto& shape : {std::tuple<int64_t, int64_t, int64_t>{128, 128, 100000}, {32, 32, 1000000}})
     for (const char* op : {"bf16", "fp32"})
       for (const char* name : {"cuda_fused", "cuda_chunked", "cuda_dense"}) {
+        const auto [B, N, V] = shape;  // copied: lambdas capture variables, not structured bindings (pre-C++20 compilers)
+        const int64_t b = B, n = N, v = V;
         const std::string label = std::string(name) + "/B:" + std::to_string(B) + "/N:" + std::to_string(N) +
                                   "/V:" + std::to_string(V) + "/op:" + op;
-        benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& st) { bench_variant(st, name, B, N, V, op); })
+        benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& st) { bench_variant(st, name, b, n, v, op); })
             ->UseManualTime()
             ->Iterations(10)
             ->Unit(benchmark::kMillisecond);
