@@ -49,13 +49,15 @@ struct GpuRates {
 };
 // The GEMM yardstick's product for GPU rows: m = P, n = 8192 items (a vocabulary block of the logits
 // A·Eᵀ, whatever V: every Table II V is larger), k = D; measured once per (P, D).
+// The GPU yardstick is cuBLAS on an 8192³ product: the matrix units' practical peak in each operand
+// precision. (A logit-shaped product, m = P, n = 8192, k = D = 128, is bounded by writing C and would
+// flatter a kernel that never stores logits; variants/cuda/bench/cuda_step_bench reports both.)
 constexpr int64_t kGpuGemmN = 8192;
 
-std::optional<GpuRates> measure_gpu_rates([[maybe_unused]] int64_t P, [[maybe_unused]] int64_t D,
-                                          std::string* why) {
+std::optional<GpuRates> measure_gpu_rates(std::string* why) {
 #if LOBENCH_HAS_CUDA
   try {
-    const cuda::GpuGemmRates r = cuda::measure_gpu_gemm_rates(P, kGpuGemmN, D);
+    const cuda::GpuGemmRates r = cuda::measure_gpu_gemm_rates(kGpuGemmN, kGpuGemmN, kGpuGemmN);
     return GpuRates{r.fp32_gflops, r.tf32_gflops, r.bf16_gflops, r.device_name};
   } catch (const std::exception& e) {
     *why = e.what();
@@ -206,23 +208,23 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
   // GPU rows' yardstick: cuBLAS GEMM rates per operand precision, measured once per (P, D) when the
   // first GPU row of that shape is about to run; the first measured are also file attributes.
   std::map<std::pair<int64_t, int64_t>, std::optional<GpuRates>> gpu_rates;
-  auto gpu_yardstick = [&](const Shape& s) -> const std::optional<GpuRates>& {
-    const auto key = std::pair(s.P(), s.D);
+  auto gpu_yardstick = [&]() -> const std::optional<GpuRates>& {
+    const auto key = std::pair(int64_t(0), int64_t(0));  // one shape for the whole run
     if (auto it = gpu_rates.find(key); it != gpu_rates.end()) return it->second;
     std::string why;
-    auto r = measure_gpu_rates(s.P(), s.D, &why);
+    auto r = measure_gpu_rates(&why);
     if (r) {
       if (gpu_rates.empty()) {
         file.set_attr("gpu_gemm_fp32_gflops", r->fp32);
         file.set_attr("gpu_gemm_tf32_gflops", r->tf32);
         file.set_attr("gpu_gemm_bf16_gflops", r->bf16);
-        file.set_attr("gpu_gemm_shape", fmt::format("m={} n={} k={}", s.P(), kGpuGemmN, s.D));
+        file.set_attr("gpu_gemm_shape", fmt::format("m={} n={} k={}", kGpuGemmN, kGpuGemmN, kGpuGemmN));
         file.set_attr("gpu_name", r->device_name);
       }
-      fmt::print(table, "GPU GEMM yardstick (cuBLAS, [{} x {}]·[{} x {}], {}): fp32 {:.0f}, tf32 {:.0f}, bf16 {:.0f} GFLOP/s\n",
-                 s.P(), s.D, s.D, kGpuGemmN, r->device_name, r->fp32, r->tf32, r->bf16);
+      fmt::print(table, "GPU GEMM yardstick (cuBLAS, {}³, {}): fp32 {:.0f}, tf32 {:.0f}, bf16 {:.0f} GFLOP/s\n",
+                 kGpuGemmN, r->device_name, r->fp32, r->tf32, r->bf16);
     } else {
-      fmt::print(table, "GPU GEMM yardstick not measured at P={} D={}: {}\n", s.P(), s.D, why);
+      fmt::print(table, "GPU GEMM yardstick not measured: {}\n", why);
     }
     return gpu_rates[key] = std::move(r);
   };
@@ -298,7 +300,7 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
                                    format_bytes(double(gpu_limit))));
       } else {
         if (on_gpu) {
-          const auto& rates = gpu_yardstick(s);
+          const auto& rates = gpu_yardstick();
           row.gemm_gflops = rates ? rates->for_operand(pt.options.operand) : kNaN;
         } else {
           if (!measured_yardstick) {
