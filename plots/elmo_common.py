@@ -15,7 +15,7 @@ def _text(x):
 
 def load_run(path):
     """Returns a dict: attrs (root), memory (attrs of /memory), epochs (structured array or None),
-    grad_hist (int64 [epochs, bins] or None), grad_hist_edges_log2, path."""
+    grad_hist and logit_grad_hist (int64 [epochs, bins] or None), grad_hist_edges_log2, path."""
     with h5py.File(path, "r") as f:
         run = {
             "path": path,
@@ -23,6 +23,7 @@ def load_run(path):
             "memory": {k: _text(v) for k, v in f["memory"].attrs.items()} if "memory" in f else {},
             "epochs": f["epochs"][:] if "epochs" in f else None,
             "grad_hist": f["grad_hist"][:] if "grad_hist" in f else None,
+            "logit_grad_hist": f["logit_grad_hist"][:] if "logit_grad_hist" in f else None,
             "grad_hist_edges_log2": f["grad_hist_edges_log2"][:] if "grad_hist_edges_log2" in f else None,
         }
     return run
@@ -63,3 +64,16 @@ def mean_std(values):
     if v.size == 0:
         return float("nan"), float("nan"), 0
     return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0, int(v.size)
+
+
+def save_figure_and_table(fig, out, lines, table_path=None):
+    """The end of every plots/elmo_*.py: writes the figure, prints the Markdown table (lines) and, given
+    table_path, writes it there too."""
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+    table = "\n".join(lines) + "\n"
+    print(table)
+    if table_path:
+        with open(table_path, "w") as f:
+            f.write(table)

@@ -85,14 +85,7 @@ def main():
         lines.append("|---|" + "---|" * len(ms))
         for i, e in enumerate(es):
             lines.append(f"| {e} | " + " | ".join("" if not np.isfinite(v) else f"{v:.1f}" for v in grid[i]) + " |")
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=110)
-    print(f"wrote {args.out}")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    if args.table:
-        with open(args.table, "w") as f:
-            f.write(table)
+    ec.save_figure_and_table(fig, args.out, lines, args.table)
 
 
 if __name__ == "__main__":

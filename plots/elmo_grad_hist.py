@@ -82,8 +82,7 @@ def main():
             raise SystemExit(f"{path}: no /grad_hist (train with --hist-every N)")
         a = r["attrs"]
         name = f"{a['dataset']} (V={a['num_labels']}), {a['clf_format']} {a['clf_rounding']}, D={a['D']}, B={a['batch']}"
-        with __import__("h5py").File(path, "r") as f:
-            G = f["logit_grad_hist"][:] if "logit_grad_hist" in f else None
+        G = r["logit_grad_hist"]
         edges = r["grad_hist_edges_log2"]
         panel(axes[row][0], r["grad_hist"], edges, f"weight gradient dW = G^T H\n{name}")
         if G is not None:
@@ -97,14 +96,7 @@ def main():
                              f"{f['e5m2_below_min_subnormal']:.1%} | {f['e5m2_below_min_normal']:.1%} | "
                              f"{f['e4m3_to_zero']:.1%} | {f['e4m3_below_min_subnormal']:.1%} | "
                              f"{f['e4m3_below_min_normal']:.1%} | {f['above_e4m3_max']:.2%} |")
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=110)
-    print(f"wrote {args.out}")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    if args.table:
-        with open(args.table, "w") as f:
-            f.write(table)
+    ec.save_figure_and_table(fig, args.out, lines, args.table)
 
 
 if __name__ == "__main__":

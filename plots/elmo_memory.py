@@ -90,9 +90,6 @@ def main():
     ax.set_title("ratios (layout models) vs ELMO's reported 6x / 11x / 13x")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=110)
-    print(f"wrote {args.out}")
     lines = ["| labels | Renee | fp32 | ELMO bf16 | ELMO fp8 | Renee/bf16 | Renee/fp8 |", "|---|---|---|---|---|---|---|"]
     for i, v in enumerate(V):
         lines.append(f"| {v:,} | " + " | ".join(f"{lay[n][i] / GiB:.2f}" for n in ("renee", "fp32", "elmo_bf16", "elmo_fp8"))
@@ -104,11 +101,7 @@ def main():
         for v, p, mm, hd, enc in sorted(pts):
             lines.append(f"| {name} | {v:,} | {p / GiB:.3f} | " + (f"{mm / GiB:.3f} | {mm / p:.4f}" if np.isfinite(mm) else "(not run) | ")
                          + f" | {hd / GiB:.3f} | {enc / GiB:.3f} |")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    if args.table:
-        with open(args.table, "w") as f:
-            f.write(table)
+    ec.save_figure_and_table(fig, args.out, lines, args.table)
 
 
 if __name__ == "__main__":

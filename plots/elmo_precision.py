@@ -83,14 +83,8 @@ def main():
             te = ec.mean_std([ec.last(r, "test_loss") for r in g])
             lines.append(f"| {name} | {n} | {len(g)} | " + " | ".join(f"{m:.2f} ± {s:.2f}" for m, s, _ in cells)
                          + f" | {tl[0]:.2f} ± {tl[1]:.2f} | {te[0]:.2f} ± {te[1]:.2f} |")
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=110)
-    print(f"wrote {args.out}")
-    table = "\n".join(lines) + "\n"
-    print(table)
+    ec.save_figure_and_table(fig, args.out, lines, args.table)
     if args.table:
-        with open(args.table, "w") as f:
-            f.write(table)
         print(f"wrote {args.table}")
 
 
