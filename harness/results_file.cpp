@@ -108,7 +108,7 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, bool r
     if (!h5::exists(file_, "results"))
       throw h5::Error(fmt::format("'{}' has no /results table to resume", path));
     table_ = h5::Table::open(file_, "results", type, path);
-    for (const ResultRow& r : read_all(path)) keys_.insert(r.key());
+    for (const ResultRow& r : h5::read_table<ResultRow>(file_, "results", type, path)) keys_.insert(r.key());
     const double resumes = h5::read_attr_double(file_, "resume_count").value_or(0.0);
     h5::write_attr(file_, "resume_count", resumes + 1);
     h5::write_attr(file_, "last_resume_utc", prov.start_utc);

@@ -32,11 +32,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// What a point needs in memory besides a variant's working set.
-int64_t io_bytes(const Shape& s) {
+// A point's float32/int32 inputs (A, E, targets, weights), and with its outputs what it needs in memory
+// besides a variant's working set.
+int64_t input_bytes(const Shape& s) {
   const int64_t P = s.P();
-  return (P * s.D + s.V * s.D + P * s.L + (s.weighted ? P : 0)) * 4 + StepOutputs::bytes(P, s.V, s.D);
+  return (P * s.D + s.V * s.D + P * s.L + (s.weighted ? P : 0)) * 4;
 }
+int64_t io_bytes(const Shape& s) { return input_bytes(s) + StepOutputs::bytes(s.P(), s.V, s.D); }
 int64_t reference_bytes(const Shape& s) {
   return cpu::ReferenceResult::bytes(s.P(), s.V, s.D) + cpu::reference_workspace_bytes(s.P(), s.V, s.D);
 }
@@ -47,8 +49,6 @@ struct GpuRates {
   std::string device_name;
   double for_operand(const std::string& op) const { return op == "tf32" ? tf32 : op == "bf16" ? bf16 : fp32; }
 };
-// The GEMM yardstick's product for GPU rows: m = P, n = 8192 items (a vocabulary block of the logits
-// A·Eᵀ, whatever V: every Table II V is larger), k = D; measured once per (P, D).
 // The GPU yardstick is cuBLAS on an 8192³ product: the matrix units' practical peak in each operand
 // precision. (A logit-shaped product, m = P, n = 8192, k = D = 128, is bounded by writing C and would
 // flatter a kernel that never stores logits; variants/cuda/bench/cuda_step_bench reports both.)
@@ -162,10 +162,11 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
     variants.push_back(v);
   }
   const auto points = expand(spec);
-  const int64_t mem_limit = spec.mem_limit > 0
-                                ? spec.mem_limit
-                                : std::max<int64_t>(0, available_memory_bytes() - std::max<int64_t>(
-                                                                                      int64_t(1) << 30, available_memory_bytes() / 10));
+  int64_t mem_limit = spec.mem_limit;
+  if (mem_limit <= 0) {
+    const int64_t available = available_memory_bytes();
+    mem_limit = std::max<int64_t>(0, available - std::max<int64_t>(int64_t(1) << 30, available / 10));
+  }
   if (spec.reps < 1 || spec.reps > kMaxSamples)
     throw std::invalid_argument(fmt::format("--reps must be in [1, {}], got {}", kMaxSamples, spec.reps));
   if (spec.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
@@ -205,28 +206,27 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
     fmt::print(table, "SGEMM yardstick (Eigen, [P x D]·[D x 512], re-measured before every point): {:.1f} GFLOP/s at P={} D={} threads={}\n",
                r, points.front().shape.P(), points.front().shape.D, points.front().options.threads);
   }
-  // GPU rows' yardstick: cuBLAS GEMM rates per operand precision, measured once per (P, D) when the
-  // first GPU row of that shape is about to run; the first measured are also file attributes.
-  std::map<std::pair<int64_t, int64_t>, std::optional<GpuRates>> gpu_rates;
+  // GPU rows' yardstick: cuBLAS GEMM rates per operand precision on one fixed shape, measured once,
+  // when the first GPU row is about to run, and recorded as file attributes.
+  bool gpu_rates_measured = false;
+  std::optional<GpuRates> gpu_rates;
   auto gpu_yardstick = [&]() -> const std::optional<GpuRates>& {
-    const auto key = std::pair(int64_t(0), int64_t(0));  // one shape for the whole run
-    if (auto it = gpu_rates.find(key); it != gpu_rates.end()) return it->second;
+    if (gpu_rates_measured) return gpu_rates;
+    gpu_rates_measured = true;
     std::string why;
-    auto r = measure_gpu_rates(&why);
-    if (r) {
-      if (gpu_rates.empty()) {
-        file.set_attr("gpu_gemm_fp32_gflops", r->fp32);
-        file.set_attr("gpu_gemm_tf32_gflops", r->tf32);
-        file.set_attr("gpu_gemm_bf16_gflops", r->bf16);
-        file.set_attr("gpu_gemm_shape", fmt::format("m={} n={} k={}", kGpuGemmN, kGpuGemmN, kGpuGemmN));
-        file.set_attr("gpu_name", r->device_name);
-      }
+    gpu_rates = measure_gpu_rates(&why);
+    if (const auto& r = gpu_rates) {
+      file.set_attr("gpu_gemm_fp32_gflops", r->fp32);
+      file.set_attr("gpu_gemm_tf32_gflops", r->tf32);
+      file.set_attr("gpu_gemm_bf16_gflops", r->bf16);
+      file.set_attr("gpu_gemm_shape", fmt::format("m={} n={} k={}", kGpuGemmN, kGpuGemmN, kGpuGemmN));
+      file.set_attr("gpu_name", r->device_name);
       fmt::print(table, "GPU GEMM yardstick (cuBLAS, {}³, {}): fp32 {:.0f}, tf32 {:.0f}, bf16 {:.0f} GFLOP/s\n",
                  kGpuGemmN, r->device_name, r->fp32, r->tf32, r->bf16);
     } else {
       fmt::print(table, "GPU GEMM yardstick not measured: {}\n", why);
     }
-    return gpu_rates[key] = std::move(r);
+    return gpu_rates;
   };
   print_header(table);
 
@@ -262,7 +262,7 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
       row.reps = spec.reps;
       row.flops = s.flops_fused();
       row.gemm_gflops = on_gpu ? kNaN : gemm_rate[std::tuple(s.P(), s.D, pt.options.threads)];
-      row.input_bytes = (s.P() * s.D + s.V * s.D + s.P() * s.L + (s.weighted ? s.P() : 0)) * 4;
+      row.input_bytes = input_bytes(s);
       row.output_bytes = StepOutputs::bytes(s.P(), s.V, s.D);
       row.predicted_bytes = v->predicted_working_bytes(s, pt.options);
       row.set_e_format(pt.options.e_format);
