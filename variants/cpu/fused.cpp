@@ -3,11 +3,6 @@
 // are made (A·E_bᵀ), turned into loss terms, counts and gradients in place by one element-wise sweep,
 // and used at once for dE_b += Gᵀ·A and dA += G·E_b. Work: 6·P·V·D flops, against chunked's 8·P·V·D.
 // Schedule and working memory: tile_scan.hpp (O(threads·block_p·(block_v + D)), independent of V).
-#include <algorithm>
-
-#include "bce_tile.hpp"
-#include "eigen_maps.hpp"
-#include "sparse_targets.hpp"
 #include "tile_scan.hpp"
 #include "variant.hpp"
 
@@ -22,39 +17,15 @@ class FusedVariant final : public TiledVariant {
   }
 
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
-    const int64_t D = in.D;
     TiledRun run(in, out, ctx);
-    const TileBlocks& b = run.blocks;
-    const BceTileKernels& kernels = run.kernels;
-    const SparseTargets& targets = run.targets;
-    const Buffer<float>& row_scale = run.row_scale;
-    TileScanWorkspace& ws = run.ws;
-    EmbeddingBlocks& E_blocks = run.E_blocks;
-
-    scan_tiles(in, b, ws, kLossAndCounts | kInputGradient, out,
-               [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
-                 auto Ab = cmat(in.A + p0 * D, rows, D, D);
-                 auto Eb = cmat(E_blocks.block(w.index, v0, n), n, D, D);
-                 auto X = mat(w.tile, rows, n, b.ld);
-                 X.noalias() = Ab * Eb.transpose();
-                 // Targets first, while the tile still holds logits: loss −x, true positives.
-                 for_each_target_in_tile(targets, v0, n, p0, rows, [&](int64_t r, int64_t j) {
-                   const float x = w.tile[r * b.ld + j];
-                   w.loss[r] -= x;
-                   w.true_pos[r] += x > 0.0f;
-                 });
-                 // Background: Σ softplus, predicted count, and x ← s·w·σ(x).
-                 kernels.softplus_and_sigmoid(w.tile, rows, n, b.ld, w.loss, w.predicted, row_scale.data() + p0);
-                 // Targets again: the gradient's −s·w.
-                 for_each_target_in_tile(targets, v0, n, p0, rows, [&](int64_t r, int64_t j) {
-                   w.tile[r * b.ld + j] -= row_scale[p0 + r];
-                 });
-                 auto dEb = mat(out.dE.data() + v0 * D, n, D, D);
-                 if (p0 == 0) dEb.noalias() = X.transpose() * Ab;
-                 else dEb.noalias() += X.transpose() * Ab;
-                 mat(w.dA, rows, D, D).noalias() += X * Eb;
-               });
-    finish_losses_and_counts(in, targets, out);
+    run.scan(kLossAndCounts | kInputGradient, out, [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
+      const float* E_rows = run.make_logits(w, v0, n, p0, rows);
+      run.add_target_terms(w, v0, n, p0, rows);  // while the tile still holds logits
+      // Background: Σ softplus, predicted count, and x ← s·w·σ(x).
+      run.kernels.softplus_and_sigmoid(w.tile, rows, n, run.blocks.ld, w.loss, w.predicted, run.row_scale.data() + p0);
+      run.add_gradients(w, E_rows, v0, n, p0, rows, out);  // −s·w at the targets, then dE and dA
+    });
+    finish_losses_and_counts(in, run.targets, out);
   }
 };
 

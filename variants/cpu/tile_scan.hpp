@@ -13,8 +13,10 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <utility>
 
 #include "bce_tile.hpp"
+#include "eigen_maps.hpp"
 #include "sparse_targets.hpp"
 #include "tile_blocks.hpp"
 #include "variant.hpp"
@@ -116,55 +118,6 @@ inline void fill_row_scale(const StepInputs& in, float* row_scale) {
   for (int64_t p = 0; p < in.P; ++p) row_scale[p] = float(s * in.weight(p));
 }
 
-// What a tiled run (chunked, fused) sets up before its scans, all from the run's counting allocator:
-// the sparse targets, the row scale s·w, the per-thread tiles and E blocks; the outputs it accumulates
-// into start at zero, and Eigen runs each product on its calling thread for the run's duration.
-struct TiledRun {
-  TiledRun(const StepInputs& in, StepOutputs& out, RunContext& ctx)
-      : blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
-        kernels(active_bce_tile_kernels()),
-        targets(in, ctx.alloc),
-        row_scale(ctx.alloc, in.P),
-        ws(blocks, in.D, ctx.alloc),
-        E_blocks(in, blocks, ctx.alloc) {
-    fill_row_scale(in, row_scale.data());
-    std::fill(out.dA.begin(), out.dA.end(), 0.0f);
-    std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), 0.0);
-    std::fill(out.counts.begin(), out.counts.end(), int64_t(0));
-  }
-
-  // Exactly what the constructor allocates: the variants' predicted working bytes.
-  static int64_t bytes(const Shape& s, const RunOptions& o) {
-    const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
-    return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D) +
-           EmbeddingBlocks::bytes(b, s.D, o);
-  }
-
-  const TileBlocks blocks;
-  const BceTileKernels& kernels;
-  EigenOnCallingThread eigen_sequential;
-  SparseTargets targets;
-  Buffer<float> row_scale;
-  TileScanWorkspace ws;
-  EmbeddingBlocks E_blocks;
-};
-
-// What the tiled CPU variants have in common besides their scans: backend, what they support (any
-// storage format of E, decoded per block) and their working memory (exactly TiledRun's).
-class TiledVariant : public Variant {
- public:
-  std::string backend() const override { return "cpu"; }
-  std::string supports() const override {
-    return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block)";
-  }
-  // Any storage format of E; products always in fp32 (a tf32 or bf16 operand is a GPU option).
-  std::optional<std::string> skip_reason(const Shape&, const RunOptions& o) const override {
-    if (!o.operand_is_fp32()) return "computes in fp32 only (operand " + o.operand + " not supported)";
-    return std::nullopt;
-  }
-  int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override { return TiledRun::bytes(s, o); }
-};
-
 // Which per-position sums a scan produces and adds into the outputs after each chunk.
 enum TileScanSums : unsigned {
   kLossAndCounts = 1,  // out.per_position_loss += Σ loss; counts[kTP] += true_pos; counts[kFP] += predicted
@@ -239,7 +192,6 @@ inline void finish_losses_and_counts(const StepInputs& in, const SparseTargets& 
   out.reduce_loss(in);
 }
 
-
 // The sparse correction at the targets of one tile: calls fn(r, j) for every target (position p0 + r,
 // id v0 + j) inside the tile. Pairs are sorted by id, so the block's pairs are one range; positions
 // outside the chunk are skipped.
@@ -251,5 +203,98 @@ void for_each_target_in_tile(const SparseTargets& targets, int64_t v0, int64_t n
     if (r >= 0 && r < rows) fn(r, targets.pair_id(i) - v0);
   }
 }
+
+// What a tiled run (chunked, fused) sets up before its scans, all from the run's counting allocator:
+// the sparse targets, the row scale s·w, the per-thread tiles and E blocks; the outputs it accumulates
+// into start at zero, and Eigen runs each product on its calling thread for the run's duration. Its
+// methods are the steps the two variants' tiles are made of.
+struct TiledRun {
+  TiledRun(const StepInputs& in_, StepOutputs& out, RunContext& ctx)
+      : in(in_),
+        blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
+        kernels(active_bce_tile_kernels()),
+        targets(in, ctx.alloc),
+        row_scale(ctx.alloc, in.P),
+        ws(blocks, in.D, ctx.alloc),
+        E_blocks(in, blocks, ctx.alloc) {
+    fill_row_scale(in, row_scale.data());
+    std::fill(out.dA.begin(), out.dA.end(), 0.0f);
+    std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), 0.0);
+    std::fill(out.counts.begin(), out.counts.end(), int64_t(0));
+  }
+
+  // Exactly what the constructor allocates: the variants' predicted working bytes.
+  static int64_t bytes(const Shape& s, const RunOptions& o) {
+    const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
+    return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D) +
+           EmbeddingBlocks::bytes(b, s.D, o);
+  }
+
+  // scan_tiles over this run's inputs, blocks and workspace.
+  template <class TileFn>
+  void scan(unsigned sums, StepOutputs& out, TileFn&& tile) {
+    scan_tiles(in, blocks, ws, sums, out, std::forward<TileFn>(tile));
+  }
+
+  // The tile's logits A[p0, p0+rows) · E[v0, v0+n)ᵀ into w.tile. Returns the block's rows of E as
+  // float32 (decoded once per tile) for the gradient products.
+  const float* make_logits(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
+    const int64_t D = in.D;
+    const float* E_rows = E_blocks.block(w.index, v0, n);
+    mat(w.tile, rows, n, blocks.ld).noalias() = cmat(in.A + p0 * D, rows, D, D) * cmat(E_rows, n, D, D).transpose();
+    return E_rows;
+  }
+
+  // The targets' terms, read while w.tile still holds logits: loss −x, true positives.
+  void add_target_terms(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) const {
+    for_each_target_in_tile(targets, v0, n, p0, rows, [&](int64_t r, int64_t j) {
+      const float x = w.tile[r * blocks.ld + j];
+      w.loss[r] -= x;
+      w.true_pos[r] += x > 0.0f;
+    });
+  }
+
+  // With w.tile holding s·w·σ(x): subtracts s·w at the targets, which leaves the logit gradient G, and
+  // accumulates dE[v0, v0+n) += Gᵀ·A (overwritten by the first chunk) and w.dA += G·E_rows.
+  void add_gradients(TileThread& w, const float* E_rows, int64_t v0, int64_t n, int64_t p0, int64_t rows,
+                     StepOutputs& out) const {
+    const int64_t D = in.D;
+    for_each_target_in_tile(targets, v0, n, p0, rows, [&](int64_t r, int64_t j) {
+      w.tile[r * blocks.ld + j] -= row_scale[p0 + r];
+    });
+    auto Ab = cmat(in.A + p0 * D, rows, D, D);
+    auto Eb = cmat(E_rows, n, D, D);
+    auto X = mat(w.tile, rows, n, blocks.ld);
+    auto dEb = mat(out.dE.data() + v0 * D, n, D, D);
+    if (p0 == 0) dEb.noalias() = X.transpose() * Ab;
+    else dEb.noalias() += X.transpose() * Ab;
+    mat(w.dA, rows, D, D).noalias() += X * Eb;
+  }
+
+  const StepInputs& in;
+  const TileBlocks blocks;
+  const BceTileKernels& kernels;
+  EigenOnCallingThread eigen_sequential;
+  SparseTargets targets;
+  Buffer<float> row_scale;
+  TileScanWorkspace ws;
+  EmbeddingBlocks E_blocks;
+};
+
+// What the tiled CPU variants have in common besides their scans: backend, what they support (any
+// storage format of E, decoded per block) and their working memory (exactly TiledRun's).
+class TiledVariant : public Variant {
+ public:
+  std::string backend() const override { return "cpu"; }
+  std::string supports() const override {
+    return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block)";
+  }
+  // Any storage format of E; products always in fp32 (a tf32 or bf16 operand is a GPU option).
+  std::optional<std::string> skip_reason(const Shape&, const RunOptions& o) const override {
+    if (!o.operand_is_fp32()) return "computes in fp32 only (operand " + o.operand + " not supported)";
+    return std::nullopt;
+  }
+  int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override { return TiledRun::bytes(s, o); }
+};
 
 }  // namespace lobench::cpu
