@@ -188,15 +188,9 @@ class RowParser {
     } else {
       parse_dense(t);
     }
-    std::sort(features_.begin(), features_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::sort(labels_.begin(), labels_.end());
-    for (const auto& [f, v] : features_) {
-      d_.features.indices.push_back(f);
-      d_.features.values.push_back(v);
-    }
-    d_.features.offsets.push_back(d_.features.nnz());
-    d_.labels.ids.insert(d_.labels.ids.end(), labels_.begin(), labels_.end());
-    d_.labels.offsets.push_back(d_.labels.nnz());
+    // Each column maps to its own feature or label and set() rejects a repeated column, so no feature
+    // index can repeat here.
+    d_.append_checked_row(features_, labels_);
   }
 
  private:

@@ -37,11 +37,13 @@ RankingMetrics ranking_metrics(std::span<const int32_t> topk, int64_t k_stored, 
   std::vector<double> hits_sum(nk, 0), ndcg_sum(nk, 0), psp_num(nk, 0), psp_den(nk, 0);
   std::vector<double> w_true;
   std::vector<int32_t> seen;
+  // hit[r] / whit[r]: 1 / w for a hit at rank r, 0 for a miss (reset per row).
+  std::vector<double> hit(static_cast<size_t>(kmax) + 1), whit(static_cast<size_t>(kmax) + 1);
   for (int64_t i = 0; i < rows; ++i) {
     const auto y = truth.row(i);
     const auto is_true = [&](int32_t id) { return std::binary_search(y.begin(), y.end(), id); };
-    // hit[r] / whit[r]: 1 / w for a hit at rank r, 0 for a miss.
-    std::vector<double> hit(static_cast<size_t>(kmax) + 1, 0.0), whit(static_cast<size_t>(kmax) + 1, 0.0);
+    std::fill(hit.begin(), hit.end(), 0.0);
+    std::fill(whit.begin(), whit.end(), 0.0);
     seen.clear();
     for (int64_t r = 1; r <= kmax; ++r) {
       const int32_t id = topk[i * k_stored + (r - 1)];

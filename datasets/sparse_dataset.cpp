@@ -49,6 +49,24 @@ void SparseDataset::add_row(std::span<const int32_t> feature_indices, std::span<
   labels.offsets.push_back(labels.nnz());
 }
 
+std::optional<int32_t> SparseDataset::append_checked_row(std::vector<std::pair<int32_t, float>>& row_features,
+                                                         std::vector<int32_t>& label_ids) {
+  std::sort(row_features.begin(), row_features.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t k = 1; k < row_features.size(); ++k) {
+    if (row_features[k].first == row_features[k - 1].first) return row_features[k].first;
+  }
+  for (const auto& [f, v] : row_features) {
+    features.indices.push_back(f);
+    features.values.push_back(v);
+  }
+  features.offsets.push_back(features.nnz());
+  std::sort(label_ids.begin(), label_ids.end());
+  label_ids.erase(std::unique(label_ids.begin(), label_ids.end()), label_ids.end());
+  labels.ids.insert(labels.ids.end(), label_ids.begin(), label_ids.end());
+  labels.offsets.push_back(labels.nnz());
+  return std::nullopt;
+}
+
 namespace {
 
 void check_offsets(const std::vector<int64_t>& offsets, int64_t entries, const char* what) {

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lobench::data {
@@ -60,6 +62,13 @@ struct SparseDataset {
   // a value is not finite, or the two spans of the features differ in length.
   void add_row(std::span<const int32_t> feature_indices, std::span<const float> feature_values,
                std::span<const int32_t> label_ids);
+
+  // The loaders' append, for a row whose feature indices and label ids they have range-checked:
+  // features as (index, value) pairs and labels in any order (both are sorted in place, labels
+  // de-duplicated). When a feature index repeats, nothing is appended and that index is returned (for
+  // the loader's own error message); otherwise nullopt.
+  std::optional<int32_t> append_checked_row(std::vector<std::pair<int32_t, float>>& features,
+                                            std::vector<int32_t>& label_ids);
 
   // Throws std::invalid_argument naming the first broken invariant (see the top of this file).
   void validate() const;

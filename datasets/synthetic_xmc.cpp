@@ -50,15 +50,6 @@ class SmallCounter {
     used_.push_back(static_cast<uint32_t>(slot));
     return true;
   }
-  bool contains(int32_t key) const {
-    const size_t mask = keys_.size() - 1;
-    size_t slot = static_cast<size_t>(mix64(static_cast<uint64_t>(key))) & mask;
-    while (keys_[slot] != -1) {
-      if (keys_[slot] == key) return true;
-      slot = (slot + 1) & mask;
-    }
-    return false;
-  }
   int64_t size() const { return static_cast<int64_t>(used_.size()); }
   // Keys and counts in insertion order.
   int32_t key(int64_t i) const { return keys_[used_[i]]; }

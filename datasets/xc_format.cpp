@@ -64,25 +64,6 @@ void parse_feature(std::string_view token, const SparseDataset& d, const LineRea
   row.features.emplace_back(static_cast<int32_t>(*index), *value);
 }
 
-void append_row(SparseDataset& d, const LineReader& reader, RowScratch& row) {
-  std::sort(row.features.begin(), row.features.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t k = 1; k < row.features.size(); ++k) {
-    if (row.features[k].first == row.features[k - 1].first) {
-      reader.fail(fmt::format("feature index {} repeated in the row", row.features[k].first));
-    }
-  }
-  for (const auto& [f, v] : row.features) {
-    d.features.indices.push_back(f);
-    d.features.values.push_back(v);
-  }
-  d.features.offsets.push_back(d.features.nnz());
-  std::sort(row.labels.begin(), row.labels.end());
-  row.labels.erase(std::unique(row.labels.begin(), row.labels.end()), row.labels.end());
-  d.labels.ids.insert(d.labels.ids.end(), row.labels.begin(), row.labels.end());
-  d.labels.offsets.push_back(d.labels.nnz());
-}
-
 }  // namespace
 
 SparseDataset parse_xc(std::istream& in, const std::string& source) {
@@ -131,7 +112,9 @@ SparseDataset parse_xc(std::istream& in, const std::string& source) {
     for (std::string_view token = next_token(rest); !token.empty(); token = next_token(rest)) {
       parse_feature(token, d, reader, row);
     }
-    append_row(d, reader, row);
+    if (const auto repeated = d.append_checked_row(row.features, row.labels)) {
+      reader.fail(fmt::format("feature index {} repeated in the row", *repeated));
+    }
   }
   while (reader.next(line)) {
     if (!is_blank(line)) {
