@@ -196,21 +196,27 @@ __device__ void gradient_positives(const float* S, T* G, const float* ws, const 
   }
 }
 
+// What both kernels read: the problem's shape, the gradient scale, the targets, the weights and E's code
+// table. (The cols kernel takes exactly this.)
+struct ScanArgs {
+  int64_t P = 0, V = 0;
+  int D = 0, Dp = 0, L = 0;
+  float scale = 0.0f;
+  const int32_t* tgt = nullptr;  // [P, L] unique valid ids
+  const float* weights = nullptr;
+  const float* table = nullptr;  // [256] when E is read as codes
+};
+
 // ---------------------------------------------------------------------------------------------------
 // The rows kernel: block (bx, split) owns positions 64·bx .. +63 and scans the vocabulary tiles of its
 // split, accumulating that split's share of dA, of the per-position loss sums and of the counts into
 // `partial` buffers (summed over the splits afterwards in a fixed order: reduce_splits_kernel).
 
-struct RowsArgs {
-  int64_t P = 0, V = 0;
-  int D = 0, Dp = 0, L = 0;
-  int64_t tiles_per_split = 0;  // vocabulary tiles of 64 per split
-  float scale = 0.0f;
-  const int32_t* tgt = nullptr;  // [P, L] unique valid ids
-  const float* weights = nullptr;
-  const float* table = nullptr;    // [256] when E is read as codes
-  float* dA_part = nullptr;        // [splits, P, D]
-  double* loss_part = nullptr;     // [splits, P]
+// What the rows kernel reads besides: its share of the vocabulary and the partial outputs it writes.
+struct RowsArgs : ScanArgs {
+  int64_t tiles_per_split = 0;       // vocabulary tiles of 64 per split
+  float* dA_part = nullptr;          // [splits, P, D]
+  double* loss_part = nullptr;       // [splits, P]
   long long* counts_part = nullptr;  // [splits, P, 4]
 };
 
@@ -284,17 +290,8 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowsArgs a, MatrixSource
 // their dE; the epilogue gets the finished [64][D] tile in shared memory (staging, row stride
 // staging_ld(Dp)) and decides what to do with it (store it, or apply an optimizer step).
 
-struct ColsArgs {
-  int64_t P = 0, V = 0;
-  int D = 0, Dp = 0, L = 0;
-  float scale = 0.0f;
-  const int32_t* tgt = nullptr;
-  const float* weights = nullptr;
-  const float* table = nullptr;
-};
-
 template <class Ops, class Epilogue>
-__global__ void __launch_bounds__(kThreads) cols_kernel(ColsArgs a, MatrixSource<typename Ops::Operand> A,
+__global__ void __launch_bounds__(kThreads) cols_kernel(ScanArgs a, MatrixSource<typename Ops::Operand> A,
                                                         MatrixSource<typename Ops::Operand> E, Epilogue epilogue) {
   using T = typename Ops::Operand;
   extern __shared__ __align__(128) unsigned char smem[];

@@ -81,18 +81,21 @@ void launch_fused(DeviceProblem& pb, const int32_t* tgt, int64_t splits, float* 
     table = pb.e_table.data();
   }
 
+  ScanArgs args;  // both kernels'
+  args.P = pb.P;
+  args.V = pb.V;
+  args.D = int(pb.D);
+  args.Dp = Dp;
+  args.L = int(pb.L);
+  args.scale = pb.grad_scale;
+  args.tgt = tgt;
+  args.weights = pb.weights.data();
+  args.table = table;
+
   RowsArgs ra;
-  ra.P = pb.P;
-  ra.V = pb.V;
-  ra.D = int(pb.D);
-  ra.Dp = Dp;
-  ra.L = int(pb.L);
+  static_cast<ScanArgs&>(ra) = args;
   const int64_t tiles = (pb.V + kTile - 1) / kTile;
   ra.tiles_per_split = (tiles + splits - 1) / splits;
-  ra.scale = pb.grad_scale;
-  ra.tgt = tgt;
-  ra.weights = pb.weights.data();
-  ra.table = table;
   ra.dA_part = dA_part;
   ra.loss_part = loss_part;
   ra.counts_part = counts_part;
@@ -102,19 +105,9 @@ void launch_fused(DeviceProblem& pb, const int32_t* tgt, int64_t splits, float* 
   rows<<<rows_grid, kThreads, bytes, s>>>(ra, A, E);
   LOBENCH_CUDA_CHECK_LAUNCH();
 
-  ColsArgs ca;
-  ca.P = pb.P;
-  ca.V = pb.V;
-  ca.D = int(pb.D);
-  ca.Dp = Dp;
-  ca.L = int(pb.L);
-  ca.scale = pb.grad_scale;
-  ca.tgt = tgt;
-  ca.weights = pb.weights.data();
-  ca.table = table;
   auto cols = cols_kernel<Ops, Epilogue>;
   LOBENCH_CUDA_CHECK(cudaFuncSetAttribute(cols, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  cols<<<unsigned(tiles), kThreads, bytes, s>>>(ca, A, E, epilogue);
+  cols<<<unsigned(tiles), kThreads, bytes, s>>>(args, A, E, epilogue);
   LOBENCH_CUDA_CHECK_LAUNCH();
 
   const int64_t n = std::max(pb.P * pb.D, pb.P);
