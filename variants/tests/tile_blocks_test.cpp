@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/temp_path.hpp"
+
 namespace lobench {
 namespace {
 
@@ -65,7 +67,7 @@ TEST(TileBlocks, MachineCacheSizesAreSane) {
 }
 
 TEST(TileBlocks, ReadsTheSysfsLayout) {
-  const auto dir = std::filesystem::temp_directory_path() / "lobench_cache_info_test";
+  const std::filesystem::path dir = testing::temp_path("cache_info_test");  // unique per process
   std::filesystem::remove_all(dir);
   auto level = [&](int index, const char* lvl, const char* type, const char* size) {
     const auto d = dir / ("index" + std::to_string(index));
