@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <type_traits>
 
 namespace lobench::data {
 
@@ -9,8 +10,10 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
 
+// Strict from_chars: an optional leading '+' (not followed by another sign), all of the token consumed,
+// floats finite.
 template <class T>
-std::optional<T> parse_real(std::string_view token) {
+std::optional<T> parse_number(std::string_view token) {
   if (!token.empty() && token.front() == '+') {
     token.remove_prefix(1);
     if (!token.empty() && (token.front() == '-' || token.front() == '+')) return std::nullopt;
@@ -18,7 +21,10 @@ std::optional<T> parse_real(std::string_view token) {
   if (token.empty()) return std::nullopt;
   T value{};
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (ec != std::errc() || ptr != token.data() + token.size() || !std::isfinite(value)) return std::nullopt;
+  if (ec != std::errc() || ptr != token.data() + token.size()) return std::nullopt;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(value)) return std::nullopt;
+  }
   return value;
 }
 
@@ -32,20 +38,9 @@ std::string_view trim(std::string_view s) {
 
 bool is_blank(std::string_view s) { return trim(s).empty(); }
 
-std::optional<int64_t> parse_int(std::string_view token) {
-  if (!token.empty() && token.front() == '+') {
-    token.remove_prefix(1);
-    if (!token.empty() && token.front() == '-') return std::nullopt;
-  }
-  if (token.empty()) return std::nullopt;
-  int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (ec != std::errc() || ptr != token.data() + token.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<float> parse_float(std::string_view token) { return parse_real<float>(token); }
-std::optional<double> parse_double(std::string_view token) { return parse_real<double>(token); }
+std::optional<int64_t> parse_int(std::string_view token) { return parse_number<int64_t>(token); }
+std::optional<float> parse_float(std::string_view token) { return parse_number<float>(token); }
+std::optional<double> parse_double(std::string_view token) { return parse_number<double>(token); }
 
 std::string_view next_token(std::string_view& s) {
   size_t i = 0;
