@@ -131,6 +131,15 @@ struct Classifier::Impl {
     decode(v0, n, out);
     return out;
   }
+  // Rows from v0 on set from float32 values, rounded to the format by nearest-even.
+  void store(int64_t v0, std::span<const float> in) {
+    const int64_t D = cfg.D;
+    switch (storage) {
+      case Storage::f32: q.round(in, std::span<float>(wf.data() + v0 * D, in.size())); break;
+      case Storage::u16: q.encode(in, std::span<uint16_t>(w16.data() + v0 * D, in.size())); break;
+      case Storage::u8: q.encode(in, std::span<uint8_t>(w8.data() + v0 * D, in.size())); break;
+    }
+  }
   void decode(int64_t v0, int64_t n, float* out) const {
     const int64_t D = cfg.D;
     const size_t len = size_t(n * D);
@@ -280,25 +289,14 @@ void Classifier::init_normal(double std, uint64_t seed) {
         const double u2 = double(w2[i]) * 0x1.0p-32;
         vals[i] = float(std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
       }
-      const std::span<const float> in(vals.data(), len);
-      switch (m.storage) {
-        case Storage::f32: m.q.round(in, std::span<float>(m.wf.data() + v0 * D, len)); break;
-        case Storage::u16: m.q.encode(in, std::span<uint16_t>(m.w16.data() + v0 * D, len)); break;
-        case Storage::u8: m.q.encode(in, std::span<uint8_t>(m.w8.data() + v0 * D, len)); break;
-      }
+      m.store(v0, std::span<const float>(vals.data(), len));
     }
   }
 }
 
 void Classifier::set_weights(std::span<const float> w) {
-  auto& m = *impl_;
-  const size_t n = size_t(cfg_.V * cfg_.D);
-  if (w.size() != n) throw std::invalid_argument("Classifier::set_weights: expected V*D values");
-  switch (m.storage) {
-    case Storage::f32: m.q.round(w, std::span<float>(m.wf.data(), n)); break;
-    case Storage::u16: m.q.encode(w, std::span<uint16_t>(m.w16.data(), n)); break;
-    case Storage::u8: m.q.encode(w, std::span<uint8_t>(m.w8.data(), n)); break;
-  }
+  if (w.size() != size_t(cfg_.V * cfg_.D)) throw std::invalid_argument("Classifier::set_weights: expected V*D values");
+  impl_->store(0, w);
 }
 
 std::vector<float> Classifier::weights() const {
@@ -411,6 +409,20 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
   const int64_t n_tiles = ceil_div(V, tile);
   // (score, id) ordering: higher score first, then lower id.
   auto better = [](float s, int32_t i, float s2, int32_t i2) { return s > s2 || (s == s2 && i < i2); };
+  // Inserts (s, id) into the sorted top-k list (rs, ri); false, leaving it as it is, when (s, id) ranks
+  // below all k.
+  auto insert = [k, &better](float* rs, int32_t* ri, float s, int32_t id) {
+    if (!better(s, id, rs[k - 1], ri[k - 1])) return false;
+    int p = k - 1;
+    while (p > 0 && better(s, id, rs[p - 1], ri[p - 1])) {
+      rs[p] = rs[p - 1];
+      ri[p] = ri[p - 1];
+      --p;
+    }
+    rs[p] = s;
+    ri[p] = id;
+    return true;
+  };
 
 #pragma omp parallel num_threads(T)
   {
@@ -428,20 +440,7 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
       Map(Z, n, B).noalias() = CMap(W, n, D) * H_mat.transpose();
       for (int64_t j = 0; j < n; ++j) {
         const int32_t id = int32_t(v0 + j);
-        for (int64_t b = 0; b < B; ++b) {
-          const float s = Z[j * B + b];
-          float* rs = bs + b * k;
-          int32_t* ri = bi + b * k;
-          if (!better(s, id, rs[k - 1], ri[k - 1])) continue;
-          int p = k - 1;
-          while (p > 0 && better(s, id, rs[p - 1], ri[p - 1])) {
-            rs[p] = rs[p - 1];
-            ri[p] = ri[p - 1];
-            --p;
-          }
-          rs[p] = s;
-          ri[p] = id;
-        }
+        for (int64_t b = 0; b < B; ++b) insert(bs + b * k, bi + b * k, Z[j * B + b], id);
       }
       if (labels) {
         const auto [lo, hi] = m.pairs_in(v0, v0 + n);
@@ -463,17 +462,8 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
     for (int t = 1; t < T; ++t) {
       const float* rs = best_s.data() + (int64_t(t) * B + b) * k;
       const int32_t* ri = best_i.data() + (int64_t(t) * B + b) * k;
-      for (int j = 0; j < k; ++j) {
-        if (!better(rs[j], ri[j], os[k - 1], oi[k - 1])) break;
-        int p = k - 1;
-        while (p > 0 && better(rs[j], ri[j], os[p - 1], oi[p - 1])) {
-          os[p] = os[p - 1];
-          oi[p] = oi[p - 1];
-          --p;
-        }
-        os[p] = rs[j];
-        oi[p] = ri[j];
-      }
+      for (int j = 0; j < k; ++j)
+        if (!insert(os, oi, rs[j], ri[j])) break;  // the thread's list is sorted: the rest rank lower
     }
   }
   double loss = 0.0;

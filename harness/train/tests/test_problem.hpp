@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "accuracy.hpp"
 #include "classifier.hpp"
 
 namespace lobench::train::testing {
@@ -75,12 +76,7 @@ inline Reference reference(const HeadProblem& p, const std::vector<float>& W) {
 }
 
 inline double rel_l2(const std::vector<float>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += b[i] * b[i];
-  }
-  return std::sqrt(num / den);
+  return relative_l2_error(a.data(), b.data(), int64_t(a.size()));
 }
 
 }  // namespace lobench::train::testing
