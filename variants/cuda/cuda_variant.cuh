@@ -37,8 +37,6 @@ class CudaVariant : public Variant {
   virtual std::unique_ptr<CudaStep> make_step(const StepInputs& in, const RunOptions& o) const = 0;
 };
 
-inline int64_t operand_size(Operand op) { return op == Operand::bf16 ? 2 : 4; }
-
 // The element-wise kernel's arguments for a [P, cols] logit block starting at vocabulary id v0 (row
 // stride cols), accumulating into the problem's outputs (overwriting them for the first block).
 inline BceRowsArgs bce_rows_args(const DeviceProblem& pb, const int32_t* tgt, const float* logits, int64_t cols,

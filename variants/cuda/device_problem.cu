@@ -52,8 +52,6 @@ EPlan plan_e(const RunOptions& o, Operand op) {
   return p;
 }
 
-int64_t operand_bytes(Operand op) { return op == Operand::bf16 ? 2 : 4; }
-
 __global__ void unique_targets_kernel(const int32_t* __restrict__ targets, int32_t* __restrict__ tgt, int64_t P,
                                       int64_t L, int64_t V) {
   const int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -130,8 +128,8 @@ int64_t device_io_bytes(const Shape& s, const RunOptions& o) {
   const int64_t P = s.P(), V = s.V, D = s.D;
   const Operand op = parse_operand(o.operand);
   const EPlan e = plan_e(o, op);
-  const int64_t e_bytes = e.storage == EStorage::codes8 ? V * D + 256 * 4 : V * D * operand_bytes(op);
-  const int64_t inputs = P * D * operand_bytes(op) + e_bytes + P * s.L * 4 + P * 4;
+  const int64_t e_bytes = e.storage == EStorage::codes8 ? V * D + 256 * 4 : V * D * operand_size(op);
+  const int64_t inputs = P * D * operand_size(op) + e_bytes + P * s.L * 4 + P * 4;
   const int64_t outputs = P * 8 + 8 + (P * D + V * D) * 4 + P * 4 * 8;
   return inputs + outputs;
 }

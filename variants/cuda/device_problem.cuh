@@ -29,6 +29,7 @@ namespace lobench::cuda {
 enum class Operand { fp32, tf32, bf16 };
 Operand parse_operand(const std::string& name);  // throws naming the valid ones
 const char* to_string(Operand o);
+inline int64_t operand_size(Operand op) { return op == Operand::bf16 ? 2 : 4; }  // bytes per operand value
 
 // E as the step reads it.
 enum class EStorage {
