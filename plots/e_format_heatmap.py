@@ -15,13 +15,10 @@ import re
 import matplotlib
 
 matplotlib.use("Agg")
-import h5py  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-
-def text(x):
-    return x.decode() if isinstance(x, bytes) else str(x)
+from run_file import load, text  # noqa: E402
 
 
 def main():
@@ -30,8 +27,7 @@ def main():
     ap.add_argument("-o", "--out")
     ap.add_argument("--variant", default="fused")
     args = ap.parse_args()
-    with h5py.File(args.run, "r") as f:
-        rows = f["results"][:]
+    rows, _ = load(args.run)
     pat = re.compile(r"^e(\d+)m(\d+)$")
     cells = {}
     for r in rows:

@@ -8,27 +8,14 @@ marked with an x at the top of the axes, failed ones with a red x. Reads only th
 (results/SCHEMA.md).
 """
 import argparse
-import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
-import h5py  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-
-def load(path):
-    with h5py.File(path, "r") as f:
-        if "results" not in f:
-            sys.exit(f"{path}: no /results table (is this a lobench run file?)")
-        rows = f["results"][:]
-        attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-    return rows, attrs
-
-
-def text(x):
-    return x.decode() if isinstance(x, bytes) else str(x)
+from run_file import load, text  # noqa: E402
 
 
 def main():

@@ -10,20 +10,14 @@ Usage: python3 plots/run_summary.py RUN.h5
 import argparse
 import math
 
-import h5py
-
-
-def text(x):
-    return x.decode() if isinstance(x, bytes) else str(x)
+from run_file import load, text
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run")
     args = ap.parse_args()
-    with h5py.File(args.run, "r") as f:
-        rows = f["results"][:]
-        attrs = {k: text(v) for k, v in f.attrs.items()}
+    rows, attrs = load(args.run)
     names = rows.dtype.names
 
     def operand(r):

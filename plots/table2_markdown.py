@@ -13,8 +13,7 @@ different hardware, and its timings are of the loss-and-gradient step in JAX.
 import argparse
 import math
 
-import h5py
-import numpy as np
+from run_file import load, text
 
 PAPER = """
 Cut BCE paper, Table II (TPU; for orientation, not comparable hardware):
@@ -22,10 +21,6 @@ Cut BCE paper, Table II (TPU; for orientation, not comparable hardware):
   the gap growing with V.
 - B=N=128, V=100k, D=128, L=8: Keras BCE out of memory; Cut BCE 6.93 ms (v6e), 12.79 ms (v5e).
 """
-
-
-def text(x):
-    return x.decode() if isinstance(x, bytes) else str(x)
 
 
 def main():
@@ -38,9 +33,8 @@ def main():
     args = ap.parse_args()
     rows, attrs = [], {}
     for path in args.runs:
-        with h5py.File(path, "r") as f:
-            rows.extend(f["results"][:])
-            attrs = {k: text(v) for k, v in f.attrs.items()}
+        file_rows, attrs = load(path)
+        rows.extend(file_rows)
 
     def operand(r):  # files from before the operand column are fp32
         op = text(r["operand"]) if "operand" in r.dtype.names else ""
