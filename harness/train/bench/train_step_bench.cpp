@@ -21,6 +21,7 @@
 
 #include "classifier.hpp"
 #include "h5_io.hpp"
+#include "measure.hpp"
 #include "precision_sim/format.hpp"
 #include "provenance.hpp"
 #include "step.hpp"
@@ -37,11 +38,7 @@ double cpu_s() {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double median(std::vector<double> v) { return Samples{std::move(v)}.median(); }
 
 struct StepConfig {
   std::string format, rounding;
