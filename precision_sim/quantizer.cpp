@@ -65,6 +65,20 @@ void check_sizes(size_t in, size_t out, const char* what) {
                                 std::to_string(out));
 }
 
+// Runs one of the array kernels (round, encode8, encode16) over the chunks of `in`; each chunk's
+// random words start at its global index, so the split never changes the result.
+template <typename Out>
+void run_kernel(void (*kernel)(const float*, Out*, size_t, const detail::KernelArgs&), const detail::Plan* plan,
+                int sr_bits, const RoundingOptions& opt, std::span<const float> in, std::span<Out> out, int threads) {
+  const detail::KernelArgs args{plan, opt.mode, sr_bits, opt.seed, opt.stream, opt.index_offset,
+                                streaming(opt.mode, in.size(), sizeof(Out))};
+  parallel_chunks(in.size(), threads, [&](size_t begin, size_t len) {
+    detail::KernelArgs a = args;
+    a.first_index += begin;
+    kernel(in.data() + begin, out.data() + begin, len, a);
+  });
+}
+
 }  // namespace
 
 Quantizer::Quantizer(Format format, Isa isa)
@@ -101,15 +115,7 @@ bool Quantizer::is_nan_code(uint32_t code) const {
 
 void Quantizer::round(std::span<const float> in, std::span<float> out, const RoundingOptions& opt, int threads) const {
   check_sizes(in.size(), out.size(), "round");
-  detail::KernelArgs base{plan_.get(), opt.mode, resolved_sr_bits(opt.sr_bits), opt.seed, opt.stream,
-                                opt.index_offset};
-  base.streaming = streaming(opt.mode, in.size(), sizeof(float));
-  const auto kernel = kernels_->round;
-  parallel_chunks(in.size(), threads, [&](size_t begin, size_t len) {
-    detail::KernelArgs a = base;
-    a.first_index += begin;
-    kernel(in.data() + begin, out.data() + begin, len, a);
-  });
+  run_kernel(kernels_->round, plan_.get(), resolved_sr_bits(opt.sr_bits), opt, in, out, threads);
 }
 
 void Quantizer::encode(std::span<const float> in, std::span<uint8_t> out, const RoundingOptions& opt,
@@ -118,15 +124,7 @@ void Quantizer::encode(std::span<const float> in, std::span<uint8_t> out, const 
   if (format_.bits() > 8)
     throw std::invalid_argument("format " + format_.name + " has " + std::to_string(format_.bits()) +
                                 " bits: its codes do not fit uint8");
-  detail::KernelArgs base{plan_.get(), opt.mode, resolved_sr_bits(opt.sr_bits), opt.seed, opt.stream,
-                                opt.index_offset};
-  base.streaming = streaming(opt.mode, in.size(), 1);
-  const auto kernel = kernels_->encode8;
-  parallel_chunks(in.size(), threads, [&](size_t begin, size_t len) {
-    detail::KernelArgs a = base;
-    a.first_index += begin;
-    kernel(in.data() + begin, out.data() + begin, len, a);
-  });
+  run_kernel(kernels_->encode8, plan_.get(), resolved_sr_bits(opt.sr_bits), opt, in, out, threads);
 }
 
 void Quantizer::encode(std::span<const float> in, std::span<uint16_t> out, const RoundingOptions& opt,
@@ -135,15 +133,7 @@ void Quantizer::encode(std::span<const float> in, std::span<uint16_t> out, const
   if (format_.bits() > 16)
     throw std::invalid_argument("format " + format_.name + " has " + std::to_string(format_.bits()) +
                                 " bits: its codes do not fit uint16 (keep it in float32)");
-  detail::KernelArgs base{plan_.get(), opt.mode, resolved_sr_bits(opt.sr_bits), opt.seed, opt.stream,
-                                opt.index_offset};
-  base.streaming = streaming(opt.mode, in.size(), 2);
-  const auto kernel = kernels_->encode16;
-  parallel_chunks(in.size(), threads, [&](size_t begin, size_t len) {
-    detail::KernelArgs a = base;
-    a.first_index += begin;
-    kernel(in.data() + begin, out.data() + begin, len, a);
-  });
+  run_kernel(kernels_->encode16, plan_.get(), resolved_sr_bits(opt.sr_bits), opt, in, out, threads);
 }
 
 namespace {
