@@ -7,9 +7,12 @@
 #include <stdexcept>
 #include <utility>
 
+#include "precision_sim/detail/plan_build.hpp"
+
 namespace lobench::precision {
 
-namespace {
+// Shared with the Plan builder and the table decoder (declared in detail/plan_build.hpp).
+namespace detail {
 
 // Largest finite code magnitude (sign bit excluded), the one definition every other limit follows from.
 uint32_t max_code_magnitude(const Format& f) {
@@ -25,6 +28,7 @@ uint32_t max_code_magnitude(const Format& f) {
   return all;
 }
 
+// Value of a finite code magnitude; without subnormals, exponent field 0 reads as zero.
 double magnitude_value(const Format& f, uint32_t mag) {
   const int field = static_cast<int>(mag >> f.mantissa_bits);
   const uint32_t mant = mag & ((uint32_t{1} << f.mantissa_bits) - 1);
@@ -32,6 +36,10 @@ double magnitude_value(const Format& f, uint32_t mag) {
   if (field == 0) return f.subnormals ? std::ldexp(static_cast<double>(mant), f.emin() - f.mantissa_bits) : 0.0;
   return std::ldexp(static_cast<double>((uint64_t{1} << f.mantissa_bits) | mant), field - f.bias - f.mantissa_bits);
 }
+
+}  // namespace detail
+
+namespace {
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -121,11 +129,11 @@ Format canonical(Format f) {
 }  // namespace
 
 int Format::emax() const {
-  const int top_field = static_cast<int>(max_code_magnitude(*this) >> mantissa_bits);
+  const int top_field = static_cast<int>(detail::max_code_magnitude(*this) >> mantissa_bits);
   return top_field - bias;
 }
 
-double Format::max_finite() const { return magnitude_value(*this, max_code_magnitude(*this)); }
+double Format::max_finite() const { return detail::magnitude_value(*this, detail::max_code_magnitude(*this)); }
 
 double Format::min_normal() const { return has_zero ? std::ldexp(1.0, emin()) : std::ldexp(1.0, -bias); }
 

@@ -45,14 +45,13 @@ Plan make_plan(const Format& f) {
   p.code_sign = f.is_signed ? (uint32_t{1} << (E + M)) : 0;
   p.mag_mask = (uint32_t{1} << (E + M)) - 1;
   p.code_mask = f.bits() >= 32 ? 0xFFFFFFFFu : (uint32_t{1} << f.bits()) - 1;
-  p.max_bits = f2u(static_cast<float>(f.max_finite()));
-  p.max_code = encode_magnitude(f, p.max_bits);
+  p.max_code = max_code_magnitude(f);
+  p.max_bits = f2u(static_cast<float>(magnitude_value(f, p.max_code)));
   p.min_bits = f2u(static_cast<float>(std::ldexp(1.0, -f.bias)));
   p.pattern_everywhere = f.subnormals && p.emin_f == 1;
   p.simd = f.is_signed && f.has_zero && !p.identity && M > 0 && p.s0 > 0;  // exotic formats stay scalar
-  p.default_sr_bits = M < 23 ? 23 - M : 1;
+  p.default_sr_bits = default_sr_bits(f);
 
-  const uint32_t all_ones = (uint32_t{1} << (E + M)) - 1;  // magnitude bits all set
   const uint32_t top_field = ((uint32_t{1} << E) - 1) << M;
   const bool saturate = f.overflow == Overflow::saturate;
   p.max_signed = with_sign(p.max_bits, p.max_code, p.code_sign);
@@ -64,7 +63,8 @@ Plan make_plan(const Format& f) {
       p.overflow = saturate ? p.max_signed : p.inf_in;
       break;
     case Specials::fn:
-      p.nan_in = f.is_signed ? with_sign(0x7FC00000u, all_ones, p.code_sign) : same_for_both(0x7FC00000u, all_ones);
+      p.nan_in = f.is_signed ? with_sign(0x7FC00000u, p.mag_mask, p.code_sign)
+                           : same_for_both(0x7FC00000u, p.mag_mask);  // all magnitude bits set
       p.inf_in = p.nan_in;
       p.overflow = saturate ? p.max_signed : p.nan_in;
       break;
@@ -96,21 +96,6 @@ Plan make_plan(const Format& f) {
   return p;
 }
 
-// Code magnitude of a non-negative float32 value that lies on the format's grid (no NaN/inf).
-uint32_t encode_magnitude(const Format& f, uint32_t bits) {
-  const int M = f.mantissa_bits;
-  if (bits == 0) return 0;
-  const double v = static_cast<double>(u2f(bits));
-  if (!f.has_zero) return static_cast<uint32_t>(std::ilogb(v) + f.bias);
-  if (v < std::ldexp(1.0, f.emin())) {
-    const double step = f.subnormals ? std::ldexp(1.0, f.emin() - M) : std::ldexp(1.0, f.emin());
-    return static_cast<uint32_t>(v / step) << (f.subnormals ? 0 : M);
-  }
-  const int e = std::ilogb(v);
-  const uint32_t mant = static_cast<uint32_t>(std::ldexp(v, M - e)) - (uint32_t{1} << M);
-  return (static_cast<uint32_t>(e + f.bias) << M) | mant;
-}
-
 uint32_t decode_bits(const Format& f, uint32_t code) {
   const int E = f.exponent_bits;
   const int M = f.mantissa_bits;
@@ -135,15 +120,7 @@ uint32_t decode_bits(const Format& f, uint32_t code) {
       break;
     case Specials::finite: break;
   }
-  double v;
-  if (!f.has_zero) {
-    v = std::ldexp(1.0, static_cast<int>(field) - f.bias);
-  } else if (field == 0) {
-    v = f.subnormals ? std::ldexp(static_cast<double>(mant), f.emin() - M) : 0.0;  // no subnormals: read as zero
-  } else {
-    v = std::ldexp(static_cast<double>((uint64_t{1} << M) | mant), static_cast<int>(field) - f.bias - M);
-  }
-  return f2u(static_cast<float>(v)) | sign;
+  return f2u(static_cast<float>(magnitude_value(f, mag))) | sign;
 }
 
 }  // namespace lobench::precision::detail
