@@ -12,6 +12,7 @@
 
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "precision_sim/format.hpp"
@@ -35,36 +36,23 @@ const std::vector<float>& input() {
   return x;
 }
 
-void bench_round(benchmark::State& state, lp::Format f, lp::Rounding mode, int threads, lp::Isa isa) {
+// round (Out = float) or encode (Out = uint8_t / uint16_t codes) of the whole input, once per iteration.
+template <typename Out>
+void bench_convert(benchmark::State& state, lp::Format f, lp::Rounding mode, int threads, lp::Isa isa) {
   const lp::Quantizer q(f, isa);
   const auto& x = input();
-  std::vector<float> out(kN);
+  std::vector<Out> out(kN);
   lp::RoundingOptions opt{.mode = mode, .seed = 1};
   for (auto _ : state) {
-    q.round(x, out, opt, threads);
-    ++opt.stream;
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kN));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kN) * 8);
-}
-
-template <typename Code>
-void bench_encode(benchmark::State& state, lp::Format f, lp::Rounding mode, int threads, lp::Isa isa) {
-  const lp::Quantizer q(f, isa);
-  const auto& x = input();
-  std::vector<Code> out(kN);
-  lp::RoundingOptions opt{.mode = mode, .seed = 1};
-  for (auto _ : state) {
-    q.encode(x, out, opt, threads);
+    if constexpr (std::is_same_v<Out, float>) q.round(x, out, opt, threads);
+    else q.encode(x, out, opt, threads);
     ++opt.stream;
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kN));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kN) *
-                          static_cast<int64_t>(4 + sizeof(Code)));
+                          static_cast<int64_t>(sizeof(float) + sizeof(Out)));
 }
 
 void register_all() {
@@ -79,17 +67,14 @@ void register_all() {
           if (isa == lp::Isa::scalar && (threads != 1 || best == lp::Isa::scalar)) continue;
           const std::string tail = std::string(name) + "/" + std::string(lp::rounding_name(mode)) +
                                    "/threads:" + std::to_string(threads) + "/" + std::string(lp::isa_name(isa));
-          benchmark::RegisterBenchmark(("round/" + tail).c_str(), bench_round, f, mode, threads, isa)
-              ->UseRealTime()
-              ->Unit(benchmark::kMillisecond);
-          if (lp::code_bytes(f) == 1)
-            benchmark::RegisterBenchmark(("encode/" + tail).c_str(), bench_encode<uint8_t>, f, mode, threads, isa)
+          auto add = [&](const char* op, auto fn) {
+            benchmark::RegisterBenchmark((std::string(op) + "/" + tail).c_str(), fn, f, mode, threads, isa)
                 ->UseRealTime()
                 ->Unit(benchmark::kMillisecond);
-          else
-            benchmark::RegisterBenchmark(("encode/" + tail).c_str(), bench_encode<uint16_t>, f, mode, threads, isa)
-                ->UseRealTime()
-                ->Unit(benchmark::kMillisecond);
+          };
+          add("round", bench_convert<float>);
+          if (lp::code_bytes(f) == 1) add("encode", bench_convert<uint8_t>);
+          else add("encode", bench_convert<uint16_t>);
         }
       }
     }
