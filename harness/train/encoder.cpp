@@ -208,9 +208,8 @@ void Encoder::backward(const SparseRows& x, const float* dH, uint64_t step) {
   for (int64_t b = 0; b < B; ++b) {
     float* g = m.dpre.data() + b * D;
     const float* a = m.pre.data() + b * D;
-    if (cfg_.dropout > 0.0f) m.dropout_row(b, step, g);
-    else std::fill_n(g, D, 1.0f);
-    float* tmp = g;  // g holds the mask; multiply in place
+    m.dropout_row(b, step, g);  // g holds the mask (all ones without dropout); multiplied in place below
+    float* tmp = g;
     if (m.is_bf16()) {
       float row[kBlock];
       for (int64_t d0 = 0; d0 < D; d0 += kBlock) {
