@@ -4,15 +4,11 @@
 
 #include <cmath>
 
-#include "accuracy.hpp"
 #include "ragged_cases.hpp"
-#include "reference.hpp"
+#include "reference_checks.hpp"
 
 namespace lobench {
 namespace {
-
-constexpr double kLossTol = 1e-6;  // relative
-constexpr double kGradTol = 1e-5;  // relative L2
 
 std::vector<const Variant*> cpu_variants_under_test() {
   std::vector<const Variant*> out;
@@ -40,11 +36,7 @@ TEST(Conformance, EveryCpuVariantMatchesTheReferenceOnRaggedCases) {
       RunContext ctx{alloc, c.options};
       v->run(in, out, ctx);
       const std::string where = v->name() + " on " + c.label();
-      EXPECT_LE(relative_error(out.loss, ref.loss), kLossTol) << where << " loss " << out.loss << " vs " << ref.loss;
-      EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), kGradTol) << where;
-      EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), kGradTol) << where;
-      EXPECT_LE(relative_l2_error(out.per_position_loss.data(), ref.per_position_loss.data(), in.P), kLossTol) << where;
-      EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+      testing::expect_matches_reference(out, ref, in, where);
       for (int64_t p = 0; p < in.P; ++p) {
         int64_t sum = 0;
         for (int k = 0; k < 4; ++k) sum += out.counts[p * 4 + k];

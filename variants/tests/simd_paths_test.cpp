@@ -3,16 +3,12 @@
 // other paths untested on this machine).
 #include <gtest/gtest.h>
 
-#include "accuracy.hpp"
 #include "bce_tile.hpp"
 #include "ragged_cases.hpp"
-#include "reference.hpp"
+#include "reference_checks.hpp"
 
 namespace lobench {
 namespace {
-
-constexpr double kLossTol = 1e-6;  // relative, as Conformance
-constexpr double kGradTol = 1e-5;  // relative L2, as Conformance
 
 // Restores the automatic choice however the test ends.
 struct ForcedPath {
@@ -40,11 +36,7 @@ TEST(SimdPaths, FusedAndChunkedMatchTheReferenceOnEveryPath) {
         RunContext ctx{alloc, c.options};
         v->run(in, out, ctx);
         const std::string where = std::string(name) + " [" + to_string(path) + "] on " + c.label();
-        EXPECT_LE(relative_error(out.loss, ref.loss), kLossTol) << where;
-        EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), kGradTol) << where;
-        EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), kGradTol) << where;
-        EXPECT_LE(relative_l2_error(out.per_position_loss.data(), ref.per_position_loss.data(), in.P), kLossTol) << where;
-        EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+        testing::expect_matches_reference(out, ref, in, where);
       }
     }
   }
@@ -71,10 +63,7 @@ TEST(SimdPaths, FusedMatchesTheReferenceAcrossPositionChunks) {
       RunContext ctx{alloc, RunOptions{2, 256, 96}};
       Registry::instance().find(name)->run(in, out, ctx);
       const std::string where = std::string(name) + " [" + to_string(path) + "]";
-      EXPECT_LE(relative_error(out.loss, ref.loss), kLossTol) << where;
-      EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), kGradTol) << where;
-      EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), kGradTol) << where;
-      EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+      testing::expect_matches_reference(out, ref, in, where);
     }
   }
 }

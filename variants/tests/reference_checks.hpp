@@ -1,0 +1,28 @@
+// The conformance checks of an fp32 variant's outputs against the float64 reference (DESIGN.md accuracy
+// rules), shared by every test that holds a CPU variant to them.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "accuracy.hpp"
+#include "reference.hpp"
+
+namespace lobench::testing {
+
+constexpr double kLossTol = 1e-6;  // relative: loss; relative L2: per-position loss
+constexpr double kGradTol = 1e-5;  // relative L2: dA, dE
+
+// Loss, per-position loss, dA and dE within the tolerances, and the counts equal to the reference's
+// wherever a logit is not within its near-zero band. `where` names the variant and the case.
+inline void expect_matches_reference(const StepOutputs& out, const cpu::ReferenceResult& ref, const StepInputs& in,
+                                     const std::string& where) {
+  EXPECT_LE(relative_error(out.loss, ref.loss), kLossTol) << where << " loss " << out.loss << " vs " << ref.loss;
+  EXPECT_LE(relative_l2_error(out.per_position_loss.data(), ref.per_position_loss.data(), in.P), kLossTol) << where;
+  EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), kGradTol) << where;
+  EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), kGradTol) << where;
+  EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+}
+
+}  // namespace lobench::testing
