@@ -99,11 +99,11 @@ int Quantizer::resolved_sr_bits(int sr_bits) const {
 }
 
 float Quantizer::round(float x, Rounding mode, uint32_t word, int sr_bits) const {
-  return detail::u2f(detail::round_one(detail::f2u(x), *plan_, mode, word, resolved_sr_bits(sr_bits)).bits);
+  return round_hd(x, *plan_, mode, word, resolved_sr_bits(sr_bits));
 }
 
 uint32_t Quantizer::encode(float x, Rounding mode, uint32_t word, int sr_bits) const {
-  return detail::round_one(detail::f2u(x), *plan_, mode, word, resolved_sr_bits(sr_bits)).code;
+  return encode_hd(x, *plan_, mode, word, resolved_sr_bits(sr_bits));
 }
 
 float Quantizer::decode(uint32_t code) const { return detail::u2f(detail::decode_bits(format_, code)); }

@@ -1,5 +1,5 @@
-// Portable kernels: a loop over detail::round_one, i.e. the host/device scalar implementation of
-// device_rounding.hpp (round_bits), the same code CUDA kernels call. They define the results the SIMD
+// Portable kernels: a loop over round_hd / encode_hd, the host/device scalar implementation of
+// device_rounding.hpp, the same code CUDA kernels call. They define the results the SIMD
 // kernels must reproduce, and run heads/tails for them. Random words are produced one Philox call per 4 elements
 // by filling whole 64-element groups at a time.
 #include <cstring>
@@ -58,21 +58,21 @@ void scalar_round(const float* in, float* out, size_t n, const KernelArgs& args)
     return;
   }
   for_each_word(n, args, [&](size_t i, uint32_t w) {
-    out[i] = u2f(round_one(f2u(in[i]), p, args.mode, w, args.sr_bits).bits);
+    out[i] = round_hd(in[i], p, args.mode, w, args.sr_bits);
   });
 }
 
 void scalar_encode8(const float* in, uint8_t* out, size_t n, const KernelArgs& args) {
   const Plan& p = *args.plan;
   for_each_word(n, args, [&](size_t i, uint32_t w) {
-    out[i] = static_cast<uint8_t>(round_one(f2u(in[i]), p, args.mode, w, args.sr_bits).code);
+    out[i] = static_cast<uint8_t>(encode_hd(in[i], p, args.mode, w, args.sr_bits));
   });
 }
 
 void scalar_encode16(const float* in, uint16_t* out, size_t n, const KernelArgs& args) {
   const Plan& p = *args.plan;
   for_each_word(n, args, [&](size_t i, uint32_t w) {
-    out[i] = static_cast<uint16_t>(round_one(f2u(in[i]), p, args.mode, w, args.sr_bits).code);
+    out[i] = static_cast<uint16_t>(encode_hd(in[i], p, args.mode, w, args.sr_bits));
   });
 }
 

@@ -1,5 +1,5 @@
 // Internal: the array kernels (round to float32, round and encode to 8- or 16-bit codes) and one
-// table of them per instruction set. Every table computes exactly what detail::round_one computes.
+// table of them per instruction set. Every table computes exactly what detail::round_bits (device_rounding.hpp) computes.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // Internal: the constants every rounding kernel needs, derived once from a Format. The scalar
-// reference (round_one) is the host/device implementation in device_rounding.hpp; the SIMD kernels
-// must match it bit for bit.
+// reference is the host/device implementation in device_rounding.hpp (round_bits, round_hd,
+// encode_hd), which takes a Plan as its DevicePlan; the SIMD kernels must match it bit for bit.
 //
 // The SIMD translation units include this before they switch their target ISA, so these inline
 // functions are compiled for the baseline ISA everywhere (no AVX-512 copy can leak into portable code).
@@ -22,11 +22,5 @@ struct Plan : DevicePlan {
   uint32_t min_normal_bits; // emin_f << 23
   float sub_step;           // 2^sub_exp: grid spacing below the smallest normal
 };
-
-// Scalar reference: rounds float32 bits x into the format. `word` is the element's random word
-// (ignored by deterministic modes), k the stochastic bit count (1..31).
-inline Rounded round_one(uint32_t x, const Plan& p, Rounding mode, uint32_t word, int k) {
-  return round_bits(x, p, mode, word, k);
-}
 
 }  // namespace lobench::precision::detail

@@ -1,6 +1,6 @@
 // Internal: the SIMD array kernels, written once over a vector-operations type `S` and instantiated by
 // each instruction set's translation unit (simd_avx2.cpp: 8 lanes, simd_avx512.cpp: 16 lanes). Same
-// arithmetic as detail::round_one, lane-parallel:
+// arithmetic as detail::round_bits (device_rounding.hpp), lane-parallel:
 //  * normal range of the format: add a rounding increment to the float32 bit pattern and clear the
 //    low s0 = 23 - M bits (a carry moves into the exponent by itself);
 //  * below the smallest normal (skipped when no lane is there): per-lane shift s from the lane's
