@@ -261,7 +261,10 @@ int run_sweep(const SweepSpec& spec, const Provenance& prov, std::ostream& table
       row.warmup = spec.warmup;
       row.reps = spec.reps;
       row.flops = s.flops_fused();
-      row.gemm_gflops = on_gpu ? kNaN : gemm_rate[std::tuple(s.P(), s.D, pt.options.threads)];
+      // The rate measured for this (P, D, threads), if any yet (operator[] would record a 0 for a
+      // skipped row whose shape was never measured).
+      const auto measured = gemm_rate.find(std::tuple(s.P(), s.D, pt.options.threads));
+      row.gemm_gflops = on_gpu || measured == gemm_rate.end() ? kNaN : measured->second;
       row.input_bytes = input_bytes(s);
       row.output_bytes = StepOutputs::bytes(s.P(), s.V, s.D);
       row.predicted_bytes = v->predicted_working_bytes(s, pt.options);

@@ -85,6 +85,8 @@ std::vector<Row> read_table(hid_t loc, const std::string& name, hid_t row_type, 
   if (!exists(loc, name)) throw Error("'" + what + "' has no /" + name + " table");
   Handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
   Handle space(H5Dget_space(ds), H5Sclose);
+  if (H5Sget_simple_extent_ndims(space) != 1)
+    throw Error("/" + name + " of '" + what + "' is not a 1-D table of rows");
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space, &n, nullptr);
   std::vector<Row> rows(n);
