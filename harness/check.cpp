@@ -1,13 +1,13 @@
-#include "check.hpp"
+#include "harness/check.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <filesystem>
 
-#include "h5_io.hpp"
-#include "provenance.hpp"
-#include "variant.hpp"
+#include "harness/io/h5_io.hpp"
+#include "harness/provenance.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "step.hpp"
+#include "variants/step.hpp"
 
 namespace lobench {
 

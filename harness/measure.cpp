@@ -1,8 +1,10 @@
-#include "measure.hpp"
+#include "harness/measure.hpp"
 
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <chrono>
 #include <vector>
 
@@ -24,6 +26,15 @@ double sorted_at(std::vector<double> v, double q) {
 double Samples::median() const { return sorted_at(seconds, 0.5); }
 double Samples::min() const { return seconds.empty() ? 0.0 : *std::min_element(seconds.begin(), seconds.end()); }
 double Samples::max() const { return seconds.empty() ? 0.0 : *std::max_element(seconds.begin(), seconds.end()); }
+double Samples::cv() const {
+  const size_t n = seconds.size();
+  if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+  double mean = 0;
+  for (double x : seconds) mean += x / double(n);
+  double var = 0;
+  for (double x : seconds) var += (x - mean) * (x - mean) / double(n - 1);
+  return std::sqrt(var) / mean;
+}
 
 Samples time_repeats(const std::function<void()>& fn, int warmup, int reps) {
   for (int i = 0; i < warmup; ++i) fn();

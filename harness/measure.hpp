@@ -11,6 +11,7 @@ struct Samples {
   double median() const;
   double min() const;
   double max() const;
+  double cv() const;  // coefficient of variation (sample standard deviation / mean); NaN below 2 samples
 };
 
 // Runs `fn` warmup times untimed, then reps times timed with a steady clock.

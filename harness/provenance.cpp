@@ -1,4 +1,4 @@
-#include "provenance.hpp"
+#include "harness/provenance.hpp"
 
 #include <CLI/Version.hpp>
 #include <Eigen/Core>
@@ -14,10 +14,16 @@
 #include <thread>
 #include <vector>
 
-#include "h5_io.hpp"
+#include "harness/io/h5_io.hpp"
 
 #ifndef LOBENCH_SOURCE_DIR
 #define LOBENCH_SOURCE_DIR "."
+#endif
+#ifndef LOBENCH_VERSION
+#define LOBENCH_VERSION "unknown"
+#endif
+#ifndef LOBENCH_BUILD_FLAGS
+#define LOBENCH_BUILD_FLAGS "unknown"
 #endif
 
 namespace lobench {
@@ -71,6 +77,9 @@ std::string gpu_model() {
 
 }  // namespace
 
+std::string lobench_version() { return LOBENCH_VERSION; }
+std::string build_flags() { return LOBENCH_BUILD_FLAGS; }
+
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -102,6 +111,7 @@ Provenance collect_provenance(const std::string& argv_joined) {
 }
 
 void write_provenance(hid_t obj, const Provenance& p) {
+  h5::write_attr(obj, "lobench_version", lobench_version());
   h5::write_attr(obj, "git_commit", p.git_commit);
   h5::write_attr(obj, "git_dirty", int64_t(p.git_dirty));
   h5::write_attr(obj, "host", p.host);

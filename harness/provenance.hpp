@@ -16,6 +16,8 @@ struct Provenance {
 
 Provenance collect_provenance(const std::string& argv_joined);
 std::string utc_now();  // ISO 8601, seconds, "Z"
+std::string lobench_version();  // the CMake project version, e.g. "0.1.0"
+std::string build_flags();      // build type, compiler flags, native/CUDA options, as configured
 
 // Writes the fields as attributes of `obj` (end_utc is written separately when the run closes).
 void write_provenance(hid_t obj, const Provenance& p);

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from run_file import load, text  # noqa: E402
+from lobench_results import load, text  # noqa: E402
 
 
 def main():

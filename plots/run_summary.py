@@ -10,7 +10,7 @@ Usage: python3 plots/run_summary.py RUN.h5
 import argparse
 import math
 
-from run_file import load, text
+from lobench_results import load, text
 
 
 def main():
@@ -68,10 +68,12 @@ def main():
             vals = [float(r[key]) for r in mine if math.isfinite(float(r[key]))]
             return f"{max(vals):.1e}" if vals else "-"
 
-        counts = [int(r["counts_mismatch"]) for r in mine if int(r["counts_mismatch"]) >= 0]
+        counts = [int(r["counts_mismatch"]) for r in mine if math.isfinite(float(r["counts_mismatch"]))]
         big = max(mine, key=lambda r: float(r["P"]) * float(r["V"]))
-        dev = int(big["peak_device_bytes"]) if "peak_device_bytes" in names else -1
-        peak = f"{big['peak_bytes'] / 2**20:.1f}" if int(big["peak_bytes"]) > 0 else "-"
+        dev = float(big["peak_device_bytes"]) if "peak_device_bytes" in names else math.nan
+        dev = dev if math.isfinite(dev) else -1
+        peak_bytes = float(big["peak_bytes"])
+        peak = f"{peak_bytes / 2**20:.1f}" if math.isfinite(peak_bytes) and peak_bytes > 0 else "-"
         print(f"{c:<{width + 4}}{worst('rel_loss_err'):>10}{worst('rel_dA_err'):>10}{worst('rel_dE_err'):>10}"
               f"{(str(max(counts)) if counts else '-'):>8}{peak:>10}{(f'{dev / 2**20:.0f}' if dev >= 0 else '-'):>9}"
               f"  B={int(big['B'])} N={int(big['N'])} V={int(big['V'])}")

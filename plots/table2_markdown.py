@@ -13,7 +13,7 @@ different hardware, and its timings are of the loss-and-gradient step in JAX.
 import argparse
 import math
 
-from run_file import load, text
+from lobench_results import load, text
 
 PAPER = """
 Cut BCE paper, Table II (TPU; for orientation, not comparable hardware):
@@ -81,7 +81,7 @@ def main():
                 cells.append("")
             elif text(r["status"]) == "ok":
                 times[c] = r["time_median_s"]
-                measured = int(r["peak_bytes"]) > 0 or text(r["backend"]) != "peer"
+                measured = math.isfinite(float(r["peak_bytes"])) and (float(r["peak_bytes"]) > 0 or text(r["backend"]) != "peer")
                 mem = f"{r['peak_bytes'] / 2**20:.0f} MiB" if measured else "memory not measured"
                 frac = float(r["gemm_fraction"])
                 pct = f"{100 * frac:.0f} %" if math.isfinite(frac) and frac > 0 else "– %"

@@ -1,7 +1,7 @@
 // Which instruction set the array kernels use. The best one the CPU supports is chosen at run time
 // (__builtin_cpu_supports); every choice gives bit-identical results, so this only matters for speed,
 // for tests that compare the paths, and for benchmarks. The environment variable
-// LOBENCH_PRECISION_ISA=scalar|avx2|avx512 caps the default (e.g. to time the portable path).
+// LOBENCH_ISA=portable|avx2|avx512 forces a path for every kernel family (precision_sim/cpu_dispatch.hpp).
 #pragma once
 
 #include <string_view>
@@ -16,7 +16,7 @@ std::string_view isa_name(Isa isa);
 bool isa_available(Isa isa);
 // The ISAs isa_available() accepts, scalar first.
 std::vector<Isa> available_isas();
-// The default: the best available, capped by LOBENCH_PRECISION_ISA when set.
+// The default: the best available, or the one LOBENCH_ISA forces (throws if it is not available).
 Isa default_isa();
 
 }  // namespace lobench::precision

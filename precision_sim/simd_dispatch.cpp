@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "precision_sim/cpu_dispatch.hpp"
 #include "precision_sim/detail/kernels.hpp"
 #include "precision_sim/simd.hpp"
 
@@ -10,20 +11,16 @@ namespace lobench::precision {
 
 namespace {
 
-bool cpu_has(Isa isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
+cpu_dispatch::Isa to_dispatch(Isa isa) {
   switch (isa) {
-    case Isa::scalar: return true;
-    case Isa::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    case Isa::scalar: return cpu_dispatch::Isa::portable;
+    case Isa::avx2: return cpu_dispatch::Isa::avx2;
+    case Isa::avx512: return cpu_dispatch::Isa::avx512;
   }
-  return false;
-#else
-  return isa == Isa::scalar;
-#endif
+  return cpu_dispatch::Isa::portable;
 }
+
+bool cpu_has(Isa isa) { return cpu_dispatch::cpu_supports(to_dispatch(isa)); }
 
 const detail::KernelTable* compiled(Isa isa) {
   switch (isa) {
@@ -55,14 +52,15 @@ std::vector<Isa> available_isas() {
 }
 
 Isa default_isa() {
+  // LOBENCH_ISA forces a path (cpu_dispatch.hpp); otherwise the best one compiled in and supported.
   static const Isa chosen = [] {
-    Isa best = available_isas().back();
-    if (const char* env = std::getenv("LOBENCH_PRECISION_ISA")) {
-      const std::string want(env);
-      for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512})
-        if (want == isa_name(i) && static_cast<int>(i) < static_cast<int>(best)) best = i;
+    if (const auto want = cpu_dispatch::forced_by_environment()) {
+      for (Isa i : available_isas())
+        if (to_dispatch(i) == *want) return i;
+      throw std::invalid_argument("LOBENCH_ISA=" + std::string(cpu_dispatch::name(*want)) +
+                                  ": that path is not compiled into this build or this CPU cannot run it");
     }
-    return best;
+    return available_isas().back();
   }();
   return chosen;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what lobench needs and a fresh machine lacks: Debian packages (Eigen, HDF5, fmt, CLI11,
-# GoogleTest, Google Benchmark, CMake) and Python packages (numpy, h5py, matplotlib, ml_dtypes).
+# GoogleTest, Google Benchmark, CMake) and Python packages (numpy, h5py, matplotlib, ml_dtypes, pandas).
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 
@@ -17,7 +17,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-py_modules=(numpy h5py matplotlib ml_dtypes)
+py_modules=(numpy h5py matplotlib ml_dtypes pandas)
 py_missing=()
 for m in "${py_modules[@]}"; do
   python3 -c "import $m" >/dev/null 2>&1 || py_missing+=("$m")

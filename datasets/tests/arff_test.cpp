@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "test_support.hpp"
+#include "datasets/tests/test_support.hpp"
 
 namespace lobench::data {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "test_support.hpp"
+#include "datasets/tests/test_support.hpp"
 
 namespace lobench::data {
 namespace {

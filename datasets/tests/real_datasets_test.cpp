@@ -12,7 +12,7 @@
 #include "datasets/propensity.hpp"
 #include "datasets/seqrec.hpp"
 #include "datasets/xc_format.hpp"
-#include "test_support.hpp"
+#include "datasets/tests/test_support.hpp"
 
 namespace lobench::data {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "test_support.hpp"
+#include "datasets/tests/test_support.hpp"
 
 namespace lobench::data {
 namespace {

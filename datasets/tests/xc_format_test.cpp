@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "datasets/synthetic_xmc.hpp"
-#include "test_support.hpp"
+#include "datasets/tests/test_support.hpp"
 
 namespace lobench::data {
 namespace {

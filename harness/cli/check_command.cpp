@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "check.hpp"
-#include "commands.hpp"
+#include "harness/check.hpp"
+#include "harness/cli/commands.hpp"
 
 namespace lobench {
 

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
-#include "commands.hpp"
-#include "variant.hpp"
+#include "harness/cli/commands.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench {
 

@@ -1,13 +1,28 @@
 // lobench: benchmark and simulate the BCE loss layer over huge vocabularies.
-// Subcommands live one per file in harness/cli/; this file only wires them.
+// Subcommands live one per file in harness/cli/; this file only wires them and maps every usage error
+// (CLI11's own, and ours) to exit code 2 with one line on stderr.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <iostream>
 
-#include "args_file.hpp"
-#include "commands.hpp"
-#include "quantize_command.hpp"
+#include "harness/cli/args_file.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/quantize_command.hpp"
+#include "harness/cli/suggest.hpp"
+#include "harness/provenance.hpp"
+
+namespace {
+
+constexpr int kUsageError = 2;
+
+std::string version_text() {
+  const lobench::Provenance p = lobench::collect_provenance("");
+  return fmt::format("lobench {} (commit {}{})\nbuild: {}", lobench::lobench_version(), p.git_commit,
+                     p.git_dirty ? ", modified" : "", lobench::build_flags());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args;
@@ -15,30 +30,38 @@ int main(int argc, char** argv) {
     args = lobench::expand_args_files(argc, argv);
   } catch (const std::exception& e) {
     fmt::print(stderr, "lobench: {}\n", e.what());
-    return 2;
+    return kUsageError;
   }
   std::string joined;
   for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
 
   CLI::App app{
       "lobench: exact binary cross-entropy over huge vocabularies, benchmarked and checked.\n"
-      "Variants (dense, chunked, ...) compute the same loss, gradients and cut metrics; `run` sweeps\n"
-      "them over shapes and records time, peak memory and error against a float64 reference in HDF5."};
+      "Variants (dense, chunked, fused, ...) compute the same loss, gradients and cut metrics; `run` sweeps\n"
+      "them over shapes and records time, peak memory and error against a float64 reference in HDF5.\n"
+      "Exit status: 0 success, 1 finished with failed rows, 2 bad usage or input."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text(), "print the version, commit and build flags and exit");
   lobench::register_list_command(app);
   lobench::register_run_command(app, joined);
   lobench::register_check_command(app, joined);
   lobench::register_train_xmc_command(app, joined);
   lobench::register_quantize_command(app);
+  lobench::register_schema_command(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 parses a reversed vector
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    const std::vector<std::string> given(args.begin() + 1, args.end());
+    if (const auto hint = lobench::typo_hint(app, given)) fmt::print(stderr, "lobench: {}\n", *hint);
+    else fmt::print(stderr, "lobench: {}\n", e.what());
+    fmt::print(stderr, "Run with --help for more information.\n");
+    return kUsageError;
   } catch (const std::exception& e) {
     fmt::print(stderr, "lobench: error: {}\n", e.what());
-    return 2;
+    return kUsageError;
   }
   return lobench::command_exit_code();
 }

@@ -1,4 +1,4 @@
-#include "quantize_command.hpp"
+#include "harness/cli/quantize_command.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "h5_io.hpp"
+#include "harness/io/h5_io.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/pack.hpp"
 #include "precision_sim/quantizer.hpp"

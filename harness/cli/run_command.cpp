@@ -1,105 +1,98 @@
+// `lobench run`: a sweep of loss-and-gradient steps on synthetic inputs (harness/sweep/run_sweep.hpp).
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
-#include <vector>
 
-#include "commands.hpp"
-#include "provenance.hpp"
-#include "sweep.hpp"
-#include "system_memory.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/thread_count.hpp"
+#include "harness/provenance.hpp"
+#include "harness/sweep/run_sweep.hpp"
+#include "harness/sweep/step_point.hpp"
+#include "harness/system_memory.hpp"
 
 namespace lobench {
 namespace {
 
-// A list axis given as "a,b,c". The last occurrence wins, so that options after a named sweep
-// (`@harness/sweeps/table2.args --B 32`) override the file's instead of adding to them.
-template <typename T>
-CLI::Option* add_list(CLI::App* cmd, const std::string& name, std::vector<T>& target, const std::string& help) {
-  std::string defaults;
-  for (const T& v : target) defaults += (defaults.empty() ? "" : ",") + fmt::format("{}", v);
-  return cmd
-      ->add_option_function<std::string>(
-          name,
-          [&target, name](const std::string& text) {
-            std::vector<T> values;
-            std::stringstream ss(text);
-            std::string item;
-            while (std::getline(ss, item, ',')) {
-              if (item.empty()) continue;
-              T v{};
-              if (!CLI::detail::lexical_cast(item, v))
-                throw CLI::ValidationError(name, fmt::format("'{}' is not a valid value in '{}'", item, text));
-              values.push_back(v);
-            }
-            if (values.empty()) throw CLI::ValidationError(name, "needs at least one value");
-            target = values;
-          },
-          help + " (comma-separated list)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
-      ->type_name("LIST")
-      ->default_str(defaults);
+struct RunFlags {
+  sweep::SweepSettings settings;
+  std::string mem_limit, gpu_mem_limit, format = "text", partition = "0/1";
+  bool no_accuracy = false, resume = false, overwrite = false, list = false, dry_run = false;
+};
+
+void add_scalar_options(CLI::App* cmd, RunFlags& f) {
+  sweep::SweepSettings& s = f.settings;
+  cmd->add_flag("--weighted", s.weighted, "draw position weights in [0.25, 2)");
+  cmd->add_option("--pad-fraction", s.pad_fraction, "fraction of target slots that are padding (-1 or V), in [0, 1]")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--dup-fraction", s.dup_fraction, "fraction of target slots repeating an id of the same row, in [0, 1]")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--warmup", s.warmup, "untimed runs before timing")->capture_default_str();
+  cmd->add_option("--reps", s.reps, "timed runs (median reported, every sample kept in /samples)")->capture_default_str();
+  cmd->add_option("--mem-limit", f.mem_limit,
+                  "skip points predicted to need more host memory than this (e.g. 20G); default: available now "
+                  "minus max(1 GiB, 10%)");
+  cmd->add_option("--gpu-mem-limit", f.gpu_mem_limit,
+                  "GPU variants: skip points whose working + input/output bytes on the device exceed this (e.g. 80G); "
+                  "default: the device's free memory at start minus max(1 GiB, 5% of its total)");
+  cmd->add_flag("--no-accuracy", f.no_accuracy, "do not compute the float64 reference (faster; errors recorded as NaN)");
+  cmd->add_option("--out", s.out, "run file to write (HDF5); an existing file is refused unless --resume or --overwrite");
+  cmd->add_flag("--resume", f.resume, "append to --out, skipping (variant, point) rows already in it");
+  cmd->add_flag("--overwrite", f.overwrite, "replace an existing --out (a regular file) instead of refusing");
+  cmd->add_option("--format", f.format, "what stdout gets: text (a table), csv or jsonl (every column, for scripts)")
+      ->capture_default_str();
+  cmd->add_option("--partition", f.partition,
+                  "run only rows i with i % N == K of the sweep, K/N with 0 <= K < N (one part of a job array; "
+                  "`lobench merge` joins the parts)")
+      ->capture_default_str();
+  cmd->add_flag("--list", f.list, "print the rows the sweep would run and exit (writes nothing)");
+  cmd->add_flag("--dry-run", f.dry_run,
+                "print every row's predicted memory and skip reason, and write them to --out if given; runs nothing");
+}
+
+void run(RunFlags& f, const std::string& argv) {
+  sweep::SweepSettings& s = f.settings;
+  if (!f.mem_limit.empty()) s.mem_limit = parse_bytes(f.mem_limit);
+  if (!f.gpu_mem_limit.empty()) s.gpu_mem_limit = parse_bytes(f.gpu_mem_limit);
+  s.accuracy = !f.no_accuracy;
+  s.format = sweep::parse_output_format(f.format);
+  s.partition = sweep::Partition::parse(f.partition);
+  if (f.resume && f.overwrite) throw std::invalid_argument("--resume and --overwrite exclude each other");
+  s.out_mode = f.resume ? OutMode::resume : f.overwrite ? OutMode::overwrite : OutMode::create_new;
+  sweep::step_points(s.axes, s.weighted);  // every value checked before a file is touched
+  if (f.list) {
+    sweep::list_rows(s, std::cout);
+    set_command_exit_code(0);
+    return;
+  }
+  const Provenance prov = collect_provenance(argv);
+  const auto parent = std::filesystem::path(s.out).parent_path();
+  if (!s.out.empty() && !parent.empty()) std::filesystem::create_directories(parent);
+  if (f.dry_run) {
+    sweep::dry_run(s, prov, std::cout, std::cerr);
+    set_command_exit_code(0);
+    return;
+  }
+  if (s.out.empty()) throw std::invalid_argument("--out is required (the run file), except with --list or --dry-run");
+  const int64_t failed = sweep::run_sweep(s, prov, std::cout, std::cerr);
+  set_command_exit_code(failed ? 1 : 0);
 }
 
 }  // namespace
 
 void register_run_command(CLI::App& app, const std::string& argv) {
-  auto spec = std::make_shared<SweepSpec>();
-  auto mem_limit = std::make_shared<std::string>();
-  auto gpu_mem_limit = std::make_shared<std::string>();
-  auto no_accuracy = std::make_shared<bool>(false);
+  auto flags = std::make_shared<RunFlags>();
+  flags->settings.axes = sweep::step_axes(default_thread_count());
   auto* cmd = app.add_subcommand(
       "run",
       "Sweep variants over shapes on synthetic inputs (A, E ~ N(0,1), targets uniform in [0, V)).\n"
-      "Every list option takes comma-separated values; the sweep is their Cartesian product.\n"
-      "Named sweeps: lobench run @harness/sweeps/NAME.args [more options]; a later option overrides an earlier one.");
+      "Every axis takes a comma-separated list; the sweep is their Cartesian product. A repeated option's last\n"
+      "occurrence wins, so in `lobench run @harness/sweeps/NAME.args [more options]` later options override the file.");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  add_list(cmd, "--B", spec->B, "batch sizes B (positions P = B*N)");
-  add_list(cmd, "--N", spec->N, "sequence lengths N");
-  add_list(cmd, "--V", spec->V, "vocabulary sizes V");
-  add_list(cmd, "--D", spec->D, "hidden sizes D");
-  add_list(cmd, "--L", spec->L, "target ids per position L");
-  add_list(cmd, "--reduction", spec->reductions, "mean (Cut BCE) and/or sum (ELMO)");
-  cmd->add_flag("--weighted", spec->weighted, "draw position weights in [0.25, 2)");
-  cmd->add_option("--pad-fraction", spec->pad_fraction, "fraction of target slots that are padding (-1 or V)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--dup-fraction", spec->dup_fraction, "fraction of target slots repeating an id of the same row")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  add_list(cmd, "--block-v", spec->block_v, "vocabulary block sizes (0: the variant chooses)");
-  add_list(cmd, "--block-p", spec->block_p, "position block sizes (0: the variant chooses)");
-  add_list(cmd, "--threads", spec->threads, "thread counts");
-  add_list(cmd, "--variants", spec->variants, "variants to run (see `lobench list`)");
-  add_list(cmd, "--e-format", spec->e_formats,
-           "storage formats of E: fp32, bfloat16, float8_e4m3fn, float8_e5m2, any eXmY (e3m4, e5m7, ...)");
-  add_list(cmd, "--e-rounding", spec->e_roundings,
-           "how E is rounded into its format: nearest_even, nearest_away, toward_zero, up, down, stochastic, stochastic_exact");
-  add_list(cmd, "--operand", spec->operands,
-           "precision of the products' operands: fp32, tf32, bf16 (GPU variants; CPU variants run fp32 only "
-           "and record the others as skipped)");
-  cmd->add_option("--seed", spec->seed, "seed of the synthetic inputs")->capture_default_str();
-  cmd->add_option("--warmup", spec->warmup, "untimed runs before timing")->capture_default_str();
-  cmd->add_option("--reps", spec->reps, "timed runs (median reported, every sample kept; at most 64)")->capture_default_str();
-  cmd->add_option("--mem-limit", *mem_limit,
-                  "skip points predicted to need more memory than this (e.g. 20G); default: available now minus max(1 GiB, 10%)");
-  cmd->add_option("--gpu-mem-limit", *gpu_mem_limit,
-                  "GPU variants: skip points whose working + input/output bytes on the device exceed this (e.g. 80G); "
-                  "default: the device's free memory at start minus max(1 GiB, 5% of its total)");
-  cmd->add_flag("--no-accuracy", *no_accuracy, "do not compute the float64 reference (faster; errors recorded as NaN)");
-  cmd->add_option("--out", spec->out, "run file to write (HDF5)")->required();
-  cmd->add_flag("--resume", spec->resume, "append to --out, skipping (variant, point) rows already in it");
-  cmd->callback([spec, mem_limit, gpu_mem_limit, no_accuracy, argv] {
-    if (!mem_limit->empty()) spec->mem_limit = parse_bytes(*mem_limit);
-    if (!gpu_mem_limit->empty()) spec->gpu_mem_limit = parse_bytes(*gpu_mem_limit);
-    for (const auto& op : spec->operands) validate_operand(op);  // before the run file is created
-    spec->accuracy = !*no_accuracy;
-    const auto parent = std::filesystem::path(spec->out).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    const int failed = run_sweep(*spec, collect_provenance(argv), std::cout, std::cerr);
-    fmt::print("wrote {}{}\n", spec->out, failed ? fmt::format(" ({} rows failed)", failed) : "");
-    set_command_exit_code(failed ? 1 : 0);
-  });
+  flags->settings.axes.register_options(cmd);
+  add_scalar_options(cmd, *flags);
+  cmd->callback([flags, argv] { run(*flags, argv); });
 }
 
 }  // namespace lobench

@@ -9,10 +9,13 @@
 #include <iostream>
 #include <memory>
 
-#include "commands.hpp"
-#include "provenance.hpp"
-#include "system_memory.hpp"
-#include "xmc_sweep.hpp"
+#include "harness/cli/args_file.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/thread_count.hpp"
+#include "harness/sweep/plan.hpp"
+#include "harness/provenance.hpp"
+#include "harness/system_memory.hpp"
+#include "harness/train/xmc_sweep.hpp"
 
 namespace lobench {
 
@@ -23,6 +26,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto layout_out = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
   auto schedule = std::make_shared<std::string>("constant");
+  auto list = std::make_shared<bool>(false);
   train::TrainConfig& b = spec->base;
   b.epochs = 20;
 
@@ -32,45 +36,24 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       "Kahan compensation) -> classifier [labels x D] stored in fp32/bf16/fp8/any eXmY, BCE with sum reduction, SGD\n"
       "whose result is rounded (nearest or stochastic) into the format, updated 'separate' (materialized gradient)\n"
       "or 'fused' (tile by tile, no [labels x D] gradient), in k label chunks. Test P@k/nDCG@k/PSP@k per epoch.\n"
-      "List options take comma-separated values; the runs are their Cartesian product, one HDF5 file each.");
+      "List options take comma-separated values; the runs are their Cartesian product, one HDF5 file each.\n"
+      "A repeated option's last occurrence wins (as for every lobench command).");
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--dataset", spec->dataset,
                   "delicious | bibtex (Mulan files in --data-dir), mulan:DIR/NAME, xc:TRAIN,TEST (XC repository "
                   "format), synthetic:PRESET (tiny, LF-AmazonTitles-131K, Amazon-670K, Amazon-3M, ...)")
       ->capture_default_str();
-  cmd->add_option("--data-dir", spec->data_dir, "folder of the Mulan files")->capture_default_str();
+  cmd->add_option("--data-dir", spec->data_dir,
+                  "folder of the Mulan files (a relative path is found against the working directory, else the repository)")
+      ->capture_default_str();
+  spec->axes.register_options(cmd);
   cmd->add_option("--syn-scale", spec->syn_scale, "synthetic: fraction of the preset's rows to generate")
       ->capture_default_str();
-  cmd->add_option("--labels-total", spec->labels_total,
-                  "grow the label space to these totals with appended labels that are never positive (ELMO's "
-                  "memory-vs-labels protocol); 0 = as is")
-      ->delimiter(',')->capture_default_str();
   cmd->add_option("--epochs", b.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-steps", b.max_steps, "stop after this many steps (0 = no limit)")->capture_default_str();
-  cmd->add_option("--batch", spec->batch, "rows per step B")->delimiter(',')->capture_default_str();
-  cmd->add_option("--dim", spec->D, "embedding width D")->delimiter(',')->capture_default_str();
-  cmd->add_option("--activation", spec->activation, "relu | gelu")->delimiter(',')->capture_default_str();
-  cmd->add_option("--dropout", spec->dropout, "dropout probability on the embedding")->delimiter(',')->capture_default_str();
-  cmd->add_option("--enc-precision", spec->enc_precision, "fp32 | bf16 (bf16 weights, moments and Kahan buffer)")
-      ->delimiter(',')->capture_default_str();
-  cmd->add_option("--enc-lr", spec->enc_lr, "encoder Adam learning rate")->delimiter(',')->capture_default_str();
   cmd->add_option("--enc-wd", b.enc_wd, "encoder L2 weight decay (weights, not bias)")->capture_default_str();
-  cmd->add_option("--clf-lr", spec->clf_lr, "classifier SGD learning rate")->delimiter(',')->capture_default_str();
-  cmd->add_option("--clf-init-std", spec->init_std, "classifier init N(0, std^2)")->delimiter(',')->capture_default_str();
-  cmd->add_option("--clf-format", spec->clf_format,
-                  "classifier storage: fp32, bf16, e4m3fn, e5m2, fp16, any eXmY (IEEE-like), ... (_sat: saturating)")
-      ->delimiter(',')->capture_default_str();
-  cmd->add_option("--subnormals", spec->subnormals, "on | off (off: the format with subnormals flushed to zero)")
-      ->delimiter(',')->capture_default_str();
-  cmd->add_option("--rounding", spec->rounding,
-                  "rounding of the updated weights: rne, sr (stochastic, k random bits), sr_exact, rz, ..., elmo_sr "
-                  "(ELMO's fp8 SR: 23-M bits on the float32 pattern, then nearest into the format)")
-      ->delimiter(',')->capture_default_str();
   cmd->add_option("--sr-bits", b.sr_bits, "k random bits for --rounding sr (0 = 23 - mantissa bits)")->capture_default_str();
-  cmd->add_option("--update", spec->update, "separate | fused")->delimiter(',')->capture_default_str();
-  cmd->add_option("--chunks", spec->chunks, "label chunks k")->delimiter(',')->capture_default_str();
   cmd->add_option("--tile", b.tile, "labels per tile (0 = 256)")->capture_default_str();
-  cmd->add_option("--seeds", spec->seeds, "seeds (init, shuffling, dropout, stochastic rounding)")
-      ->delimiter(',')->capture_default_str();
   cmd->add_option("--schedule", *schedule, "constant | cosine (linear warmup then cosine to 0, as ELMO)")
       ->check(CLI::IsMember({"constant", "cosine"}))->capture_default_str();
   cmd->add_option("--warmup-steps", b.warmup_steps, "linear warmup steps")->capture_default_str();
@@ -81,11 +64,14 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
                   "histogram the classifier weight gradients every N steps (0 = off)")->capture_default_str();
   cmd->add_option("--propensity-a", b.propensity_a, "PSP propensity A (Jain et al.)")->capture_default_str();
   cmd->add_option("--propensity-b", b.propensity_b, "PSP propensity B")->capture_default_str();
-  cmd->add_option("--threads", b.threads, "threads")->check(CLI::PositiveNumber)->capture_default_str();
+  b.threads = default_thread_count();
+  cmd->add_option("--threads", b.threads, "threads (default: all cores)")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--out-dir", spec->out_dir, "folder for the run files (one HDF5 per run)");
   cmd->add_option("--mem-limit", *mem_limit,
-                  "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction");
+                  "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction; default: "
+                  "available memory now minus max(1 GiB, 10%)");
   cmd->add_flag("--dry-run", spec->dry_run, "write every run's predicted memory without training");
+  cmd->add_flag("--list", *list, "print the runs the sweep would make (their file names) and exit; writes nothing");
   cmd->add_flag("--quiet", *quiet, "no progress bar or per-epoch lines");
   cmd->add_option("--layouts", *layouts,
                   "instead of training: print (and with --layouts-out write) the predicted head memory of Renee, "
@@ -93,15 +79,25 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       ->delimiter(',');
   cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts");
 
-  cmd->callback([spec, mem_limit, layouts, layout_out, quiet, schedule, argv] {
+  cmd->callback([spec, mem_limit, layouts, layout_out, quiet, schedule, list, argv] {
     spec->base.schedule = *schedule;
+    if (*list) {
+      const auto points = train::expand_sweep(*spec);
+      for (const auto& p : points) fmt::print("{}\n", p.name);
+      fmt::print("{} runs\n", points.size());
+      set_command_exit_code(0);
+      return;
+    }
+    if (std::filesystem::path(spec->data_dir).is_relative() && !std::filesystem::exists(spec->data_dir))
+      spec->data_dir = repository_path(spec->data_dir);
     spec->progress = !*quiet;
-    if (!mem_limit->empty()) spec->mem_limit = parse_bytes(*mem_limit);
+    spec->mem_limit = mem_limit->empty() ? sweep::default_host_memory_limit() : parse_bytes(*mem_limit);
     const Provenance prov = collect_provenance(argv);
     if (!layouts->empty()) {
       if (!layout_out->empty() && std::filesystem::path(*layout_out).has_parent_path())
         std::filesystem::create_directories(std::filesystem::path(*layout_out).parent_path());
-      train::write_layout_table(*layouts, spec->D.front(), spec->batch.front(), spec->chunks.front(), prov, *layout_out,
+      train::write_layout_table(*layouts, spec->axes.int_values("dim").front(), spec->axes.int_values("batch").front(),
+                                spec->axes.int_values("chunks").front(), prov, *layout_out,
                                 std::cout);
       set_command_exit_code(0);
       return;

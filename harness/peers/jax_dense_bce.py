@@ -77,6 +77,7 @@ def main():
     for B, N, D, L, V, op in peer_rows.points(args):
         P = B * N
         row = run.new_row("jax_dense", B, N, D, L, V, op, args.threads if not on_gpu else 0, args)
+        samples = []
         row["gemm_gflops"] = run.gemm_gflops(P, D, op, on_gpu)
         if op == "tf32" and not on_gpu:
             row["status"] = b"skipped"
@@ -115,7 +116,7 @@ def main():
                     peer_rows.set_reason(row, f"{type(e).__name__}: {msg[:140]}")
             del A, E, mh
         print(peer_rows.describe(row), flush=True)
-        run.append(row)
+        run.append(row, samples)
         rows += 1
     print(f"appended {rows} rows to {args.run}")
     return 0

@@ -1,8 +1,8 @@
 """What the framework peers (jax_dense_bce.py, torch_dense_bce.py) share: the command line, the inputs
 protocol, rows of a lobench run file's /results table (results/SCHEMA.md) and their appending.
 
-Rows take the run file's own row type, so a peer writes whatever columns that file has (files from
-before a column existed simply lack it).
+Rows take the run file's own row type, so a peer writes whatever columns that file has (files of an
+earlier schema version simply lack the newer ones). The file is read through plots/lobench_results.py.
 """
 import argparse
 import datetime
@@ -74,6 +74,14 @@ def dense_bytes(P, V):
     return 3 * P * V * 4
 
 
+def _lobench_results():
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "plots"))
+    import lobench_results
+    return lobench_results
+
+
 class RunFile:
     """The run file's row type, host memory limit and GEMM yardsticks, read once."""
 
@@ -82,20 +90,21 @@ class RunFile:
         self.path = path
         with h5py.File(path, "r") as f:
             self.dtype = f["results"].dtype
-            self.attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-            self.rows = f["results"][:]
+            self.has_samples_table = "samples" in f
+        self.rows, self.attrs = _lobench_results().load(path)
         self.mem_limit = float(self.attrs.get("mem_limit_bytes", 20 * 2**30))
+        self.version = int(self.attrs.get("schema_version", 1))
 
     def gemm_gflops(self, P, D, operand, on_gpu):
         """The run's GEMM rate for this (P, D): cuBLAS at this operand for a GPU peer (a GPU row's value, or
         the file attributes when they were measured at this shape), Eigen SGEMM for a CPU peer; NaN if none."""
         names = self.dtype.names
         for r in self.rows:
-            backend = r["backend"].decode()
+            backend = r["backend"]
             if int(r["P"]) != P or int(r["D"]) != D or not math.isfinite(float(r["gemm_gflops"])):
                 continue
             if on_gpu and backend == "cuda":
-                row_op = r["operand"].decode() if "operand" in names else ""
+                row_op = r["operand"] if "operand" in names else ""
                 if (row_op or "fp32") == operand and float(r["gemm_gflops"]) > 0:
                     return float(r["gemm_gflops"])
             elif not on_gpu and backend == "cpu" and float(r["gemm_gflops"]) > 0:
@@ -107,6 +116,9 @@ class RunFile:
     def new_row(self, variant, B, N, D, L, V, operand, threads, args):
         P = B * N
         row = np.zeros((), dtype=self.dtype)
+        for k in self.dtype.names:  # not measured: NaN, never 0 (schema version 2 on)
+            if self.dtype[k].kind == "f" and self.version >= 2:
+                row[k] = math.nan
         row["variant"], row["backend"], row["reduction"] = variant.encode(), b"peer", b"mean"
         for k, v in dict(B=B, N=N, P=P, V=V, D=D, L=L, threads=threads, seed=args.seed, warmup=args.warmup,
                          reps=args.reps).items():
@@ -114,29 +126,44 @@ class RunFile:
         names = self.dtype.names
         if "operand" in names:
             row["operand"] = operand.encode()
-        if "peak_device_bytes" in names:
+        if "peak_device_bytes" in names and self.version < 2:
             row["peak_device_bytes"] = -1
+        if "ranks" in names:
+            row["ranks"] = 1
         if "e_format" in names:
             row["e_format"] = b"fp32"
         row["flops"] = 6.0 * P * V * D
-        row["time_samples_s"][:] = math.nan
+        if "time_samples_s" in names:
+            row["time_samples_s"][:] = math.nan
         for k in ("rel_loss_err", "rel_dA_err", "rel_dE_err", "ref_loss", "loss", "rel_loss_err_kernel",
                   "rel_dA_err_kernel", "rel_dE_err_kernel", "gemm_fraction"):
             if k in names:
                 row[k] = math.nan
-        row["counts_mismatch"] = -1
+        if self.version < 2:
+            row["counts_mismatch"] = -1
         row["predicted_bytes"] = dense_bytes(P, V)
         row["input_bytes"] = (P * D + V * D + P * L) * 4
         row["utc"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ").encode()
         return row
 
-    def append(self, row):
-        """Appended and flushed per row, like lobench."""
+    def append(self, row, samples=()):
+        """Appended and flushed per row, like lobench: the samples first (in /samples, or in the row's
+        time_samples_s column in a version-1 file), then the row."""
         import h5py
         with h5py.File(self.path, "a") as f:
             ds = f["results"]
             n = ds.shape[0]
             row["row_id"] = n
+            if "samples" in f:
+                t = f["samples"]
+                m = t.shape[0]
+                t.resize((m + len(samples),))
+                for i, x in enumerate(samples):
+                    rec = np.zeros((), dtype=t.dtype)
+                    rec["row_id"], rec["sample"], rec["seconds"] = n, i, x
+                    t[m + i] = rec
+            elif "time_samples_s" in ds.dtype.names:
+                row["time_samples_s"][: len(samples)] = samples
             ds.resize((n + 1,))
             ds[n] = row
 
@@ -146,9 +173,11 @@ def set_reason(row, text):
 
 
 def set_times(row, samples):
+    """The timing columns from the samples (which RunFile.append writes)."""
     med = float(np.median(samples))
-    row["time_samples_s"][: len(samples)] = samples
     row["time_median_s"], row["time_min_s"], row["time_max_s"] = med, min(samples), max(samples)
+    if "time_cv" in row.dtype.names and len(samples) > 1:
+        row["time_cv"] = float(np.std(samples, ddof=1) / np.mean(samples))
     row["effective_gflops"] = row["flops"] / med / 1e9
     if row["gemm_gflops"] > 0:
         row["gemm_fraction"] = row["effective_gflops"] / row["gemm_gflops"]
@@ -161,7 +190,7 @@ def describe(row):
     frac = float(row["gemm_fraction"])
     if ok and math.isfinite(frac):
         t += f" ({100 * frac:.0f}% of the run's GEMM)"
-    if ok and int(row["peak_bytes"]) > 0:
+    if ok and math.isfinite(float(row["peak_bytes"])) and float(row["peak_bytes"]) > 0:
         t += f", peak {int(row['peak_bytes']) / 2**20:.0f} MiB"
     return (f"{row['variant'].item().decode()} B={int(row['B'])} N={int(row['N'])} V={int(row['V'])} D={int(row['D'])} "
             f"L={int(row['L'])} {op}: {row['status'].item().decode()} {t} {row['reason'].item().decode()}")

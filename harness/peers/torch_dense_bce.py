@@ -81,6 +81,7 @@ def main():
     for B, N, D, L, V, op in peer_rows.points(args):
         P = B * N
         row = run.new_row("torch_dense", B, N, D, L, V, op, 0 if on_gpu else args.threads, args)
+        samples = []
         row["gemm_gflops"] = run.gemm_gflops(P, D, op, on_gpu)
         how = {"fp32": "fp32, allow_tf32=False", "tf32": "fp32 tensors, allow_tf32=True",
                "bf16": "autocast bf16 (fp32 leaves, bf16 product, fp32 loss)"}[op]
@@ -133,7 +134,7 @@ def main():
             if on_gpu:
                 torch.cuda.empty_cache()
         print(peer_rows.describe(row), flush=True)
-        run.append(row)
+        run.append(row, samples)
         rows += 1
     print(f"appended {rows} rows to {args.run}")
     return 0

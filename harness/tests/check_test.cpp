@@ -1,6 +1,6 @@
 // `lobench check` on good input and on each kind of bad input: every error names the dataset and the
 // problem, and no OUT file is left behind.
-#include "check.hpp"
+#include "harness/check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <fstream>
 #include <functional>
 
-#include "h5_io.hpp"
-#include "tests/temp_path.hpp"
-#include "variant.hpp"
+#include "harness/io/h5_io.hpp"
+#include "variants/tests/temp_path.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench {
 namespace {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "h5_io.hpp"
-#include "tests/temp_path.hpp"
+#include "harness/io/h5_io.hpp"
+#include "variants/tests/temp_path.hpp"
 
 namespace lobench {
 namespace {

@@ -1,4 +1,4 @@
-#include "sweep.hpp"
+#include "harness/sweep/run_sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,24 +9,30 @@
 #include <optional>
 #include <sstream>
 #include <cmath>
+#include <sys/wait.h>
+#include <algorithm>
+#include <fmt/format.h>
 
-#include "args_file.hpp"
-#include "step.hpp"
-#include "tests/temp_path.hpp"
-#include "results_file.hpp"
+#include "harness/cli/args_file.hpp"
+#include "harness/sweep/step_point.hpp"
+#include "variants/step.hpp"
+#include "variants/tests/temp_path.hpp"
+#include "harness/io/results_file.hpp"
 
 namespace lobench {
 namespace {
 
-SweepSpec small_spec(const std::string& out) {
-  SweepSpec s;
-  s.B = {1};
-  s.N = {37};
-  s.V = {100, 333};
-  s.D = {8};
-  s.L = {3};
-  s.variants = {"dense", "chunked"};
-  s.threads = {2};
+using sweep::SweepSettings;
+
+SweepSettings small_spec(const std::string& out) {
+  SweepSettings s;
+  s.axes = sweep::step_axes(2);
+  s.axes.set("B", "1");
+  s.axes.set("N", "37");
+  s.axes.set("V", "100,333");
+  s.axes.set("D", "8");
+  s.axes.set("L", "3");
+  s.axes.set("variants", "dense,chunked");
   s.reps = 2;
   s.warmup = 0;
   s.mem_limit = int64_t(1) << 30;
@@ -34,33 +40,37 @@ SweepSpec small_spec(const std::string& out) {
   return s;
 }
 
+
+
 TEST(Sweep, RecordsEveryPointWithAccuracyAndResumesWithoutDuplicates) {
   const std::string path = testing::temp_path("sweep_test.h5");
   std::ostringstream table, progress;
-  SweepSpec spec = small_spec(path);
-  ASSERT_EQ(run_sweep(spec, collect_provenance("t"), table, progress), 0);
+  SweepSettings spec = small_spec(path);
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0);
   auto rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 4u);
   for (const auto& r : rows) {
-    EXPECT_STREQ(r.status, "ok");
+    EXPECT_EQ(r.status.str(), "ok");
     EXPECT_LE(r.rel_loss_err, 1e-6);
     EXPECT_LE(r.rel_dA_err, 1e-5);
     EXPECT_LE(r.rel_dE_err, 1e-5);
     EXPECT_EQ(r.counts_mismatch, 0);
     EXPECT_GT(r.time_median_s, 0.0);
-    EXPECT_TRUE(std::isnan(r.time_samples_s[2]));  // reps = 2: the rest is NaN
+    EXPECT_GE(r.time_cv, 0.0);
     EXPECT_GT(r.gemm_gflops, 0.0);
     EXPECT_LE(r.peak_bytes, r.predicted_bytes);
   }
+  EXPECT_EQ(ResultsFile::read_samples(path).size(), 4u * 2);  // reps = 2 per row
   EXPECT_NE(progress.str().find("ETA"), std::string::npos);
+  EXPECT_NE(table.str().find("summary: 4 ok, 0 skipped, 0 failed"), std::string::npos) << table.str();
   EXPECT_NE(table.str().find("chunked"), std::string::npos);
 
   // Resuming the same sweep adds nothing; widening it adds only the new points.
-  spec.resume = true;
-  run_sweep(spec, collect_provenance("t"), table, progress);
+  spec.out_mode = OutMode::resume;
+  sweep::run_sweep(spec, collect_provenance("t"), table, progress);
   EXPECT_EQ(ResultsFile::read_all(path).size(), 4u);
-  spec.V = {100, 333, 500};
-  run_sweep(spec, collect_provenance("t"), table, progress);
+  spec.axes.set("V", "100,333,500");
+  sweep::run_sweep(spec, collect_provenance("t"), table, progress);
   rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 6u);
   EXPECT_EQ(rows[4].V, 500);
@@ -70,84 +80,138 @@ TEST(Sweep, RecordsEveryPointWithAccuracyAndResumesWithoutDuplicates) {
 
 TEST(Sweep, PointsOverTheMemoryLimitAreSkippedWithTheReason) {
   const std::string path = testing::temp_path("sweep_oom.h5");
-  SweepSpec spec = small_spec(path);
-  spec.N = {64};
-  spec.V = {5000};
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("N", "64");
+  spec.axes.set("V", "5000");
   spec.mem_limit = 2 << 20;  // dense needs 3·64·5000·4 B = 3.7 MiB
   std::ostringstream table, progress;
-  run_sweep(spec, collect_provenance("t"), table, progress);
+  sweep::run_sweep(spec, collect_provenance("t"), table, progress);
   const auto rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_STREQ(rows[0].variant, "dense");
-  EXPECT_STREQ(rows[0].status, "skipped");
-  EXPECT_EQ(std::string(rows[0].reason).rfind("OOM predicted", 0), 0u) << rows[0].reason;
-  EXPECT_STREQ(rows[1].status, "ok");
+  EXPECT_EQ(rows[0].variant.str(), "dense");
+  EXPECT_EQ(rows[0].status.str(), "skipped");
+  EXPECT_EQ(rows[0].reason.str().rfind("OOM predicted", 0), 0u) << rows[0].reason;
+  EXPECT_EQ(rows[1].status.str(), "ok");
   std::filesystem::remove(path);
 }
 
 TEST(Sweep, UnknownVariantIsAnError) {
-  SweepSpec spec = small_spec("/tmp/never_written.h5");
-  spec.variants = {"no_such"};
+  SweepSettings spec = small_spec("/tmp/never_written.h5");
+  spec.axes.set("variants", "no_such");
   std::ostringstream a, b;
-  EXPECT_THROW(run_sweep(spec, collect_provenance("t"), a, b), std::invalid_argument);
+  EXPECT_THROW(sweep::run_sweep(spec, collect_provenance("t"), a, b), std::invalid_argument);
 }
 
-TEST(Sweep, OperandAxisExpandsFastestAndIsValidated) {
-  SweepSpec spec = small_spec("/tmp/never_written.h5");
-  spec.operands = {"fp32", "tf32", "bf16"};
-  const auto points = expand(spec);
+TEST(Sweep, OperandAxisVariesFastestAfterTheVariantsAndIsValidated) {
+  SweepSettings spec = small_spec("/tmp/never_written.h5");
+  spec.axes.set("variants", "chunked");
+  spec.axes.set("operand", "fp32,tf32,bf16");
+  auto points = sweep::step_points(spec.axes, false);
   ASSERT_EQ(points.size(), 6u);  // V = 100, 333 times three operands
   const char* expected[] = {"fp32", "tf32", "bf16"};
   for (size_t i = 0; i < points.size(); ++i) {
     EXPECT_EQ(points[i].options.operand, expected[i % 3]);
     EXPECT_EQ(points[i].shape.V, i < 3 ? 100 : 333);
   }
-  // With a storage-format axis too: every (format, rounding) carries every operand.
-  spec.e_formats = {"fp32", "bfloat16"};
-  spec.e_roundings = {"nearest_even", "stochastic"};
-  spec.operands = {"fp32", "bf16"};
-  EXPECT_EQ(expand(spec).size(), 2u * (1 + 2) * 2);
+  // With a storage-format axis too: every (format, rounding) carries every operand; fp32 takes no rounding.
+  spec.axes.set("e-format", "fp32,bfloat16");
+  spec.axes.set("e-rounding", "nearest_even,stochastic");
+  spec.axes.set("operand", "fp32,bf16");
+  EXPECT_EQ(sweep::step_points(spec.axes, false).size(), 2u * (1 + 2) * 2);
 
-  spec.operands = {"fp32", "fp16"};
+  spec.axes.set("operand", "fp32,fp16");
   try {
-    expand(spec);
+    sweep::step_points(spec.axes, false);
     FAIL() << "fp16 accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'fp16'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("fp32, tf32, bf16"), std::string::npos) << e.what();
   }
-  spec.operands = {};
-  EXPECT_THROW(expand(spec), std::invalid_argument);
-  EXPECT_NO_THROW(validate_operand("tf32"));
-  EXPECT_THROW(validate_operand("FP32"), std::invalid_argument);
+  EXPECT_THROW(spec.axes.set("operand", ""), std::invalid_argument);
+}
+
+// Aliases are stored under one canonical name, so a resume with another spelling matches.
+TEST(Sweep, AliasesAreStoredUnderTheirCanonicalNames) {
+  SweepSettings spec = small_spec("/tmp/never_written.h5");
+  spec.axes.set("variants", "chunked");
+  spec.axes.set("V", "100");
+  spec.axes.set("e-format", "bf16, bfloat16");  // a space after the comma is fine
+  spec.axes.set("e-rounding", "rne,nearest_even");
+  spec.axes.set("operand", "bfloat16,bf16");
+  const auto points = sweep::step_points(spec.axes, false);
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].options.e_format, "bfloat16");
+  EXPECT_EQ(points[0].e_rounding, "nearest_even");
+  EXPECT_EQ(points[0].options.operand, "bf16");
+}
+
+TEST(Sweep, SizesThatOverflowAndBadThreadCountsAreRefusedBeforeAnythingRuns) {
+  SweepSettings spec = small_spec("/tmp/never_written.h5");
+  spec.axes.set("B", "4294967296");
+  spec.axes.set("N", "4294967296");
+  EXPECT_THROW(sweep::step_points(spec.axes, false), std::invalid_argument);
+  spec = small_spec("/tmp/never_written.h5");
+  spec.axes.set("threads", "0");
+  EXPECT_THROW(sweep::step_points(spec.axes, false), std::invalid_argument);
+  spec.axes.set("threads", "-1");
+  EXPECT_THROW(sweep::step_points(spec.axes, false), std::invalid_argument);
+  spec = small_spec("/tmp/never_written.h5");
+  spec.axes.set("block-v", "-1");
+  EXPECT_THROW(sweep::step_points(spec.axes, false), std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists("/tmp/never_written.h5"));
+}
+
+TEST(Sweep, PartitionsTakeEveryNthRowAndTogetherCoverTheSweep) {
+  SweepSettings spec = small_spec("");
+  std::ostringstream all;
+  sweep::list_rows(spec, all);
+  std::string joined;
+  for (int k = 0; k < 3; ++k) {
+    spec.partition = sweep::Partition::parse(fmt::format("{}/3", k));
+    std::ostringstream part;
+    sweep::list_rows(spec, part);
+    std::string text = part.str();
+    joined += text.substr(0, text.rfind('\n', text.size() - 2) + 1);  // without its count line
+  }
+  std::string want = all.str();
+  want = want.substr(0, want.rfind('\n', want.size() - 2) + 1);
+  auto sorted_lines = [](const std::string& t) {
+    std::vector<std::string> v;
+    std::istringstream in(t);
+    for (std::string l; std::getline(in, l);) v.push_back(l);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted_lines(joined), sorted_lines(want));
+  EXPECT_THROW(sweep::Partition::parse("3/3"), std::invalid_argument);
+  EXPECT_THROW(sweep::Partition::parse("1"), std::invalid_argument);
 }
 
 TEST(Sweep, CpuVariantsRecordNonFp32OperandsAsSkippedAndResumeByOperand) {
   const std::string path = testing::temp_path("sweep_operand.h5");
-  SweepSpec spec = small_spec(path);
-  spec.V = {100};
-  spec.variants = {"chunked"};
-  spec.operands = {"fp32", "bf16"};
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("V", "100");
+  spec.axes.set("variants", "chunked");
+  spec.axes.set("operand", "fp32,bf16");
   std::ostringstream table, progress;
-  ASSERT_EQ(run_sweep(spec, collect_provenance("t"), table, progress), 0);
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0);
   auto rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_STREQ(rows[0].operand, "fp32");
-  EXPECT_STREQ(rows[0].status, "ok");
-  EXPECT_EQ(rows[0].peak_device_bytes, -1);
-  EXPECT_STREQ(rows[1].operand, "bf16");
-  EXPECT_STREQ(rows[1].status, "skipped");
-  EXPECT_NE(std::string(rows[1].reason).find("operand bf16"), std::string::npos) << rows[1].reason;
-  EXPECT_NE(table.str().find("operand bf16;"), std::string::npos) << table.str();  // the note names non-fp32
-  EXPECT_EQ(table.str().find("operand fp32"), std::string::npos);
+  EXPECT_EQ(rows[0].operand.str(), "fp32");
+  EXPECT_EQ(rows[0].status.str(), "ok");
+  EXPECT_TRUE(std::isnan(rows[0].peak_device_bytes));
+  EXPECT_EQ(rows[1].operand.str(), "bf16");
+  EXPECT_EQ(rows[1].status.str(), "skipped");
+  EXPECT_NE(rows[1].reason.str().find("operand bf16"), std::string::npos) << rows[1].reason;
+  EXPECT_NE(table.str().find(" bf16 "), std::string::npos) << table.str();  // the swept operand is a column
 
   // Resume: the fp32 and bf16 rows are distinct points; adding tf32 adds only its row.
-  spec.resume = true;
-  spec.operands = {"fp32", "bf16", "tf32"};
-  run_sweep(spec, collect_provenance("t"), table, progress);
+  spec.out_mode = OutMode::resume;
+  spec.axes.set("operand", "fp32,bf16,tf32");
+  sweep::run_sweep(spec, collect_provenance("t"), table, progress);
   rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_STREQ(rows[2].operand, "tf32");
+  EXPECT_EQ(rows[2].operand.str(), "tf32");
   std::filesystem::remove(path);
 }
 
@@ -195,24 +259,23 @@ LOBENCH_REGISTER_VARIANT(FakeGpuVariant);
 
 TEST(Sweep, GpuVariantsAreTimedThroughTheirSessionAndCheckedAgainstTheGpuLimit) {
   const std::string path = testing::temp_path("sweep_session.h5");
-  SweepSpec spec = small_spec(path);
-  spec.V = {100};
-  spec.variants = {"test_fake_gpu"};
-  spec.operands = {"fp32", "bf16"};
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("V", "100");
+  spec.axes.set("variants", "test_fake_gpu");
+  spec.axes.set("operand", "fp32,bf16");
   spec.warmup = 2;
   spec.reps = 3;
   spec.gpu_mem_limit = int64_t(16) << 30;  // fits the fake's 8 GiB; the host limit (1 GiB) does not matter
   std::ostringstream table, progress;
   fake_steps = 0;
-  ASSERT_EQ(run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
   EXPECT_EQ(fake_steps, 2 * (2 + 3));  // warm-up and timed steps, both operands
   auto rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& r : rows) {
-    EXPECT_STREQ(r.status, "ok") << r.reason;
-    EXPECT_STREQ(r.backend, "cuda");
-    for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(r.time_samples_s[i], 0.25);  // every session sample kept
-    EXPECT_TRUE(std::isnan(r.time_samples_s[3]));
+    EXPECT_EQ(r.status.str(), "ok") << r.reason;
+    EXPECT_EQ(r.backend.str(), "cuda");
+    EXPECT_EQ(r.reps, 3);
     EXPECT_DOUBLE_EQ(r.time_median_s, 0.25);
     EXPECT_EQ(r.peak_device_bytes, 4242);
     EXPECT_GT(r.peak_bytes, 0);  // the session's own count
@@ -220,20 +283,20 @@ TEST(Sweep, GpuVariantsAreTimedThroughTheirSessionAndCheckedAgainstTheGpuLimit) 
     EXPECT_LE(r.rel_dE_err, 1e-5);
     EXPECT_EQ(r.counts_mismatch, 0);
   }
-  EXPECT_STREQ(rows[1].operand, "bf16");
+  EXPECT_EQ(rows[1].operand.str(), "bf16");
   std::filesystem::remove(path);
 
   // Over the GPU limit: skipped with the reason, nothing run.
   spec.gpu_mem_limit = int64_t(4) << 30;
   fake_steps = 0;
-  run_sweep(spec, collect_provenance("t"), table, progress);
+  sweep::run_sweep(spec, collect_provenance("t"), table, progress);
   rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(fake_steps, 0);
-  EXPECT_STREQ(rows[0].status, "skipped");
-  EXPECT_EQ(std::string(rows[0].reason).rfind("OOM predicted: 8.00 GiB working", 0), 0u) << rows[0].reason;
-  EXPECT_NE(std::string(rows[0].reason).find("> GPU limit 4.00 GiB"), std::string::npos) << rows[0].reason;
-  auto file = h5::open_file_read(path);
+  EXPECT_EQ(rows[0].status.str(), "skipped");
+  EXPECT_EQ(rows[0].reason.str().rfind("OOM predicted: 8.00 GiB working", 0), 0u) << rows[0].reason;
+  EXPECT_NE(rows[0].reason.str().find("> GPU limit 4.00 GiB"), std::string::npos) << rows[0].reason;
+  auto file = h5::open_file_read(path);  // (the first file was removed, so this run created a new one)
   EXPECT_DOUBLE_EQ(h5::read_attr_double(file, "gpu_mem_limit_bytes").value(), double(int64_t(4) << 30));
   std::filesystem::remove(path);
 }
@@ -268,7 +331,7 @@ TEST(RunCommand, OptionsAfterANamedSweepOverrideItsValues) {
   EXPECT_EQ(rows[0].N, 5);
   EXPECT_EQ(rows[0].V, 70);
   EXPECT_EQ(rows[0].reps, 1);
-  EXPECT_STREQ(rows[0].variant, "chunked");
+  EXPECT_EQ(rows[0].variant.str(), "chunked");
   const std::string bad = std::string(LOBENCH_EXE) + " run --V 10,x --out " + out + " > /dev/null 2>&1";
   EXPECT_NE(std::system(bad.c_str()), 0);
   std::filesystem::remove(out);
@@ -290,10 +353,48 @@ TEST(RunCommand, OptionsAfterANamedSweepOverrideItsValues) {
   ASSERT_EQ(std::system(ok_op.c_str()), 0) << ok_op;
   const auto op_rows = ResultsFile::read_all(out);
   ASSERT_EQ(op_rows.size(), 2u);
-  EXPECT_STREQ(op_rows[1].operand, "tf32");
-  EXPECT_STREQ(op_rows[1].status, "skipped");
+  EXPECT_EQ(op_rows[1].operand.str(), "tf32");
+  EXPECT_EQ(op_rows[1].status.str(), "skipped");
   std::filesystem::remove(log);
   std::filesystem::remove(args);
+  std::filesystem::remove(out);
+}
+
+// Running twice on the same --out: without --resume or --overwrite the second run is refused (exit 2)
+// and the first file's rows survive; with --resume they are kept and only new rows are added.
+TEST(RunCommand, ASecondRunOnTheSameOutRefusesOrResumesButNeverTruncates) {
+  const std::string out = testing::temp_path("twice.h5"), log = testing::temp_path("twice.log");
+  const std::string base = std::string(LOBENCH_EXE) + " run --B 1 --N 5 --D 4 --L 2 --variants chunked --reps 1 --threads 1 --out " + out;
+  ASSERT_EQ(std::system((base + " --V 50 > /dev/null 2>&1").c_str()), 0);
+  ASSERT_EQ(ResultsFile::read_all(out).size(), 1u);
+  const int refused = std::system((base + " --V 50,60 > " + log + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(refused), 2);
+  {
+    std::ifstream f(log);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("--resume"), std::string::npos) << text;
+  }
+  EXPECT_EQ(ResultsFile::read_all(out).size(), 1u);  // the first file's row survives
+  ASSERT_EQ(std::system((base + " --V 50,60 --resume > /dev/null 2>&1").c_str()), 0);
+  const auto rows = ResultsFile::read_all(out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].V, 50);
+  EXPECT_EQ(rows[1].V, 60);
+  // --list and --dry-run run nothing; a dry-run file cannot be resumed.
+  const std::string dry = testing::temp_path("twice_dry.h5");
+  ASSERT_EQ(std::system((std::string(LOBENCH_EXE) + " run --B 1 --N 5 --D 4 --L 2 --V 50,60 --list > " + log).c_str()), 0);
+  {
+    std::ifstream f(log);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("6 rows"), std::string::npos) << text;  // 2 V x 3 variants
+  }
+  ASSERT_EQ(std::system((std::string(LOBENCH_EXE) + " run --B 1 --N 5 --D 4 --L 2 --V 50,60 --dry-run --out " + dry + " > /dev/null").c_str()), 0);
+  const auto planned = ResultsFile::read_all(dry);
+  ASSERT_EQ(planned.size(), 6u);
+  for (const auto& r : planned) EXPECT_TRUE(r.status == "planned" || r.status == "skipped") << r.status.str();
+  EXPECT_NE(WEXITSTATUS(std::system((std::string(LOBENCH_EXE) + " run --B 1 --N 5 --D 4 --L 2 --V 50 --resume --out " + dry + " > /dev/null 2>&1").c_str())), 0);
+  std::filesystem::remove(dry);
+  std::filesystem::remove(log);
   std::filesystem::remove(out);
 }
 

@@ -1,4 +1,4 @@
-#include "system_memory.hpp"
+#include "harness/system_memory.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "classifier.hpp"
+#include "harness/train/classifier.hpp"
 
 #include <omp.h>
 
@@ -11,7 +11,7 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "bce_tile.hpp"  // the element-wise BCE tile kernels the chunked/fused variants use (AVX-512/AVX2/portable)
+#include "variants/bce/bce_tile.hpp"  // the element-wise BCE tile kernels the chunked/fused variants use (AVX-512/AVX2/portable)
 #include "precision_sim/pack.hpp"
 #include "precision_sim/stochastic.hpp"
 

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "counting_allocator.hpp"
+#include "variants/counting_allocator.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "precision_sim/rounding.hpp"

@@ -1,4 +1,4 @@
-#include "encoder.hpp"
+#include "harness/train/encoder.hpp"
 
 #include <omp.h>
 

@@ -19,7 +19,7 @@
 #include <span>
 #include <string>
 
-#include "counting_allocator.hpp"
+#include "variants/counting_allocator.hpp"
 #include "precision_sim/optimizers.hpp"
 
 namespace lobench::train {

@@ -1,4 +1,4 @@
-#include "memory_layouts.hpp"
+#include "harness/train/memory_layouts.hpp"
 
 #include <stdexcept>
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "classifier.hpp"
+#include "harness/train/classifier.hpp"
 
 namespace lobench::train {
 

@@ -1,4 +1,4 @@
-#include "run_file.hpp"
+#include "harness/train/run_file.hpp"
 
 #include <fmt/format.h>
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "h5_io.hpp"
-#include "trainer.hpp"
+#include "harness/io/h5_io.hpp"
+#include "harness/train/trainer.hpp"
 
 namespace lobench::train {
 

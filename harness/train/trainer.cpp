@@ -1,4 +1,4 @@
-#include "trainer.hpp"
+#include "harness/train/trainer.hpp"
 
 #include <fmt/format.h>
 

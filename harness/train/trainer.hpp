@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "classifier.hpp"
+#include "harness/train/classifier.hpp"
 #include "datasets/sparse_dataset.hpp"
-#include "encoder.hpp"
-#include "grad_histogram.hpp"
-#include "provenance.hpp"
+#include "harness/train/encoder.hpp"
+#include "harness/train/grad_histogram.hpp"
+#include "harness/provenance.hpp"
 
 namespace lobench::train {
 

@@ -1,4 +1,4 @@
-#include "xmc_sweep.hpp"
+#include "harness/train/xmc_sweep.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,10 +14,10 @@
 #include "datasets/synthetic_xmc.hpp"
 #include "datasets/xc_format.hpp"
 #include "datasets/xmc_presets.hpp"
-#include "h5_io.hpp"
-#include "memory_layouts.hpp"
-#include "run_file.hpp"
-#include "system_memory.hpp"
+#include "harness/io/h5_io.hpp"
+#include "harness/train/memory_layouts.hpp"
+#include "harness/train/run_file.hpp"
+#include "harness/system_memory.hpp"
 
 namespace lobench::train {
 
@@ -104,43 +104,47 @@ data::TrainTest load_xmc_dataset(const XmcSweepSpec& spec, int64_t labels_total)
   return d;
 }
 
+sweep::Axes xmc_axes() {
+  using sweep::AxisKind;
+  sweep::Axes a;
+  a.add("labels-total", AxisKind::integer, {"0"},
+        "grow the label space to these totals with appended labels that are never positive (ELMO's memory-vs-labels "
+        "protocol); 0 = as is");
+  a.add("clf-format", AxisKind::text, {"fp32"},
+        "classifier storage: fp32, bf16, e4m3fn, e5m2, fp16, any eXmY (IEEE-like), ... (_sat: saturating)");
+  a.add("subnormals", AxisKind::text, {"on"}, "on | off (off: the format with subnormals flushed to zero)");
+  a.add("rounding", AxisKind::text, {"rne"},
+        "rounding of the updated weights: rne, sr (stochastic, k random bits), sr_exact, rz, ..., elmo_sr (ELMO's fp8 "
+        "SR: 23-M bits on the float32 pattern, then nearest into the format)");
+  a.add("update", AxisKind::text, {"fused"}, "separate | fused");
+  a.add("chunks", AxisKind::integer, {"1"}, "label chunks k");
+  a.add("dim", AxisKind::integer, {"512"}, "embedding width D");
+  a.add("batch", AxisKind::integer, {"128"}, "rows per step B");
+  a.add("enc-precision", AxisKind::text, {"fp32"}, "fp32 | bf16 (bf16 weights, moments and Kahan buffer)");
+  a.add("activation", AxisKind::text, {"relu"}, "relu | gelu");
+  a.add("enc-lr", AxisKind::real, {"0.001"}, "encoder Adam learning rate");
+  a.add("clf-lr", AxisKind::real, {"0.05"}, "classifier SGD learning rate");
+  a.add("dropout", AxisKind::real, {"0.5"}, "dropout probability on the embedding");
+  a.add("clf-init-std", AxisKind::real, {"0.02"}, "classifier init N(0, std^2)");
+  a.add("seeds", AxisKind::integer, {"0"}, "seeds (init, shuffling, dropout, stochastic rounding)");
+  return a;
+}
+
 std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
-  auto need = [](bool ok, const char* what) {
-    if (!ok) throw std::invalid_argument(std::string(what) + " needs at least one value");
-  };
-  need(!s.D.empty(), "--dim");
-  need(!s.batch.empty(), "--batch");
-  need(!s.chunks.empty(), "--chunks");
-  need(!s.enc_lr.empty(), "--enc-lr");
-  need(!s.clf_lr.empty(), "--clf-lr");
-  need(!s.dropout.empty(), "--dropout");
-  need(!s.init_std.empty(), "--clf-init-std");
-  need(!s.clf_format.empty(), "--clf-format");
-  need(!s.rounding.empty(), "--rounding");
-  need(!s.update.empty(), "--update");
-  need(!s.enc_precision.empty(), "--enc-precision");
-  need(!s.subnormals.empty(), "--subnormals");
-  need(!s.activation.empty(), "--activation");
-  need(!s.seeds.empty(), "--seeds");
-  need(!s.labels_total.empty(), "--labels-total");
   std::vector<SweepPoint> out;
   const std::string stem = dataset_stem(s.dataset);
-  for (int64_t V : s.labels_total)
-  for (const auto& fmt_name : s.clf_format)
-  for (const auto& sub : s.subnormals)
-  for (const auto& rnd : s.rounding)
-  for (const auto& upd : s.update)
-  for (int64_t k : s.chunks)
-  for (int64_t D : s.D)
-  for (int64_t B : s.batch)
-  for (const auto& encp : s.enc_precision)
-  for (const auto& act : s.activation)
-  for (float elr : s.enc_lr)
-  for (float clr : s.clf_lr)
-  for (float drop : s.dropout)
-  for (double istd : s.init_std)
-  for (uint64_t seed : s.seeds) {
+  auto swept = [&](const char* axis) { return s.axes.values(axis).size() > 1; };
+  for (const sweep::AxisPoint& a : s.axes.expand()) {
     SweepPoint p;
+    const int64_t V = a.int_at("labels-total");
+    const std::string fmt_name = a.at("clf-format"), sub = a.at("subnormals"), rnd = a.at("rounding"),
+                      upd = a.at("update"), encp = a.at("enc-precision"), act = a.at("activation");
+    const int64_t k = a.int_at("chunks"), D = a.int_at("dim"), B = a.int_at("batch");
+    const float elr = float(a.real_at("enc-lr")), clr = float(a.real_at("clf-lr")), drop = float(a.real_at("dropout"));
+    const double istd = a.real_at("clf-init-std");
+    const int64_t seed = a.int_at("seeds");
+    if (V < 0) throw std::invalid_argument(fmt::format("--labels-total: {} is negative", V));
+    if (seed < 0) throw std::invalid_argument(fmt::format("--seeds: {} is negative", seed));
     p.labels_total = V;
     TrainConfig& c = p.config;
     c = s.base;
@@ -158,20 +162,20 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
     c.clf_lr = clr;
     c.dropout = drop;
     c.clf_init_std = istd;
-    c.seed = seed;
+    c.seed = uint64_t(seed);
     c.validate();
     // The name: dataset, format/rounding/update/chunks/seed always; other axes when swept.
     std::string n = stem;
-    if (s.labels_total.size() > 1 || V > 0) n += fmt::format("_V{}", V);
+    if (swept("labels-total") || V > 0) n += fmt::format("_V{}", V);
     n += "_" + fmt_name + (c.clf_subnormals ? "" : "-ftz") + "_" + rnd + "_" + upd + fmt::format("_k{}", k);
-    if (s.D.size() > 1) n += fmt::format("_D{}", D);
-    if (s.batch.size() > 1) n += fmt::format("_B{}", B);
-    if (s.enc_precision.size() > 1 || c.encoder_precision != EncoderPrecision::fp32) n += "_enc-" + encp;
-    if (s.activation.size() > 1) n += "_" + act;
-    if (s.enc_lr.size() > 1) n += "_elr" + num(elr);
-    if (s.clf_lr.size() > 1) n += "_clr" + num(clr);
-    if (s.dropout.size() > 1) n += "_drop" + num(drop);
-    if (s.init_std.size() > 1) n += "_istd" + num(istd);
+    if (swept("dim")) n += fmt::format("_D{}", D);
+    if (swept("batch")) n += fmt::format("_B{}", B);
+    if (swept("enc-precision") || c.encoder_precision != EncoderPrecision::fp32) n += "_enc-" + encp;
+    if (swept("activation")) n += "_" + act;
+    if (swept("enc-lr")) n += "_elr" + num(elr);
+    if (swept("clf-lr")) n += "_clr" + num(clr);
+    if (swept("dropout")) n += "_drop" + num(drop);
+    if (swept("clf-init-std")) n += "_istd" + num(istd);
     n += fmt::format("_s{}", seed);
     p.name = sanitize(n);
     out.push_back(std::move(p));

@@ -10,10 +10,15 @@
 #include <vector>
 
 #include "datasets/sparse_dataset.hpp"
-#include "provenance.hpp"
-#include "trainer.hpp"
+#include "harness/provenance.hpp"
+#include "harness/sweep/axes.hpp"
+#include "harness/train/trainer.hpp"
 
 namespace lobench::train {
+
+// The axes of `lobench train-xmc`, with their defaults. labels-total: grow the label space to these
+// totals with appended labels that are never positive (ELMO's memory-vs-labels protocol); 0 = as is.
+sweep::Axes xmc_axes();
 
 struct XmcSweepSpec {
   // Dataset: a Mulan name (delicious, bibtex: DATA_DIR/NAME-{train,test}.arff + NAME.xml),
@@ -22,15 +27,11 @@ struct XmcSweepSpec {
   std::string dataset = "delicious";
   std::string data_dir = "../shared/datasets/xmc";
   double syn_scale = 0.01;  // synthetic: fraction of the preset's rows kept
-  std::vector<int64_t> labels_total = {0};  // grow the label space to this many labels (appended, no positives); 0: as is
 
-  // Swept (comma lists).
-  std::vector<int64_t> D = {512}, batch = {128}, chunks = {1};
-  std::vector<float> enc_lr = {1e-3f}, clf_lr = {0.05f}, dropout = {0.5f};
-  std::vector<double> init_std = {0.02};
-  std::vector<std::string> clf_format = {"fp32"}, rounding = {"rne"}, update = {"fused"}, enc_precision = {"fp32"},
-                           subnormals = {"on"}, activation = {"relu"};
-  std::vector<uint64_t> seeds = {0};
+  // The swept options (harness/sweep/axes.hpp; xmc_axes() declares them with their defaults):
+  // labels-total, clf-format, subnormals, rounding, update, chunks, dim, batch, enc-precision,
+  // activation, enc-lr, clf-lr, dropout, clf-init-std, seeds (the first varies slowest).
+  sweep::Axes axes = xmc_axes();
 
   // Fixed for the whole sweep: the rest of TrainConfig (epochs, schedule, threads, ...).
   TrainConfig base;

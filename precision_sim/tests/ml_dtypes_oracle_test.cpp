@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle_io.hpp"
+#include "precision_sim/tests/oracle_io.hpp"
 #include "precision_sim/detail/plan.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"

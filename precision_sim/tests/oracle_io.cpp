@@ -1,4 +1,4 @@
-#include "oracle_io.hpp"
+#include "precision_sim/tests/oracle_io.hpp"
 
 #include <sys/wait.h>
 

@@ -37,12 +37,12 @@
 #include <utility>
 #include <vector>
 
-#include "bce_tile.hpp"
-#include "cache_info.hpp"
-#include "eigen_maps.hpp"
-#include "tile_blocks.hpp"
-#include "tile_scan.hpp"
-#include "variant.hpp"
+#include "variants/bce/bce_tile.hpp"
+#include "variants/cpu/cache_info.hpp"
+#include "variants/cpu/eigen_maps.hpp"
+#include "variants/cpu/tile_blocks.hpp"
+#include "variants/cpu/tile_scan.hpp"
+#include "variants/variant.hpp"
 
 namespace {
 

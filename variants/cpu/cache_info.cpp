@@ -1,4 +1,4 @@
-#include "cache_info.hpp"
+#include "variants/cpu/cache_info.hpp"
 
 #include <unistd.h>
 

@@ -3,8 +3,8 @@
 // sparse targets are kept, never a [P, V] buffer. Work: 8·P·V·D flops (the logits are computed twice).
 // It shares the schedule, tile sizes and element-wise kernels with `fused` (tile_scan.hpp,
 // tile_blocks.hpp, bce_tile.hpp), so the two differ only in the algorithm.
-#include "tile_scan.hpp"
-#include "variant.hpp"
+#include "variants/cpu/tile_scan.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench::cpu {
 namespace {

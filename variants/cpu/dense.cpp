@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "eigen_maps.hpp"
-#include "variant.hpp"
+#include "variants/cpu/eigen_maps.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench::cpu {
 namespace {

@@ -3,8 +3,8 @@
 // are made (A·E_bᵀ), turned into loss terms, counts and gradients in place by one element-wise sweep,
 // and used at once for dE_b += Gᵀ·A and dA += G·E_b. Work: 6·P·V·D flops, against chunked's 8·P·V·D.
 // Schedule and working memory: tile_scan.hpp (O(threads·block_p·(block_v + D)), independent of V).
-#include "tile_scan.hpp"
-#include "variant.hpp"
+#include "variants/cpu/tile_scan.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench::cpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "tile_blocks.hpp"
+#include "variants/cpu/tile_blocks.hpp"
 
 #include <algorithm>
 

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
-#include "cache_info.hpp"
-#include "variant.hpp"
+#include "variants/cpu/cache_info.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench::cpu {
 

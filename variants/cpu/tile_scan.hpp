@@ -15,11 +15,11 @@
 #include <algorithm>
 #include <utility>
 
-#include "bce_tile.hpp"
-#include "eigen_maps.hpp"
-#include "sparse_targets.hpp"
-#include "tile_blocks.hpp"
-#include "variant.hpp"
+#include "variants/bce/bce_tile.hpp"
+#include "variants/cpu/eigen_maps.hpp"
+#include "variants/sparse_targets.hpp"
+#include "variants/cpu/tile_blocks.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench::cpu {
 

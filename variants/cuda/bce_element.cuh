@@ -16,7 +16,7 @@
 
 #include <cuda_runtime.h>
 
-#include "bce_math.hpp"
+#include "variants/bce/bce_math.hpp"
 
 namespace lobench::cuda {
 

@@ -1,8 +1,8 @@
-#include "bce_rows.cuh"
+#include "variants/cuda/bce_rows.cuh"
 
-#include "bce_element.cuh"
-#include "cuda_check.hpp"
-#include "operand_type.cuh"
+#include "variants/cuda/bce_element.cuh"
+#include "variants/cuda/cuda_check.hpp"
+#include "variants/cuda/operand_type.cuh"
 
 namespace lobench::cuda {
 namespace {

@@ -2,7 +2,7 @@
 // embeddings (the step: gemm_blocks_step.cuh), so working memory is O(P·block_v), never O(P·V).
 #include <algorithm>
 
-#include "gemm_blocks_step.cuh"
+#include "variants/cuda/gemm_blocks_step.cuh"
 
 namespace lobench::cuda {
 namespace {

@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "bce_rows.cuh"
-#include "device_problem.cuh"
-#include "variant.hpp"
+#include "variants/cuda/bce_rows.cuh"
+#include "variants/cuda/device_problem.cuh"
+#include "variants/variant.hpp"
 
 namespace lobench::cuda {
 

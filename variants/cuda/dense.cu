@@ -3,7 +3,7 @@
 // way), and the two gradient GEMMs read it back. Working memory is P·V·4 bytes (plus P·V·2 for the
 // bf16 copy of the gradient when the operands are bf16): what runs out first as V grows. The step is
 // gemm_blocks_step.cuh's with a single block of V embeddings.
-#include "gemm_blocks_step.cuh"
+#include "variants/cuda/gemm_blocks_step.cuh"
 
 namespace lobench::cuda {
 namespace {

@@ -1,11 +1,11 @@
-#include "device_allocator.hpp"
+#include "variants/cuda/device_allocator.hpp"
 
 #include <cuda_runtime.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "cuda_check.hpp"
+#include "variants/cuda/cuda_check.hpp"
 
 namespace lobench::cuda {
 

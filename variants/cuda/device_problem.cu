@@ -1,32 +1,17 @@
-#include "device_problem.cuh"
+#include "variants/cuda/device_problem.cuh"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
 
-#include "cuda_check.hpp"
-#include "operand_type.cuh"
+#include "variants/cuda/cuda_check.hpp"
+#include "variants/cuda/operand_type.cuh"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 
 namespace lobench::cuda {
 
-Operand parse_operand(const std::string& name) {
-  if (name.empty() || name == "fp32") return Operand::fp32;
-  if (name == "tf32") return Operand::tf32;
-  if (name == "bf16") return Operand::bf16;
-  throw std::invalid_argument("unknown operand precision '" + name + "' (valid: fp32, tf32, bf16)");
-}
-
-const char* to_string(Operand o) {
-  switch (o) {
-    case Operand::fp32: return "fp32";
-    case Operand::tf32: return "tf32";
-    case Operand::bf16: return "bf16";
-  }
-  return "?";
-}
 
 namespace {
 

@@ -18,18 +18,15 @@
 #include <memory>
 #include <string>
 
-#include "device_allocator.hpp"
-#include "problem.hpp"
-#include "step.hpp"
-#include "variant.hpp"
+#include "variants/cuda/device_allocator.hpp"
+#include "variants/problem.hpp"
+#include "variants/step.hpp"
+#include "variants/operand.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench::cuda {
 
-// Precision of the product operands; accumulation is always float32.
-enum class Operand { fp32, tf32, bf16 };
-Operand parse_operand(const std::string& name);  // throws naming the valid ones
-const char* to_string(Operand o);
-inline int64_t operand_size(Operand op) { return op == Operand::bf16 ? 2 : 4; }  // bytes per operand value
+// Operand, parse_operand, operand_size: variants/operand.hpp (the contract's).
 
 // E as the step reads it.
 enum class EStorage {

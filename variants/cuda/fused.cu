@@ -14,9 +14,9 @@
 // splits' partial sums go through a small workspace ([splits, P, D + 5]) and are added in split order.
 #include <algorithm>
 
-#include "cuda_check.hpp"
-#include "cuda_variant.cuh"
-#include "fused_launch.cuh"
+#include "variants/cuda/cuda_check.hpp"
+#include "variants/cuda/cuda_variant.cuh"
+#include "variants/cuda/fused_launch.cuh"
 
 namespace lobench::cuda {
 namespace {

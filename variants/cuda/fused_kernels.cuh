@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "bce_element.cuh"
-#include "fused_tiles.cuh"
+#include "variants/cuda/bce_element.cuh"
+#include "variants/cuda/fused_tiles.cuh"
 
 namespace lobench::cuda::fused {
 

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "cuda_check.hpp"
-#include "device_problem.cuh"
-#include "fused_kernels.cuh"
+#include "variants/cuda/cuda_check.hpp"
+#include "variants/cuda/device_problem.cuh"
+#include "variants/cuda/fused_kernels.cuh"
 
 namespace lobench::cuda::fused {
 

@@ -1,9 +1,9 @@
-#include "fused_sr_sgd.hpp"
+#include "variants/cuda/fused_sr_sgd.hpp"
 
 #include <stdexcept>
 
-#include "cuda_check.hpp"
-#include "fused_launch.cuh"
+#include "variants/cuda/cuda_check.hpp"
+#include "variants/cuda/fused_launch.cuh"
 #include "precision_sim/device_rounding.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"

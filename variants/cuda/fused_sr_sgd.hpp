@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "precision_sim/rounding.hpp"
-#include "step.hpp"
+#include "variants/step.hpp"
 
 namespace lobench::cuda {
 

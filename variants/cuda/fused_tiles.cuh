@@ -21,7 +21,7 @@
 #include <cuda_runtime.h>
 #include <mma.h>
 
-#include "operand_type.cuh"
+#include "variants/cuda/operand_type.cuh"
 
 namespace lobench::cuda::fused {
 

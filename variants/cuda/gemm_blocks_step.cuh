@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "cuda_variant.cuh"
+#include "variants/cuda/cuda_variant.cuh"
 
 namespace lobench::cuda {
 

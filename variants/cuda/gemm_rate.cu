@@ -1,4 +1,4 @@
-#include "gemm_rate.hpp"
+#include "variants/cuda/gemm_rate.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cuda_check.hpp"
-#include "device_allocator.hpp"
+#include "variants/cuda/cuda_check.hpp"
+#include "variants/cuda/device_allocator.hpp"
 
 namespace lobench::cuda {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "ragged_cases.hpp"
-#include "reference_checks.hpp"
+#include "variants/tests/ragged_cases.hpp"
+#include "variants/tests/reference_checks.hpp"
 
 namespace lobench {
 namespace {

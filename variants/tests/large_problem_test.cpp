@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "reference_checks.hpp"
-#include "variant.hpp"
+#include "variants/tests/reference_checks.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench {
 namespace {

@@ -2,7 +2,7 @@
 // and chunked's working set against dense's at the Cut BCE benchmark shape.
 #include <gtest/gtest.h>
 
-#include "variant.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "step.hpp"
-#include "variant.hpp"
+#include "variants/step.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench::testing {
 

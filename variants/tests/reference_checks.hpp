@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "accuracy.hpp"
-#include "reference.hpp"
+#include "variants/accuracy.hpp"
+#include "variants/reference.hpp"
 
 namespace lobench::testing {
 

@@ -1,13 +1,13 @@
 // The oracle is itself checked: against a naive long-double evaluation of the contract, against finite
 // differences of its own loss, and on logits that are all zero.
-#include "reference.hpp"
+#include "variants/reference.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
 
-#include "ragged_cases.hpp"
+#include "variants/tests/ragged_cases.hpp"
 
 namespace lobench {
 namespace {

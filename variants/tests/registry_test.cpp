@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "variant.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench {
 namespace {

@@ -3,9 +3,9 @@
 // other paths untested on this machine).
 #include <gtest/gtest.h>
 
-#include "bce_tile.hpp"
-#include "ragged_cases.hpp"
-#include "reference_checks.hpp"
+#include "variants/bce/bce_tile.hpp"
+#include "variants/tests/ragged_cases.hpp"
+#include "variants/tests/reference_checks.hpp"
 
 namespace lobench {
 namespace {

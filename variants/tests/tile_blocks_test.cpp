@@ -1,13 +1,13 @@
 // Tile sizes: overrides are obeyed and clamped, the automatic sizes follow the caches, threads never
 // outnumber the vocabulary blocks; and the cache sizes are read from sysfs.
-#include "tile_blocks.hpp"
+#include "variants/cpu/tile_blocks.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "tests/temp_path.hpp"
+#include "variants/tests/temp_path.hpp"
 
 namespace lobench {
 namespace {

@@ -1,6 +1,6 @@
 // The schedule the tiled variants share: every (position, vocabulary entry) lies in exactly one tile,
 // the per-thread sums reach the outputs once, and Eigen's own threading is left as it was found.
-#include "tile_scan.hpp"
+#include "variants/cpu/tile_scan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "classifier.hpp"
-#include "h5_io.hpp"
-#include "measure.hpp"
+#include "harness/train/classifier.hpp"
+#include "harness/io/h5_io.hpp"
+#include "harness/measure.hpp"
 #include "precision_sim/format.hpp"
-#include "provenance.hpp"
-#include "step.hpp"
-#include "variant.hpp"
+#include "harness/provenance.hpp"
+#include "variants/step.hpp"
+#include "variants/variant.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "classifier.hpp"
+#include "harness/train/classifier.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "precision_sim/format.hpp"
 #include "precision_sim/optimizers.hpp"
-#include "test_problem.hpp"
+#include "harness/train/tests/test_problem.hpp"
 
 namespace lobench::train {
 namespace {

@@ -1,4 +1,4 @@
-#include "encoder.hpp"
+#include "harness/train/encoder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,10 +6,10 @@
 #include <cstring>
 #include <random>
 
-#include "classifier.hpp"
+#include "harness/train/classifier.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/optimizers.hpp"
-#include "test_problem.hpp"
+#include "harness/train/tests/test_problem.hpp"
 
 namespace lobench::train {
 namespace {

@@ -1,9 +1,9 @@
 // Measured peak memory (CountingAllocator) against the analytic prediction, and the layout models.
 #include <gtest/gtest.h>
 
-#include "memory_layouts.hpp"
-#include "tiny_data.hpp"
-#include "trainer.hpp"
+#include "harness/train/memory_layouts.hpp"
+#include "harness/train/tests/tiny_data.hpp"
+#include "harness/train/trainer.hpp"
 
 namespace lobench::train {
 namespace {

@@ -1,10 +1,10 @@
-#include "run_file.hpp"
+#include "harness/train/run_file.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "tiny_data.hpp"
+#include "harness/train/tests/tiny_data.hpp"
 
 namespace lobench::train {
 namespace {

@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "accuracy.hpp"
-#include "classifier.hpp"
+#include "variants/accuracy.hpp"
+#include "harness/train/classifier.hpp"
 
 namespace lobench::train::testing {
 

@@ -1,4 +1,4 @@
-#include "trainer.hpp"
+#include "harness/train/trainer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "datasets/arff.hpp"
-#include "tiny_data.hpp"
+#include "harness/train/tests/tiny_data.hpp"
 
 namespace lobench::train {
 namespace {

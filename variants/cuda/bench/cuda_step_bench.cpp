@@ -30,12 +30,12 @@
 #include <tuple>
 #include <vector>
 
-#include "device_allocator.hpp"
-#include "fused_sr_sgd.hpp"
-#include "gemm_rate.hpp"
+#include "variants/cuda/device_allocator.hpp"
+#include "variants/cuda/fused_sr_sgd.hpp"
+#include "variants/cuda/gemm_rate.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
-#include "variant.hpp"
+#include "variants/variant.hpp"
 
 namespace {
 

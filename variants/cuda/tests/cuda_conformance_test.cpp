@@ -21,13 +21,13 @@
 #include <cstring>
 #include <string>
 
-#include "accuracy.hpp"
-#include "device_allocator.hpp"
+#include "variants/accuracy.hpp"
+#include "variants/cuda/device_allocator.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
-#include "ragged_cases.hpp"
-#include "reference.hpp"
-#include "stored_matrix.hpp"
+#include "variants/tests/ragged_cases.hpp"
+#include "variants/reference.hpp"
+#include "variants/packed_matrix.hpp"
 
 namespace lobench {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "device_allocator.hpp"
-#include "variant.hpp"
+#include "variants/cuda/device_allocator.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench {
 namespace {

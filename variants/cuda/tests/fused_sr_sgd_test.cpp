@@ -7,13 +7,13 @@
 #include <cmath>
 #include <cstring>
 
-#include "device_allocator.hpp"
-#include "fused_sr_sgd.hpp"
+#include "variants/cuda/device_allocator.hpp"
+#include "variants/cuda/fused_sr_sgd.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "precision_sim/stochastic.hpp"
-#include "stored_matrix.hpp"
-#include "variant.hpp"
+#include "variants/packed_matrix.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench {
 namespace {

@@ -1,0 +1,291 @@
+#include "harness/io/h5_io.hpp"
+
+#include <fmt/format.h>
+
+#include <type_traits>
+#include <utility>
+
+namespace lobench::h5 {
+
+void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+Handle create_file(const std::string& path) {
+  silence_errors();
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0) throw Error(fmt::format("cannot create HDF5 file '{}'", path));
+  return Handle(f, H5Fclose);
+}
+
+Handle open_file_read(const std::string& path) {
+  silence_errors();
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) throw Error(fmt::format("cannot open '{}' as an HDF5 file (missing, unreadable or corrupt)", path));
+  return Handle(f, H5Fclose);
+}
+
+Handle open_file_rw(const std::string& path) {
+  silence_errors();
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) throw Error(fmt::format("cannot open '{}' for appending (missing, unreadable or corrupt)", path));
+  return Handle(f, H5Fclose);
+}
+
+bool exists(hid_t loc, const std::string& name) { return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0; }
+
+namespace {
+
+template <typename T>
+hid_t native_type() {
+  if constexpr (std::is_same_v<T, float>) return H5T_NATIVE_FLOAT;
+  else if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+  else if constexpr (std::is_same_v<T, int32_t>) return H5T_NATIVE_INT32;
+  else if constexpr (std::is_same_v<T, int64_t>) return H5T_NATIVE_INT64;
+  else if constexpr (std::is_same_v<T, uint8_t>) return H5T_NATIVE_UINT8;
+  else if constexpr (std::is_same_v<T, uint16_t>) return H5T_NATIVE_UINT16;
+  else static_assert(sizeof(T) == 0, "unsupported element type");
+}
+
+template <typename T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, float>) return "float32";
+  else if constexpr (std::is_same_v<T, double>) return "float64";
+  else if constexpr (std::is_same_v<T, int32_t>) return "int32";
+  else if constexpr (std::is_same_v<T, int64_t>) return "int64";
+  else if constexpr (std::is_same_v<T, uint8_t>) return "uint8";
+  else return "uint16";
+}
+
+std::string describe(hid_t type) {
+  const H5T_class_t cls = H5Tget_class(type);
+  const size_t size = H5Tget_size(type);
+  switch (cls) {
+    case H5T_FLOAT: return fmt::format("float{}", size * 8);
+    case H5T_INTEGER:
+      return fmt::format("{}int{}", H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "", size * 8);
+    case H5T_STRING: return "string";
+    case H5T_COMPOUND: return "compound";
+    case H5T_ARRAY: return "array";
+    default: return "another type";
+  }
+}
+
+}  // namespace
+
+template <typename T>
+Array<T> read(hid_t loc, const std::string& name) {
+  if (!exists(loc, name)) throw Error(fmt::format("dataset '{}' is missing", name));
+  Handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw Error(fmt::format("dataset '{}' cannot be opened", name));
+  Handle type(H5Dget_type(ds), H5Tclose);
+  const H5T_class_t want_class = std::is_floating_point_v<T> ? H5T_FLOAT : H5T_INTEGER;
+  const bool want_signed = std::is_signed_v<T>;
+  const bool ok = H5Tget_class(type) == want_class && H5Tget_size(type) == sizeof(T) &&
+                  (want_class == H5T_FLOAT || (H5Tget_sign(type) != H5T_SGN_NONE) == want_signed);
+  if (!ok)
+    throw Error(fmt::format("dataset '{}' has dtype {}, expected {}", name, describe(type), type_name<T>()));
+  Handle space(H5Dget_space(ds), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 0) throw Error(fmt::format("dataset '{}' has an unreadable shape", name));
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  Array<T> out;
+  int64_t n = 1;
+  for (hsize_t d : dims) {
+    out.shape.push_back(int64_t(d));
+    n *= int64_t(d);
+  }
+  out.data.resize(size_t(n));
+  if (n > 0 && H5Dread(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data.data()) < 0)
+    throw Error(fmt::format("dataset '{}' could not be read (corrupt file?)", name));
+  return out;
+}
+
+template <typename T>
+void write(hid_t loc, const std::string& name, const std::vector<int64_t>& shape, const T* data) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle ds(H5Dcreate2(loc, name.c_str(), native_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
+  if (!ds.valid()) throw Error(fmt::format("cannot create dataset '{}'", name));
+  if (H5Dwrite(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw Error(fmt::format("cannot write dataset '{}'", name));
+}
+
+void write_scalar(hid_t loc, const std::string& name, double value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle ds(H5Dcreate2(loc, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
+  if (!ds.valid() || H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) < 0)
+    throw Error(fmt::format("cannot write scalar '{}'", name));
+}
+
+#define LOBENCH_H5_INSTANTIATE(T)                                   \
+  template Array<T> read<T>(hid_t, const std::string&);             \
+  template void write<T>(hid_t, const std::string&, const std::vector<int64_t>&, const T*);
+LOBENCH_H5_INSTANTIATE(float)
+LOBENCH_H5_INSTANTIATE(double)
+LOBENCH_H5_INSTANTIATE(int32_t)
+LOBENCH_H5_INSTANTIATE(int64_t)
+LOBENCH_H5_INSTANTIATE(uint8_t)
+LOBENCH_H5_INSTANTIATE(uint16_t)
+#undef LOBENCH_H5_INSTANTIATE
+
+Table::Table(Handle dataset, Handle type, std::string name, std::string what, hsize_t width, int64_t rows)
+    : dataset_(std::move(dataset)),
+      type_(std::move(type)),
+      name_(std::move(name)),
+      what_(std::move(what)),
+      width_(width),
+      rows_(rows) {}
+
+Table Table::create(hid_t loc, const std::string& name, hid_t row_type, hsize_t chunk_rows, const std::string& what,
+                    hsize_t width) {
+  const int rank = width > 0 ? 2 : 1;
+  const hsize_t zero[2] = {0, width}, max_dims[2] = {H5S_UNLIMITED, width}, chunk[2] = {chunk_rows, width};
+  Handle space(H5Screate_simple(rank, zero, max_dims), H5Sclose);
+  Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(props, rank, chunk);
+  Handle ds(H5Dcreate2(loc, name.c_str(), row_type, space, H5P_DEFAULT, props, H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw Error(fmt::format("cannot create /{} in '{}'", name, what));
+  return Table(std::move(ds), Handle(H5Tcopy(row_type), H5Tclose), name, what, width, 0);
+}
+
+Table Table::open(hid_t loc, const std::string& name, hid_t row_type, const std::string& what, hsize_t width) {
+  if (!exists(loc, name)) throw Error(fmt::format("'{}' has no /{} table", what, name));
+  Handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw Error(fmt::format("/{} in '{}' cannot be opened", name, what));
+  Handle space(H5Dget_space(ds), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space), want_rank = width > 0 ? 2 : 1;
+  if (rank != want_rank)
+    throw Error(fmt::format("/{} in '{}' has rank {}, expected {}", name, what, rank, want_rank));
+  hsize_t dims[2] = {0, 0}, max_dims[2] = {0, 0};
+  H5Sget_simple_extent_dims(space, dims, max_dims);
+  if (width > 0 && dims[1] != width)
+    throw Error(fmt::format("/{} in '{}' has rows of {} elements, expected {}", name, what, dims[1], width));
+  if (max_dims[0] != H5S_UNLIMITED) throw Error(fmt::format("/{} in '{}' cannot grow (fixed size)", name, what));
+
+  Handle stored(H5Dget_type(ds), H5Tclose);
+  std::set<std::string> missing;
+  if (H5Tget_class(stored) != H5T_COMPOUND || H5Tget_class(row_type) != H5T_COMPOUND) {
+    if (describe(stored) != describe(row_type))
+      throw Error(
+          fmt::format("/{} in '{}' holds {} rows, not {}", name, what, describe(stored), describe(row_type)));
+  } else {
+    auto member_name = [](hid_t type, int i) {
+      char* c = H5Tget_member_name(type, unsigned(i));
+      std::string out = c ? c : "";
+      H5free_memory(c);
+      return out;
+    };
+    // Columns are matched by name (HDF5 converts compound rows member by member): every stored column
+    // must be written by the row type, as the same kind of value.
+    for (int i = 0; i < H5Tget_nmembers(stored); ++i) {
+      const std::string column = member_name(stored, i);
+      const int j = H5Tget_member_index(row_type, column.c_str());
+      if (j < 0)
+        throw Error(fmt::format("/{} in '{}' has a column '{}' that the rows appended lack (another schema version?)",
+                                name, what, column));
+      Handle have(H5Tget_member_type(stored, unsigned(i)), H5Tclose);
+      Handle want(H5Tget_member_type(row_type, unsigned(j)), H5Tclose);
+      if (H5Tget_class(have) != H5Tget_class(want))
+        throw Error(fmt::format("column '{}' of /{} in '{}' is {}, the rows appended hold {}", column, name, what,
+                                describe(have), describe(want)));
+    }
+    for (int i = 0; i < H5Tget_nmembers(row_type); ++i) {
+      const std::string column = member_name(row_type, i);
+      if (H5Tget_member_index(stored, column.c_str()) < 0) missing.insert(column);
+    }
+  }
+  Table t(std::move(ds), Handle(H5Tcopy(row_type), H5Tclose), name, what, width, int64_t(dims[0]));
+  t.missing_ = std::move(missing);
+  return t;
+}
+
+void Table::append(const void* row, size_t bytes, Flush flush) {
+  if (!valid()) throw Error("cannot append a row to a table that is not open");
+  const size_t row_bytes = H5Tget_size(type_) * size_t(width_ > 0 ? width_ : 1);
+  if (bytes != row_bytes)
+    throw Error(fmt::format("cannot append a row of {} bytes to /{} in '{}', whose rows are {} bytes", bytes, name_,
+                            what_, row_bytes));
+  const int rank = width_ > 0 ? 2 : 1;
+  const hsize_t old_size[2] = {hsize_t(rows_), width_}, new_size[2] = {hsize_t(rows_ + 1), width_};
+  const hsize_t start[2] = {hsize_t(rows_), 0}, count[2] = {1, width_};
+  if (H5Dset_extent(dataset_, new_size) < 0) throw Error(fmt::format("cannot grow /{} in '{}'", name_, what_));
+  Handle file_space(H5Dget_space(dataset_), H5Sclose);
+  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  Handle mem_space(H5Screate_simple(rank, count, nullptr), H5Sclose);
+  if (H5Dwrite(dataset_, type_, mem_space, file_space, H5P_DEFAULT, row) < 0) {
+    H5Dset_extent(dataset_, old_size);  // no half-written row left behind
+    throw Error(fmt::format("cannot write a row of /{} in '{}'", name_, what_));
+  }
+  ++rows_;
+  if (flush == Flush::yes) H5Fflush(dataset_, H5F_SCOPE_GLOBAL);
+}
+
+namespace {
+void replace_attr(hid_t obj, const std::string& name) {
+  if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
+}
+}  // namespace
+
+void write_attr(hid_t obj, const std::string& name, const std::string& value) {
+  replace_attr(obj, name);
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  const char* s = value.c_str();
+  if (!attr.valid() || H5Awrite(attr, type, &s) < 0) throw Error(fmt::format("cannot write attribute '{}'", name));
+}
+
+void write_attr(hid_t obj, const std::string& name, double value) {
+  replace_attr(obj, name);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(obj, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attr.valid() || H5Awrite(attr, H5T_NATIVE_DOUBLE, &value) < 0)
+    throw Error(fmt::format("cannot write attribute '{}'", name));
+}
+
+void write_attr(hid_t obj, const std::string& name, int64_t value) {
+  replace_attr(obj, name);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(obj, name.c_str(), H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attr.valid() || H5Awrite(attr, H5T_NATIVE_INT64, &value) < 0)
+    throw Error(fmt::format("cannot write attribute '{}'", name));
+}
+
+std::optional<std::string> read_attr_string(hid_t obj, const std::string& name) {
+  if (H5Aexists(obj, name.c_str()) <= 0) return std::nullopt;
+  Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle type(H5Aget_type(attr), H5Tclose);
+  if (H5Tget_class(type) != H5T_STRING) throw Error(fmt::format("attribute '{}' is not a string", name));
+  if (H5Tis_variable_str(type) > 0) {
+    Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem, H5T_VARIABLE);
+    H5Tset_cset(mem, H5Tget_cset(type));  // HDF5 converts no character sets: read as stored
+    char* s = nullptr;
+    if (H5Aread(attr, mem, &s) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
+    std::string out = s ? s : "";
+    H5free_memory(s);
+    return out;
+  }
+  const size_t n = H5Tget_size(type);
+  std::string out(n, '\0');
+  Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(mem, n);
+  H5Tset_cset(mem, H5Tget_cset(type));
+  if (H5Aread(attr, mem, out.data()) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
+  out.resize(out.find('\0') == std::string::npos ? n : out.find('\0'));
+  return out;
+}
+
+std::optional<double> read_attr_double(hid_t obj, const std::string& name) {
+  if (H5Aexists(obj, name.c_str()) <= 0) return std::nullopt;
+  Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  double v = 0;
+  if (H5Aread(attr, H5T_NATIVE_DOUBLE, &v) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
+  return v;
+}
+
+}  // namespace lobench::h5

@@ -1,0 +1,127 @@
+// The row of a run file's /results table, defined once. This list generates the C++ struct, the HDF5
+// compound type (results_file.cpp), the schema document results/SCHEMA.md (`lobench schema`, checked
+// by a test) and what the Python reader (plots/lobench_results.py) is told through the file itself.
+//
+// Every change of columns increases kSchemaVersion; files of every earlier version still read and
+// resume (results_file.cpp, tests keep one small file of each version).
+// Measurements that were not taken are NaN (never 0): a skipped row has NaN times, bytes and errors.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "harness/io/fixed_text.hpp"
+
+namespace lobench::io {
+
+inline constexpr int64_t kSchemaVersion = 2;
+inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
+using Text8 = FixedText<8>;
+using Text16 = FixedText<16>;
+using Text24 = FixedText<24>;
+using Text32 = FixedText<32>;
+using Text192 = FixedText<192>;
+
+// X(type, name, default, unit, meaning)
+#define LOBENCH_RESULT_COLUMNS(X)                                                                                  \
+  X(int64_t, row_id, 0, "", "order of completion, from 0; the key of /samples")                                    \
+  X(Text32, variant, {}, "", "the variant (`lobench list`) or peer (`jax_dense`, `torch_dense`, ...)")              \
+  X(Text8, backend, {}, "", "`cpu`, `cuda` or `peer`")                                                              \
+  X(int64_t, B, 0, "", "batch size")                                                                                \
+  X(int64_t, N, 0, "", "sequence length")                                                                           \
+  X(int64_t, P, 0, "", "positions, P = B·N")                                                                        \
+  X(int64_t, V, 0, "", "vocabulary size")                                                                           \
+  X(int64_t, D, 0, "", "hidden size")                                                                               \
+  X(int64_t, L, 0, "", "target ids per position")                                                                   \
+  X(Text8, reduction, {}, "", "`mean` (Keras / Cut BCE) or `sum` (ELMO)")                                           \
+  X(int32_t, weighted, 0, "", "1 if position weights were drawn")                                                   \
+  X(int64_t, block_v, 0, "", "requested vocabulary tile (0: the variant chose)")                                    \
+  X(int64_t, block_p, 0, "", "requested position tile (0: the variant chose)")                                      \
+  X(int32_t, threads, 0, "", "threads given to the variant")                                                        \
+  X(int64_t, seed, 0, "", "seed of the synthetic inputs")                                                           \
+  X(Text24, e_format, {}, "", "storage format of E: `fp32` or its ml_dtypes / precision_sim name (`bfloat16`, "    \
+                              "`float8_e4m3fn`, `e3m4`), whatever alias was typed")                                 \
+  X(Text24, e_rounding, {}, "", "how E was rounded into it (`nearest_even`, `stochastic`, ...); empty for fp32")    \
+  X(int64_t, e_stored_bytes, 0, "bytes", "E as stored (1 or 2 bytes per value when packed); 0 for fp32")           \
+  X(Text8, operand, {}, "", "precision of the products' operands: `fp32`, `tf32` or `bf16` (fp32 accumulation); "  \
+                            "CPU variants run fp32 only and record the others as skipped")                          \
+  X(int32_t, ranks, 1, "", "processes the step ran on (MPI ranks; 1: one process)")                                 \
+  X(Text16, shard, {}, "", "how the step was split over the ranks: empty (not sharded), `vocab`, `positions`, "    \
+                           "`vocab,positions`")                                                                     \
+  X(Text8, status, {}, "", "`ok`, `skipped` or `failed` (`planned` in a --dry-run file)")                                                           \
+  X(Text192, reason, {}, "", "why skipped or failed (`OOM predicted: ...`); a note otherwise")                      \
+  X(int32_t, warmup, 0, "", "untimed runs before timing")                                                           \
+  X(int32_t, reps, 0, "", "timed runs: the row's samples in /samples")                                              \
+  X(double, time_median_s, kNotMeasured, "s", "median of the samples")                                              \
+  X(double, time_min_s, kNotMeasured, "s", "fastest sample")                                                        \
+  X(double, time_max_s, kNotMeasured, "s", "slowest sample")                                                        \
+  X(double, time_cv, kNotMeasured, "", "coefficient of variation of the samples (standard deviation / mean)")      \
+  X(double, flops, kNotMeasured, "flop", "6·P·V·D, the useful work of one loss-and-gradient step")                  \
+  X(double, effective_gflops, kNotMeasured, "GFLOP/s", "flops / time_median_s / 1e9")                              \
+  X(double, gemm_gflops, kNotMeasured, "GFLOP/s",                                                                   \
+    "the yardstick: CPU rows the SGEMM rate measured just before this point on the same threads; GPU rows the "     \
+    "cuBLAS rate for the operand on an 8192³ product (the gpu_gemm_* attributes)")                                  \
+  X(double, gemm_fraction, kNotMeasured, "", "effective_gflops / gemm_gflops")                                     \
+  X(double, peak_bytes, kNotMeasured, "bytes",                                                                      \
+    "peak working bytes counted by the allocator the variant was given (inputs and outputs excluded); sharded rows: " \
+    "the largest rank's")                                                                                           \
+  X(int64_t, predicted_bytes, 0, "bytes", "the variant's analytic model of peak_bytes")                             \
+  X(double, peak_device_bytes, kNotMeasured, "bytes",                                                               \
+    "GPU rows: the peak as the device saw it (largest drop of cudaMemGetInfo's free bytes during a step)")          \
+  X(double, peak_bytes_sum, kNotMeasured, "bytes", "sharded rows: peak working bytes summed over the ranks")        \
+  X(double, comm_time_s, kNotMeasured, "s", "sharded rows: median time spent in collectives per step")             \
+  X(double, comm_bytes, kNotMeasured, "bytes", "sharded rows: bytes each rank sent in collectives per step")       \
+  X(int64_t, input_bytes, 0, "bytes", "A, E, targets, weights (E as stored when packed)")                          \
+  X(int64_t, output_bytes, 0, "bytes", "loss, per-position loss, dA, dE, counts as held on the host")               \
+  X(double, loss, kNotMeasured, "", "the variant's loss")                                                           \
+  X(double, ref_loss, kNotMeasured, "", "the float64 reference's loss on the original E")                          \
+  X(double, rel_loss_err, kNotMeasured, "", "\\|loss − ref\\| / \\|ref\\|")                                         \
+  X(double, rel_dA_err, kNotMeasured, "", "‖dA − ref‖₂ / ‖ref‖₂")                                                  \
+  X(double, rel_dE_err, kNotMeasured, "", "‖dE − ref‖₂ / ‖ref‖₂")                                                  \
+  X(double, rel_loss_err_kernel, kNotMeasured, "",                                                                  \
+    "the same against the reference on E as the variant read it (decoded from e_format): what the kernel costs")    \
+  X(double, rel_dA_err_kernel, kNotMeasured, "", "as rel_dA_err, against the reference on the decoded E")          \
+  X(double, rel_dE_err_kernel, kNotMeasured, "", "as rel_dE_err, against the reference on the decoded E")          \
+  X(double, counts_mismatch, kNotMeasured, "positions",                                                             \
+    "positions whose TP/FP/FN/TN differ from the reference's on E as read although none of their logits is within " \
+    "1e-5 of 0")                                                                                                    \
+  X(Text24, utc, {}, "", "when the row was measured (ISO 8601 UTC)")
+
+struct ResultRow {
+#define LOBENCH_DECLARE_COLUMN(type, name, init, unit, doc) type name = init;
+  LOBENCH_RESULT_COLUMNS(LOBENCH_DECLARE_COLUMN)
+#undef LOBENCH_DECLARE_COLUMN
+
+  // The identity of a point for --resume: variant, backend, shape, options and seed (an empty
+  // operand, as in files written before the column existed, counts as fp32; so does an empty format).
+  std::string key() const;
+};
+
+// One row of /samples: the timed runs of every row, in long form.
+struct SampleRow {
+  int64_t row_id = 0;
+  int32_t sample = 0;
+  double seconds = 0;
+};
+
+enum class ColumnKind { int32, int64, float64, text };
+
+struct Column {
+  const char* name;
+  ColumnKind kind;
+  size_t offset;
+  size_t size;  // bytes (text: its fixed length)
+  const char* unit;
+  const char* meaning;
+};
+
+// The columns of ResultRow in order.
+const std::vector<Column>& result_columns();
+
+// results/SCHEMA.md, generated from the column list and the file layout's description.
+std::string schema_markdown();
+
+}  // namespace lobench::io

@@ -1,0 +1,228 @@
+#include "harness/io/results_file.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <filesystem>
+#include <stdexcept>
+
+namespace lobench {
+namespace {
+
+constexpr int kV1MaxSamples = 64;  // version 1 kept the samples in a float64[64] column
+
+h5::Handle text_type(size_t n) {
+  h5::Handle s(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(s, n);
+  H5Tset_strpad(s, H5T_STR_NULLTERM);
+  return s;
+}
+
+hid_t native(io::ColumnKind k) {
+  switch (k) {
+    case io::ColumnKind::int32: return H5T_NATIVE_INT32;
+    case io::ColumnKind::int64: return H5T_NATIVE_INT64;
+    case io::ColumnKind::float64: return H5T_NATIVE_DOUBLE;
+    case io::ColumnKind::text: break;
+  }
+  return -1;
+}
+
+void insert_column(hid_t t, const io::Column& c, size_t offset) {
+  if (c.kind == io::ColumnKind::text) H5Tinsert(t, c.name, offset, text_type(c.size));
+  else H5Tinsert(t, c.name, offset, native(c.kind));
+}
+
+h5::Handle sample_row_type() {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(SampleRow));
+  H5Tinsert(t, "row_id", offsetof(SampleRow, row_id), H5T_NATIVE_INT64);
+  H5Tinsert(t, "sample", offsetof(SampleRow, sample), H5T_NATIVE_INT32);
+  H5Tinsert(t, "seconds", offsetof(SampleRow, seconds), H5T_NATIVE_DOUBLE);
+  return h5::Handle(t, H5Tclose);
+}
+
+// A row appended to a version-1 table: that layout's integer columns for peak_bytes,
+// peak_device_bytes and counts_mismatch (with its sentinels) and its samples column.
+struct V1Row {
+  ResultRow row;
+  double time_samples_s[kV1MaxSamples];
+  int64_t peak_bytes, peak_device_bytes, counts_mismatch;
+};
+
+// The memory type for V1Row holding exactly the columns a version-1 table `stored` has.
+h5::Handle v1_row_type(hid_t stored) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(V1Row));
+  for (const io::Column& c : io::result_columns()) {
+    if (H5Tget_member_index(stored, c.name) < 0) continue;
+    if (c.name == std::string("peak_bytes")) H5Tinsert(t, c.name, offsetof(V1Row, peak_bytes), H5T_NATIVE_INT64);
+    else if (c.name == std::string("peak_device_bytes"))
+      H5Tinsert(t, c.name, offsetof(V1Row, peak_device_bytes), H5T_NATIVE_INT64);
+    else if (c.name == std::string("counts_mismatch"))
+      H5Tinsert(t, c.name, offsetof(V1Row, counts_mismatch), H5T_NATIVE_INT64);
+    else insert_column(t, c, offsetof(V1Row, row) + c.offset);
+  }
+  const hsize_t n = kV1MaxSamples;
+  h5::Handle arr(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &n), H5Tclose);
+  H5Tinsert(t, "time_samples_s", offsetof(V1Row, time_samples_s), arr);
+  return h5::Handle(t, H5Tclose);
+}
+
+V1Row to_v1(const ResultRow& r, const std::vector<double>& samples) {
+  V1Row v{};
+  v.row = r;
+  std::fill(std::begin(v.time_samples_s), std::end(v.time_samples_s), io::kNotMeasured);
+  std::copy_n(samples.begin(), std::min<size_t>(samples.size(), kV1MaxSamples), v.time_samples_s);
+  auto as_int = [](double x, int64_t missing) { return std::isnan(x) ? missing : int64_t(x); };
+  v.peak_bytes = as_int(r.peak_bytes, 0);
+  v.peak_device_bytes = as_int(r.peak_device_bytes, -1);
+  v.counts_mismatch = as_int(r.counts_mismatch, -1);
+  return v;
+}
+
+// Version-1 files wrote 0 or −1 for measurements not taken; they read as NaN now.
+void clean_v1(ResultRow& r) {
+  if (r.peak_device_bytes == -1) r.peak_device_bytes = io::kNotMeasured;
+  if (r.counts_mismatch == -1) r.counts_mismatch = io::kNotMeasured;
+  if (r.status == "ok") return;
+  for (double* x : {&r.time_median_s, &r.time_min_s, &r.time_max_s, &r.effective_gflops, &r.gemm_fraction,
+                    &r.peak_bytes, &r.peak_device_bytes})
+    *x = io::kNotMeasured;
+  if (r.gemm_gflops == 0) r.gemm_gflops = io::kNotMeasured;
+}
+
+int64_t file_version(hid_t file) {
+  return int64_t(h5::read_attr_double(file, "schema_version").value_or(1.0));
+}
+
+// Refuses to touch what `mode` does not allow: an existing file without --resume or --overwrite,
+// anything that is not a regular file, a file to resume that is not a lobench run file.
+void check_out_path(const std::string& path, OutMode mode) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return;
+  if (!fs::is_regular_file(st))
+    throw std::invalid_argument(fmt::format("--out '{}' exists and is not a regular file: refusing to touch it", path));
+  if (mode == OutMode::create_new)
+    throw std::invalid_argument(fmt::format(
+        "--out '{}' exists: pass --resume to continue it or --overwrite to replace it (nothing was written)", path));
+  if (mode == OutMode::resume && H5Fis_hdf5(path.c_str()) <= 0)
+    throw std::invalid_argument(fmt::format("--resume: '{}' is not an HDF5 file (left untouched)", path));
+}
+
+}  // namespace
+
+h5::Handle result_row_type() {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(ResultRow));
+  for (const io::Column& c : io::result_columns()) insert_column(t, c, c.offset);
+  return h5::Handle(t, H5Tclose);
+}
+
+ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMode mode) : path_(path) {
+  h5::silence_errors();
+  check_out_path(path, mode);
+  if (mode == OutMode::resume && std::filesystem::exists(path)) {
+    open_for_resume(prov);
+    return;
+  }
+  file_ = h5::create_file(path);
+  write_provenance(file_, prov);
+  h5::write_attr(file_, "schema_version", io::kSchemaVersion);
+  table_ = h5::Table::create(file_, "results", result_row_type(), /*chunk_rows=*/64, path);
+  samples_ = h5::Table::create(file_, "samples", sample_row_type(), /*chunk_rows=*/256, path);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+void ResultsFile::open_for_resume(const Provenance& prov) {
+  file_ = h5::open_file_rw(path_);
+  if (!h5::exists(file_, "results") || !h5::read_attr_double(file_, "schema_version"))
+    throw std::invalid_argument(fmt::format("--resume: '{}' is not a lobench run file (no schema_version and /results)",
+                                            path_));
+  if (h5::read_attr_double(file_, "dry_run"))
+    throw std::invalid_argument(fmt::format("--resume: '{}' was written by --dry-run (nothing measured to resume)", path_));
+  version_ = file_version(file_);
+  if (version_ > io::kSchemaVersion)
+    throw std::invalid_argument(fmt::format("--resume: '{}' has schema version {}, newer than this lobench's {}",
+                                            path_, version_, io::kSchemaVersion));
+  for (const ResultRow& r : read_all(path_)) keys_.insert(r.key());
+  if (version_ == 1) {
+    h5::Handle ds(H5Dopen2(file_, "results", H5P_DEFAULT), H5Dclose);
+    h5::Handle stored(H5Dget_type(ds), H5Tclose);
+    table_ = h5::Table::open(file_, "results", v1_row_type(stored), path_);
+    v1_has_operand_ = H5Tget_member_index(stored, "operand") >= 0;
+  } else {
+    table_ = h5::Table::open(file_, "results", result_row_type(), path_);
+    samples_ = h5::Table::open(file_, "samples", sample_row_type(), path_);
+  }
+  const double resumes = h5::read_attr_double(file_, "resume_count").value_or(0.0);
+  h5::write_attr(file_, "resume_count", resumes + 1);
+  h5::write_attr(file_, "last_resume_utc", prov.start_utc);
+  h5::write_attr(file_, "last_resume_argv", prov.argv);
+}
+
+ResultsFile::~ResultsFile() {
+  if (file_.valid()) H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
+  row.row_id = table_.rows();
+  if (version_ == 1) {
+    // Columns that layout lacks must hold what a version-1 reader assumes there (fp32, one process).
+    const bool fp32 = row.operand.empty() || row.operand == "fp32";
+    if (row.ranks != 1 || !row.shard.empty() || (!v1_has_operand_ && !fp32))
+      throw h5::Error(fmt::format("'{}' has an older layout: a row with operand {} on {} ranks cannot be recorded in "
+                                  "it (write a new run file)",
+                                  path_, row.operand, row.ranks));
+    table_.append(to_v1(row, samples));
+  } else {
+    // Samples first: a row is only in /results once its samples are on disk.
+    for (size_t i = 0; i < samples.size(); ++i)
+      samples_.append(SampleRow{row.row_id, int32_t(i), samples[i]}, h5::Table::Flush::no);
+    table_.append(row);  // flushes the file
+  }
+  keys_.insert(row.key());
+}
+
+void ResultsFile::set_attr(const std::string& name, double v) { h5::write_attr(file_, name, v); }
+void ResultsFile::set_attr(const std::string& name, const std::string& v) { h5::write_attr(file_, name, v); }
+
+void ResultsFile::close(const std::string& end_utc) {
+  h5::write_attr(file_, "end_utc", end_utc);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+std::vector<ResultRow> ResultsFile::read_all(const std::string& path) {
+  h5::silence_errors();
+  auto f = h5::open_file_read(path);
+  std::vector<ResultRow> rows = h5::read_table<ResultRow>(f, "results", result_row_type(), path);
+  if (file_version(f) == 1)
+    for (ResultRow& r : rows) clean_v1(r);
+  return rows;
+}
+
+std::vector<SampleRow> ResultsFile::read_samples(const std::string& path) {
+  h5::silence_errors();
+  auto f = h5::open_file_read(path);
+  if (file_version(f) >= 2) return h5::read_table<SampleRow>(f, "samples", sample_row_type(), path);
+  struct V1Samples {
+    int64_t row_id;
+    int32_t reps;
+    double s[kV1MaxSamples];
+  };
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(V1Samples));
+  h5::Handle type(t, H5Tclose);
+  const hsize_t n = kV1MaxSamples;
+  h5::Handle arr(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &n), H5Tclose);
+  H5Tinsert(t, "row_id", offsetof(V1Samples, row_id), H5T_NATIVE_INT64);
+  H5Tinsert(t, "reps", offsetof(V1Samples, reps), H5T_NATIVE_INT32);
+  H5Tinsert(t, "time_samples_s", offsetof(V1Samples, s), arr);
+  std::vector<SampleRow> out;
+  for (const V1Samples& r : h5::read_table<V1Samples>(f, "results", type, path))
+    for (int i = 0; i < std::min(r.reps, kV1MaxSamples); ++i)
+      if (!std::isnan(r.s[i])) out.push_back(SampleRow{r.row_id, int32_t(i), r.s[i]});
+  return out;
+}
+
+}  // namespace lobench

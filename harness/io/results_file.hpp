@@ -1,0 +1,63 @@
+// The run file: one HDF5 file per run, provenance as root attributes, a `/results` table with one row
+// per (variant, point) (harness/io/result_row.hpp, the one definition of the row) and `/samples` with
+// every timed run, appended and flushed as each row completes: a killed run keeps every finished row
+// and the file can be read while the run goes on (results/SCHEMA.md).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/io/h5_io.hpp"
+#include "harness/io/result_row.hpp"
+#include "harness/provenance.hpp"
+
+namespace lobench {
+
+using io::ResultRow;
+using io::SampleRow;
+
+// What to do with an --out that exists already. A run never truncates a file it was not told to.
+enum class OutMode {
+  create_new,  // refuse (std::invalid_argument naming the file and the two options) if it exists
+  overwrite,   // replace it (only a regular file; never a directory or device)
+  resume,      // append to it, skipping rows already there (refused unless it is a lobench run file)
+};
+
+class ResultsFile {
+ public:
+  ResultsFile(const std::string& path, const Provenance& prov, OutMode mode);
+  ~ResultsFile();
+
+  bool has(const std::string& key) const { return keys_.count(key) > 0; }
+  int64_t rows() const { return table_.rows(); }
+  int64_t schema_version() const { return version_; }
+  // Sets row_id, writes the row and its samples, and flushes before returning.
+  void append(ResultRow row, const std::vector<double>& samples);
+  void set_attr(const std::string& name, double v);
+  void set_attr(const std::string& name, const std::string& v);
+  void close(const std::string& end_utc);
+
+  // Every row of a run file of any schema version, columns matched by name (a column the file lacks
+  // reads at its default); version-1 sentinels (−1, and 0 sizes in rows that were not measured) read
+  // as NaN. Throws h5::Error naming the file when it is not a run file.
+  static std::vector<ResultRow> read_all(const std::string& path);
+  // The samples of every row (version-1 files: from their time_samples_s column).
+  static std::vector<SampleRow> read_samples(const std::string& path);
+
+ private:
+  void open_for_resume(const Provenance& prov);
+  h5::Handle file_;
+  h5::Table table_;    // /results
+  h5::Table samples_;  // /samples (absent in version-1 files: their rows keep samples in a column)
+  std::set<std::string> keys_;
+  std::string path_;
+  int64_t version_ = io::kSchemaVersion;
+  bool v1_has_operand_ = true;
+};
+
+// The HDF5 compound type of ResultRow, generated from the column list.
+h5::Handle result_row_type();
+
+}  // namespace lobench

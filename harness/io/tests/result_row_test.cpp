@@ -1,0 +1,52 @@
+#include "harness/io/result_row.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace lobench {
+namespace {
+
+// results/SCHEMA.md is generated from the column list: regenerate it with
+// `build/lobench schema --out results/SCHEMA.md` when this fails.
+TEST(ResultSchema, TheCommittedSchemaDocumentIsCurrent) {
+  std::ifstream f(std::string(LOBENCH_SOURCE_DIR) + "/results/SCHEMA.md");
+  ASSERT_TRUE(f) << "results/SCHEMA.md missing";
+  std::stringstream committed;
+  committed << f.rdbuf();
+  EXPECT_EQ(committed.str(), io::schema_markdown())
+      << "results/SCHEMA.md is stale: run `build/lobench schema --out results/SCHEMA.md`";
+}
+
+TEST(ResultSchema, ColumnsAreDistinctAndTileTheRowInOrder) {
+  std::set<std::string> names;
+  size_t end = 0;
+  for (const io::Column& c : io::result_columns()) {
+    EXPECT_TRUE(names.insert(c.name).second) << "column twice: " << c.name;
+    EXPECT_GE(c.offset, end) << c.name << " overlaps the column before it";
+    EXPECT_LT(c.offset - end, 8u) << "a gap of more than alignment padding before " << c.name;
+    end = c.offset + c.size;
+    EXPECT_NE(std::string(c.meaning), "") << c.name << " has no meaning";
+  }
+  EXPECT_LE(end, sizeof(io::ResultRow));
+  EXPECT_GT(end + 8, sizeof(io::ResultRow));
+}
+
+TEST(ResultSchema, MeasurementsDefaultToNaNAndTheKeyIgnoresThem) {
+  io::ResultRow r;
+  EXPECT_TRUE(std::isnan(r.time_median_s));
+  EXPECT_TRUE(std::isnan(r.peak_bytes));
+  EXPECT_TRUE(std::isnan(r.counts_mismatch));
+  EXPECT_EQ(r.ranks, 1);
+  const std::string k = r.key();
+  r.time_median_s = 1.0;
+  r.loss = 2.0;
+  EXPECT_EQ(r.key(), k);
+  r.seed = 7;
+  EXPECT_NE(r.key(), k);
+}
+
+}  // namespace
+}  // namespace lobench

@@ -1,0 +1,265 @@
+#include "harness/io/results_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "variants/tests/temp_path.hpp"
+
+namespace lobench {
+namespace {
+
+TEST(ResultsFile, AppendsFlushesAndResumes) {
+  const std::string path = testing::temp_path("results_file_test.h5");
+  Provenance prov = collect_provenance("test argv");
+  {
+    ResultsFile f(path, prov, OutMode::create_new);
+    ResultRow r;
+    r.variant.set("chunked");
+    r.backend.set("cpu");
+    r.V = 100;
+    r.status.set("ok");
+    f.append(r, {0.5, 0.25});
+    r.V = 200;
+    r.status.set("skipped");
+    r.reason.set("OOM predicted: 3 GiB > 2 GiB");
+    f.append(r, {});
+    // Flushed per row: a reader sees both rows before the writer closes.
+    const auto rows = ResultsFile::read_all(path);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[1].reason.str(), "OOM predicted: 3 GiB > 2 GiB");
+    EXPECT_EQ(rows[1].row_id, 1);
+    const auto samples = ResultsFile::read_samples(path);
+    ASSERT_EQ(samples.size(), 2u);
+    EXPECT_EQ(samples[1].row_id, 0);
+    EXPECT_EQ(samples[1].sample, 1);
+    EXPECT_DOUBLE_EQ(samples[1].seconds, 0.25);
+    EXPECT_TRUE(std::isnan(rows[1].time_median_s));  // not measured: NaN, never 0
+    EXPECT_TRUE(std::isnan(rows[1].peak_bytes));
+  }
+  {
+    ResultsFile f(path, prov, OutMode::resume);
+    EXPECT_EQ(f.rows(), 2);
+    ResultRow r;
+    r.variant.set("chunked");
+    r.backend.set("cpu");
+    r.V = 100;
+    EXPECT_TRUE(f.has(r.key()));
+    r.V = 300;
+    EXPECT_FALSE(f.has(r.key()));
+    f.append(r, {});
+  }
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].row_id, 2);
+  auto file = h5::open_file_read(path);
+  EXPECT_EQ(h5::read_attr_string(file, "argv").value(), "test argv");
+  EXPECT_DOUBLE_EQ(h5::read_attr_double(file, "resume_count").value(), 1.0);
+  std::filesystem::remove(path);
+}
+
+TEST(ResultsFile, OperandAndDevicePeakRoundTrip) {
+  const std::string path = testing::temp_path("results_file_operand.h5");
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::create_new);
+    ResultRow r;
+    r.variant.set("cuda_fused");
+    r.backend.set("cuda");
+    r.operand.set("bf16");
+    r.peak_device_bytes = 123456789012;
+    f.append(r, {});
+    ResultRow cpu;
+    cpu.variant.set("fused");
+    cpu.backend.set("cpu");
+    cpu.operand.set("fp32");
+    f.append(cpu, {});  // peak_device_bytes left at its default
+  }
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].operand.str(), "bf16");
+  EXPECT_EQ(rows[0].peak_device_bytes, 123456789012);
+  EXPECT_EQ(rows[1].operand.str(), "fp32");
+  EXPECT_TRUE(std::isnan(rows[1].peak_device_bytes));
+  std::filesystem::remove(path);
+}
+
+TEST(ResultsFile, KeyIncludesTheOperandAndAnEmptyOperandIsFp32) {
+  ResultRow r;
+  r.variant.set("cuda_fused");
+  r.backend.set("cuda");
+  r.V = 100000;
+  r.operand.set("fp32");
+  const std::string fp32 = r.key();
+  r.operand.set("bf16");
+  EXPECT_NE(r.key(), fp32);
+  r.operand.set("tf32");
+  EXPECT_NE(r.key(), fp32);
+  r.operand.set("");  // what a file from before the column reads as
+  EXPECT_EQ(r.key(), fp32);
+}
+
+// Files written before the e_format column read it as "": such a row is a float32 point, and
+// resuming must recognise it (it used to append a duplicate row every time).
+TEST(ResultsFile, KeyTreatsAnEmptyEFormatAsFp32) {
+  ResultRow r;
+  r.variant.set("fused");
+  r.backend.set("cpu");
+  r.e_format.set("fp32");
+  const std::string fp32 = r.key();
+  r.e_format.set("");
+  EXPECT_EQ(r.key(), fp32);
+  r.e_format.set("bfloat16");
+  EXPECT_NE(r.key(), fp32);
+}
+
+// A run file written before the operand and peak_device_bytes columns existed: its rows read with
+// those columns at their defaults, and resuming it matches them as fp32 rows.
+TEST(ResultsFile, ReadsAndResumesFilesWithoutTheNewColumns) {
+  const std::string path = testing::temp_path("results_file_old.h5");
+  struct OldRow {
+    int64_t row_id;
+    char variant[32];
+    char backend[8];
+    int64_t V;
+    char status[8];
+  };
+  {
+    auto file = h5::create_file(path);
+    h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(OldRow)), H5Tclose);
+    auto str = [&](const char* name, size_t off, size_t n) {
+      h5::Handle s(H5Tcopy(H5T_C_S1), H5Tclose);
+      H5Tset_size(s, n);
+      H5Tinsert(type, name, off, s);
+    };
+    H5Tinsert(type, "row_id", offsetof(OldRow, row_id), H5T_NATIVE_INT64);
+    str("variant", offsetof(OldRow, variant), 32);
+    str("backend", offsetof(OldRow, backend), 8);
+    H5Tinsert(type, "V", offsetof(OldRow, V), H5T_NATIVE_INT64);
+    str("status", offsetof(OldRow, status), 8);
+    const hsize_t n = 2, unlimited = H5S_UNLIMITED, chunk = 64;
+    h5::Handle space(H5Screate_simple(1, &n, &unlimited), H5Sclose);
+    h5::Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_chunk(props, 1, &chunk);
+    h5::Handle ds(H5Dcreate2(file, "results", type, space, H5P_DEFAULT, props, H5P_DEFAULT), H5Dclose);
+    OldRow rows[2] = {{0, "chunked", "cpu", 100, "ok"}, {1, "dense", "cpu", 200, "skipped"}};
+    ASSERT_GE(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), 0);
+    h5::write_attr(file, "schema_version", int64_t(1));
+  }
+  auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].variant.str(), "chunked");
+  EXPECT_EQ(rows[1].V, 200);
+  EXPECT_EQ(rows[1].status.str(), "skipped");
+  EXPECT_EQ(rows[0].operand.str(), "");
+  EXPECT_TRUE(std::isnan(rows[0].peak_device_bytes));
+  EXPECT_TRUE(std::isnan(rows[1].peak_device_bytes));
+  EXPECT_TRUE(std::isnan(rows[0].counts_mismatch));  // any column the old file lacks keeps its default
+
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::resume);
+    ResultRow r;
+    r.variant.set("chunked");
+    r.backend.set("cpu");
+    r.V = 100;
+    r.operand.set("fp32");
+    EXPECT_TRUE(f.has(r.key()));
+    r.V = 300;
+    f.append(r, {});  // an fp32 row fits the old columns
+    r.operand.set("bf16");
+    EXPECT_THROW(f.append(r, {}), h5::Error);  // a bf16 row would lose its operand: refused
+  }
+  rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].V, 300);
+  std::filesystem::remove(path);
+}
+
+// The run files committed before the GPU columns still read.
+TEST(ResultsFile, ReadsTheCommittedCpuRunFiles) {
+  const std::string path = std::string(LOBENCH_SOURCE_DIR) + "/results/cpu/table2_quiet.h5";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) {
+    EXPECT_GT(r.V, 0);
+    EXPECT_TRUE(std::isnan(r.peak_device_bytes));
+    EXPECT_EQ(r.operand.str(), "");
+  }
+}
+
+// One small file of each earlier schema version is kept (results/schema/run_vN.h5): it reads, its
+// sentinels become NaN, its samples come from the old column, and resuming it appends in its own layout.
+TEST(ResultsFile, ReadsAndResumesTheKeptVersion1File) {
+  const std::string kept = std::string(LOBENCH_SOURCE_DIR) + "/results/schema/run_v1.h5";
+  ASSERT_TRUE(std::filesystem::exists(kept)) << kept;
+  const std::string path = testing::temp_path("results_v1_copy.h5");
+  std::filesystem::copy_file(kept, path, std::filesystem::copy_options::overwrite_existing);
+  auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 9u);
+  for (const auto& r : rows) {
+    EXPECT_TRUE(std::isnan(r.peak_device_bytes));  // -1 in the file
+    if (r.status == "ok") {
+      EXPECT_GT(r.time_median_s, 0);
+      EXPECT_EQ(r.counts_mismatch, 0);
+    } else {
+      EXPECT_TRUE(std::isnan(r.time_median_s));  // 0 in the file
+      EXPECT_TRUE(std::isnan(r.peak_bytes));
+    }
+  }
+  const auto samples = ResultsFile::read_samples(path);
+  EXPECT_EQ(samples.size(), 4u * 2);  // four ok rows, two samples each
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::resume);
+    EXPECT_EQ(f.schema_version(), 1);
+    EXPECT_TRUE(f.has(rows[0].key()));
+    ResultRow r = rows[0];
+    r.V = 4242;
+    r.status.set("ok");
+    r.time_median_s = 0.125;
+    f.append(r, {0.125, 0.5});
+  }
+  rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 10u);
+  EXPECT_EQ(rows[9].V, 4242);
+  EXPECT_DOUBLE_EQ(rows[9].time_median_s, 0.125);
+  const auto more = ResultsFile::read_samples(path);
+  ASSERT_EQ(more.size(), samples.size() + 2);
+  EXPECT_DOUBLE_EQ(more.back().seconds, 0.5);
+  std::filesystem::remove(path);
+}
+
+TEST(ResultsFile, AnExistingOutIsNeverTruncatedWithoutBeingAsked) {
+  const std::string path = testing::temp_path("results_refuse.h5");
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::create_new);
+    ResultRow r;
+    r.variant.set("fused");
+    f.append(r, {});
+  }
+  EXPECT_THROW(ResultsFile(path, collect_provenance("t"), OutMode::create_new), std::invalid_argument);
+  EXPECT_EQ(ResultsFile::read_all(path).size(), 1u);  // untouched
+  { ResultsFile f(path, collect_provenance("t"), OutMode::overwrite); }
+  EXPECT_EQ(ResultsFile::read_all(path).size(), 0u);
+  // --resume refuses what is not a run file, and leaves it as it was.
+  const std::string text = testing::temp_path("results_not_hdf5.txt");
+  { std::ofstream(text) << "precious notes\n"; }
+  EXPECT_THROW(ResultsFile(text, collect_provenance("t"), OutMode::resume), std::invalid_argument);
+  std::ifstream back(text);
+  std::string line;
+  std::getline(back, line);
+  EXPECT_EQ(line, "precious notes");
+  // ... and a directory is never replaced.
+  const std::string dir = testing::temp_path("results_dir");
+  std::filesystem::create_directories(dir);
+  EXPECT_THROW(ResultsFile(dir, collect_provenance("t"), OutMode::overwrite), std::invalid_argument);
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  std::filesystem::remove(dir);
+  std::filesystem::remove(text);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace lobench

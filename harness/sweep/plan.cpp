@@ -1,0 +1,89 @@
+#include "harness/sweep/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "harness/sweep/point_inputs.hpp"
+#include "harness/sweep/yardstick.hpp"
+#include "harness/system_memory.hpp"
+
+namespace lobench::sweep {
+namespace {
+
+bool is_gpu(const Variant& v) { return v.backend() == "cuda"; }
+
+std::string oom_reason(int64_t working, int64_t io, int64_t reference, int64_t limit, const char* where) {
+  return fmt::format("OOM predicted: {} working + {} inputs/outputs{} > {}limit {}", format_bytes(double(working)),
+                     format_bytes(double(io)),
+                     reference > 0 ? fmt::format(" + {} reference", format_bytes(double(reference))) : "", where,
+                     format_bytes(double(limit)));
+}
+
+}  // namespace
+
+int64_t default_host_memory_limit() {
+  const int64_t available = available_memory_bytes();
+  return std::max<int64_t>(0, available - std::max<int64_t>(int64_t(1) << 30, available / 10));
+}
+
+int64_t default_gpu_memory_limit() {
+  if (const auto m = gpu_memory())
+    return std::max<int64_t>(0, m->first - std::max<int64_t>(int64_t(1) << 30, m->second / 20));
+  return 0;
+}
+
+io::ResultRow identity_row(const StepPoint& pt, const Variant& v) {
+  const Shape& s = pt.shape;
+  io::ResultRow row;
+  row.variant.set(v.name());
+  row.backend.set(v.backend());
+  row.B = s.B, row.N = s.N, row.P = s.P(), row.V = s.V, row.D = s.D, row.L = s.L;
+  row.reduction.set(to_string(s.reduction));
+  row.weighted = s.weighted;
+  row.block_v = pt.options.block_v, row.block_p = pt.options.block_p, row.threads = pt.options.threads;
+  row.seed = int64_t(pt.seed);
+  row.e_format.set(pt.options.e_format);
+  row.e_rounding.set(pt.e_rounding);
+  row.operand.set(pt.options.operand);
+  return row;
+}
+
+std::vector<PlannedRow> plan_rows(const std::vector<StepPoint>& points, const MemoryLimits& limits, bool accuracy,
+                                  int warmup, int reps) {
+  std::vector<PlannedRow> rows;
+  rows.reserve(points.size());
+  for (const StepPoint& pt : points) {
+    PlannedRow r;
+    r.point = pt;
+    r.variant = Registry::instance().find(pt.variant);
+    const Shape& s = pt.shape;
+    r.row = identity_row(pt, *r.variant);
+    r.row.warmup = warmup, r.row.reps = reps;
+    r.row.flops = s.flops_fused();
+    r.row.input_bytes = input_bytes(s);
+    r.row.output_bytes = StepOutputs::bytes(s.P(), s.V, s.D);
+    r.row.predicted_bytes = r.variant->predicted_working_bytes(s, pt.options);
+    r.work = double(s.P()) * double(s.V) * double(s.D);
+    // Host memory holds the inputs, the outputs and the reference, and a CPU variant's working set; a
+    // GPU variant's working set and its own copy of the inputs and outputs are on the device.
+    const bool on_gpu = is_gpu(*r.variant);
+    r.want_reference = accuracy && io_bytes(s) + reference_bytes(s) <= limits.host_bytes;
+    const int64_t host_working = on_gpu ? 0 : r.row.predicted_bytes;
+    const int64_t ref = r.want_reference ? reference_bytes(s) : 0;
+    std::optional<std::string> why = r.variant->skip_reason(s, pt.options);
+    if (!why && host_working + io_bytes(s) + ref > limits.host_bytes)
+      why = oom_reason(host_working, io_bytes(s), ref, limits.host_bytes, "");
+    if (!why && on_gpu && limits.gpu_bytes > 0 && r.row.predicted_bytes + io_bytes(s) > limits.gpu_bytes)
+      why = oom_reason(r.row.predicted_bytes, io_bytes(s), 0, limits.gpu_bytes, "GPU ");
+    if (why) {
+      r.skipped = true;
+      r.row.status.set("skipped");
+      r.row.reason.set(*why);
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace lobench::sweep

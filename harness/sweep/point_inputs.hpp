@@ -1,0 +1,46 @@
+// The inputs of the current group of rows and what is derived from them, each computed once and shared
+// by every variant (and option) that reads them: the synthetic A, E, targets and weights; the float64
+// reference on them (what the format costs); E rounded into a storage format and the reference on its
+// decoded values (what the kernel costs).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "harness/sweep/step_point.hpp"
+#include "variants/counting_allocator.hpp"
+#include "variants/packed_matrix.hpp"
+#include "variants/reference.hpp"
+#include "variants/step.hpp"
+
+namespace lobench::sweep {
+
+// Bytes of a point's float32/int32 inputs (A, E, targets, weights), of its inputs and outputs, and
+// of the float64 reference's result and working set.
+int64_t input_bytes(const Shape& s);
+int64_t io_bytes(const Shape& s);
+int64_t reference_bytes(const Shape& s);
+
+class PointInputs {
+ public:
+  // Makes `pt`'s inputs current, reusing what the previous point left when it has the same inputs.
+  // With `want_reference`, the float64 reference(s) are computed too (on pt.options.threads threads).
+  void prepare(const StepPoint& pt, const SyntheticSpec& synthetic, bool want_reference);
+
+  StepInputs inputs() const;  // E_stored set when the point's E is in a storage format
+  const cpu::ReferenceResult* reference() const { return ref_.get(); }
+  // The reference on E as the variant reads it (decoded from its format); the same as reference() for fp32.
+  const cpu::ReferenceResult* kernel_reference() const { return stored_ ? ref_stored_.get() : ref_.get(); }
+  int64_t e_stored_bytes() const { return stored_ ? stored_->stored_bytes() : 0; }
+
+ private:
+  std::unique_ptr<StepData> data_;
+  std::string data_key_;
+  CountingAllocator ref_alloc_;
+  std::unique_ptr<cpu::ReferenceResult> ref_;
+  std::unique_ptr<PackedMatrix> stored_;
+  std::unique_ptr<cpu::ReferenceResult> ref_stored_;
+  std::string stored_key_;
+};
+
+}  // namespace lobench::sweep

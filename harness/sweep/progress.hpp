@@ -1,0 +1,24 @@
+// A progress line with an ETA on stderr, by work done (P·V·D of the rows finished) rather than by
+// row count, since a sweep's rows differ in size by orders of magnitude.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+
+namespace lobench::sweep {
+
+class Progress {
+ public:
+  Progress(std::ostream& os, double total_work, int64_t total_rows);
+  void done(double work);  // one more row finished (measured, skipped or already in the file)
+  double elapsed_seconds() const;
+
+ private:
+  std::ostream& os_;
+  double total_work_, done_work_ = 0;
+  int64_t total_rows_, done_rows_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace lobench::sweep

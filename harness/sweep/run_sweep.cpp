@@ -1,0 +1,259 @@
+#include "harness/sweep/run_sweep.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <charconv>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+
+#include "harness/sweep/measure_row.hpp"
+#include "harness/sweep/plan.hpp"
+#include "harness/sweep/point_inputs.hpp"
+#include "harness/sweep/progress.hpp"
+#include "harness/sweep/score.hpp"
+#include "harness/sweep/step_point.hpp"
+#include "harness/sweep/yardstick.hpp"
+#include "harness/system_memory.hpp"
+
+namespace lobench::sweep {
+namespace {
+
+bool is_gpu(const Variant& v) { return v.backend() == "cuda"; }
+
+std::vector<StepPoint> partitioned_points(const SweepSettings& s) {
+  std::vector<StepPoint> all = step_points(s.axes, s.weighted);
+  if (s.partition.count == 1) return all;
+  std::vector<StepPoint> mine;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (int64_t(i) % s.partition.count == s.partition.index) mine.push_back(std::move(all[i]));
+  return mine;
+}
+
+MemoryLimits resolve_limits(const SweepSettings& s, const std::vector<StepPoint>& points) {
+  MemoryLimits m;
+  m.host_bytes = s.mem_limit > 0 ? s.mem_limit : default_host_memory_limit();
+  bool any_gpu = false;
+  for (const StepPoint& p : points) any_gpu = any_gpu || is_gpu(*Registry::instance().find(p.variant));
+  // Read before this process allocates anything on the device (0: no device to ask, and the variants'
+  // own skip reasons say why they cannot run).
+  if (any_gpu) m.gpu_bytes = s.gpu_mem_limit > 0 ? s.gpu_mem_limit : default_gpu_memory_limit();
+  return m;
+}
+
+std::string axes_attribute(const Axes& axes) {
+  std::string out;
+  for (const auto& name : axes.names()) {
+    std::string vals;
+    for (const auto& v : axes.values(name)) vals += (vals.empty() ? "" : ",") + v;
+    out += (out.empty() ? "" : ";") + name + "=" + vals;
+  }
+  return out;
+}
+
+void write_run_attributes(ResultsFile& file, const SweepSettings& s, const MemoryLimits& limits) {
+  file.set_attr("mem_limit_bytes", double(limits.host_bytes));
+  if (limits.gpu_bytes > 0) file.set_attr("gpu_mem_limit_bytes", double(limits.gpu_bytes));
+  file.set_attr("seed", double(s.axes.int_values("seed").front()));
+  file.set_attr("sweep_axes", axes_attribute(s.axes));
+  file.set_attr("partition", s.partition.str());
+}
+
+// Runs one row the plan found runnable: yardstick, inputs, timing, accuracy. Exceptions become a
+// failed row; the sweep goes on.
+class RowRunner {
+ public:
+  RowRunner(const SweepSettings& s, ResultsFile& file, Printer& printer) : s_(s), file_(file), printer_(printer) {
+    syn_.pad_fraction = s.pad_fraction;
+    syn_.dup_fraction = s.dup_fraction;
+  }
+
+  std::vector<double> run(const PlannedRow& plan, io::ResultRow& row) {
+    set_yardstick(plan, row);
+    try {
+      inputs_.prepare(plan.point, syn_, plan.want_reference);
+      const StepInputs in = inputs_.inputs();
+      row.e_stored_bytes = inputs_.e_stored_bytes();
+      row.input_bytes += row.e_stored_bytes;
+      StepOutputs out;
+      const Measurement m = measure_row(*plan.variant, in, plan.point.options, s_.warmup, s_.reps, out);
+      row.peak_bytes = m.peak_bytes;
+      row.peak_device_bytes = m.peak_device_bytes;
+      fill_timing(row, m.samples);
+      score_row(row, out, in, inputs_.reference(), inputs_.kernel_reference());
+      if (s_.accuracy && !inputs_.reference())
+        row.reason.set("reference does not fit the memory limit: accuracy not computed");
+      // A rate above its yardstick means the yardstick is not this machine's limit at this shape (tiny
+      // products are dominated by overheads): a measurement error, flagged rather than shown as a result.
+      if (row.gemm_fraction > 1.0)
+        row.reason.set(fmt::format("measurement error: {:.0f}% of the yardstick (above 100%: the yardstick at this "
+                                   "shape is not the machine's limit){}{}",
+                                   100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
+      row.status.set("ok");
+      return m.samples;
+    } catch (const std::exception& e) {
+      row.status.set("failed");
+      row.reason.set(e.what());
+      return {};
+    }
+  }
+
+  // A skipped row still carries the last rate measured at its shape, if any.
+  void set_skipped_yardstick(const PlannedRow& plan, io::ResultRow& row) const {
+    if (is_gpu(*plan.variant)) return;
+    const auto& o = plan.point.options;
+    if (const auto r = yardsticks_.last_cpu(plan.point.shape.P(), plan.point.shape.D, o.threads)) row.gemm_gflops = *r;
+  }
+
+ private:
+  void set_yardstick(const PlannedRow& plan, io::ResultRow& row) {
+    const Shape& sh = plan.point.shape;
+    const int threads = plan.point.options.threads;
+    if (is_gpu(*plan.variant)) {
+      std::string why;
+      const auto& rates = yardsticks_.gpu(&why);
+      if (!gpu_noted_) gpu_note(rates, why);
+      row.gemm_gflops = rates ? rates->for_operand(plan.point.options.operand) : io::kNotMeasured;
+      return;
+    }
+    // Re-measured before each group of rows, so that every ratio compares two timings moments apart.
+    if (plan.point.group_key() != measured_group_) {
+      const double r = yardsticks_.measure_cpu(sh.P(), sh.D, threads);
+      if (measured_group_.empty()) {
+        file_.set_attr("gemm_gflops", r);
+        printer_.note(fmt::format("SGEMM yardstick (Eigen, [P x D]·[D x 512], re-measured before every point): {:.1f} "
+                                  "GFLOP/s at P={} D={} threads={}",
+                                  r, sh.P(), sh.D, threads));
+      }
+      measured_group_ = plan.point.group_key();
+    }
+    row.gemm_gflops = *yardsticks_.last_cpu(sh.P(), sh.D, threads);
+  }
+
+  void gpu_note(const std::optional<GpuRates>& rates, const std::string& why) {
+    gpu_noted_ = true;
+    if (!rates) {
+      printer_.note("GPU GEMM yardstick not measured: " + why);
+      return;
+    }
+    file_.set_attr("gpu_gemm_fp32_gflops", rates->fp32);
+    file_.set_attr("gpu_gemm_tf32_gflops", rates->tf32);
+    file_.set_attr("gpu_gemm_bf16_gflops", rates->bf16);
+    file_.set_attr("gpu_gemm_shape", fmt::format("m={} n={} k={}", kGpuGemmN, kGpuGemmN, kGpuGemmN));
+    file_.set_attr("gpu_name", rates->device_name);
+    printer_.note(fmt::format("GPU GEMM yardstick (cuBLAS, {}³, {}): fp32 {:.0f}, tf32 {:.0f}, bf16 {:.0f} GFLOP/s",
+                              kGpuGemmN, rates->device_name, rates->fp32, rates->tf32, rates->bf16));
+  }
+
+  const SweepSettings& s_;
+  ResultsFile& file_;
+  Printer& printer_;
+  SyntheticSpec syn_;
+  PointInputs inputs_;
+  Yardsticks yardsticks_;
+  std::string measured_group_;
+  bool gpu_noted_ = false;
+};
+
+std::string limits_note(size_t rows, const std::string& out, const MemoryLimits& m, const Partition& part) {
+  return fmt::format("lobench run: {} rows{} -> {} (memory limit {}{})", rows,
+                     part.count > 1 ? fmt::format(" (partition {})", part.str()) : "", out,
+                     format_bytes(double(m.host_bytes)),
+                     m.gpu_bytes > 0 ? fmt::format(", GPU limit {}", format_bytes(double(m.gpu_bytes))) : "");
+}
+
+}  // namespace
+
+Partition Partition::parse(const std::string& text) {
+  const auto slash = text.find('/');
+  Partition p;
+  auto num = [&](const std::string& t, int64_t& v) {
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    return r.ec == std::errc() && r.ptr == t.data() + t.size();
+  };
+  if (slash == std::string::npos || !num(text.substr(0, slash), p.index) || !num(text.substr(slash + 1), p.count) ||
+      p.count < 1 || p.index < 0 || p.index >= p.count)
+    throw std::invalid_argument(
+        fmt::format("--partition: '{}' is not K/N with 0 <= K < N (e.g. 0/4 for the first of four)", text));
+  return p;
+}
+
+std::string Partition::str() const { return fmt::format("{}/{}", index, count); }
+
+void list_rows(const SweepSettings& s, std::ostream& out) {
+  const auto points = partitioned_points(s);
+  for (const StepPoint& p : points)
+    fmt::print(out, "{} B={} N={} V={} D={} L={} reduction={} threads={} block-v={} block-p={} seed={} e-format={}{} "
+               "operand={}\n",
+               p.variant, p.shape.B, p.shape.N, p.shape.V, p.shape.D, p.shape.L, to_string(p.shape.reduction),
+               p.options.threads, p.options.block_v, p.options.block_p, p.seed, p.options.e_format,
+               p.e_rounding.empty() ? "" : " e-rounding=" + p.e_rounding, p.options.operand);
+  fmt::print(out, "{} rows\n", points.size());
+}
+
+void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
+  const auto points = partitioned_points(s);
+  const MemoryLimits limits = resolve_limits(s, points);
+  const auto rows = plan_rows(points, limits, s.accuracy, s.warmup, s.reps);
+  std::unique_ptr<ResultsFile> file;
+  if (!s.out.empty()) {
+    file = std::make_unique<ResultsFile>(s.out, prov, s.out_mode == OutMode::resume ? OutMode::create_new : s.out_mode);
+    write_run_attributes(*file, s, limits);
+    file->set_attr("dry_run", 1.0);
+  }
+  auto printer = make_printer(s.format, out, err, s.axes.swept());
+  printer->note(limits_note(rows.size(), s.out.empty() ? "(no file)" : s.out, limits, s.partition) + ", dry run");
+  RunSummary sum;
+  for (const PlannedRow& r : rows) {
+    io::ResultRow row = r.row;
+    if (!r.skipped) row.status.set("planned");
+    (r.skipped ? sum.skipped : sum.ok) += 1;
+    if (file) file->append(row, {});
+    printer->row(row);
+  }
+  if (file) file->close(utc_now());
+  sum.file = s.out;
+  printer->summary(sum);
+}
+
+int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
+  if (s.reps < 1 || s.reps > 100000) throw std::invalid_argument(fmt::format("--reps: {} is not in [1, 100000]", s.reps));
+  if (s.warmup < 0 || s.warmup > 100000) throw std::invalid_argument(fmt::format("--warmup: {} is not in [0, 100000]", s.warmup));
+  const auto points = partitioned_points(s);
+  const MemoryLimits limits = resolve_limits(s, points);
+  const auto rows = plan_rows(points, limits, s.accuracy, s.warmup, s.reps);
+
+  ResultsFile file(s.out, prov, s.out_mode);
+  write_run_attributes(file, s, limits);
+  auto printer = make_printer(s.format, out, err, s.axes.swept());
+  printer->note(limits_note(rows.size(), s.out, limits, s.partition));
+
+  double total_work = 0;
+  for (const PlannedRow& r : rows) total_work += r.work;
+  Progress progress(err, total_work, int64_t(rows.size()));
+  RowRunner runner(s, file, *printer);
+  RunSummary sum;
+  for (const PlannedRow& plan : rows) {
+    if (file.has(plan.row.key())) {  // --resume: already measured
+      progress.done(plan.work);
+      continue;
+    }
+    io::ResultRow row = plan.row;
+    row.utc.set(utc_now());
+    std::vector<double> samples;
+    if (plan.skipped) runner.set_skipped_yardstick(plan, row);
+    else samples = runner.run(plan, row);
+    file.append(row, samples);
+    printer->row(row);
+    (row.status == "ok" ? sum.ok : row.status == "skipped" ? sum.skipped : sum.failed) += 1;
+    progress.done(plan.work);
+  }
+  file.close(utc_now());
+  sum.wall_seconds = progress.elapsed_seconds();
+  sum.file = s.out;
+  printer->summary(sum);
+  return sum.failed;
+}
+
+}  // namespace lobench::sweep

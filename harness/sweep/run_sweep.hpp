@@ -1,0 +1,50 @@
+// The sweep engine of `lobench run`: plan → measure → score → record. The axes are expanded once
+// (sweep/axes.hpp) into typed points (sweep/step_point.hpp); the plan decides every row's predicted
+// memory and skip reason before anything runs (sweep/plan.hpp); each runnable row is measured
+// (sweep/measure_row.hpp) on inputs shared by its group (sweep/point_inputs.hpp) against a yardstick
+// measured moments before (sweep/yardstick.hpp), scored against the float64 reference
+// (sweep/score.hpp), appended to the run file (io/results_file.hpp) and printed (sweep/printers.hpp).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "harness/io/results_file.hpp"
+#include "harness/provenance.hpp"
+#include "harness/sweep/axes.hpp"
+#include "harness/sweep/printers.hpp"
+
+namespace lobench::sweep {
+
+// Which rows of the product this process runs: those whose index i has i % count == index.
+struct Partition {
+  int64_t index = 0, count = 1;
+  // Parses "K/N" (0 <= K < N); throws std::invalid_argument naming --partition.
+  static Partition parse(const std::string& text);
+  std::string str() const;
+};
+
+struct SweepSettings {
+  Axes axes;
+  bool weighted = false;
+  double pad_fraction = 0.0, dup_fraction = 0.0;
+  int warmup = 1, reps = 3;
+  int64_t mem_limit = 0;      // bytes; 0: available memory now minus a margin
+  int64_t gpu_mem_limit = 0;  // bytes; 0: the device's free memory at start minus a margin
+  bool accuracy = true;       // compute the float64 reference and the errors
+  std::string out;            // the run file (HDF5); may be empty for --dry-run
+  OutMode out_mode = OutMode::create_new;
+  OutputFormat format = OutputFormat::text;
+  Partition partition;
+};
+
+// --list: prints every row the sweep would run (one line each, then the count); runs and writes nothing.
+void list_rows(const SweepSettings& s, std::ostream& out);
+// --dry-run: prints every row's predicted memory and skip reason and, when s.out is set, writes them as
+// rows with status `planned` or `skipped` (attribute dry_run = 1; such a file cannot be resumed).
+void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err);
+// Runs the sweep; returns the number of failed rows.
+int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err);
+
+}  // namespace lobench::sweep

@@ -1,0 +1,16 @@
+// Score: a row's accuracy columns against the float64 reference, on the original E (what the format
+// costs) and on E as the variant read it (what the kernel costs; DESIGN.md "Accuracy").
+#pragma once
+
+#include "harness/io/result_row.hpp"
+#include "variants/reference.hpp"
+#include "variants/step.hpp"
+
+namespace lobench::sweep {
+
+// Sets loss, ref_loss, the rel_*_err and rel_*_err_kernel columns and counts_mismatch. `kernel_ref`
+// is `ref` for fp32 E. Without a reference only `loss` is set.
+void score_row(io::ResultRow& row, const StepOutputs& out, const StepInputs& in, const cpu::ReferenceResult* ref,
+               const cpu::ReferenceResult* kernel_ref);
+
+}  // namespace lobench::sweep

@@ -1,0 +1,115 @@
+#include "harness/sweep/step_point.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "precision_sim/format.hpp"
+
+namespace lobench::sweep {
+namespace {
+
+// Every size a point implies, overflow-checked before anything is allocated: P = B·N, and the
+// element counts of the inputs and of the [P, V] logits a dense variant would hold.
+void check_sizes(const Shape& s) {
+  int64_t P = 0, PV = 0, PD = 0, VD = 0, PL = 0;
+  if (__builtin_mul_overflow(s.B, s.N, &P) || __builtin_mul_overflow(P, s.V, &PV) ||
+      __builtin_mul_overflow(P, s.D, &PD) || __builtin_mul_overflow(s.V, s.D, &VD) ||
+      __builtin_mul_overflow(P, s.L, &PL) || PV > (int64_t(1) << 60) || PD > (int64_t(1) << 60) ||
+      VD > (int64_t(1) << 60) || PL > (int64_t(1) << 60))
+    throw std::invalid_argument(fmt::format("B={} N={} V={} D={} L={}: the sizes overflow 64-bit arithmetic", s.B, s.N,
+                                            s.V, s.D, s.L));
+}
+
+std::string canonical_format(const std::string& name) {
+  if (name == "fp32" || name == "float32" || name == "f32") return "fp32";
+  try {
+    return precision::parse_format(name).name;
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(fmt::format("--e-format: {}", e.what()));
+  }
+}
+
+std::string canonical_rounding(const std::string& name) {
+  try {
+    return std::string(precision::rounding_name(precision::parse_rounding(name)));
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(fmt::format("--e-rounding: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+std::string StepPoint::group_key() const {
+  return fmt::format("{} {} {} {} {} {} {} {}/{} {}", data_key(), options.threads, options.block_v, options.block_p,
+                     options.e_format, e_rounding, options.operand, shape.L, to_string(shape.reduction), shape.weighted);
+}
+
+std::string StepPoint::data_key() const {
+  return fmt::format("{} {} {} {} {} {} {} seed={}", shape.B, shape.N, shape.V, shape.D, shape.L,
+                     to_string(shape.reduction), shape.weighted, seed);
+}
+
+Axes step_axes(int default_threads) {
+  Axes a;
+  const auto I = AxisKind::integer;
+  a.add("B", I, {"32"}, "batch sizes B (positions P = B*N)");
+  a.add("N", I, {"32"}, "sequence lengths N");
+  a.add("D", I, {"128"}, "hidden sizes D");
+  a.add("L", I, {"8"}, "target ids per position L");
+  a.add("reduction", AxisKind::text, {"mean"}, "mean (Keras / Cut BCE) and/or sum (ELMO)");
+  a.add("V", I, {"100000"}, "vocabulary sizes V");
+  a.add("threads", I, {std::to_string(default_threads)}, "thread counts (default: all cores)");
+  a.add("block-v", I, {"0"}, "vocabulary block sizes (0: the variant chooses)");
+  a.add("block-p", I, {"0"}, "position block sizes (0: the variant chooses)");
+  a.add("seed", I, {"0"}, "seeds of the synthetic inputs (A, E ~ N(0,1), targets uniform in [0, V))");
+  a.add("e-format", AxisKind::text, {"fp32"},
+        "storage formats of E: fp32, bfloat16, float8_e4m3fn, float8_e5m2, any eXmY (e3m4, e5m7, ...); aliases "
+        "(bf16, e4m3fn, ...) are stored under their ml_dtypes names");
+  a.add("e-rounding", AxisKind::text, {"nearest_even"},
+        "how E is rounded into its format: nearest_even, nearest_away, toward_zero, up, down, stochastic, "
+        "stochastic_exact");
+  a.add("operand", AxisKind::text, {"fp32"},
+        "precision of the products' operands: fp32, tf32, bf16 (GPU variants; CPU variants run fp32 only and "
+        "record the others as skipped)");
+  a.add("variants", AxisKind::text, {"dense", "chunked", "fused"}, "variants to run (see `lobench list`)");
+  return a;
+}
+
+std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
+  for (const auto& name : axes.values("variants"))
+    if (!Registry::instance().find(name))
+      throw std::invalid_argument(fmt::format("--variants: unknown variant '{}' (see `lobench list`)", name));
+  for (const auto& t : axes.int_values("threads"))
+    if (t < 1 || t > 4096) throw std::invalid_argument(fmt::format("--threads: {} is not in [1, 4096]", t));
+  for (const char* block : {"block-v", "block-p"})
+    for (const auto& b : axes.int_values(block))
+      if (b < 0) throw std::invalid_argument(fmt::format("--{}: {} is negative (0 lets the variant choose)", block, b));
+  for (const auto& s : axes.values("seed"))
+    if (s.front() == '-') throw std::invalid_argument(fmt::format("--seed: {} is negative", s));
+
+  std::vector<StepPoint> points;
+  std::set<std::string> seen;
+  for (const AxisPoint& a : axes.expand()) {
+    StepPoint p;
+    p.variant = a.at("variants");
+    p.shape = Shape{a.int_at("B"), a.int_at("N"), a.int_at("V"), a.int_at("D"), a.int_at("L"),
+                    parse_reduction(a.at("reduction")), weighted};
+    validate(p.shape);
+    check_sizes(p.shape);
+    p.seed = uint64_t(a.int_at("seed"));
+    p.options.threads = int(a.int_at("threads"));
+    p.options.block_v = a.int_at("block-v");
+    p.options.block_p = a.int_at("block-p");
+    p.options.operand = to_string(parse_operand(a.at("operand")));
+    p.options.e_format = canonical_format(a.at("e-format"));
+    const std::string rounding = canonical_rounding(a.at("e-rounding"));
+    p.e_rounding = p.options.e_format == "fp32" ? "" : rounding;
+    const std::string key = p.variant + " " + p.group_key();
+    if (seen.insert(key).second) points.push_back(std::move(p));
+  }
+  return points;
+}
+
+}  // namespace lobench::sweep

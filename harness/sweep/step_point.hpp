@@ -1,0 +1,41 @@
+// The points of `lobench run`: its axes (declared once, with their defaults and help) and the typed
+// point each expanded combination becomes, with every name in its canonical spelling so that a resumed
+// run matches whatever alias was typed (`bf16` and `bfloat16` are both stored as `bfloat16`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/sweep/axes.hpp"
+#include "precision_sim/rounding.hpp"
+#include "variants/operand.hpp"
+#include "variants/problem.hpp"
+#include "variants/variant.hpp"
+
+namespace lobench::sweep {
+
+// One row to measure: a variant at a shape with options.
+struct StepPoint {
+  std::string variant;
+  Shape shape;
+  RunOptions options;      // e_format: "fp32" or the format's canonical name; operand: canonical
+  std::string e_rounding;  // canonical rounding name; "" for fp32 (float32 is not rounded)
+  uint64_t seed = 0;
+
+  // Everything but the variant: rows of one group share inputs, references and the yardstick.
+  std::string group_key() const;
+  // The synthetic inputs' identity (shape and seed).
+  std::string data_key() const;
+};
+
+// The axes of `lobench run`, slowest first: B, N, D, L, reduction, V, threads, block-v, block-p, seed,
+// e-format, e-rounding, operand, variants (the variants vary fastest, so one group's inputs serve all).
+Axes step_axes(int default_threads);
+
+// The product as typed points, canonical names, duplicates dropped (fp32 E takes no rounding).
+// `weighted` applies to every point. Throws std::invalid_argument naming the option and the value
+// (unknown variant, format, rounding or operand; a dimension ≤ 0; B·N or another size that overflows).
+std::vector<StepPoint> step_points(const Axes& axes, bool weighted);
+
+}  // namespace lobench::sweep

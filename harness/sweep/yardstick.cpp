@@ -1,0 +1,51 @@
+#include "harness/sweep/yardstick.hpp"
+
+#include "harness/measure.hpp"
+
+#if LOBENCH_HAS_CUDA
+#include "variants/cuda/gemm_rate.hpp"
+#endif
+
+namespace lobench::sweep {
+
+double GpuRates::for_operand(const std::string& op) const { return op == "tf32" ? tf32 : op == "bf16" ? bf16 : fp32; }
+
+double Yardsticks::measure_cpu(int64_t P, int64_t D, int threads) {
+  const double r = measure_sgemm_gflops(P, D, 512, threads);
+  cpu_[std::tuple(P, D, threads)] = r;
+  return r;
+}
+
+std::optional<double> Yardsticks::last_cpu(int64_t P, int64_t D, int threads) const {
+  const auto it = cpu_.find(std::tuple(P, D, threads));
+  if (it == cpu_.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::optional<GpuRates>& Yardsticks::gpu(std::string* why) {
+  if (!gpu_measured_) {
+    gpu_measured_ = true;
+#if LOBENCH_HAS_CUDA
+    try {
+      const cuda::GpuGemmRates r = cuda::measure_gpu_gemm_rates(kGpuGemmN, kGpuGemmN, kGpuGemmN);
+      gpu_ = GpuRates{r.fp32_gflops, r.tf32_gflops, r.bf16_gflops, r.device_name};
+    } catch (const std::exception& e) {
+      gpu_why_ = e.what();
+    }
+#else
+    gpu_why_ = "CUDA not compiled in";
+#endif
+  }
+  if (why) *why = gpu_why_;
+  return gpu_;
+}
+
+std::optional<std::pair<int64_t, int64_t>> gpu_memory() {
+#if LOBENCH_HAS_CUDA
+  int64_t free_bytes = 0, total_bytes = 0;
+  if (cuda::gpu_memory_info(&free_bytes, &total_bytes)) return std::pair(free_bytes, total_bytes);
+#endif
+  return std::nullopt;
+}
+
+}  // namespace lobench::sweep
