@@ -3,10 +3,13 @@
 //
 // For each chunk of block_p positions every vocabulary block of block_v entries is one tile: its logits
 // [block_p, block_v] are made, used and forgotten by one thread. A vocabulary block belongs to one
-// thread at a time, so each dE row has one writer; the per-position sums (loss, counts, dA) are kept per
-// thread for the current chunk only and added into the outputs when the chunk is done. Working memory
-// is therefore O(threads·block_p·(block_v + D)) besides the sparse targets and a row scale per
-// position (O(P·L) together), whatever V is; and a P of 10^5 or more is just more chunks.
+// thread at a time, so each dE row has one writer. The per-position float sums (loss, dA) of a tile are
+// made in the thread's own buffers and added into the outputs in vocabulary-block order (an OpenMP
+// `ordered` region): the order of every floating-point addition is fixed by the data and the block
+// sizes, never by the thread count, so outputs are bit-identical for 1, 2 or 64 threads. Counts are
+// integers, summed per thread. Working memory is therefore O(threads·block_p·(block_v + D)) besides the
+// sparse targets and a row scale per position (O(P·L) together), whatever V is; and a P of 10^5 or more
+// is just more chunks.
 #pragma once
 
 #include <omp.h>
@@ -17,34 +20,22 @@
 
 #include "bce_tile.hpp"
 #include "eigen_maps.hpp"
+#include "fixed_panels.hpp"
+#include "finite_outputs.hpp"
 #include "sparse_targets.hpp"
 #include "tile_blocks.hpp"
 #include "variant.hpp"
 
 namespace lobench::cpu {
 
-// Eigen splits a product over its own threads whenever the caller's team has one thread (it checks only
-// omp_get_num_threads()), which would nest its parallelism under ours and make a one-thread run use
-// every core. For the duration of a run, every product runs on the thread that calls it.
-class EigenOnCallingThread {
- public:
-  EigenOnCallingThread() : saved_(Eigen::nbThreads()) { Eigen::setNbThreads(1); }
-  ~EigenOnCallingThread() { Eigen::setNbThreads(saved_); }
-  EigenOnCallingThread(const EigenOnCallingThread&) = delete;
-  EigenOnCallingThread& operator=(const EigenOnCallingThread&) = delete;
-
- private:
-  int saved_;
-};
-
 // What one thread works in while it handles a tile of the current chunk (row r is position p0 + r).
 struct TileThread {
   int index = 0;
   float* tile = nullptr;          // [block_p, ld] logits, then logit gradients
-  double* loss = nullptr;         // [block_p] Σ softplus − Σ_targets x over this thread's tiles
-  int64_t* predicted = nullptr;   // [block_p] logits > 0
-  int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0
-  float* dA = nullptr;            // [block_p, D] this thread's share of dA (thread 0: the output rows)
+  double* loss = nullptr;         // [block_p] Σ softplus − Σ_targets x of the current tile (zeroed per tile)
+  int64_t* predicted = nullptr;   // [block_p] logits > 0, over this thread's tiles of the chunk
+  int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0, likewise
+  float* dA = nullptr;            // [block_p, D] the current tile's G·E_b (set, not accumulated, per tile)
 };
 
 // The per-thread working memory of a scan, all from the run's counting allocator.
@@ -56,25 +47,23 @@ class TileScanWorkspace {
         loss_(alloc, b.threads * b.block_p),
         predicted_(alloc, b.threads * b.block_p),
         true_pos_(alloc, b.threads * b.block_p),
-        dA_(alloc, (b.threads - 1) * b.block_p * D) {}
+        dA_(alloc, b.threads * b.block_p * D) {}
 
   // Exactly what the constructor allocates.
   static int64_t bytes(const TileBlocks& b, int64_t D) {
-    return b.threads * b.block_p * (b.ld * 4 + 8 + 8 + 8) + (b.threads - 1) * b.block_p * D * 4;
+    return b.threads * b.block_p * (b.ld * 4 + 8 + 8 + 8) + b.threads * b.block_p * D * 4;
   }
 
-  TileThread thread(int t, float* out_dA_rows) {
+  TileThread thread(int t) {
     TileThread w;
     w.index = t;
     w.tile = tiles_.data() + t * b_.block_p * b_.ld;
     w.loss = loss_.data() + t * b_.block_p;
     w.predicted = predicted_.data() + t * b_.block_p;
     w.true_pos = true_pos_.data() + t * b_.block_p;
-    w.dA = t == 0 ? out_dA_rows : dA_.data() + (t - 1) * b_.block_p * D_;
+    w.dA = dA_.data() + t * b_.block_p * D_;
     return w;
   }
-  const float* dA_partial(int t) const { return dA_.data() + (t - 1) * b_.block_p * D_; }
-  const double* loss(int t) const { return loss_.data() + t * b_.block_p; }
   const int64_t* predicted(int t) const { return predicted_.data() + t * b_.block_p; }
   const int64_t* true_pos(int t) const { return true_pos_.data() + t * b_.block_p; }
 
@@ -118,15 +107,16 @@ inline void fill_row_scale(const StepInputs& in, float* row_scale) {
   for (int64_t p = 0; p < in.P; ++p) row_scale[p] = float(s * in.weight(p));
 }
 
-// Which per-position sums a scan produces and adds into the outputs after each chunk.
+// Which per-position sums a scan produces and adds into the outputs.
 enum TileScanSums : unsigned {
-  kLossAndCounts = 1,  // out.per_position_loss += Σ loss; counts[kTP] += true_pos; counts[kFP] += predicted
-  kInputGradient = 2,  // out.dA rows += Σ dA (out.dA must start at 0)
+  kLossAndCounts = 1,  // out.per_position_loss += each tile's loss; counts[kTP] += true_pos; counts[kFP] += predicted
+  kInputGradient = 2,  // out.dA rows += each tile's dA (out.dA must start at 0)
 };
 
 // Runs tile(TileThread&, v0, n, p0, rows) for every vocabulary block [v0, v0+n) of every position chunk
-// [p0, p0+rows), threads taking vocabulary blocks dynamically. The per-thread sums selected by `sums`
-// start each chunk at 0 and are added into `out` (raw: see finish_losses_and_counts).
+// [p0, p0+rows), threads taking vocabulary blocks round-robin. The sums selected by `sums` are added
+// into `out` (raw: see finish_losses_and_counts): a tile's loss and dA in block order as each tile
+// finishes, the counts per thread when the chunk is done.
 template <class TileFn>
 void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws, unsigned sums,
                 StepOutputs& out, TileFn&& tile) {
@@ -136,43 +126,44 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
 #pragma omp parallel num_threads(T)
   {
     const int t = omp_get_thread_num();
+    TileThread w = ws.thread(t);
     for (int64_t p0 = 0; p0 < P; p0 += b.block_p) {
       const int64_t rows = std::min(b.block_p, P - p0);
-      TileThread w = ws.thread(t, out.dA.data() + p0 * D);
       if (sums & kLossAndCounts) {
-        std::fill_n(w.loss, rows, 0.0);
         std::fill_n(w.predicted, rows, int64_t(0));
         std::fill_n(w.true_pos, rows, int64_t(0));
       }
-      if ((sums & kInputGradient) && t > 0) std::fill_n(w.dA, rows * D, 0.0f);
+      double* out_loss = out.per_position_loss.data() + p0;
+      float* out_dA = out.dA.data() + p0 * D;
 
-      // Round-robin, not dynamic: which thread sums which block into its dA share must not depend on
-      // timing, so that a run's outputs are bit-reproducible for a given thread count.
-#pragma omp for schedule(static, 1)
+      // Round-robin and ordered: which thread makes which tile does not matter, the order in which the
+      // tiles' sums enter the outputs is the blocks' order, whatever the thread count.
+#pragma omp for schedule(static, 1) ordered
       for (int64_t vb = 0; vb < n_vblocks; ++vb) {
         const int64_t v0 = vb * b.block_v;
+        if (sums & kLossAndCounts) std::fill_n(w.loss, rows, 0.0);
         tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
+#pragma omp ordered
+        {
+          if (sums & kLossAndCounts)
+            for (int64_t r = 0; r < rows; ++r) out_loss[r] += w.loss[r];
+          if (sums & kInputGradient)
+            for (int64_t i = 0; i < rows * D; ++i) out_dA[i] += w.dA[i];
+        }
       }
       // (the implicit barrier above: every tile of the chunk is done)
 
-      if (sums & kInputGradient) {
-        float* dA = out.dA.data() + p0 * D;
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < rows * D; ++i)
-          for (int u = 1; u < T; ++u) dA[i] += ws.dA_partial(u)[i];
-      }
       if (sums & kLossAndCounts) {
 #pragma omp for schedule(static)
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t p = p0 + r;
           for (int u = 0; u < T; ++u) {
-            out.per_position_loss[p] += ws.loss(u)[r];
             out.counts[p * 4 + kTP] += ws.true_pos(u)[r];
             out.counts[p * 4 + kFP] += ws.predicted(u)[r];
           }
         }
       }
-      // (and the barriers after the reductions: the next chunk may reset the per-thread sums)
+      // (and the barrier after it: the next chunk may reset the per-thread counts)
     }
   }
 }
@@ -255,7 +246,8 @@ struct TiledRun {
   }
 
   // With w.tile holding s·w·σ(x): subtracts s·w at the targets, which leaves the logit gradient G, and
-  // accumulates dE[v0, v0+n) += Gᵀ·A (overwritten by the first chunk) and w.dA += G·E_rows.
+  // accumulates dE[v0, v0+n) += Gᵀ·A (overwritten by the first chunk); sets w.dA = G·E_rows, the tile's
+  // share of dA, which scan_tiles adds into the output rows in block order.
   void add_gradients(TileThread& w, const float* E_rows, int64_t v0, int64_t n, int64_t p0, int64_t rows,
                      StepOutputs& out) const {
     const int64_t D = in.D;
@@ -268,7 +260,7 @@ struct TiledRun {
     auto dEb = mat(out.dE.data() + v0 * D, n, D, D);
     if (p0 == 0) dEb.noalias() = X.transpose() * Ab;
     else dEb.noalias() += X.transpose() * Ab;
-    mat(w.dA, rows, D, D).noalias() += X * Eb;
+    mat(w.dA, rows, D, D).noalias() = X * Eb;
   }
 
   const StepInputs& in;
