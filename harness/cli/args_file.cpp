@@ -1,5 +1,7 @@
 #include "args_file.hpp"
 
+#include "harness/io/output_path.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -16,6 +18,7 @@ std::vector<std::string> expand_args_files(int argc, char** argv) {
       out.push_back(a);
       continue;
     }
+    io::require_input_file(a.substr(1), "sweep file");  // a directory would read as empty, a FIFO block
     std::ifstream f(a.substr(1));
     if (!f) throw std::runtime_error(fmt::format("cannot read sweep file '{}'", a.substr(1)));
     std::string line;

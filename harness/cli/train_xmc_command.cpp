@@ -10,11 +10,43 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "harness/cli/option_checks.hpp"
 #include "provenance.hpp"
 #include "system_memory.hpp"
 #include "xmc_sweep.hpp"
 
 namespace lobench {
+
+namespace {
+
+// The ranges of the numeric options TrainConfig::validate does not cover (it checks each run's
+// configuration again), through the one place that checks options (option_checks.hpp).
+void check_xmc_options(const train::XmcSweepSpec& s) {
+  const train::TrainConfig& b = s.base;
+  cli::check_threads("--threads", b.threads);
+  cli::check_positive_real("--syn-scale", s.syn_scale);
+  for (int64_t v : s.labels_total) cli::check_range("--labels-total", double(v), 0, double(INT32_MAX) - 1);
+  for (int64_t v : s.D) cli::check_positive("--dim", v);
+  for (int64_t v : s.batch) cli::check_positive("--batch", v);
+  for (int64_t v : s.chunks) cli::check_positive("--chunks", v);
+  for (float v : s.dropout) cli::check_range("--dropout", v, 0.0, 0.999999);
+  for (float v : s.enc_lr) cli::check_range("--enc-lr", v, 0.0, 1e6);
+  for (float v : s.clf_lr) cli::check_range("--clf-lr", v, 0.0, 1e6);
+  for (double v : s.init_std) cli::check_positive_real("--clf-init-std", v);
+  cli::check_range("--enc-wd", b.enc_wd, 0.0, 1e6);
+  cli::check_positive("--epochs", b.epochs);
+  cli::check_non_negative("--max-steps", b.max_steps);
+  cli::check_range("--sr-bits", b.sr_bits, 0, 31);
+  cli::check_block_size("--tile", b.tile);
+  cli::check_non_negative("--warmup-steps", b.warmup_steps);
+  cli::check_range("--eval-every", b.eval_every, -1, double(INT32_MAX));
+  cli::check_non_negative("--eval-batch", b.eval_batch);
+  cli::check_non_negative("--hist-every", b.hist_every);
+  cli::check_finite("--propensity-a", b.propensity_a);
+  cli::check_finite("--propensity-b", b.propensity_b);
+}
+
+}  // namespace
 
 void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto spec = std::make_shared<train::XmcSweepSpec>();
@@ -25,6 +57,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto schedule = std::make_shared<std::string>("constant");
   train::TrainConfig& b = spec->base;
   b.epochs = 20;
+  b.threads = cli::default_threads();
 
   auto* cmd = app.add_subcommand(
       "train-xmc",
@@ -81,10 +114,12 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
                   "histogram the classifier weight gradients every N steps (0 = off)")->capture_default_str();
   cmd->add_option("--propensity-a", b.propensity_a, "PSP propensity A (Jain et al.)")->capture_default_str();
   cmd->add_option("--propensity-b", b.propensity_b, "PSP propensity B")->capture_default_str();
-  cmd->add_option("--threads", b.threads, "threads")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--threads", b.threads, "threads (default: all cores); run files do not depend on it")
+      ->capture_default_str();
   cmd->add_option("--out-dir", spec->out_dir, "folder for the run files (one HDF5 per run)");
   cmd->add_option("--mem-limit", *mem_limit,
-                  "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction");
+                  "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction; default: "
+                  "available memory now minus max(1 GiB, 10%)");
   cmd->add_flag("--dry-run", spec->dry_run, "write every run's predicted memory without training");
   cmd->add_flag("--quiet", *quiet, "no progress bar or per-epoch lines");
   cmd->add_option("--layouts", *layouts,
@@ -96,7 +131,8 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   cmd->callback([spec, mem_limit, layouts, layout_out, quiet, schedule, argv] {
     spec->base.schedule = *schedule;
     spec->progress = !*quiet;
-    if (!mem_limit->empty()) spec->mem_limit = parse_bytes(*mem_limit);
+    spec->mem_limit = cli::memory_limit_or_default("--mem-limit", *mem_limit);
+    check_xmc_options(*spec);
     const Provenance prov = collect_provenance(argv);
     if (!layouts->empty()) {
       if (!layout_out->empty() && std::filesystem::path(*layout_out).has_parent_path())

@@ -4,10 +4,10 @@
 // For each chunk of block_p positions every vocabulary block of block_v entries is one tile: its logits
 // [block_p, block_v] are made, used and forgotten by one thread. A vocabulary block belongs to one
 // thread at a time, so each dE row has one writer. The per-position float sums (loss, dA) of a tile are
-// made in the thread's own buffers and added into the outputs in vocabulary-block order (an OpenMP
-// `ordered` region): the order of every floating-point addition is fixed by the data and the block
-// sizes, never by the thread count, so outputs are bit-identical for 1, 2 or 64 threads. Counts are
-// integers, summed per thread. Working memory is therefore O(threads·block_p·(block_v + D)) besides the
+// made in a result slot and added into the outputs in vocabulary-block order (block_ordered_sums.hpp):
+// the order of every floating-point addition is fixed by the data and the block sizes, never by the
+// thread count, so outputs are bit-identical for 1, 2 or 64 threads. Counts are integers, summed per
+// thread. Working memory is therefore O(threads·block_p·(block_v + D)) besides the
 // sparse targets and a row scale per position (O(P·L) together), whatever V is; and a P of 10^5 or more
 // is just more chunks.
 #pragma once
@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "bce_tile.hpp"
+#include "block_ordered_sums.hpp"
 #include "eigen_maps.hpp"
 #include "fixed_panels.hpp"
 #include "finite_outputs.hpp"
@@ -36,44 +37,42 @@ struct TileThread {
   int64_t* predicted = nullptr;   // [block_p] logits > 0, over this thread's tiles of the chunk
   int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0, likewise
   float* dA = nullptr;            // [block_p, D] the current tile's G·E_b (set, not accumulated, per tile)
+  // (loss and dA point into the tile's result slot, BlockOrderedSums)
 };
 
-// The per-thread working memory of a scan, all from the run's counting allocator.
+// The working memory of a scan, all from the run's counting allocator: per thread a tile and the
+// chunk's counts; the result slots the tiles' float sums wait in until they are added in block order.
 class TileScanWorkspace {
  public:
   TileScanWorkspace(const TileBlocks& b, int64_t D, CountingAllocator& alloc)
-      : b_(b), D_(D),
+      : b_(b),
         tiles_(alloc, b.threads * b.block_p * b.ld),
-        loss_(alloc, b.threads * b.block_p),
         predicted_(alloc, b.threads * b.block_p),
         true_pos_(alloc, b.threads * b.block_p),
-        dA_(alloc, b.threads * b.block_p * D) {}
+        sums_(b.threads, b.block_p, D, alloc) {}
 
   // Exactly what the constructor allocates.
   static int64_t bytes(const TileBlocks& b, int64_t D) {
-    return b.threads * b.block_p * (b.ld * 4 + 8 + 8 + 8) + b.threads * b.block_p * D * 4;
+    return b.threads * b.block_p * (b.ld * 4 + 8 + 8) + BlockOrderedSums::bytes(b.threads, b.block_p, D);
   }
 
   TileThread thread(int t) {
     TileThread w;
     w.index = t;
     w.tile = tiles_.data() + t * b_.block_p * b_.ld;
-    w.loss = loss_.data() + t * b_.block_p;
     w.predicted = predicted_.data() + t * b_.block_p;
     w.true_pos = true_pos_.data() + t * b_.block_p;
-    w.dA = dA_.data() + t * b_.block_p * D_;
     return w;
   }
   const int64_t* predicted(int t) const { return predicted_.data() + t * b_.block_p; }
   const int64_t* true_pos(int t) const { return true_pos_.data() + t * b_.block_p; }
+  BlockOrderedSums& sums() { return sums_; }
 
  private:
   TileBlocks b_;
-  int64_t D_;
   Buffer<float> tiles_;
-  Buffer<double> loss_;
   Buffer<int64_t> predicted_, true_pos_;
-  Buffer<float> dA_;
+  BlockOrderedSums sums_;
 };
 
 // The rows of E of one vocabulary block as float32: E itself, or, when E is held in a narrower format
@@ -133,25 +132,27 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
         std::fill_n(w.predicted, rows, int64_t(0));
         std::fill_n(w.true_pos, rows, int64_t(0));
       }
-      double* out_loss = out.per_position_loss.data() + p0;
-      float* out_dA = out.dA.data() + p0 * D;
+      BlockOrderedSums& sums_in_order = ws.sums();
+#pragma omp single
+      sums_in_order.start_chunk((sums & kLossAndCounts) ? out.per_position_loss.data() + p0 : nullptr,
+                                (sums & kInputGradient) ? out.dA.data() + p0 * D : nullptr, rows);
+      // (the single's barrier: every thread sees the chunk started)
 
-      // Round-robin and ordered: which thread makes which tile does not matter, the order in which the
-      // tiles' sums enter the outputs is the blocks' order, whatever the thread count.
-#pragma omp for schedule(static, 1) ordered
+      // Round-robin; which thread makes which tile does not matter: the order in which the tiles' sums
+      // enter the outputs is the blocks' order, whatever the thread count.
+#pragma omp for schedule(static, 1)
       for (int64_t vb = 0; vb < n_vblocks; ++vb) {
         const int64_t v0 = vb * b.block_v;
+        sums_in_order.wait_for_slot(vb);
+        w.loss = sums_in_order.loss_slot(vb);
+        w.dA = sums_in_order.dA_slot(vb);
         if (sums & kLossAndCounts) std::fill_n(w.loss, rows, 0.0);
         tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
-#pragma omp ordered
-        {
-          if (sums & kLossAndCounts)
-            for (int64_t r = 0; r < rows; ++r) out_loss[r] += w.loss[r];
-          if (sums & kInputGradient)
-            for (int64_t i = 0; i < rows * D; ++i) out_dA[i] += w.dA[i];
-        }
+        sums_in_order.publish(vb);
       }
       // (the implicit barrier above: every tile of the chunk is done)
+#pragma omp single
+      sums_in_order.finish_chunk();
 
       if (sums & kLossAndCounts) {
 #pragma omp for schedule(static)
