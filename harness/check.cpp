@@ -118,7 +118,8 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
 
   // The prediction, from the headers alone: inputs + outputs + the variant's working set.
   RunOptions opts{threads, 0, 0};
-  {
+  StepData d;
+  try {
     auto f = h5::open_file_read(in_path);
     const CheckShapes cs = read_check_shapes(f);
     const Shape s{1, cs.P, cs.V, cs.D, cs.L, Reduction::mean, cs.weighted};
@@ -127,12 +128,16 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
     const double needed = double(cs.input_bytes()) + double(StepOutputs::bytes(cs.P, cs.V, cs.D)) +
                           double(v->predicted_working_bytes(s, opts));
     if (needed > double(mem_limit))
-      throw InputError(fmt::format("input '{}' (P = {}, V = {}, D = {}, L = {}) needs {} with variant '{}' (inputs, "
+      throw InputError(fmt::format("its shapes (P = {}, V = {}, D = {}, L = {}) need {} with variant '{}' (inputs, "
                                    "outputs and working set), more than the memory limit {} (--mem-limit)",
-                                   in_path, cs.P, cs.V, cs.D, cs.L, format_bytes(needed), variant_name,
+                                   cs.P, cs.V, cs.D, cs.L, format_bytes(needed), variant_name,
                                    format_bytes(double(mem_limit))));
+    d = read_check_inputs(in_path);
+  } catch (const h5::Error& e) {
+    throw InputError(fmt::format("input '{}': {}", in_path, e.what()));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("input '{}': {}", in_path, e.what()));
   }
-  const StepData d = read_check_inputs(in_path);
   const StepInputs in = d.view();
 
   StepOutputs out;

@@ -27,12 +27,13 @@ void register_check_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--variant", o->variant, "variant to run (see `lobench list`)")->required();
   cmd->add_option("--out", o->out, "output HDF5 file")->required();
   cmd->add_option("--threads", o->threads, "threads (default: all cores)")->capture_default_str();
-  cmd->add_option("--mem-limit", o->mem_limit,
+  auto* mem = cmd->add_option("--mem-limit", o->mem_limit,
                   "refuse inputs whose inputs + outputs + working set exceed this (e.g. 20G); default: available "
                   "memory now minus max(1 GiB, 10%)");
-  cmd->callback([o, argv] {
+  cmd->callback([o, argv, mem] {
     const int threads = cli::check_threads("--threads", o->threads);
-    const int64_t limit = cli::memory_limit_or_default("--mem-limit", o->mem_limit);
+    const int64_t limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", o->mem_limit)
+                                           : cli::default_memory_limit();
     run_check(o->in, o->variant, o->out, threads, argv, limit);
     fmt::print("wrote {} (variant {})\n", o->out, o->variant);
   });

@@ -166,19 +166,19 @@ void register_quantize_command(CLI::App& app) {
   cmd->add_option("--bits", opt->bits, "Random bits k for stochastic rounding (1..31; default 23 - mantissa bits)");
   cmd->add_option("--seed", opt->seed, "Seed of the stochastic rounding bits")->capture_default_str();
   auto* threads = cmd->add_option("--threads", opt->threads, "Threads (default: all cores); results do not depend on it");
-  cmd->add_option("--mem-limit", opt->mem_limit,
+  auto* mem = cmd->add_option("--mem-limit", opt->mem_limit,
                   "Refuse an x whose values and codes need more memory than this (e.g. 20G); default: available "
                   "memory now minus max(1 GiB, 10%)");
   cmd->add_option("--in", opt->in, "Input HDF5 file with float32 dataset 'x'")->required();
   cmd->add_option("--out", opt->out, "Output HDF5 file (replaced when complete; never the input, never anything but a regular file)")->required();
-  cmd->callback([opt, threads] {
-    // Given, --threads must be a count in [1, max]; 0 is only run_quantize's "not given".
-    if (threads->count() > 0) {
-      try {
-        cli::check_threads("--threads", opt->threads);
-      } catch (const cli::OptionError& e) {
-        fail(e.what());
-      }
+  cmd->callback([opt, threads, mem] {
+    // Given, --threads must be a count in [1, max] (0 is only run_quantize's "not given"), and
+    // --mem-limit a size (empty is only "not given").
+    try {
+      if (threads->count() > 0) cli::check_threads("--threads", opt->threads);
+      if (mem->count() > 0) cli::parse_memory_limit("--mem-limit", opt->mem_limit);
+    } catch (const cli::OptionError& e) {
+      fail(e.what());
     }
     run_quantize(*opt);
   });

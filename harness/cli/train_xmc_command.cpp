@@ -77,7 +77,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
                   "grow the label space to these totals with appended labels that are never positive (ELMO's "
                   "memory-vs-labels protocol); 0 = as is")
       ->delimiter(',')->capture_default_str();
-  cmd->add_option("--epochs", b.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--epochs", b.epochs, "epochs")->capture_default_str();
   cmd->add_option("--max-steps", b.max_steps, "stop after this many steps (0 = no limit)")->capture_default_str();
   cmd->add_option("--batch", spec->batch, "rows per step B")->delimiter(',')->capture_default_str();
   cmd->add_option("--dim", spec->D, "embedding width D")->delimiter(',')->capture_default_str();
@@ -117,7 +117,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--threads", b.threads, "threads (default: all cores); run files do not depend on it")
       ->capture_default_str();
   cmd->add_option("--out-dir", spec->out_dir, "folder for the run files (one HDF5 per run)");
-  cmd->add_option("--mem-limit", *mem_limit,
+  auto* mem = cmd->add_option("--mem-limit", *mem_limit,
                   "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction; default: "
                   "available memory now minus max(1 GiB, 10%)");
   cmd->add_flag("--dry-run", spec->dry_run, "write every run's predicted memory without training");
@@ -128,10 +128,10 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       ->delimiter(',');
   cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts");
 
-  cmd->callback([spec, mem_limit, layouts, layout_out, quiet, schedule, argv] {
+  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, argv] {
     spec->base.schedule = *schedule;
     spec->progress = !*quiet;
-    spec->mem_limit = cli::memory_limit_or_default("--mem-limit", *mem_limit);
+    spec->mem_limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", *mem_limit) : cli::default_memory_limit();
     check_xmc_options(*spec);
     const Provenance prov = collect_provenance(argv);
     if (!layouts->empty()) {

@@ -67,6 +67,11 @@ std::string describe(hid_t type) {
     case H5T_STRING: return "string";
     case H5T_COMPOUND: return "compound";
     case H5T_ARRAY: return "array";
+    case H5T_ENUM: return "enum (h5py's bool)";
+    case H5T_VLEN: return "variable-length sequence";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_BITFIELD: return "bitfield";
+    case H5T_REFERENCE: return "reference";
     default: return "another type";
   }
 }

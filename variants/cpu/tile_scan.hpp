@@ -49,11 +49,11 @@ class TileScanWorkspace {
         tiles_(alloc, b.threads * b.block_p * b.ld),
         predicted_(alloc, b.threads * b.block_p),
         true_pos_(alloc, b.threads * b.block_p),
-        sums_(b.threads, b.block_p, D, alloc) {}
+        sums_(b.threads, b.block_p, b.block_p * D, alloc) {}
 
   // Exactly what the constructor allocates.
   static int64_t bytes(const TileBlocks& b, int64_t D) {
-    return b.threads * b.block_p * (b.ld * 4 + 8 + 8) + BlockOrderedSums::bytes(b.threads, b.block_p, D);
+    return b.threads * b.block_p * (b.ld * 4 + 8 + 8) + BlockOrderedSums::bytes(b.threads, b.block_p, b.block_p * D);
   }
 
   TileThread thread(int t) {
@@ -134,8 +134,8 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
       }
       BlockOrderedSums& sums_in_order = ws.sums();
 #pragma omp single
-      sums_in_order.start_chunk((sums & kLossAndCounts) ? out.per_position_loss.data() + p0 : nullptr,
-                                (sums & kInputGradient) ? out.dA.data() + p0 * D : nullptr, rows);
+      sums_in_order.start_chunk((sums & kLossAndCounts) ? out.per_position_loss.data() + p0 : nullptr, rows,
+                                (sums & kInputGradient) ? out.dA.data() + p0 * D : nullptr, rows * D);
       // (the single's barrier: every thread sees the chunk started)
 
       // Round-robin; which thread makes which tile does not matter: the order in which the tiles' sums
@@ -145,7 +145,7 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
         const int64_t v0 = vb * b.block_v;
         sums_in_order.wait_for_slot(vb);
         w.loss = sums_in_order.loss_slot(vb);
-        w.dA = sums_in_order.dA_slot(vb);
+        w.dA = sums_in_order.grad_slot(vb);
         if (sums & kLossAndCounts) std::fill_n(w.loss, rows, 0.0);
         tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
         sums_in_order.publish(vb);

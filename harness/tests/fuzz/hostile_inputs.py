@@ -45,6 +45,16 @@ def case(name, group, tokens, argv, setup=None, tags=(), may_accept=False, accep
                       may_accept=may_accept, accept=accept))
 
 
+def with_opt(argv, opt, val):
+    """argv with option `opt` set to `val`: replaced where argv has it already (options are given once)."""
+    a = list(argv)
+    if opt in a:
+        a[a.index(opt) + 1] = val
+    else:
+        a += [opt, val]
+    return a
+
+
 # ---------------------------------------------------------------------------------------------------
 # HDF5 builders
 
@@ -364,12 +374,12 @@ def register_quantize_cases():
     ]:
         for v in vals:
             case(f"quantize {opt} {v!r}", "options", [opt.lstrip("-") if opt in ("--format", "--rounding") else opt]
-                 if v else [], q + [opt, v], good, tags=tags)
+                 if v else [], with_opt(q, opt, v), good, tags=tags)
     for v in ["-1", "32", "1000"]:
         case(f"quantize --bits {v} stochastic", "options", ["--bits"], q + ["--rounding", "stochastic", "--bits", v], good)
     case("quantize --bits with nearest", "options", ["--bits"], q + ["--bits", "3"], good)
-    for opt, v in [("--threads", "abc"), ("--threads", "1.5"), ("--seed", "-1"), ("--bits", "x")]:
-        case(f"quantize {opt} {v!r} (not a number)", "options", [opt], q + [opt, v], good,
+    for opt, v in [("--threads", "abc"), ("--threads", "1.5"), ("--seed", "abc"), ("--bits", "x")]:
+        case(f"quantize {opt} {v!r} (not a number)", "options", [opt], with_opt(q, opt, v), good,
              tags=("needs_cli_exit_mapping",))
 
 
@@ -378,10 +388,10 @@ def register_check_option_cases():
     for opt, vals in [("--threads", ["0", "-1", "1025", "100000", "-9223372036854775808"]),
                       ("--mem-limit", ["nan", "inf", "0", "-5G", "1e30G", "12Q", "", "1e-9", "G", "5 G"])]:
         for v in vals:
-            case(f"check {opt} {v!r}", "options", [opt], CHECK + [opt, v], good)
-    case("check --variant bogus", "options", ["bogus"], CHECK + ["--variant", "bogus"], good)
+            case(f"check {opt} {v!r}", "options", [opt], with_opt(CHECK, opt, v), good)
+    case("check --variant bogus", "options", ["bogus"], with_opt(CHECK, "--variant", "bogus"), good)
     for v in ["abc", "1.5", ""]:
-        case(f"check --threads {v!r} (not a number)", "options", ["--threads"], CHECK + ["--threads", v], good,
+        case(f"check --threads {v!r} (not a number)", "options", ["--threads"], with_opt(CHECK, "--threads", v), good,
              tags=("needs_cli_exit_mapping",))
 
 
@@ -492,13 +502,13 @@ def register_train_cases():
         ("--labels-total", ["-1", str(2**40)]),
     ]:
         for v in vals:
-            case(f"train-xmc {opt} {v!r}", "options", [opt], syn + [opt, v])
+            case(f"train-xmc {opt} {v!r}", "options", [opt], with_opt(syn, opt, v))
     case("train-xmc --dim 2^40 overflows labels x dim", "options", ["--dim", "overflow"],
-         syn + ["--dim", str(2**40), "--labels-total", str(2**30)])
+         with_opt(with_opt(syn, "--dim", str(2**40)), "--labels-total", str(2**30)))
     case("train-xmc --batch 2^40 overflows batch x labels", "options", ["--batch", "overflow"],
-         syn + ["--batch", str(2**40), "--labels-total", str(2**30)])
+         with_opt(with_opt(syn, "--batch", str(2**40)), "--labels-total", str(2**30)))
     for opt, v in [("--threads", "abc"), ("--epochs", "1.5"), ("--dim", "x")]:
-        case(f"train-xmc {opt} {v!r} (not a number)", "options", [opt], syn + [opt, v],
+        case(f"train-xmc {opt} {v!r} (not a number)", "options", [opt], with_opt(syn, opt, v),
              tags=("needs_cli_exit_mapping",))
 
 
@@ -551,13 +561,7 @@ RUN = ["run", "--B", "1", "--N", "4", "--V", "50", "--D", "4", "--L", "2", "--va
 
 def register_run_cases():
     W = ("needs_run_wiring",)
-    def opt(argv, o, v):
-        a = list(argv)
-        if o in a:
-            a[a.index(o) + 1] = v
-        else:
-            a += [o, v]
-        return a
+    opt = with_opt
     for o, vals in [
         ("--threads", ["0", "-1", "100000"]), ("--mem-limit", ["nan", "inf", "0", "1e30G", "-1G"]),
         ("--block-v", ["-1"]), ("--block-p", ["-1"]), ("--pad-fraction", ["nan", "-0.5", "2"]),
