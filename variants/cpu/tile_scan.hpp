@@ -3,10 +3,11 @@
 //
 // For each chunk of block_p positions every vocabulary block of block_v entries is one tile: its logits
 // [block_p, block_v] are made, used and forgotten by one thread. A vocabulary block belongs to one
-// thread at a time, so each dE row has one writer. The per-position float sums (loss, dA) of a tile are
-// made in a result slot and added into the outputs in vocabulary-block order (block_ordered_sums.hpp):
-// the order of every floating-point addition is fixed by the data and the block sizes, never by the
-// thread count, so outputs are bit-identical for 1, 2 or 64 threads. Counts are integers, summed per
+// thread at a time, so each dE row has one writer. Consecutive vocabulary blocks form groups (a number
+// of blocks fixed by V and block_v, never by the thread count), each made by one thread; a group's
+// per-position float sums (loss, dA) are made in a result slot and added into the outputs in group order
+// (block_ordered_sums.hpp). The order of every floating-point addition is fixed by the data and the
+// block sizes, so outputs are bit-identical for 1, 2 or 64 threads. Counts are integers, summed per
 // thread. Working memory is therefore O(threads·block_p·(block_v + D)) besides the
 // sparse targets and a row scale per position (O(P·L) together), whatever V is; and a P of 10^5 or more
 // is just more chunks.
@@ -33,11 +34,11 @@ namespace lobench::cpu {
 struct TileThread {
   int index = 0;
   float* tile = nullptr;          // [block_p, ld] logits, then logit gradients
-  double* loss = nullptr;         // [block_p] Σ softplus − Σ_targets x of the current tile (zeroed per tile)
+  double* loss = nullptr;         // [block_p] Σ softplus − Σ_targets x over the current group's tiles
   int64_t* predicted = nullptr;   // [block_p] logits > 0, over this thread's tiles of the chunk
   int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0, likewise
-  float* dA = nullptr;            // [block_p, D] the current tile's G·E_b (set, not accumulated, per tile)
-  // (loss and dA point into the tile's result slot, BlockOrderedSums)
+  float* dA = nullptr;            // [block_p, D] Σ G·E_b over the current group's tiles
+  // (loss and dA point into the group's result slot, BlockOrderedSums, zeroed when the group starts)
 };
 
 // The working memory of a scan, all from the run's counting allocator: per thread a tile and the
@@ -112,15 +113,22 @@ enum TileScanSums : unsigned {
   kInputGradient = 2,  // out.dA rows += each tile's dA (out.dA must start at 0)
 };
 
+// Vocabulary blocks per group: about 6 groups per thread for up to 16 threads, at most 8 blocks (a
+// group is then ~8 tiles of work, so that the threads meet at a result slot every few milliseconds, not
+// at every tile). From the block count alone: the grouping fixes the order of the sums.
+inline int64_t blocks_per_group(int64_t n_vblocks) { return std::clamp<int64_t>(n_vblocks / (6 * 16), 1, 8); }
+
 // Runs tile(TileThread&, v0, n, p0, rows) for every vocabulary block [v0, v0+n) of every position chunk
-// [p0, p0+rows), threads taking vocabulary blocks round-robin. The sums selected by `sums` are added
-// into `out` (raw: see finish_losses_and_counts): a tile's loss and dA in block order as each tile
-// finishes, the counts per thread when the chunk is done.
+// [p0, p0+rows), threads taking groups of consecutive blocks round-robin; tile() adds its loss terms and
+// dA share into w.loss and w.dA. The sums selected by `sums` are added into `out` (raw: see
+// finish_losses_and_counts): each group's loss and dA in group order as groups finish, the counts per
+// thread when the chunk is done.
 template <class TileFn>
 void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws, unsigned sums,
                 StepOutputs& out, TileFn&& tile) {
   const int64_t P = in.P, V = in.V, D = in.D;
   const int64_t n_vblocks = (V + b.block_v - 1) / b.block_v;
+  const int64_t group = blocks_per_group(n_vblocks), n_groups = (n_vblocks + group - 1) / group;
   const int T = b.threads;
 #pragma omp parallel num_threads(T)
   {
@@ -138,17 +146,20 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
                                 (sums & kInputGradient) ? out.dA.data() + p0 * D : nullptr, rows * D);
       // (the single's barrier: every thread sees the chunk started)
 
-      // Round-robin; which thread makes which tile does not matter: the order in which the tiles' sums
-      // enter the outputs is the blocks' order, whatever the thread count.
+      // Round-robin; which thread makes which group does not matter: the order in which the groups'
+      // sums enter the outputs is the groups' order, whatever the thread count.
 #pragma omp for schedule(static, 1)
-      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-        const int64_t v0 = vb * b.block_v;
-        sums_in_order.wait_for_slot(vb);
-        w.loss = sums_in_order.loss_slot(vb);
-        w.dA = sums_in_order.grad_slot(vb);
+      for (int64_t g = 0; g < n_groups; ++g) {
+        sums_in_order.wait_for_slot(g);
+        w.loss = sums_in_order.loss_slot(g);
+        w.dA = sums_in_order.grad_slot(g);
         if (sums & kLossAndCounts) std::fill_n(w.loss, rows, 0.0);
-        tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
-        sums_in_order.publish(vb);
+        if (sums & kInputGradient) std::fill_n(w.dA, rows * D, 0.0f);
+        for (int64_t vb = g * group; vb < std::min(n_vblocks, (g + 1) * group); ++vb) {
+          const int64_t v0 = vb * b.block_v;
+          tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
+        }
+        sums_in_order.publish(g);
       }
       // (the implicit barrier above: every tile of the chunk is done)
 #pragma omp single
@@ -247,8 +258,8 @@ struct TiledRun {
   }
 
   // With w.tile holding s·w·σ(x): subtracts s·w at the targets, which leaves the logit gradient G, and
-  // accumulates dE[v0, v0+n) += Gᵀ·A (overwritten by the first chunk); sets w.dA = G·E_rows, the tile's
-  // share of dA, which scan_tiles adds into the output rows in block order.
+  // accumulates dE[v0, v0+n) += Gᵀ·A (overwritten by the first chunk) and w.dA += G·E_rows, the tile's
+  // share of dA (scan_tiles adds each group's into the output rows in group order).
   void add_gradients(TileThread& w, const float* E_rows, int64_t v0, int64_t n, int64_t p0, int64_t rows,
                      StepOutputs& out) const {
     const int64_t D = in.D;
@@ -261,7 +272,7 @@ struct TiledRun {
     auto dEb = mat(out.dE.data() + v0 * D, n, D, D);
     if (p0 == 0) dEb.noalias() = X.transpose() * Ab;
     else dEb.noalias() += X.transpose() * Ab;
-    mat(w.dA, rows, D, D).noalias() = X * Eb;
+    mat(w.dA, rows, D, D).noalias() += X * Eb;
   }
 
   const StepInputs& in;

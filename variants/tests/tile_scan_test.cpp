@@ -27,10 +27,10 @@ TEST(TileScan, EveryLogitIsInExactlyOneTileAndSumsReachTheOutputs) {
                       [&](cpu::TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
                         for (int64_t r = 0; r < rows; ++r) {
                           for (int64_t j = 0; j < n; ++j) ++seen[size_t((p0 + r) * in.V + v0 + j)];
-                          w.loss[r] += double(n);  // each row's sum over its tiles is V (zeroed per tile)
+                          w.loss[r] += double(n);  // each row's sum over its tiles is V
                           w.predicted[r] += 1;     // one per tile
                           w.true_pos[r] += 2;
-                          for (int64_t k = 0; k < in.D; ++k) w.dA[r * in.D + k] = 1.0f;  // set per tile
+                          for (int64_t k = 0; k < in.D; ++k) w.dA[r * in.D + k] += 1.0f;
                         }
                       });
       for (int s : seen) ASSERT_EQ(s, 1) << "threads " << threads << " blocks " << bv << "x" << bp;
@@ -50,11 +50,12 @@ TEST(TileScan, EveryLogitIsInExactlyOneTileAndSumsReachTheOutputs) {
 TEST(TileScan, SumsAreAddedInBlockOrderWhateverTheThreadCount) {
   StepInputs in;
   in.P = 21;
-  in.V = 333;
+  in.V = 3333;
   in.D = 5;
   std::vector<float> first_dA;
   std::vector<double> first_loss;
   for (int threads : {1, 2, 3, 4}) {
+    // 16-wide blocks of V = 3333: 209 blocks in groups of 2, so both groups and ordering are exercised
     const cpu::TileBlocks b = cpu::choose_blocks(in.P, in.V, in.D, RunOptions{threads, 16, 8});
     CountingAllocator alloc;
     cpu::TileScanWorkspace ws(b, in.D, alloc);
@@ -65,9 +66,9 @@ TEST(TileScan, SumsAreAddedInBlockOrderWhateverTheThreadCount) {
                       for (int64_t r = 0; r < rows; ++r) {
                         // Alternating huge and tiny terms: float addition is far from associative here.
                         const double big = (v0 / 16) % 2 ? -1e17 : 1e17;
-                        w.loss[r] = big + 1e-3 * double(v0 + p0 + r);
+                        w.loss[r] += big + 1e-3 * double(v0 + p0 + r);
                         for (int64_t k = 0; k < in.D; ++k)
-                          w.dA[r * in.D + k] = float(big * 1e-9) + 1e-3f * float(v0 + k + r);
+                          w.dA[r * in.D + k] += float(big * 1e-9) + 1e-3f * float(v0 + k + r);
                       }
                     });
     if (first_dA.empty()) {
