@@ -26,6 +26,17 @@ void LineReader::fail_at(int64_t line, std::string detail) const {
 }
 
 std::ifstream open_input_file(const std::filesystem::path& path) {
+  // Only regular files: opening a FIFO for reading blocks until a writer comes (forever, for a user who
+  // mistyped a path), and a directory opens but reads as an empty file.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    const char* what = std::filesystem::is_directory(st) ? "a directory"
+                       : std::filesystem::is_fifo(st)    ? "a FIFO (named pipe)"
+                       : std::filesystem::is_character_file(st) || std::filesystem::is_block_file(st) ? "a device"
+                                                                                                       : "not a regular file";
+    throw std::runtime_error(fmt::format("cannot read '{}': it is {}, not a regular file", path.string(), what));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw std::runtime_error(

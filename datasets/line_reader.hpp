@@ -38,7 +38,8 @@ class LineReader {
 };
 
 // Opens a file for reading (binary mode, large buffer); throws std::runtime_error naming the file and
-// the reason when it cannot be opened.
+// the reason when it cannot be opened or is not a regular file (a FIFO would block, a directory would
+// read as empty).
 std::ifstream open_input_file(const std::filesystem::path& path);
 
 }  // namespace lobench::data

@@ -89,7 +89,7 @@ SparseDataset parse_xc(std::istream& in, const std::string& source) {
     d.num_features = values[1];
     d.num_labels = values[2];
   }
-  d.features.offsets.reserve(static_cast<size_t>(std::min<int64_t>(rows, int64_t{1} << 26)) + 1);
+  d.features.offsets.reserve(static_cast<size_t>(std::min<int64_t>(rows, int64_t{1} << 16)) + 1);
   d.labels.offsets.reserve(d.features.offsets.capacity());
 
   RowScratch row;

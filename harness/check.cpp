@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <filesystem>
+#include <tuple>
 
+#include "harness/cli/option_checks.hpp"
+#include "variants/checked_math.hpp"
+#include "harness/io/output_path.hpp"
+#include "harness/system_memory.hpp"
 #include "harness/io/h5_io.hpp"
 #include "harness/provenance.hpp"
 #include "variants/variant.hpp"
@@ -16,12 +20,14 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The header of dataset `name`, required to be T of rank `rank`.
 template <typename T>
-h5::Array<T> read_rank(hid_t f, const std::string& name, int rank) {
-  auto a = h5::read<T>(f, name);
-  if (int(a.shape.size()) != rank)
-    throw InputError(fmt::format("dataset '{}' has rank {}, expected {}", name, a.shape.size(), rank));
-  return a;
+h5::DatasetInfo inspect_as(hid_t f, const std::string& name, size_t rank) {
+  h5::DatasetInfo info = h5::inspect(f, name);
+  h5::require_type<T>(info, name);
+  if (info.shape.size() != rank)
+    throw InputError(fmt::format("dataset '{}' has rank {}, expected {}", name, info.shape.size(), rank));
+  return info;
 }
 
 void require_finite(const std::vector<float>& x, const std::string& name, int64_t row_len) {
@@ -31,60 +37,108 @@ void require_finite(const std::vector<float>& x, const std::string& name, int64_
                                    int64_t(i) / row_len, int64_t(i) % row_len));
 }
 
+// Bytes a check needs in memory besides the variant's working set: the inputs and the outputs. Every
+// product is checked (a header may claim anything); sizes up to 32 bytes per element of [P, V], [V, D]
+// and [P, D] must fit in int64 so that every variant's own prediction is free of overflow too.
+void require_representable(const CheckShapes& s) {
+  for (auto [what, a, b] : {std::tuple{"P·V", s.P, s.V}, {"V·D", s.V, s.D}, {"P·D", s.P, s.D}, {"P·L", s.P, s.L}})
+    if (!checked_product({a, b, 32}))
+      throw InputError(fmt::format("the inputs' shapes (P = {}, V = {}, D = {}, L = {}) are too large: {} overflows "
+                                   "int64",
+                                   s.P, s.V, s.D, s.L, what));
+}
+
 }  // namespace
 
-StepData read_check_inputs(const std::string& path) {
-  auto f = h5::open_file_read(path);
-  StepData d;
-  auto A = read_rank<float>(f, "A", 2);
-  auto E = read_rank<float>(f, "E", 2);
-  auto T = read_rank<int32_t>(f, "targets", 2);
-  d.P = A.shape[0];
-  d.D = A.shape[1];
-  d.V = E.shape[0];
-  d.L = T.shape[1];
-  if (d.P < 1 || d.D < 1) throw InputError(fmt::format("dataset 'A' is empty (shape [{}, {}])", d.P, d.D));
-  if (d.V < 1) throw InputError("dataset 'E' is empty: V must be at least 1");
-  if (E.shape[1] != d.D)
-    throw InputError(fmt::format("dataset 'E' has D = {} columns but 'A' has D = {}", E.shape[1], d.D));
-  if (T.shape[0] != d.P)
-    throw InputError(fmt::format("dataset 'targets' has {} rows but 'A' has P = {}", T.shape[0], d.P));
-  if (d.L < 1) throw InputError("dataset 'targets' has no columns: L must be at least 1");
-  if (d.V > int64_t(INT32_MAX) - 1) throw InputError(fmt::format("dataset 'E' has V = {} rows, more than int32 ids allow", d.V));
-  require_finite(A.data, "A", d.D);
-  require_finite(E.data, "E", d.D);
-  d.A = std::move(A.data);
-  d.E = std::move(E.data);
-  d.targets = std::move(T.data);
+int64_t CheckShapes::input_bytes() const { return (P * D + V * D + P * L + (weighted ? P : 0)) * 4; }
+
+CheckShapes read_check_shapes(hid_t f) {
+  const auto A = inspect_as<float>(f, "A", 2);
+  const auto E = inspect_as<float>(f, "E", 2);
+  const auto T = inspect_as<int32_t>(f, "targets", 2);
+  CheckShapes s;
+  s.P = A.shape[0];
+  s.D = A.shape[1];
+  s.V = E.shape[0];
+  s.L = T.shape[1];
+  if (s.P < 1 || s.D < 1) throw InputError(fmt::format("dataset 'A' is empty (shape [{}, {}])", s.P, s.D));
+  if (s.V < 1) throw InputError("dataset 'E' is empty: V must be at least 1");
+  if (E.shape[1] != s.D)
+    throw InputError(fmt::format("dataset 'E' has D = {} columns but 'A' has D = {}", E.shape[1], s.D));
+  if (T.shape[0] != s.P)
+    throw InputError(fmt::format("dataset 'targets' has {} rows but 'A' has P = {}", T.shape[0], s.P));
+  if (s.L < 1) throw InputError("dataset 'targets' has no columns: L must be at least 1");
+  if (s.V > int64_t(INT32_MAX) - 1)
+    throw InputError(fmt::format("dataset 'E' has V = {} rows, more than int32 ids allow", s.V));
   if (h5::exists(f, "weights")) {
-    auto w = read_rank<float>(f, "weights", 1);
-    if (w.shape[0] != d.P)
-      throw InputError(fmt::format("dataset 'weights' has {} entries but 'A' has P = {}", w.shape[0], d.P));
-    for (size_t i = 0; i < w.data.size(); ++i)
-      if (!std::isfinite(w.data[i]) || w.data[i] < 0)
-        throw InputError(fmt::format("dataset 'weights' holds {} at [{}]; weights must be finite and >= 0", w.data[i], i));
-    d.weights = std::move(w.data);
+    const auto w = inspect_as<float>(f, "weights", 1);
+    if (w.shape[0] != s.P)
+      throw InputError(fmt::format("dataset 'weights' has {} entries but 'A' has P = {}", w.shape[0], s.P));
+    s.weighted = true;
   }
+  require_representable(s);
+  return s;
+}
+
+StepData read_check_inputs(const std::string& path) {
+  io::require_input_file(path, "--in");
+  auto f = h5::open_file_read(path);
+  const CheckShapes s = read_check_shapes(f);
+  StepData d;
+  d.P = s.P, d.D = s.D, d.V = s.V, d.L = s.L;
   const std::string red = h5::read_attr_string(f, "reduction").value_or("mean");
   try {
     d.reduction = parse_reduction(red);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("attribute 'reduction': {}", e.what()));
   }
+  d.A = h5::read<float>(f, "A").data;
+  require_finite(d.A, "A", d.D);
+  d.E = h5::read<float>(f, "E").data;
+  require_finite(d.E, "E", d.D);
+  d.targets = h5::read<int32_t>(f, "targets").data;
+  if (s.weighted) {
+    auto w = h5::read<float>(f, "weights").data;
+    for (size_t i = 0; i < w.size(); ++i)
+      if (!std::isfinite(w[i]) || w[i] < 0)
+        throw InputError(fmt::format("dataset 'weights' holds {} at [{}]; weights must be finite and >= 0", w[i], i));
+    d.weights = std::move(w);
+  }
   return d;
 }
 
 void run_check(const std::string& in_path, const std::string& variant_name, const std::string& out_path, int threads,
-               const std::string& argv_joined) {
-  // A stale OUT from an earlier run must not survive a failed check and be mistaken for its result.
-  std::filesystem::remove(out_path);
+               const std::string& argv_joined, int64_t mem_limit) {
   const Variant* v = Registry::instance().find(variant_name);
   if (!v) throw std::runtime_error(fmt::format("unknown variant '{}' (see `lobench list`)", variant_name));
-  const StepData d = read_check_inputs(in_path);
-  const StepInputs in = d.view();
-  Shape s{1, d.P, d.V, d.D, d.L, d.reduction, !d.weights.empty()};
+  cli::check_threads("--threads", threads);
+  if (mem_limit <= 0) mem_limit = cli::default_memory_limit();
+  io::require_input_file(in_path, "--in");
+  io::OutputFile output(out_path, {in_path});  // refused before anything is read or computed
+
+  // The prediction, from the headers alone: inputs + outputs + the variant's working set.
   RunOptions opts{threads, 0, 0};
-  if (auto why = v->skip_reason(s, opts)) throw std::runtime_error(fmt::format("variant '{}' cannot run this input: {}", variant_name, *why));
+  StepData d;
+  try {
+    auto f = h5::open_file_read(in_path);
+    const CheckShapes cs = read_check_shapes(f);
+    const Shape s{1, cs.P, cs.V, cs.D, cs.L, Reduction::mean, cs.weighted};
+    if (auto why = v->skip_reason(s, opts))
+      throw std::runtime_error(fmt::format("variant '{}' cannot run this input: {}", variant_name, *why));
+    const double needed = double(cs.input_bytes()) + double(StepOutputs::bytes(cs.P, cs.V, cs.D)) +
+                          double(v->predicted_working_bytes(s, opts));
+    if (needed > double(mem_limit))
+      throw InputError(fmt::format("its shapes (P = {}, V = {}, D = {}, L = {}) need {} with variant '{}' (inputs, "
+                                   "outputs and working set), more than the memory limit {} (--mem-limit)",
+                                   cs.P, cs.V, cs.D, cs.L, format_bytes(needed), variant_name,
+                                   format_bytes(double(mem_limit))));
+    d = read_check_inputs(in_path);
+  } catch (const h5::Error& e) {
+    throw InputError(fmt::format("input '{}': {}", in_path, e.what()));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("input '{}': {}", in_path, e.what()));
+  }
+  const StepInputs in = d.view();
 
   StepOutputs out;
   out.resize(d.P, d.V, d.D);
@@ -92,26 +146,21 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
   RunContext ctx{alloc, opts};
   v->run(in, out, ctx);
 
-  const std::string tmp = out_path + ".partial";
-  try {
-    {
-      auto f = h5::create_file(tmp);
-      write_provenance(f, collect_provenance(argv_joined));
-      h5::write_attr(f, "variant", v->backend() + "/" + v->name());
-      h5::write_attr(f, "reduction", to_string(d.reduction));
-      h5::write_attr(f, "input", in_path);
-      h5::write_attr(f, "peak_working_bytes", alloc.peak_bytes());
-      h5::write_scalar(f, "loss", out.loss);
-      h5::write(f, "per_position_loss", {d.P}, out.per_position_loss.data());
-      h5::write(f, "dA", {d.P, d.D}, out.dA.data());
-      h5::write(f, "dE", {d.V, d.D}, out.dE.data());
-      h5::write(f, "counts", {d.P, 4}, out.counts.data());
-    }
-    std::filesystem::rename(tmp, out_path);
-  } catch (...) {
-    std::filesystem::remove(tmp);
-    throw;
+  {
+    auto f = h5::create_file(output.temp_path());
+    write_provenance(f, collect_provenance(argv_joined));
+    h5::write_attr(f, "variant", v->backend() + "/" + v->name());
+    h5::write_attr(f, "reduction", to_string(d.reduction));
+    h5::write_attr(f, "input", in_path);
+    h5::write_attr(f, "peak_working_bytes", alloc.peak_bytes());
+    h5::write_scalar(f, "loss", out.loss);
+    h5::write(f, "per_position_loss", {d.P}, out.per_position_loss.data());
+    h5::write(f, "dA", {d.P, d.D}, out.dA.data());
+    h5::write(f, "dE", {d.V, d.D}, out.dE.data());
+    h5::write(f, "counts", {d.P, 4}, out.counts.data());
+    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw h5::Error(fmt::format("cannot write '{}'", out_path));
   }
+  output.commit();
 }
 
 }  // namespace lobench

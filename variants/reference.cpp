@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "variants/cpu/eigen_maps.hpp"
+#include "variants/cpu/fixed_panels.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench::cpu {
@@ -30,7 +31,7 @@ int64_t reference_workspace_bytes(int64_t P, int64_t V, int64_t D) {
 void reference_step(const StepInputs& in, ReferenceResult& out, CountingAllocator& alloc, int threads) {
   const int64_t P = in.P, V = in.V, D = in.D, L = in.L;
   const int64_t bv = std::min(kBlockV, V);
-  Eigen::setNbThreads(threads);
+  EigenOnCallingThread eigen_sequential;  // products in fixed panels: results independent of threads
 
   out.per_position_loss = Buffer<double>(alloc, P);
   out.dA = Buffer<double>(alloc, P * D);
@@ -53,7 +54,9 @@ void reference_step(const StepInputs& in, ReferenceResult& out, CountingAllocato
     for (int64_t i = 0; i < n * D; ++i) Eb[i] = in.E[v0 * D + i];
     auto Ebm = mat(Eb.data(), n, D, D);
     auto Xm = mat(X.data(), P, n, bv);
-    Xm.noalias() = Am * Ebm.transpose();
+    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {
+      mat(X.data() + p0 * bv, rows, n, bv).noalias() = Am.middleRows(p0, rows) * Ebm.transpose();
+    });
 
     // y[p, v] = 1 iff v is among row p's ids; padding ids fall outside [v0, v0+n) and duplicates
     // simply set the same entry twice.
@@ -77,9 +80,12 @@ void reference_step(const StepInputs& in, ReferenceResult& out, CountingAllocato
         X[p * bv + j] = gw * (sigmoid(x) - y);  // the logit gradient g
       }
     }
-    auto dEm = mat(out.dE.data() + v0 * D, n, D, D);
-    dEm.noalias() = Xm.transpose() * Am;
-    mat(out.dA.data(), P, D, D).noalias() += Xm * Ebm;
+    for_each_fixed_panel(n, threads, [&](int64_t j0, int64_t rows) {
+      mat(out.dE.data() + (v0 + j0) * D, rows, D, D).noalias() = Xm.middleCols(j0, rows).transpose() * Am;
+    });
+    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {
+      mat(out.dA.data() + p0 * D, rows, D, D).noalias() += Xm.middleRows(p0, rows) * Ebm;
+    });
   }
 
   const double V_div = in.reduction == Reduction::mean ? double(V) : 1.0;

@@ -1,5 +1,7 @@
 #include "harness/cli/args_file.hpp"
 
+#include "harness/io/output_path.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -18,10 +20,7 @@ namespace fs = std::filesystem;
 
 void expand_file(const fs::path& file, std::vector<std::string>& out, int depth) {
   if (depth > 8) throw std::runtime_error(fmt::format("sweep file '{}': @files nested more than 8 deep", file.string()));
-  std::error_code ec;
-  if (!fs::exists(file, ec)) throw std::runtime_error(fmt::format("cannot read sweep file '{}': no such file", file.string()));
-  if (!fs::is_regular_file(file, ec))
-    throw std::runtime_error(fmt::format("sweep file '{}' is not a regular file (a directory or device?)", file.string()));
+  io::require_input_file(file.string(), "sweep file");  // a directory would read as empty, a FIFO block
   std::ifstream f(file);
   if (!f) throw std::runtime_error(fmt::format("cannot read sweep file '{}'", file.string()));
   std::string line;

@@ -4,13 +4,14 @@
 
 #include "harness/check.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/option_checks.hpp"
 
 namespace lobench {
 
 void register_check_command(CLI::App& app, const std::string& argv) {
   struct Opts {
-    std::string in, variant, out;
-    int threads = 2;
+    std::string in, variant, out, mem_limit;
+    int64_t threads = cli::default_threads();
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
@@ -19,13 +20,21 @@ void register_check_command(CLI::App& app, const std::string& argv) {
       "IN: A float32 [P,D], E float32 [V,D], targets int32 [P,L] (ids outside [0,V) are padding),\n"
       "    optional weights float32 [P], optional string attribute 'reduction' (mean|sum, default mean).\n"
       "OUT: loss float64 scalar, per_position_loss float64 [P], dA float32 [P,D], dE float32 [V,D],\n"
-      "     counts int64 [P,4] (TP, FP, FN, TN at logit > 0). On any error no OUT is left behind.");
+      "     counts int64 [P,4] (TP, FP, FN, TN at logit > 0). Written to a temporary file beside OUT and\n"
+      "     renamed at the end: on any error OUT is left as it was. OUT may not be IN, nor anything that\n"
+      "     is not a regular file. Outputs do not depend on --threads (bit for bit).");
   cmd->add_option("--in", o->in, "input HDF5 file")->required();
   cmd->add_option("--variant", o->variant, "variant to run (see `lobench list`)")->required();
   cmd->add_option("--out", o->out, "output HDF5 file")->required();
-  cmd->add_option("--threads", o->threads, "threads")->capture_default_str();
-  cmd->callback([o, argv] {
-    run_check(o->in, o->variant, o->out, o->threads, argv);
+  cmd->add_option("--threads", o->threads, "threads (default: all cores)")->capture_default_str();
+  auto* mem = cmd->add_option("--mem-limit", o->mem_limit,
+                  "refuse inputs whose inputs + outputs + working set exceed this (e.g. 20G); default: available "
+                  "memory now minus max(1 GiB, 10%)");
+  cmd->callback([o, argv, mem] {
+    const int threads = cli::check_threads("--threads", o->threads);
+    const int64_t limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", o->mem_limit)
+                                           : cli::default_memory_limit();
+    run_check(o->in, o->variant, o->out, threads, argv, limit);
     fmt::print("wrote {} (variant {})\n", o->out, o->variant);
   });
 }

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   lobench::register_train_xmc_command(app, joined);
   lobench::register_quantize_command(app);
   lobench::register_schema_command(app);
+  lobench::register_merge_command(app, joined);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 parses a reversed vector
   try {

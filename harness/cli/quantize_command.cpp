@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/cli/option_checks.hpp"
+#include "harness/io/output_path.hpp"
+#include "harness/system_memory.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/pack.hpp"
 #include "precision_sim/quantizer.hpp"
@@ -61,7 +64,14 @@ void run_quantize(const QuantizeOptions& opt) {
                      format.name, format.bits()));
   if (opt.bits != 0 && !lp::is_stochastic(mode))
     fail(fmt::format("--bits applies to stochastic rounding only (rounding is {})", lp::rounding_name(mode)));
-  if (opt.threads < 0) fail(fmt::format("--threads must be >= 0 (0 = all), got {}", opt.threads));
+  int threads = 0;
+  int64_t mem_limit = 0;
+  try {
+    threads = opt.threads == 0 ? cli::default_threads() : cli::check_threads("--threads", opt.threads);
+    mem_limit = cli::memory_limit_or_default("--mem-limit", opt.mem_limit);
+  } catch (const cli::OptionError& e) {
+    fail(e.what());
+  }
   const lp::Quantizer q(format);
   lp::RoundingOptions ro;
   ro.mode = mode;
@@ -73,18 +83,33 @@ void run_quantize(const QuantizeOptions& opt) {
   }
   if (opt.in.empty() || opt.out.empty()) fail("--in and --out are required");
 
-  // 2. Read x.
+  // 2. The files: IN a regular file, OUT neither IN nor anything but a regular file; written beside OUT.
+  std::unique_ptr<io::OutputFile> output;
+  try {
+    io::require_input_file(opt.in, "--in");
+    output = std::make_unique<io::OutputFile>(opt.out, std::vector<std::string>{opt.in});
+  } catch (const io::PathError& e) {
+    fail(e.what());
+  }
+
+  // 3. Read x, after checking from its header that x, its rounded values and its codes fit the limit.
   h5::Array<float> x;
   try {
     h5::Handle in = h5::open_file_read(opt.in);
     if (!h5::exists(in, "x")) fail(fmt::format("input '{}' has no dataset 'x' (quantize reads the float32 dataset 'x')", opt.in));
+    const h5::DatasetInfo info = h5::inspect(in, "x");
+    h5::require_type<float>(info, "x");
+    const double needed = double(info.elements) * double(4 + 4 + lp::code_bytes(format));
+    if (needed > double(mem_limit))
+      fail(fmt::format("input '{}': dataset 'x' has shape {}: quantizing it needs {}, more than the memory limit {} "
+                       "(--mem-limit)",
+                       opt.in, h5::shape_text(info.shape), format_bytes(needed), format_bytes(double(mem_limit))));
     x = h5::read<float>(in, "x");
   } catch (const h5::Error& e) {
     fail(fmt::format("input '{}': {}", opt.in, e.what()));
   }
 
-  // 3. Round and encode.
-  const int threads = opt.threads;
+  // 4. Round and encode.
   std::vector<float> values(x.data.size());
   q.round(x.data, values, ro, threads);
   int64_t nan_inputs = 0, out_of_range = 0;
@@ -94,8 +119,8 @@ void run_quantize(const QuantizeOptions& opt) {
     else if (std::fabs(static_cast<double>(v)) > max_finite) ++out_of_range;
   }
 
-  // 4. Write OUT through a temporary name, renamed only when complete, so a failure leaves no OUT.
-  const std::string partial = opt.out + ".partial";
+  // 5. Write OUT through the temporary file, renamed only when complete, so a failure leaves OUT as it was.
+  const std::string& partial = output->temp_path();
   try {
     {
       h5::Handle out = h5::create_file(partial);
@@ -117,12 +142,9 @@ void run_quantize(const QuantizeOptions& opt) {
       h5::write_attr(out, "source", fmt::format("{}:/x", opt.in));
       if (H5Fflush(out, H5F_SCOPE_GLOBAL) < 0) throw h5::Error("cannot flush");
     }
-    std::error_code ec;
-    std::filesystem::rename(partial, opt.out, ec);
-    if (ec) throw h5::Error(fmt::format("cannot rename '{}' to '{}': {}", partial, opt.out, ec.message()));
+    output->commit();
   } catch (const std::exception& e) {
-    std::error_code ignored;
-    std::filesystem::remove(partial, ignored);
+    output.reset();  // removes the temporary file
     fail(fmt::format("output '{}': {}", opt.out, e.what()));
   }
 
@@ -143,10 +165,23 @@ void register_quantize_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--bits", opt->bits, "Random bits k for stochastic rounding (1..31; default 23 - mantissa bits)");
   cmd->add_option("--seed", opt->seed, "Seed of the stochastic rounding bits")->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "Threads (0 = all); results do not depend on it")->capture_default_str();
+  auto* threads = cmd->add_option("--threads", opt->threads, "Threads (default: all cores); results do not depend on it");
+  auto* mem = cmd->add_option("--mem-limit", opt->mem_limit,
+                  "Refuse an x whose values and codes need more memory than this (e.g. 20G); default: available "
+                  "memory now minus max(1 GiB, 10%)");
   cmd->add_option("--in", opt->in, "Input HDF5 file with float32 dataset 'x'")->required();
-  cmd->add_option("--out", opt->out, "Output HDF5 file (replaced)")->required();
-  cmd->callback([opt] { run_quantize(*opt); });
+  cmd->add_option("--out", opt->out, "Output HDF5 file (replaced when complete; never the input, never anything but a regular file)")->required();
+  cmd->callback([opt, threads, mem] {
+    // Given, --threads must be a count in [1, max] (0 is only run_quantize's "not given"), and
+    // --mem-limit a size (empty is only "not given").
+    try {
+      if (threads->count() > 0) cli::check_threads("--threads", opt->threads);
+      if (mem->count() > 0) cli::parse_memory_limit("--mem-limit", opt->mem_limit);
+    } catch (const cli::OptionError& e) {
+      fail(e.what());
+    }
+    run_quantize(*opt);
+  });
 }
 
 }  // namespace lobench

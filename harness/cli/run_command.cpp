@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "harness/cli/commands.hpp"
-#include "harness/cli/thread_count.hpp"
+#include "harness/cli/option_checks.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/run_sweep.hpp"
 #include "harness/sweep/step_point.hpp"
@@ -18,6 +18,7 @@ namespace {
 struct RunFlags {
   sweep::SweepSettings settings;
   std::string mem_limit, gpu_mem_limit, format = "text", partition = "0/1";
+  bool mem_limit_given = false, gpu_mem_limit_given = false;  // an empty value given is refused, not the default
   bool no_accuracy = false, resume = false, overwrite = false, list = false, dry_run = false;
 };
 
@@ -25,15 +26,15 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
   sweep::SweepSettings& s = f.settings;
   cmd->add_flag("--weighted", s.weighted, "draw position weights in [0.25, 2)");
   cmd->add_option("--pad-fraction", s.pad_fraction, "fraction of target slots that are padding (-1 or V), in [0, 1]")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->capture_default_str();
   cmd->add_option("--dup-fraction", s.dup_fraction, "fraction of target slots repeating an id of the same row, in [0, 1]")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->capture_default_str();
   cmd->add_option("--warmup", s.warmup, "untimed runs before timing")->capture_default_str();
   cmd->add_option("--reps", s.reps, "timed runs (median reported, every sample kept in /samples)")->capture_default_str();
-  cmd->add_option("--mem-limit", f.mem_limit,
+  cmd->add_option_function<std::string>("--mem-limit", [&f](const std::string& t) { f.mem_limit = t, f.mem_limit_given = true; },
                   "skip points predicted to need more host memory than this (e.g. 20G); default: available now "
                   "minus max(1 GiB, 10%)");
-  cmd->add_option("--gpu-mem-limit", f.gpu_mem_limit,
+  cmd->add_option_function<std::string>("--gpu-mem-limit", [&f](const std::string& t) { f.gpu_mem_limit = t, f.gpu_mem_limit_given = true; },
                   "GPU variants: skip points whose working + input/output bytes on the device exceed this (e.g. 80G); "
                   "default: the device's free memory at start minus max(1 GiB, 5% of its total)");
   cmd->add_flag("--no-accuracy", f.no_accuracy, "do not compute the float64 reference (faster; errors recorded as NaN)");
@@ -53,8 +54,12 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
 
 void run(RunFlags& f, const std::string& argv) {
   sweep::SweepSettings& s = f.settings;
-  if (!f.mem_limit.empty()) s.mem_limit = parse_bytes(f.mem_limit);
-  if (!f.gpu_mem_limit.empty()) s.gpu_mem_limit = parse_bytes(f.gpu_mem_limit);
+  if (f.mem_limit_given) s.mem_limit = cli::parse_memory_limit("--mem-limit", f.mem_limit);
+  if (f.gpu_mem_limit_given) s.gpu_mem_limit = cli::parse_memory_limit("--gpu-mem-limit", f.gpu_mem_limit);
+  cli::check_fraction("--pad-fraction", s.pad_fraction);
+  cli::check_fraction("--dup-fraction", s.dup_fraction);
+  cli::check_range("--reps", s.reps, 1, 100000);
+  cli::check_range("--warmup", s.warmup, 0, 100000);
   s.accuracy = !f.no_accuracy;
   s.format = sweep::parse_output_format(f.format);
   s.partition = sweep::Partition::parse(f.partition);
@@ -83,7 +88,7 @@ void run(RunFlags& f, const std::string& argv) {
 
 void register_run_command(CLI::App& app, const std::string& argv) {
   auto flags = std::make_shared<RunFlags>();
-  flags->settings.axes = sweep::step_axes(default_thread_count());
+  flags->settings.axes = sweep::step_axes(cli::default_threads());
   auto* cmd = app.add_subcommand(
       "run",
       "Sweep variants over shapes on synthetic inputs (A, E ~ N(0,1), targets uniform in [0, V)).\n"

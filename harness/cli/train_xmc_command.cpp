@@ -11,13 +11,50 @@
 
 #include "harness/cli/args_file.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/cli/thread_count.hpp"
-#include "harness/sweep/plan.hpp"
+#include "harness/cli/option_checks.hpp"
 #include "harness/provenance.hpp"
 #include "harness/system_memory.hpp"
 #include "harness/train/xmc_sweep.hpp"
 
 namespace lobench {
+
+namespace {
+
+// The ranges of the numeric options TrainConfig::validate does not cover (it checks each run's
+// configuration again), through the one place that checks options (option_checks.hpp).
+void check_xmc_options(const train::XmcSweepSpec& s) {
+  const train::TrainConfig& b = s.base;
+  cli::check_threads("--threads", b.threads);
+  cli::check_positive_real("--syn-scale", s.syn_scale);
+  const sweep::Axes& a = s.axes;
+  auto reals = [&](const char* axis) {
+    std::vector<double> out;
+    for (const auto& v : a.values(axis)) out.push_back(std::stod(v));  // validated finite by the axis
+    return out;
+  };
+  for (int64_t v : a.int_values("labels-total")) cli::check_range("--labels-total", double(v), 0, double(INT32_MAX) - 1);
+  for (int64_t v : a.int_values("dim")) cli::check_positive("--dim", v);
+  for (int64_t v : a.int_values("batch")) cli::check_positive("--batch", v);
+  for (int64_t v : a.int_values("chunks")) cli::check_positive("--chunks", v);
+  for (int64_t v : a.int_values("seeds")) cli::check_non_negative("--seeds", v);
+  for (double v : reals("dropout")) cli::check_range("--dropout", v, 0.0, 0.999999);
+  for (double v : reals("enc-lr")) cli::check_range("--enc-lr", v, 0.0, 1e6);
+  for (double v : reals("clf-lr")) cli::check_range("--clf-lr", v, 0.0, 1e6);
+  for (double v : reals("clf-init-std")) cli::check_positive_real("--clf-init-std", v);
+  cli::check_range("--enc-wd", b.enc_wd, 0.0, 1e6);
+  cli::check_positive("--epochs", b.epochs);
+  cli::check_non_negative("--max-steps", b.max_steps);
+  cli::check_range("--sr-bits", b.sr_bits, 0, 31);
+  cli::check_block_size("--tile", b.tile);
+  cli::check_non_negative("--warmup-steps", b.warmup_steps);
+  cli::check_range("--eval-every", b.eval_every, -1, double(INT32_MAX));
+  cli::check_non_negative("--eval-batch", b.eval_batch);
+  cli::check_non_negative("--hist-every", b.hist_every);
+  cli::check_finite("--propensity-a", b.propensity_a);
+  cli::check_finite("--propensity-b", b.propensity_b);
+}
+
+}  // namespace
 
 void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto spec = std::make_shared<train::XmcSweepSpec>();
@@ -29,6 +66,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto list = std::make_shared<bool>(false);
   train::TrainConfig& b = spec->base;
   b.epochs = 20;
+  b.threads = cli::default_threads();
 
   auto* cmd = app.add_subcommand(
       "train-xmc",
@@ -49,7 +87,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   spec->axes.register_options(cmd);
   cmd->add_option("--syn-scale", spec->syn_scale, "synthetic: fraction of the preset's rows to generate")
       ->capture_default_str();
-  cmd->add_option("--epochs", b.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--epochs", b.epochs, "epochs")->capture_default_str();
   cmd->add_option("--max-steps", b.max_steps, "stop after this many steps (0 = no limit)")->capture_default_str();
   cmd->add_option("--enc-wd", b.enc_wd, "encoder L2 weight decay (weights, not bias)")->capture_default_str();
   cmd->add_option("--sr-bits", b.sr_bits, "k random bits for --rounding sr (0 = 23 - mantissa bits)")->capture_default_str();
@@ -64,10 +102,10 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
                   "histogram the classifier weight gradients every N steps (0 = off)")->capture_default_str();
   cmd->add_option("--propensity-a", b.propensity_a, "PSP propensity A (Jain et al.)")->capture_default_str();
   cmd->add_option("--propensity-b", b.propensity_b, "PSP propensity B")->capture_default_str();
-  b.threads = default_thread_count();
-  cmd->add_option("--threads", b.threads, "threads (default: all cores)")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--threads", b.threads, "threads (default: all cores); run files do not depend on it")
+      ->capture_default_str();
   cmd->add_option("--out-dir", spec->out_dir, "folder for the run files (one HDF5 per run)");
-  cmd->add_option("--mem-limit", *mem_limit,
+  auto* mem = cmd->add_option("--mem-limit", *mem_limit,
                   "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction; default: "
                   "available memory now minus max(1 GiB, 10%)");
   cmd->add_flag("--dry-run", spec->dry_run, "write every run's predicted memory without training");
@@ -79,8 +117,9 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       ->delimiter(',');
   cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts");
 
-  cmd->callback([spec, mem_limit, layouts, layout_out, quiet, schedule, list, argv] {
+  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, argv] {
     spec->base.schedule = *schedule;
+    check_xmc_options(*spec);
     if (*list) {
       const auto points = train::expand_sweep(*spec);
       for (const auto& p : points) fmt::print("{}\n", p.name);
@@ -91,7 +130,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
     if (std::filesystem::path(spec->data_dir).is_relative() && !std::filesystem::exists(spec->data_dir))
       spec->data_dir = repository_path(spec->data_dir);
     spec->progress = !*quiet;
-    spec->mem_limit = mem_limit->empty() ? sweep::default_host_memory_limit() : parse_bytes(*mem_limit);
+    spec->mem_limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", *mem_limit) : cli::default_memory_limit();
     const Provenance prov = collect_provenance(argv);
     if (!layouts->empty()) {
       if (!layout_out->empty() && std::filesystem::path(*layout_out).has_parent_path())

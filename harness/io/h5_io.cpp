@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "variants/checked_math.hpp"
+
 namespace lobench::h5 {
 
 void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
@@ -65,37 +67,100 @@ std::string describe(hid_t type) {
     case H5T_STRING: return "string";
     case H5T_COMPOUND: return "compound";
     case H5T_ARRAY: return "array";
+    case H5T_ENUM: return "enum (h5py's bool)";
+    case H5T_VLEN: return "variable-length sequence";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_BITFIELD: return "bitfield";
+    case H5T_REFERENCE: return "reference";
     default: return "another type";
   }
 }
 
 }  // namespace
 
-template <typename T>
-Array<T> read(hid_t loc, const std::string& name) {
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+DatasetInfo inspect(hid_t loc, const std::string& name) {
+  silence_errors();
   if (!exists(loc, name)) throw Error(fmt::format("dataset '{}' is missing", name));
+  {
+    Handle obj(H5Oopen(loc, name.c_str(), H5P_DEFAULT), H5Oclose);
+    if (!obj.valid()) throw Error(fmt::format("'{}' cannot be opened (a dangling link?)", name));
+    if (H5Iget_type(obj) != H5I_DATASET) throw Error(fmt::format("'{}' is not a dataset (a group or a named type)", name));
+  }
   Handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!ds.valid()) throw Error(fmt::format("dataset '{}' cannot be opened", name));
   Handle type(H5Dget_type(ds), H5Tclose);
-  const H5T_class_t want_class = std::is_floating_point_v<T> ? H5T_FLOAT : H5T_INTEGER;
-  const bool want_signed = std::is_signed_v<T>;
-  const bool ok = H5Tget_class(type) == want_class && H5Tget_size(type) == sizeof(T) &&
-                  (want_class == H5T_FLOAT || (H5Tget_sign(type) != H5T_SGN_NONE) == want_signed);
-  if (!ok)
-    throw Error(fmt::format("dataset '{}' has dtype {}, expected {}", name, describe(type), type_name<T>()));
   Handle space(H5Dget_space(ds), H5Sclose);
+  if (!type.valid() || !space.valid()) throw Error(fmt::format("dataset '{}' has an unreadable header", name));
+  DatasetInfo info;
+  info.type_class = H5Tget_class(type);
+  info.type_size = H5Tget_size(type);
+  info.is_signed = info.type_class == H5T_INTEGER && H5Tget_sign(type) != H5T_SGN_NONE;
+  info.type_name = describe(type);
+  const H5S_class_t space_class = H5Sget_simple_extent_type(space);
+  if (space_class == H5S_NULL) throw Error(fmt::format("dataset '{}' has a null dataspace (no shape, no data)", name));
   const int rank = H5Sget_simple_extent_ndims(space);
-  if (rank < 0) throw Error(fmt::format("dataset '{}' has an unreadable shape", name));
-  std::vector<hsize_t> dims(static_cast<size_t>(rank));
-  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  Array<T> out;
+  if (rank < 0 || rank > H5S_MAX_RANK) throw Error(fmt::format("dataset '{}' has an unreadable shape", name));
+  std::vector<hsize_t> dims(size_t(rank) + 1);
+  if (H5Sget_simple_extent_dims(space, dims.data(), nullptr) < 0)
+    throw Error(fmt::format("dataset '{}' has an unreadable shape", name));
   int64_t n = 1;
-  for (hsize_t d : dims) {
-    out.shape.push_back(int64_t(d));
-    n *= int64_t(d);
+  for (int i = 0; i < rank; ++i) {
+    if (dims[size_t(i)] > hsize_t(INT64_MAX))
+      throw Error(fmt::format("dataset '{}' has a dimension of {} elements, more than int64 counts", name, dims[size_t(i)]));
+    info.shape.push_back(int64_t(dims[size_t(i)]));
   }
-  out.data.resize(size_t(n));
-  if (n > 0 && H5Dread(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data.data()) < 0)
+  for (int64_t d : info.shape) {
+    const auto next = checked_mul(n, d);
+    if (!next) throw Error(fmt::format("dataset '{}' has shape {}: its element count overflows int64", name, shape_text(info.shape)));
+    n = *next;
+  }
+  info.elements = n;
+  const auto bytes = checked_mul(n, int64_t(info.type_size));
+  if (!bytes)
+    throw Error(fmt::format("dataset '{}' has shape {} of {}: its byte count overflows int64", name, shape_text(info.shape),
+                            info.type_name));
+  // Data without filters is stored byte for byte; a header claiming more than the file holds is a
+  // truncated file or a forged shape, and reading it would return fill values (or allocate for nothing).
+  Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
+  const bool filtered = dcpl.valid() && H5Pget_nfilters(dcpl) > 0;
+  if (!filtered && *bytes > 0 && info.type_class != H5T_STRING && H5Tis_variable_str(type) <= 0 &&
+      info.type_class != H5T_VLEN) {
+    const hsize_t stored = H5Dget_storage_size(ds);
+    if (stored < hsize_t(*bytes))
+      throw Error(fmt::format("dataset '{}' claims shape {} of {} ({} bytes) but the file stores only {} bytes of it "
+                              "(truncated or never written)",
+                              name, shape_text(info.shape), info.type_name, *bytes, stored));
+  }
+  return info;
+}
+
+template <typename T>
+void require_type(const DatasetInfo& info, const std::string& name) {
+  const H5T_class_t want_class = std::is_floating_point_v<T> ? H5T_FLOAT : H5T_INTEGER;
+  const bool ok = info.type_class == want_class && info.type_size == sizeof(T) &&
+                  (want_class == H5T_FLOAT || info.is_signed == std::is_signed_v<T>);
+  if (!ok) throw Error(fmt::format("dataset '{}' has dtype {}, expected {}", name, info.type_name, type_name<T>()));
+}
+
+template <typename T>
+Array<T> read(hid_t loc, const std::string& name, int64_t max_bytes) {
+  const DatasetInfo info = inspect(loc, name);
+  require_type<T>(info, name);
+  const int64_t bytes = info.elements * int64_t(sizeof(T));  // inspect checked it fits
+  if (bytes > max_bytes)
+    throw Error(fmt::format("dataset '{}' has shape {}: {} bytes, more than the {} bytes allowed", name,
+                            shape_text(info.shape), bytes, max_bytes));
+  Handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  Array<T> out;
+  out.shape = info.shape;
+  out.data.resize(size_t(info.elements));
+  if (info.elements > 0 && H5Dread(ds, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data.data()) < 0)
     throw Error(fmt::format("dataset '{}' could not be read (corrupt file?)", name));
   return out;
 }
@@ -120,7 +185,8 @@ void write_scalar(hid_t loc, const std::string& name, double value) {
 }
 
 #define LOBENCH_H5_INSTANTIATE(T)                                   \
-  template Array<T> read<T>(hid_t, const std::string&);             \
+  template Array<T> read<T>(hid_t, const std::string&, int64_t);    \
+  template void require_type<T>(const DatasetInfo&, const std::string&); \
   template void write<T>(hid_t, const std::string&, const std::vector<int64_t>&, const T*);
 LOBENCH_H5_INSTANTIATE(float)
 LOBENCH_H5_INSTANTIATE(double)
@@ -255,37 +321,81 @@ void write_attr(hid_t obj, const std::string& name, int64_t value) {
     throw Error(fmt::format("cannot write attribute '{}'", name));
 }
 
-std::optional<std::string> read_attr_string(hid_t obj, const std::string& name) {
-  if (H5Aexists(obj, name.c_str()) <= 0) return std::nullopt;
+namespace {
+
+// The attribute `name` of `obj`, opened after checking that it holds exactly one value; its stored type
+// in `type`. Nothing when absent.
+std::optional<Handle> open_single_value_attr(hid_t obj, const std::string& name, Handle& type) {
+  silence_errors();
+  const htri_t present = H5Aexists(obj, name.c_str());
+  if (present < 0) throw Error(fmt::format("attribute '{}' cannot be looked up", name));
+  if (present == 0) return std::nullopt;
   Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
-  Handle type(H5Aget_type(attr), H5Tclose);
-  if (H5Tget_class(type) != H5T_STRING) throw Error(fmt::format("attribute '{}' is not a string", name));
+  if (!attr.valid()) throw Error(fmt::format("attribute '{}' cannot be opened", name));
+  type = Handle(H5Aget_type(attr), H5Tclose);
+  Handle space(H5Aget_space(attr), H5Sclose);
+  if (!type.valid() || !space.valid()) throw Error(fmt::format("attribute '{}' has an unreadable type or shape", name));
+  const H5S_class_t cls = H5Sget_simple_extent_type(space);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  if (cls == H5S_NULL || n != 1)
+    throw Error(fmt::format("attribute '{}' holds {} values ({} of {}), expected a single value", name,
+                            cls == H5S_NULL ? 0 : n, cls == H5S_NULL ? "a null dataspace" : "an array",
+                            describe(type)));
+  return attr;
+}
+
+}  // namespace
+
+std::optional<std::string> read_attr_string(hid_t obj, const std::string& name) {
+  Handle type;
+  const auto attr = open_single_value_attr(obj, name, type);
+  if (!attr) return std::nullopt;
+  if (H5Tget_class(type) != H5T_STRING)
+    throw Error(fmt::format("attribute '{}' is {}, expected a string", name, describe(type)));
+  const H5T_cset_t cset = H5Tget_cset(type);  // HDF5 converts no character sets: read as stored
   if (H5Tis_variable_str(type) > 0) {
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem, H5T_VARIABLE);
-    H5Tset_cset(mem, H5Tget_cset(type));  // HDF5 converts no character sets: read as stored
+    H5Tset_cset(mem, cset);
     char* s = nullptr;
-    if (H5Aread(attr, mem, &s) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
+    if (H5Aread(*attr, mem, &s) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
     std::string out = s ? s : "";
     H5free_memory(s);
     return out;
   }
+  // Fixed length n: read into n + 1 bytes with a null-terminated memory type, so that a stored string
+  // that fills all n bytes (h5py's np.bytes_(b"sum") is 3 bytes, null-padded) keeps its last character.
   const size_t n = H5Tget_size(type);
-  std::string out(n, '\0');
+  if (n == 0 || n > (size_t(1) << 20)) throw Error(fmt::format("attribute '{}' is a string of {} bytes", name, n));
+  std::string out(n + 1, '\0');
   Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(mem, n);
-  H5Tset_cset(mem, H5Tget_cset(type));
-  if (H5Aread(attr, mem, out.data()) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
-  out.resize(out.find('\0') == std::string::npos ? n : out.find('\0'));
+  H5Tset_size(mem, n + 1);
+  H5Tset_strpad(mem, H5T_STR_NULLTERM);
+  H5Tset_cset(mem, cset);
+  if (H5Aread(*attr, mem, out.data()) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
+  out.resize(out.find('\0'));
   return out;
 }
 
-std::optional<double> read_attr_double(hid_t obj, const std::string& name) {
-  if (H5Aexists(obj, name.c_str()) <= 0) return std::nullopt;
-  Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
-  double v = 0;
-  if (H5Aread(attr, H5T_NATIVE_DOUBLE, &v) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
+namespace {
+
+template <typename T>
+std::optional<T> read_attr_number(hid_t obj, const std::string& name) {
+  Handle type;
+  const auto attr = open_single_value_attr(obj, name, type);
+  if (!attr) return std::nullopt;
+  const H5T_class_t cls = H5Tget_class(type);
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    throw Error(fmt::format("attribute '{}' is {}, expected a number", name, describe(type)));
+  T v{};
+  if (H5Aread(*attr, native_type<T>(), &v) < 0)
+    throw Error(fmt::format("attribute '{}' ({}) cannot be read as {}", name, describe(type), type_name<T>()));
   return v;
 }
+
+}  // namespace
+
+std::optional<double> read_attr_double(hid_t obj, const std::string& name) { return read_attr_number<double>(obj, name); }
+std::optional<int64_t> read_attr_int64(hid_t obj, const std::string& name) { return read_attr_number<int64_t>(obj, name); }
 
 }  // namespace lobench::h5

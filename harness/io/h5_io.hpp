@@ -61,6 +61,27 @@ Handle open_file_rw(const std::string& path);
 
 bool exists(hid_t loc, const std::string& name);
 
+// What a dataset's header says, read without touching its data: the shape (empty: a scalar), the
+// element count (overflow-checked) and the stored element type.
+struct DatasetInfo {
+  std::vector<int64_t> shape;
+  int64_t elements = 0;
+  H5T_class_t type_class = H5T_NO_CLASS;
+  size_t type_size = 0;
+  bool is_signed = false;
+  std::string type_name;  // float32, int64, uint8, string, compound, ...
+  int64_t dim(size_t i) const { return i < shape.size() ? shape[i] : 1; }
+};
+
+// Reads the header of dataset `name`. Throws Error naming the dataset when it is missing, is not a
+// dataset (a group, a link to nothing), has an unreadable or null shape, when its element count or byte
+// count does not fit in int64, or when it claims more bytes than the file stores for it (a small file
+// whose header claims D = 2^62, or a truncated one: unfiltered data must be stored in full).
+DatasetInfo inspect(hid_t loc, const std::string& name);
+
+// "[2, 3]" for messages.
+std::string shape_text(const std::vector<int64_t>& shape);
+
 // A dataset read whole: its dimensions and row-major data.
 template <typename T>
 struct Array {
@@ -69,10 +90,15 @@ struct Array {
   int64_t dim(size_t i) const { return i < shape.size() ? shape[i] : 1; }
 };
 
-// Reads dataset `name`, checking that its stored type is exactly T's kind and size (float32 is not
-// silently converted from float64, nor int32 from int64). Throws Error naming the dataset.
+// Reads dataset `name`, checking first (inspect) its header, that its stored type is exactly T's kind
+// and size (float32 is not silently converted from float64, nor int32 from int64), and that it holds at
+// most `max_bytes` bytes, all before allocating. Throws Error naming the dataset.
 template <typename T>
-Array<T> read(hid_t loc, const std::string& name);
+Array<T> read(hid_t loc, const std::string& name, int64_t max_bytes = INT64_MAX);
+
+// Throws Error naming `name` unless `info` describes elements of exactly T's kind, size and sign.
+template <typename T>
+void require_type(const DatasetInfo& info, const std::string& name);
 
 template <typename T>
 void write(hid_t loc, const std::string& name, const std::vector<int64_t>& shape, const T* data);
@@ -80,17 +106,22 @@ void write_scalar(hid_t loc, const std::string& name, double value);
 
 // Reads the whole 1-D table `name` (a compound dataset) into rows of `Row`, whose memory layout is
 // described by `row_type`. Throws Error naming `what` (e.g. the file) when it is missing or unreadable.
+// The row count is checked against what the file stores before the rows are allocated.
 template <typename Row>
 std::vector<Row> read_table(hid_t loc, const std::string& name, hid_t row_type, const std::string& what) {
   if (!exists(loc, name)) throw Error("'" + what + "' has no /" + name + " table");
+  DatasetInfo info;
+  try {
+    info = inspect(loc, name);
+  } catch (const Error& e) {
+    throw Error("/" + name + " of '" + what + "': " + e.what());
+  }
+  if (info.shape.size() != 1) throw Error("/" + name + " of '" + what + "' is not a 1-D table of rows");
+  if (info.type_class != H5T_COMPOUND)
+    throw Error("/" + name + " of '" + what + "' holds " + info.type_name + " rows, not a table's records");
   Handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  Handle space(H5Dget_space(ds), H5Sclose);
-  if (H5Sget_simple_extent_ndims(space) != 1)
-    throw Error("/" + name + " of '" + what + "' is not a 1-D table of rows");
-  hsize_t n = 0;
-  H5Sget_simple_extent_dims(space, &n, nullptr);
-  std::vector<Row> rows(n);
-  if (n > 0 && H5Dread(ds, row_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
+  std::vector<Row> rows(size_t(info.elements));
+  if (info.elements > 0 && H5Dread(ds, row_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
     throw Error("cannot read /" + name + " of '" + what + "' (another schema version?)");
   return rows;
 }
@@ -140,7 +171,13 @@ class Table {
 void write_attr(hid_t obj, const std::string& name, const std::string& value);
 void write_attr(hid_t obj, const std::string& name, double value);
 void write_attr(hid_t obj, const std::string& name, int64_t value);
+// Attributes are read through one validated reader: nothing when absent; otherwise the attribute must
+// hold exactly one value (a scalar, or an array of one element as h5py writes `[x]`) of the right kind,
+// or Error names it and says what it holds instead. Strings: variable-length or fixed-length (h5py's
+// np.bytes_, whose stored size has no room for a terminator), ASCII or UTF-8, read in full up to the
+// first NUL. Numbers: any integer or float type, converted to the type asked for.
 std::optional<std::string> read_attr_string(hid_t obj, const std::string& name);
 std::optional<double> read_attr_double(hid_t obj, const std::string& name);
+std::optional<int64_t> read_attr_int64(hid_t obj, const std::string& name);
 
 }  // namespace lobench::h5

@@ -1,5 +1,7 @@
 #include "harness/io/results_file.hpp"
 
+#include "harness/io/output_path.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -100,11 +102,10 @@ int64_t file_version(hid_t file) {
 // anything that is not a regular file, a file to resume that is not a lobench run file.
 void check_out_path(const std::string& path, OutMode mode) {
   namespace fs = std::filesystem;
+  if (const std::string kind = io::not_regular_file(path); !kind.empty())
+    throw std::invalid_argument(fmt::format("--out '{}' is {}, not a regular file: refusing to touch it", path, kind));
   std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (!fs::exists(st)) return;
-  if (!fs::is_regular_file(st))
-    throw std::invalid_argument(fmt::format("--out '{}' exists and is not a regular file: refusing to touch it", path));
+  if (!fs::exists(path, ec)) return;
   if (mode == OutMode::create_new)
     throw std::invalid_argument(fmt::format(
         "--out '{}' exists: pass --resume to continue it or --overwrite to replace it (nothing was written)", path));
@@ -124,7 +125,14 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
   h5::silence_errors();
   check_out_path(path, mode);
   if (mode == OutMode::resume && std::filesystem::exists(path)) {
-    open_for_resume(prov);
+    try {
+      open_for_resume(prov);
+    } catch (const std::exception& e) {  // every refusal names the file
+      file_.reset();
+      const std::string what = e.what();
+      if (what.find(path) != std::string::npos) throw;
+      throw std::invalid_argument(fmt::format("--resume '{}': {}", path, what));
+    }
     return;
   }
   file_ = h5::create_file(path);
@@ -137,6 +145,7 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
 
 void ResultsFile::open_for_resume(const Provenance& prov) {
   file_ = h5::open_file_rw(path_);
+  const double resumes = h5::read_attr_double(file_, "resume_count").value_or(0.0);  // validated: one number
   if (!h5::exists(file_, "results") || !h5::read_attr_double(file_, "schema_version"))
     throw std::invalid_argument(fmt::format("--resume: '{}' is not a lobench run file (no schema_version and /results)",
                                             path_));
@@ -156,7 +165,6 @@ void ResultsFile::open_for_resume(const Provenance& prov) {
     table_ = h5::Table::open(file_, "results", result_row_type(), path_);
     samples_ = h5::Table::open(file_, "samples", sample_row_type(), path_);
   }
-  const double resumes = h5::read_attr_double(file_, "resume_count").value_or(0.0);
   h5::write_attr(file_, "resume_count", resumes + 1);
   h5::write_attr(file_, "last_resume_utc", prov.start_utc);
   h5::write_attr(file_, "last_resume_argv", prov.argv);

@@ -22,11 +22,6 @@ std::string oom_reason(int64_t working, int64_t io, int64_t reference, int64_t l
 
 }  // namespace
 
-int64_t default_host_memory_limit() {
-  const int64_t available = available_memory_bytes();
-  return std::max<int64_t>(0, available - std::max<int64_t>(int64_t(1) << 30, available / 10));
-}
-
 int64_t default_gpu_memory_limit() {
   if (const auto m = gpu_memory())
     return std::max<int64_t>(0, m->first - std::max<int64_t>(int64_t(1) << 30, m->second / 20));

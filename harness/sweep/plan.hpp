@@ -25,8 +25,6 @@ struct PlannedRow {
   double work = 0;              // P·V·D: the ETA's unit of work
 };
 
-// The default --mem-limit: memory available now minus max(1 GiB, 10 %).
-int64_t default_host_memory_limit();
 // The default --gpu-mem-limit: the device's free memory minus max(1 GiB, 5 % of its total); 0 without one.
 int64_t default_gpu_memory_limit();
 

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "harness/cli/option_checks.hpp"
 #include "harness/sweep/measure_row.hpp"
 #include "harness/sweep/plan.hpp"
 #include "harness/sweep/point_inputs.hpp"
@@ -33,7 +34,7 @@ std::vector<StepPoint> partitioned_points(const SweepSettings& s) {
 
 MemoryLimits resolve_limits(const SweepSettings& s, const std::vector<StepPoint>& points) {
   MemoryLimits m;
-  m.host_bytes = s.mem_limit > 0 ? s.mem_limit : default_host_memory_limit();
+  m.host_bytes = s.mem_limit > 0 ? s.mem_limit : cli::default_memory_limit();
   bool any_gpu = false;
   for (const StepPoint& p : points) any_gpu = any_gpu || is_gpu(*Registry::instance().find(p.variant));
   // Read before this process allocates anything on the device (0: no device to ask, and the variants'
@@ -218,8 +219,8 @@ void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, 
 }
 
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
-  if (s.reps < 1 || s.reps > 100000) throw std::invalid_argument(fmt::format("--reps: {} is not in [1, 100000]", s.reps));
-  if (s.warmup < 0 || s.warmup > 100000) throw std::invalid_argument(fmt::format("--warmup: {} is not in [0, 100000]", s.warmup));
+  cli::check_range("--reps", s.reps, 1, 100000);
+  cli::check_range("--warmup", s.warmup, 0, 100000);
   const auto points = partitioned_points(s);
   const MemoryLimits limits = resolve_limits(s, points);
   const auto rows = plan_rows(points, limits, s.accuracy, s.warmup, s.reps);

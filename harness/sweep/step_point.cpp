@@ -5,22 +5,11 @@
 #include <set>
 #include <stdexcept>
 
+#include "harness/cli/option_checks.hpp"
 #include "precision_sim/format.hpp"
 
 namespace lobench::sweep {
 namespace {
-
-// Every size a point implies, overflow-checked before anything is allocated: P = B·N, and the
-// element counts of the inputs and of the [P, V] logits a dense variant would hold.
-void check_sizes(const Shape& s) {
-  int64_t P = 0, PV = 0, PD = 0, VD = 0, PL = 0;
-  if (__builtin_mul_overflow(s.B, s.N, &P) || __builtin_mul_overflow(P, s.V, &PV) ||
-      __builtin_mul_overflow(P, s.D, &PD) || __builtin_mul_overflow(s.V, s.D, &VD) ||
-      __builtin_mul_overflow(P, s.L, &PL) || PV > (int64_t(1) << 60) || PD > (int64_t(1) << 60) ||
-      VD > (int64_t(1) << 60) || PL > (int64_t(1) << 60))
-    throw std::invalid_argument(fmt::format("B={} N={} V={} D={} L={}: the sizes overflow 64-bit arithmetic", s.B, s.N,
-                                            s.V, s.D, s.L));
-}
 
 std::string canonical_format(const std::string& name) {
   if (name == "fp32" || name == "float32" || name == "f32") return "fp32";
@@ -81,13 +70,10 @@ std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
   for (const auto& name : axes.values("variants"))
     if (!Registry::instance().find(name))
       throw std::invalid_argument(fmt::format("--variants: unknown variant '{}' (see `lobench list`)", name));
-  for (const auto& t : axes.int_values("threads"))
-    if (t < 1 || t > 4096) throw std::invalid_argument(fmt::format("--threads: {} is not in [1, 4096]", t));
-  for (const char* block : {"block-v", "block-p"})
-    for (const auto& b : axes.int_values(block))
-      if (b < 0) throw std::invalid_argument(fmt::format("--{}: {} is negative (0 lets the variant choose)", block, b));
-  for (const auto& s : axes.values("seed"))
-    if (s.front() == '-') throw std::invalid_argument(fmt::format("--seed: {} is negative", s));
+  for (const auto& t : axes.int_values("threads")) cli::check_threads("--threads", t);
+  for (const auto& b : axes.int_values("block-v")) cli::check_block_size("--block-v", b);
+  for (const auto& b : axes.int_values("block-p")) cli::check_block_size("--block-p", b);
+  for (const auto& s : axes.int_values("seed")) cli::check_non_negative("--seed", s);
 
   std::vector<StepPoint> points;
   std::set<std::string> seen;
@@ -96,8 +82,13 @@ std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
     p.variant = a.at("variants");
     p.shape = Shape{a.int_at("B"), a.int_at("N"), a.int_at("V"), a.int_at("D"), a.int_at("L"),
                     parse_reduction(a.at("reduction")), weighted};
+    try {
+      cli::check_problem_shape(p.shape.B, p.shape.N, p.shape.V, p.shape.D, p.shape.L);  // overflow-checked
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("the shape --B {} --N {} --V {} --D {} --L {}: {}", p.shape.B, p.shape.N,
+                                              p.shape.V, p.shape.D, p.shape.L, e.what()));
+    }
     validate(p.shape);
-    check_sizes(p.shape);
     p.seed = uint64_t(a.int_at("seed"));
     p.options.threads = int(a.int_at("threads"));
     p.options.block_v = a.int_at("block-v");

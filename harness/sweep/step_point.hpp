@@ -31,7 +31,7 @@ struct StepPoint {
 
 // The axes of `lobench run`, slowest first: B, N, D, L, reduction, V, threads, block-v, block-p, seed,
 // e-format, e-rounding, operand, variants (the variants vary fastest, so one group's inputs serve all).
-Axes step_axes(int default_threads);
+Axes step_axes(int default_threads);  // cli::default_threads(): all cores
 
 // The product as typed points, canonical names, duplicates dropped (fp32 E takes no rounding).
 // `weighted` applies to every point. Throws std::invalid_argument naming the option and the value

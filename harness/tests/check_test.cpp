@@ -142,7 +142,7 @@ TEST(Check, RejectsEachKindOfBadInput) {
   }
   expect_error(f, "cannot open");
   fs::remove(f.in);
-  expect_error(f, "cannot open");
+  expect_error(f, "cannot be read: No such file");
 }
 
 TEST(Check, CommandLineExitsNonZeroAndPrintsTheProblem) {

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <stdexcept>
 
 #include "variants/bce/bce_tile.hpp"  // the element-wise BCE tile kernels the chunked/fused variants use (AVX-512/AVX2/portable)
+#include "variants/cpu/block_ordered_sums.hpp"  // tile sums added in tile order: results independent of the thread count
 #include "precision_sim/pack.hpp"
 #include "precision_sim/stochastic.hpp"
 
@@ -95,7 +97,7 @@ struct Classifier::Impl {
     else grad_tiles = Buffer<float>(a, T * tile * D);
     logits = Buffer<float>(a, chunk_rows * B);
     if (storage != Storage::f32) w_tiles = Buffer<float>(a, T * tile * D);
-    if (T > 1) dH_partial = Buffer<float>(a, (T - 1) * B * D);
+    tile_sums = std::make_unique<cpu::BlockOrderedSums>(T, 1, B * D, a);
     loss_rows = Buffer<double>(a, T * tile);
     predicted_rows = Buffer<int64_t>(a, T * tile);
     ones = Buffer<float>(a, tile);
@@ -115,7 +117,8 @@ struct Classifier::Impl {
   Buffer<float> wf;
   Buffer<uint16_t> w16;
   Buffer<uint8_t> w8;
-  Buffer<float> grad_chunk, grad_tiles, logits, w_tiles, dH_partial;
+  Buffer<float> grad_chunk, grad_tiles, logits, w_tiles;
+  std::unique_ptr<cpu::BlockOrderedSums> tile_sums;  // each tile's loss and Gᵀ·W, added in tile order
   Buffer<double> loss_rows;
   Buffer<int64_t> predicted_rows;
   Buffer<float> ones;
@@ -240,14 +243,15 @@ MemoryBreakdown Classifier::predicted_bytes(const ClassifierConfig& c) {
   m.weight_gradient = c.mode == UpdateMode::separate ? chunk * D * 4 : T * tile * D * 4;
   m.optimizer_state = 0;
   m.logits = chunk * B * 4;
-  m.workspace = (lp::code_bytes(c.format) != 0 ? T * tile * D * 4 : 0) + (T > 1 ? (T - 1) * B * D * 4 : 0) +
+  m.workspace = (lp::code_bytes(c.format) != 0 ? T * tile * D * 4 : 0) + cpu::BlockOrderedSums::bytes(int(T), 1, B * D) +
                 T * tile * (8 + 8) + tile * 4 + std::max<int64_t>(c.max_positives, 1) * 8;
   return m;
 }
 
 int64_t Classifier::predicted_eval_bytes(const ClassifierConfig& c, int64_t eval_batch, int k) {
   const int64_t tile = resolved_tile(c);
-  return int64_t(c.threads) * (tile * eval_batch * 4 + eval_batch * k * (4 + 4));
+  return int64_t(c.threads) * (tile * eval_batch * 4 + eval_batch * k * (4 + 4)) +
+         cpu::BlockOrderedSums::bytes(c.threads, 1, 0);
 }
 
 Classifier::Classifier(const ClassifierConfig& cfg, CountingAllocator& alloc) : cfg_(cfg) {
@@ -316,47 +320,54 @@ StepResult Classifier::step(const float* H, int64_t B, const BatchLabels& labels
   m.load_pairs(labels, B);
   std::fill_n(dH, B * D, 0.0f);
   EigenSequential eigen_sequential;
-  std::vector<double> thread_loss(static_cast<size_t>(T) * 8, 0.0);  // padded: one cache line per thread
+  double loss = 0.0;
+  cpu::BlockOrderedSums& sums = *m.tile_sums;
   const bool fused = cfg_.mode == UpdateMode::fused;
   const auto H_mat = CMap(H, B, D);
 
 #pragma omp parallel num_threads(T)
   {
     const int t = omp_get_thread_num();
-    float* dH_t = t == 0 ? dH : m.dH_partial.data() + int64_t(t - 1) * B * D;
-    if (t > 0) std::fill_n(dH_t, B * D, 0.0f);
     double* loss_rows = m.loss_rows.data() + int64_t(t) * tile;
     int64_t* predicted = m.predicted_rows.data() + int64_t(t) * tile;
-    double loss = 0.0;
 
     for (int64_t c0 = 0; c0 < V; c0 += m.chunk_rows) {
       const int64_t c1 = std::min(V, c0 + m.chunk_rows);
       const int64_t n_tiles = ceil_div(c1 - c0, tile);
+#pragma omp single
+      sums.start_chunk(&loss, 1, dH, B * D);
 
-      // Pass 1: logits, loss, G = σ(Z) − Y in the chunk's buffer, dH += Gᵀ·W (old weights).
+      // Pass 1: logits, loss, G = σ(Z) − Y in the chunk's buffer, dH += Gᵀ·W (old weights). Each tile's
+      // loss and Gᵀ·W enter `loss` and dH in tile order, whatever the thread count.
 #pragma omp for schedule(static, 1)
       for (int64_t it = 0; it < n_tiles; ++it) {
         const int64_t v0 = c0 + it * tile, n = std::min(tile, c1 - v0);
         const float* W = m.rows(t, v0, n);
         float* Z = m.logits.data() + (v0 - c0) * B;
         Map(Z, n, B).noalias() = CMap(W, n, D) * H_mat.transpose();
+        double tile_loss = 0.0;
         const auto [lo, hi] = m.pairs_in(v0, v0 + n);
         for (int64_t i = lo; i < hi; ++i) {  // −z at the positives, while Z still holds logits
           const int64_t j = (m.pairs[i] >> 32) - v0, b = m.pairs[i] & 0xffffffff;
-          loss -= Z[j * B + b];
+          tile_loss -= Z[j * B + b];
         }
         std::fill_n(loss_rows, n, 0.0);
         std::fill_n(predicted, n, int64_t(0));
         m.kernels->softplus_and_sigmoid(Z, n, B, B, loss_rows, predicted, m.ones.data());
-        for (int64_t j = 0; j < n; ++j) loss += loss_rows[j];
+        for (int64_t j = 0; j < n; ++j) tile_loss += loss_rows[j];
         for (int64_t i = lo; i < hi; ++i) {
           const int64_t j = (m.pairs[i] >> 32) - v0, b = m.pairs[i] & 0xffffffff;
           Z[j * B + b] -= 1.0f;
         }
         if (logit_observer) logit_observer(t, v0, n, B, Z);
-        Map(dH_t, B, D).noalias() += CMap(Z, n, B).transpose() * CMap(W, n, D);
+        sums.wait_for_slot(it);  // tiles are numbered from 0 in every chunk (start_chunk)
+        *sums.loss_slot(it) = tile_loss;
+        Map(sums.grad_slot(it), B, D).noalias() = CMap(Z, n, B).transpose() * CMap(W, n, D);
+        sums.publish(it);
       }
       // (implicit barrier: the whole chunk's G is ready and every dH contribution used the old weights)
+#pragma omp single
+      sums.finish_chunk();
 
       // Pass 2: dW tiles; fused applies each at once, separate stores the chunk's gradient.
 #pragma omp for schedule(static, 1)
@@ -376,17 +387,9 @@ StepResult Classifier::step(const float* H, int64_t B, const BatchLabels& labels
         }
       }
     }
-    thread_loss[size_t(t) * 8] = loss;
-#pragma omp barrier
-    // dH = Σ_t dH_t, in thread order (deterministic for a given thread count).
-    if (T > 1) {
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < B * D; ++i)
-        for (int u = 1; u < T; ++u) dH[i] += m.dH_partial[int64_t(u - 1) * B * D + i];
-    }
   }
   StepResult r;
-  for (int t = 0; t < T; ++t) r.loss += thread_loss[size_t(t) * 8];
+  r.loss = loss;
   return r;
 }
 
@@ -404,7 +407,9 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
   Buffer<int32_t> best_i(m.alloc, T * B * k);
   std::fill_n(best_s.data(), T * B * k, -std::numeric_limits<float>::infinity());
   std::fill_n(best_i.data(), T * B * k, std::numeric_limits<int32_t>::max());
-  std::vector<double> thread_loss(static_cast<size_t>(T) * 8, 0.0);
+  double loss = 0.0;
+  cpu::BlockOrderedSums sums(int(T), 1, 0, m.alloc);  // each tile's loss, added in tile order
+  sums.start_chunk(&loss, 1, nullptr, 0);
   const auto H_mat = CMap(H, B, D);
   const int64_t n_tiles = ceil_div(V, tile);
   // (score, id) ordering: higher score first, then lower id.
@@ -432,7 +437,6 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
     int32_t* bi = best_i.data() + int64_t(t) * B * k;
     double* loss_rows = m.loss_rows.data() + int64_t(t) * tile;
     int64_t* predicted = m.predicted_rows.data() + int64_t(t) * tile;
-    double loss = 0.0;
 #pragma omp for schedule(static, 1)
     for (int64_t it = 0; it < n_tiles; ++it) {
       const int64_t v0 = it * tile, n = std::min(tile, V - v0);
@@ -442,17 +446,21 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
         const int32_t id = int32_t(v0 + j);
         for (int64_t b = 0; b < B; ++b) insert(bs + b * k, bi + b * k, Z[j * B + b], id);
       }
+      double tile_loss = 0.0;
       if (labels) {
         const auto [lo, hi] = m.pairs_in(v0, v0 + n);
-        for (int64_t i = lo; i < hi; ++i) loss -= Z[((m.pairs[i] >> 32) - v0) * B + (m.pairs[i] & 0xffffffff)];
+        for (int64_t i = lo; i < hi; ++i) tile_loss -= Z[((m.pairs[i] >> 32) - v0) * B + (m.pairs[i] & 0xffffffff)];
         std::fill_n(loss_rows, n, 0.0);
         std::fill_n(predicted, n, int64_t(0));
         m.kernels->softplus_rows(Z, n, B, B, loss_rows, predicted);
-        for (int64_t j = 0; j < n; ++j) loss += loss_rows[j];
+        for (int64_t j = 0; j < n; ++j) tile_loss += loss_rows[j];
       }
+      sums.wait_for_slot(it);
+      *sums.loss_slot(it) = tile_loss;
+      sums.publish(it);
     }
-    thread_loss[size_t(t) * 8] = loss;
   }
+  sums.finish_chunk();
   // Merge the threads' lists.
   for (int64_t b = 0; b < B; ++b) {
     float* os = top_scores + b * k;
@@ -466,8 +474,6 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
         if (!insert(os, oi, rs[j], ri[j])) break;  // the thread's list is sorted: the rest rank lower
     }
   }
-  double loss = 0.0;
-  for (int t = 0; t < T; ++t) loss += thread_loss[size_t(t) * 8];
   return loss;
 }
 

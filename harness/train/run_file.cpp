@@ -85,8 +85,8 @@ EpochRow EpochRow::from(const EpochRecord& r) {
 
 TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset,
                            const TrainConfig& c, const DataShape& s, const MemoryPrediction& predicted)
-    : path_(path) {
-  file_ = h5::create_file(path);
+    : path_(path), output_(std::make_unique<io::OutputFile>(path, std::vector<std::string>{}, "run file")) {
+  file_ = h5::create_file(output_->temp_path());
   write_provenance(file_, prov);
   h5::write_attr(file_, "schema", std::string("lobench train-xmc run, version 1"));
   h5::write_attr(file_, "dataset", dataset);
@@ -129,6 +129,7 @@ TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, cons
     h5::write_attr(g, "predicted_peak_bytes", predicted.peak(c.eval_every >= 0 && s.test_rows > 0));
   }
   epochs_ = h5::Table::create(file_, "epochs", epoch_type(), /*chunk_rows=*/16, path);
+  // (tables name `path`, the file the user will read, in their messages)
   if (c.hist_every > 0) {
     const hsize_t bins = GradientHistogram::kBins;
     hist_ = h5::Table::create(file_, "grad_hist", H5T_NATIVE_INT64, /*chunk_rows=*/16, path, bins);
@@ -176,6 +177,11 @@ void TrainRunFile::finish(const RunOutcome* o, const std::string& status, const 
   }
   h5::write_attr(file_, "end_utc", utc_now());
   H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  epochs_ = h5::Table();
+  hist_ = h5::Table();
+  logit_hist_ = h5::Table();
+  file_.reset();
+  output_->commit();
 }
 
 std::vector<EpochRow> TrainRunFile::read_epochs(const std::string& path) {

@@ -6,10 +6,12 @@
 // Layout described for readers in results/elmo/README.md.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/output_path.hpp"
 #include "harness/train/trainer.hpp"
 
 namespace lobench::train {
@@ -32,18 +34,23 @@ struct EpochRow {
 
 class TrainRunFile {
  public:
-  // Creates `path` (replacing it) and writes provenance, `dataset` (a name) and the configuration.
+  // Writes provenance, `dataset` (a name) and the configuration into a temporary file beside `path`
+  // (io::OutputFile: refused when `path` is a directory, a device, a FIFO, ...), which finish() renames
+  // onto `path`: a run file replaces an earlier one of the same name only when complete. Epochs are
+  // flushed to the temporary file as they finish, so a killed run keeps them there (writing_path()).
   TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset, const TrainConfig& cfg,
                const DataShape& shape, const MemoryPrediction& predicted);
   ~TrainRunFile();
+  const std::string& writing_path() const { return output_->temp_path(); }
   void append_epoch(const EpochRecord& r, const GradientHistogram* dW_hist, const GradientHistogram* G_hist = nullptr);
-  // status: ok | skipped | failed; reason: why (or empty).
+  // status: ok | skipped | failed; reason: why (or empty). Closes the file and renames it onto `path`.
   void finish(const RunOutcome* outcome, const std::string& status, const std::string& reason);
 
   static std::vector<EpochRow> read_epochs(const std::string& path);
 
  private:
   std::string path_;
+  std::unique_ptr<io::OutputFile> output_;
   h5::Handle file_;
   h5::Table epochs_, hist_, logit_hist_;
 };

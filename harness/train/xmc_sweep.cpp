@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "datasets/arff.hpp"
 #include "datasets/synthetic_xmc.hpp"
@@ -18,6 +19,7 @@
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/run_file.hpp"
 #include "harness/system_memory.hpp"
+#include "variants/checked_math.hpp"
 
 namespace lobench::train {
 
@@ -222,10 +224,38 @@ class ProgressBar {
 
 }  // namespace
 
+namespace {
+
+// Every size the memory prediction multiplies must fit in int64 (at 8 bytes per element, with room for
+// the few buffers it adds), or the prediction wraps and an absurd run looks small.
+void require_representable(const TrainConfig& c, const DataShape& s) {
+  const int64_t B = std::max(c.batch, c.eval_batch);
+  for (auto [what, a, b] : {std::tuple{"labels x --dim", s.num_labels, c.D}, {"features x --dim", s.num_features, c.D},
+                            {"--batch x labels", B, s.num_labels}, {"--batch x --dim", B, c.D}})
+    if (!checked_product({a, b, 64}))
+      throw std::invalid_argument(fmt::format("{} = {} x {} is too large: the run's sizes overflow int64", what, a, b));
+}
+
+// The folder of the run files: created when missing (only once the dataset has loaded, so that a bad
+// dataset leaves nothing behind), refused when something that is not a folder is there.
+void make_out_dir(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw std::invalid_argument(fmt::format("--out-dir '{}' exists and is not a folder", dir));
+  fs::create_directories(dir, ec);
+  if (ec) throw std::invalid_argument(fmt::format("--out-dir '{}' cannot be created: {}", dir, ec.message()));
+}
+
+}  // namespace
+
 int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
   if (spec.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
   const std::vector<SweepPoint> points = expand_sweep(spec);
-  fs::create_directories(spec.out_dir);
+  {
+    std::error_code ec;
+    if (fs::exists(spec.out_dir, ec) && !fs::is_directory(spec.out_dir, ec))
+      throw std::invalid_argument(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
+  }
   const bool tty = &err == &std::cerr && isatty(STDERR_FILENO);
   std::map<int64_t, data::TrainTest> cache;  // one dataset per label total
   int failed = 0;
@@ -237,7 +267,9 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
     }
     const data::TrainTest& d = cache.at(p.labels_total);
     const DataShape shape = DataShape::of(d);
+    require_representable(p.config, shape);
     const MemoryPrediction pred = predict_memory(p.config, shape);
+    make_out_dir(spec.out_dir);
     const bool evaluates = p.config.eval_every >= 0 && shape.test_rows > 0;
     const std::string path = (fs::path(spec.out_dir) / (p.name + ".h5")).string();
     const std::string head = fmt::format("[{}/{}] {}", i + 1, points.size(), p.name);

@@ -33,6 +33,7 @@ class ChunkedVariant final : public TiledVariant {
       run.kernels.sigmoid_scaled(w.tile, rows, n, run.blocks.ld, run.row_scale.data() + p0);
       run.add_gradients(w, E_rows, v0, n, p0, rows, out);
     });
+    require_finite_outputs(in, out, name());
   }
 };
 

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "variants/cpu/eigen_maps.hpp"
+#include "variants/cpu/finite_outputs.hpp"
+#include "variants/cpu/fixed_panels.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench::cpu {
@@ -26,13 +28,13 @@ class DenseVariant final : public Variant {
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
     const int64_t P = in.P, V = in.V, D = in.D, L = in.L;
     const int threads = ctx.options.threads;
-    Eigen::setNbThreads(threads);
+    EigenOnCallingThread eigen_sequential;  // products in fixed panels: results independent of threads
     Buffer<float> logits(ctx.alloc, P * V), multi_hot(ctx.alloc, P * V), grad(ctx.alloc, P * V);
 
-    auto Am = cmat(in.A, P, D, D);
     auto Em = cmat(in.E, V, D, D);
-    auto Xm = mat(logits.data(), P, V, V);
-    Xm.noalias() = Am * Em.transpose();
+    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {
+      mat(logits.data() + p0 * V, rows, V, V).noalias() = cmat(in.A + p0 * D, rows, D, D) * Em.transpose();
+    });
 
     // Multi-hot targets: padding ids are dropped, a repeated id sets the same 1.
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -68,8 +70,14 @@ class DenseVariant final : public Variant {
     out.reduce_loss(in);
 
     auto Gm = cmat(grad.data(), P, V, V);
-    mat(out.dA.data(), P, D, D).noalias() = Gm * Em;
-    mat(out.dE.data(), V, D, D).noalias() = Gm.transpose() * Am;
+    auto Am = cmat(in.A, P, D, D);
+    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {
+      mat(out.dA.data() + p0 * D, rows, D, D).noalias() = cmat(grad.data() + p0 * V, rows, V, V) * Em;
+    });
+    for_each_fixed_panel(V, threads, [&](int64_t v0, int64_t rows) {
+      mat(out.dE.data() + v0 * D, rows, D, D).noalias() = Gm.middleCols(v0, rows).transpose() * Am;
+    }, /*panel_rows=*/256);
+    require_finite_outputs(in, out, name());
   }
 };
 

@@ -26,6 +26,7 @@ class FusedVariant final : public TiledVariant {
       run.add_gradients(w, E_rows, v0, n, p0, rows, out);  // −s·w at the targets, then dE and dA
     });
     finish_losses_and_counts(in, run.targets, out);
+    require_finite_outputs(in, out, name());
   }
 };
 

@@ -11,9 +11,11 @@ int64_t round_up_16(int64_t n) { return (n + 15) / 16 * 16; }
 // 1 MiB L2, Eigen products) fused ran within measurement noise (±10 %) of the same rate for any block_v
 // from 64 to 512 at D = 128 and 256, because the products stay compute-bound: per tile they move
 // about (8/3)·(1/block_v + 1/block_p + 1.25/D) bytes per flop, a few GB/s at full speed. What block_v
-// does decide is load balance, so small vocabularies get narrower tiles: at least 4 blocks per thread.
+// does decide is load balance, so small vocabularies get narrower tiles: at least 4 blocks for each of
+// up to 16 threads. The rule does not look at the run's thread count: block sizes fix the order of the
+// floating-point sums, and results must not depend on how many threads made them.
 constexpr int64_t kBlockV = 256;
-constexpr int64_t kMinBlocksPerThread = 4;
+constexpr int64_t kMinBlocks = 4 * 16;
 
 }  // namespace
 
@@ -23,7 +25,7 @@ TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, c
   if (o.block_v > 0) {
     b.block_v = std::min(o.block_v, V);
   } else {
-    const int64_t balanced = round_up_16((V + kMinBlocksPerThread * threads - 1) / (kMinBlocksPerThread * threads));
+    const int64_t balanced = round_up_16((V + kMinBlocks - 1) / kMinBlocks);
     b.block_v = std::min({kBlockV, std::max<int64_t>(16, balanced), V});
   }
   b.ld = round_up_16(b.block_v);

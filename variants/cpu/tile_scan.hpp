@@ -3,10 +3,14 @@
 //
 // For each chunk of block_p positions every vocabulary block of block_v entries is one tile: its logits
 // [block_p, block_v] are made, used and forgotten by one thread. A vocabulary block belongs to one
-// thread at a time, so each dE row has one writer; the per-position sums (loss, counts, dA) are kept per
-// thread for the current chunk only and added into the outputs when the chunk is done. Working memory
-// is therefore O(threads·block_p·(block_v + D)) besides the sparse targets and a row scale per
-// position (O(P·L) together), whatever V is; and a P of 10^5 or more is just more chunks.
+// thread at a time, so each dE row has one writer. Consecutive vocabulary blocks form groups (a number
+// of blocks fixed by V and block_v, never by the thread count), each made by one thread; a group's
+// per-position float sums (loss, dA) are made in a result slot and added into the outputs in group order
+// (block_ordered_sums.hpp). The order of every floating-point addition is fixed by the data and the
+// block sizes, so outputs are bit-identical for 1, 2 or 64 threads. Counts are integers, summed per
+// thread. Working memory is therefore O(threads·block_p·(block_v + D)) besides the
+// sparse targets and a row scale per position (O(P·L) together), whatever V is; and a P of 10^5 or more
+// is just more chunks.
 #pragma once
 
 #include <omp.h>
@@ -16,75 +20,60 @@
 #include <utility>
 
 #include "variants/bce/bce_tile.hpp"
+#include "variants/cpu/block_ordered_sums.hpp"
 #include "variants/cpu/eigen_maps.hpp"
+#include "variants/cpu/fixed_panels.hpp"
+#include "variants/cpu/finite_outputs.hpp"
 #include "variants/sparse_targets.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench::cpu {
 
-// Eigen splits a product over its own threads whenever the caller's team has one thread (it checks only
-// omp_get_num_threads()), which would nest its parallelism under ours and make a one-thread run use
-// every core. For the duration of a run, every product runs on the thread that calls it.
-class EigenOnCallingThread {
- public:
-  EigenOnCallingThread() : saved_(Eigen::nbThreads()) { Eigen::setNbThreads(1); }
-  ~EigenOnCallingThread() { Eigen::setNbThreads(saved_); }
-  EigenOnCallingThread(const EigenOnCallingThread&) = delete;
-  EigenOnCallingThread& operator=(const EigenOnCallingThread&) = delete;
-
- private:
-  int saved_;
-};
-
 // What one thread works in while it handles a tile of the current chunk (row r is position p0 + r).
 struct TileThread {
   int index = 0;
   float* tile = nullptr;          // [block_p, ld] logits, then logit gradients
-  double* loss = nullptr;         // [block_p] Σ softplus − Σ_targets x over this thread's tiles
-  int64_t* predicted = nullptr;   // [block_p] logits > 0
-  int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0
-  float* dA = nullptr;            // [block_p, D] this thread's share of dA (thread 0: the output rows)
+  double* loss = nullptr;         // [block_p] Σ softplus − Σ_targets x over the current group's tiles
+  int64_t* predicted = nullptr;   // [block_p] logits > 0, over this thread's tiles of the chunk
+  int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0, likewise
+  float* dA = nullptr;            // [block_p, D] Σ G·E_b over the current group's tiles
+  // (loss and dA point into the group's result slot, BlockOrderedSums, zeroed when the group starts)
 };
 
-// The per-thread working memory of a scan, all from the run's counting allocator.
+// The working memory of a scan, all from the run's counting allocator: per thread a tile and the
+// chunk's counts; the result slots the tiles' float sums wait in until they are added in block order.
 class TileScanWorkspace {
  public:
   TileScanWorkspace(const TileBlocks& b, int64_t D, CountingAllocator& alloc)
-      : b_(b), D_(D),
+      : b_(b),
         tiles_(alloc, b.threads * b.block_p * b.ld),
-        loss_(alloc, b.threads * b.block_p),
         predicted_(alloc, b.threads * b.block_p),
         true_pos_(alloc, b.threads * b.block_p),
-        dA_(alloc, (b.threads - 1) * b.block_p * D) {}
+        sums_(b.threads, b.block_p, b.block_p * D, alloc) {}
 
   // Exactly what the constructor allocates.
   static int64_t bytes(const TileBlocks& b, int64_t D) {
-    return b.threads * b.block_p * (b.ld * 4 + 8 + 8 + 8) + (b.threads - 1) * b.block_p * D * 4;
+    return b.threads * b.block_p * (b.ld * 4 + 8 + 8) + BlockOrderedSums::bytes(b.threads, b.block_p, b.block_p * D);
   }
 
-  TileThread thread(int t, float* out_dA_rows) {
+  TileThread thread(int t) {
     TileThread w;
     w.index = t;
     w.tile = tiles_.data() + t * b_.block_p * b_.ld;
-    w.loss = loss_.data() + t * b_.block_p;
     w.predicted = predicted_.data() + t * b_.block_p;
     w.true_pos = true_pos_.data() + t * b_.block_p;
-    w.dA = t == 0 ? out_dA_rows : dA_.data() + (t - 1) * b_.block_p * D_;
     return w;
   }
-  const float* dA_partial(int t) const { return dA_.data() + (t - 1) * b_.block_p * D_; }
-  const double* loss(int t) const { return loss_.data() + t * b_.block_p; }
   const int64_t* predicted(int t) const { return predicted_.data() + t * b_.block_p; }
   const int64_t* true_pos(int t) const { return true_pos_.data() + t * b_.block_p; }
+  BlockOrderedSums& sums() { return sums_; }
 
  private:
   TileBlocks b_;
-  int64_t D_;
   Buffer<float> tiles_;
-  Buffer<double> loss_;
   Buffer<int64_t> predicted_, true_pos_;
-  Buffer<float> dA_;
+  BlockOrderedSums sums_;
 };
 
 // The rows of E of one vocabulary block as float32: E itself, or, when E is held in a narrower format
@@ -118,61 +107,75 @@ inline void fill_row_scale(const StepInputs& in, float* row_scale) {
   for (int64_t p = 0; p < in.P; ++p) row_scale[p] = float(s * in.weight(p));
 }
 
-// Which per-position sums a scan produces and adds into the outputs after each chunk.
+// Which per-position sums a scan produces and adds into the outputs.
 enum TileScanSums : unsigned {
-  kLossAndCounts = 1,  // out.per_position_loss += Σ loss; counts[kTP] += true_pos; counts[kFP] += predicted
-  kInputGradient = 2,  // out.dA rows += Σ dA (out.dA must start at 0)
+  kLossAndCounts = 1,  // out.per_position_loss += each tile's loss; counts[kTP] += true_pos; counts[kFP] += predicted
+  kInputGradient = 2,  // out.dA rows += each tile's dA (out.dA must start at 0)
 };
 
+// Vocabulary blocks per group: about 6 groups per thread for up to 16 threads, at most 8 blocks (a
+// group is then ~8 tiles of work, so that the threads meet at a result slot every few milliseconds, not
+// at every tile). From the block count alone: the grouping fixes the order of the sums.
+inline int64_t blocks_per_group(int64_t n_vblocks) { return std::clamp<int64_t>(n_vblocks / (6 * 16), 1, 8); }
+
 // Runs tile(TileThread&, v0, n, p0, rows) for every vocabulary block [v0, v0+n) of every position chunk
-// [p0, p0+rows), threads taking vocabulary blocks dynamically. The per-thread sums selected by `sums`
-// start each chunk at 0 and are added into `out` (raw: see finish_losses_and_counts).
+// [p0, p0+rows), threads taking groups of consecutive blocks round-robin; tile() adds its loss terms and
+// dA share into w.loss and w.dA. The sums selected by `sums` are added into `out` (raw: see
+// finish_losses_and_counts): each group's loss and dA in group order as groups finish, the counts per
+// thread when the chunk is done.
 template <class TileFn>
 void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws, unsigned sums,
                 StepOutputs& out, TileFn&& tile) {
   const int64_t P = in.P, V = in.V, D = in.D;
   const int64_t n_vblocks = (V + b.block_v - 1) / b.block_v;
+  const int64_t group = blocks_per_group(n_vblocks), n_groups = (n_vblocks + group - 1) / group;
   const int T = b.threads;
 #pragma omp parallel num_threads(T)
   {
     const int t = omp_get_thread_num();
+    TileThread w = ws.thread(t);
     for (int64_t p0 = 0; p0 < P; p0 += b.block_p) {
       const int64_t rows = std::min(b.block_p, P - p0);
-      TileThread w = ws.thread(t, out.dA.data() + p0 * D);
       if (sums & kLossAndCounts) {
-        std::fill_n(w.loss, rows, 0.0);
         std::fill_n(w.predicted, rows, int64_t(0));
         std::fill_n(w.true_pos, rows, int64_t(0));
       }
-      if ((sums & kInputGradient) && t > 0) std::fill_n(w.dA, rows * D, 0.0f);
+      BlockOrderedSums& sums_in_order = ws.sums();
+#pragma omp single
+      sums_in_order.start_chunk((sums & kLossAndCounts) ? out.per_position_loss.data() + p0 : nullptr, rows,
+                                (sums & kInputGradient) ? out.dA.data() + p0 * D : nullptr, rows * D);
+      // (the single's barrier: every thread sees the chunk started)
 
-      // Round-robin, not dynamic: which thread sums which block into its dA share must not depend on
-      // timing, so that a run's outputs are bit-reproducible for a given thread count.
+      // Round-robin; which thread makes which group does not matter: the order in which the groups'
+      // sums enter the outputs is the groups' order, whatever the thread count.
 #pragma omp for schedule(static, 1)
-      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-        const int64_t v0 = vb * b.block_v;
-        tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
+      for (int64_t g = 0; g < n_groups; ++g) {
+        sums_in_order.wait_for_slot(g);
+        w.loss = sums_in_order.loss_slot(g);
+        w.dA = sums_in_order.grad_slot(g);
+        if (sums & kLossAndCounts) std::fill_n(w.loss, rows, 0.0);
+        if (sums & kInputGradient) std::fill_n(w.dA, rows * D, 0.0f);
+        for (int64_t vb = g * group; vb < std::min(n_vblocks, (g + 1) * group); ++vb) {
+          const int64_t v0 = vb * b.block_v;
+          tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
+        }
+        sums_in_order.publish(g);
       }
       // (the implicit barrier above: every tile of the chunk is done)
+#pragma omp single
+      sums_in_order.finish_chunk();
 
-      if (sums & kInputGradient) {
-        float* dA = out.dA.data() + p0 * D;
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < rows * D; ++i)
-          for (int u = 1; u < T; ++u) dA[i] += ws.dA_partial(u)[i];
-      }
       if (sums & kLossAndCounts) {
 #pragma omp for schedule(static)
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t p = p0 + r;
           for (int u = 0; u < T; ++u) {
-            out.per_position_loss[p] += ws.loss(u)[r];
             out.counts[p * 4 + kTP] += ws.true_pos(u)[r];
             out.counts[p * 4 + kFP] += ws.predicted(u)[r];
           }
         }
       }
-      // (and the barriers after the reductions: the next chunk may reset the per-thread sums)
+      // (and the barrier after it: the next chunk may reset the per-thread counts)
     }
   }
 }
@@ -255,7 +258,8 @@ struct TiledRun {
   }
 
   // With w.tile holding s·w·σ(x): subtracts s·w at the targets, which leaves the logit gradient G, and
-  // accumulates dE[v0, v0+n) += Gᵀ·A (overwritten by the first chunk) and w.dA += G·E_rows.
+  // accumulates dE[v0, v0+n) += Gᵀ·A (overwritten by the first chunk) and w.dA += G·E_rows, the tile's
+  // share of dA (scan_tiles adds each group's into the output rows in group order).
   void add_gradients(TileThread& w, const float* E_rows, int64_t v0, int64_t n, int64_t p0, int64_t rows,
                      StepOutputs& out) const {
     const int64_t D = in.D;

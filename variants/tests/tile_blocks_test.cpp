@@ -45,11 +45,14 @@ TEST(TileBlocks, AutomaticTilesFitTheSecondLevelCache) {
       }
 }
 
-TEST(TileBlocks, SmallVocabulariesAreSplitForEveryThread) {
-  const auto b = choose_blocks(1024, 1000, 128, RunOptions{2, 0, 0}, kZen4);
-  EXPECT_EQ(b.block_v, 128);  // ⌈1000 / 8⌉ rounded up to 16
-  EXPECT_EQ(b.threads, 2);
-  EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{2, 0, 0}, kZen4).block_v, 256);
+TEST(TileBlocks, SmallVocabulariesAreSplitIntoBlocksIndependentOfTheThreadCount) {
+  for (int threads : {1, 2, 8}) {
+    const auto b = choose_blocks(1024, 1000, 128, RunOptions{threads, 0, 0}, kZen4);
+    EXPECT_EQ(b.block_v, 16);  // ⌈1000 / 64⌉ rounded up to 16
+    EXPECT_EQ(b.threads, threads);
+    EXPECT_EQ(choose_blocks(1024, 4096, 128, RunOptions{threads, 0, 0}, kZen4).block_v, 64);
+    EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{threads, 0, 0}, kZen4).block_v, 256);
+  }
 }
 
 TEST(TileBlocks, TheDevelopmentMachineGetsTheMeasuredTiles) {

@@ -45,6 +45,42 @@ TEST(TileScan, EveryLogitIsInExactlyOneTileAndSumsReachTheOutputs) {
     }
 }
 
+// The tiles' float sums enter the outputs in block order whatever the thread count: sums whose value
+// depends on the order of addition (1e8 + small terms in float) come out bit-identical.
+TEST(TileScan, SumsAreAddedInBlockOrderWhateverTheThreadCount) {
+  StepInputs in;
+  in.P = 21;
+  in.V = 3333;
+  in.D = 5;
+  std::vector<float> first_dA;
+  std::vector<double> first_loss;
+  for (int threads : {1, 2, 3, 4}) {
+    // 16-wide blocks of V = 3333: 209 blocks in groups of 2, so both groups and ordering are exercised
+    const cpu::TileBlocks b = cpu::choose_blocks(in.P, in.V, in.D, RunOptions{threads, 16, 8});
+    CountingAllocator alloc;
+    cpu::TileScanWorkspace ws(b, in.D, alloc);
+    StepOutputs out;
+    out.resize(in.P, in.V, in.D);
+    cpu::scan_tiles(in, b, ws, cpu::kLossAndCounts | cpu::kInputGradient, out,
+                    [&](cpu::TileThread& w, int64_t v0, int64_t, int64_t p0, int64_t rows) {
+                      for (int64_t r = 0; r < rows; ++r) {
+                        // Alternating huge and tiny terms: float addition is far from associative here.
+                        const double big = (v0 / 16) % 2 ? -1e17 : 1e17;
+                        w.loss[r] += big + 1e-3 * double(v0 + p0 + r);
+                        for (int64_t k = 0; k < in.D; ++k)
+                          w.dA[r * in.D + k] += float(big * 1e-9) + 1e-3f * float(v0 + k + r);
+                      }
+                    });
+    if (first_dA.empty()) {
+      first_dA = out.dA;
+      first_loss = out.per_position_loss;
+    } else {
+      EXPECT_EQ(out.dA, first_dA) << threads << " threads";
+      EXPECT_EQ(out.per_position_loss, first_loss) << threads << " threads";
+    }
+  }
+}
+
 TEST(TileScan, EigenThreadingIsRestoredAfterARun) {
   const int before = Eigen::nbThreads();
   Eigen::setNbThreads(2);

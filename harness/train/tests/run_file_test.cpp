@@ -29,7 +29,8 @@ TEST(TrainRunFile, EpochRowsMemoryAndHistogramsRoundTrip) {
       f.append_epoch(r, h, g);
     });
     // rows are on disk before the run is finished
-    EXPECT_EQ(TrainRunFile::read_epochs(path).size(), 3u);
+    EXPECT_EQ(TrainRunFile::read_epochs(f.writing_path()).size(), 3u);
+    EXPECT_FALSE(std::filesystem::exists(path)) << "the run file appears only when complete";
     f.finish(&o, "ok", "");
   }
   const auto rows = TrainRunFile::read_epochs(path);

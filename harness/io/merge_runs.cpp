@@ -1,0 +1,137 @@
+#include "harness/io/merge_runs.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "harness/io/h5_io.hpp"
+
+namespace lobench::io {
+namespace {
+
+struct Part {
+  std::string path;
+  std::string axes, partition;
+  int64_t version = 0, index = 0, count = 1;
+  std::vector<ResultRow> rows;
+  std::vector<SampleRow> samples;
+};
+
+Part read_part(const std::string& path) {
+  Part p;
+  p.path = path;
+  h5::silence_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw std::invalid_argument(fmt::format("merge: '{}' is not an HDF5 file", path));
+  {
+    auto f = h5::open_file_read(path);
+    const auto version = h5::read_attr_double(f, "schema_version");
+    if (!version || !h5::exists(f, "results"))
+      throw std::invalid_argument(fmt::format("merge: '{}' is not a lobench run file", path));
+    if (h5::read_attr_double(f, "dry_run"))
+      throw std::invalid_argument(fmt::format("merge: '{}' was written by --dry-run", path));
+    p.version = int64_t(*version);
+    p.axes = h5::read_attr_string(f, "sweep_axes").value_or("");
+    p.partition = h5::read_attr_string(f, "partition").value_or("0/1");
+  }
+  if (std::sscanf(p.partition.c_str(), "%ld/%ld", &p.index, &p.count) != 2 || p.count < 1 || p.index < 0 ||
+      p.index >= p.count)
+    throw std::invalid_argument(fmt::format("merge: '{}' has an unreadable partition attribute '{}'", path, p.partition));
+  p.rows = ResultsFile::read_all(path);
+  p.samples = ResultsFile::read_samples(path);
+  return p;
+}
+
+// The parts must be partitions 0..N−1 of one sweep, each once.
+void check_parts(const std::vector<Part>& parts) {
+  const Part& first = parts.front();
+  std::map<int64_t, std::string> seen;
+  for (const Part& p : parts) {
+    if (p.version != first.version)
+      throw std::invalid_argument(fmt::format("merge: '{}' has schema version {}, '{}' has {}", p.path, p.version,
+                                              first.path, first.version));
+    if (p.axes != first.axes)
+      throw std::invalid_argument(fmt::format("merge: '{}' is another sweep than '{}' (sweep_axes differ: '{}' vs '{}')",
+                                              p.path, first.path, p.axes, first.axes));
+    if (p.count != first.count)
+      throw std::invalid_argument(fmt::format("merge: '{}' is partition {} but '{}' is {}", p.path, p.partition,
+                                              first.path, first.partition));
+    if (!seen.emplace(p.index, p.path).second)
+      throw std::invalid_argument(fmt::format("merge: '{}' and '{}' are both partition {}", seen[p.index], p.path,
+                                              p.partition));
+  }
+  for (int64_t k = 0; k < first.count; ++k)
+    if (!seen.count(k))
+      throw std::invalid_argument(fmt::format("merge: partition {}/{} is missing (a gap)", k, first.count));
+}
+
+// Copies every root attribute of `from` (numbers and strings) into group `to`.
+void copy_root_attributes(const std::string& from, hid_t to) {
+  auto f = h5::open_file_read(from);
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+    static_cast<std::vector<std::string>*>(data)->push_back(name);
+    return 0;
+  };
+  hsize_t idx = 0;
+  H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &names);
+  for (const auto& name : names) {
+    h5::Handle attr(H5Aopen(f, name.c_str(), H5P_DEFAULT), H5Aclose);
+    h5::Handle type(H5Aget_type(attr), H5Tclose);
+    if (H5Tget_class(type) == H5T_STRING) {
+      if (const auto s = h5::read_attr_string(f, name)) h5::write_attr(to, name, *s);
+    } else if (const auto d = h5::read_attr_double(f, name)) {
+      h5::write_attr(to, name, *d);
+    }
+  }
+}
+
+}  // namespace
+
+MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& part_paths, const Provenance& prov,
+                        OutMode mode) {
+  if (part_paths.empty()) throw std::invalid_argument("merge: no parts given");
+  std::vector<Part> parts;
+  for (const auto& p : part_paths) {
+    if (std::filesystem::exists(out) && std::filesystem::equivalent(out, p))
+      throw std::invalid_argument(fmt::format("merge: the output '{}' is one of the parts", out));
+    parts.push_back(read_part(p));
+  }
+  check_parts(parts);
+  std::set<std::string> keys;
+  for (const Part& p : parts)
+    for (const ResultRow& r : p.rows)
+      if (!keys.insert(r.key()).second)
+        throw std::invalid_argument(fmt::format("merge: row '{}' of '{}' is in another part too", r.key(), p.path));
+
+  MergeSummary sum;
+  {
+    ResultsFile file(out, prov, mode == OutMode::resume ? OutMode::create_new : mode);
+    file.set_attr("sweep_axes", parts.front().axes);
+    file.set_attr("partition", "0/1");
+    file.set_attr("merged_parts", double(parts.size()));
+    for (const Part& p : parts) {
+      std::map<int64_t, std::vector<double>> samples;
+      for (const SampleRow& s : p.samples) samples[s.row_id].push_back(s.seconds);
+      for (const ResultRow& r : p.rows) file.append(r, samples[r.row_id]);
+      sum.rows += int64_t(p.rows.size());
+    }
+    file.close(utc_now());
+  }
+  {  // each part's provenance, once the merged file is closed
+    auto f = h5::open_file_rw(out);
+    h5::Handle group(H5Gcreate2(f, "parts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    for (const Part& p : parts) {
+      h5::Handle g(H5Gcreate2(group, fmt::format("part_{}", p.index).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Gclose);
+      h5::write_attr(g, "path", p.path);
+      copy_root_attributes(p.path, g);
+    }
+  }
+  sum.parts = int64_t(parts.size());
+  return sum;
+}
+
+}  // namespace lobench::io

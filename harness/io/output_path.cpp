@@ -1,0 +1,105 @@
+#include "harness/io/output_path.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace lobench::io {
+namespace fs = std::filesystem;
+
+namespace {
+
+// What is at a path, symlinks followed: "a directory", "a FIFO", ...; empty for a regular file.
+std::string not_regular(const struct stat& st) {
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+std::string not_regular_file(const std::string& path) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0) return "";
+  return not_regular(st);
+}
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& option, const std::string& path, const std::string& why) {
+  throw PathError(fmt::format("{} '{}': {}", option, path, why));
+}
+
+// Refuses `out` when something other than a regular file is there, or when it is one of `inputs`.
+void check_output(const std::string& out, const std::string& shown, const std::vector<std::string>& inputs,
+                  const std::string& option) {
+  struct stat st{};
+  if (lstat(out.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && stat(out.c_str(), &st) != 0)
+    refuse(option, shown, "is a symlink to nothing; refusing to replace it");
+  if (stat(out.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;  // nothing there yet
+    refuse(option, shown, fmt::format("cannot be examined: {}", std::strerror(errno)));
+  }
+  if (const std::string what = not_regular(st); !what.empty())
+    refuse(option, shown, fmt::format("is {}; refusing to replace it (give the path of a file)", what));
+  for (const std::string& in : inputs) {
+    struct stat si{};
+    if (stat(in.c_str(), &si) == 0 && si.st_dev == st.st_dev && si.st_ino == st.st_ino)
+      refuse(option, shown, fmt::format("is the input '{}'; refusing to overwrite an input", in));
+  }
+}
+
+}  // namespace
+
+void require_input_file(const std::string& path, const std::string& option) {
+  if (path.empty()) refuse(option, path, "is empty; give the path of a file");
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0) refuse(option, path, fmt::format("cannot be read: {}", std::strerror(errno)));
+  if (const std::string what = not_regular(st); !what.empty())
+    refuse(option, path, fmt::format("is {}, not a regular file", what));
+  if (access(path.c_str(), R_OK) != 0) refuse(option, path, fmt::format("cannot be read: {}", std::strerror(errno)));
+}
+
+OutputFile::OutputFile(const std::string& out, const std::vector<std::string>& inputs, const std::string& option)
+    : option_(option), inputs_(inputs) {
+  if (out.empty()) refuse(option, out, "is empty; give the path of a file");
+  std::error_code ec;
+  // A symlink to a regular file is written through: its target is replaced, the link kept.
+  const fs::path resolved = fs::is_symlink(out, ec) ? fs::weakly_canonical(out, ec) : fs::path(out);
+  path_ = ec ? out : resolved.string();
+  check_output(path_, out, inputs, option);
+  const fs::path parent = fs::path(path_).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    refuse(option, out, fmt::format("its folder '{}' does not exist", parent.string()));
+  std::string pattern = path_ + ".partial-XXXXXX";
+  const int fd = mkstemp(pattern.data());
+  if (fd < 0) refuse(option, out, fmt::format("cannot create a file beside it: {}", std::strerror(errno)));
+  // mkstemp creates 0600; an output is an ordinary file, readable as the umask allows.
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  close(fd);
+  temp_ = pattern;
+}
+
+OutputFile::~OutputFile() {
+  if (!committed_ && !temp_.empty()) unlink(temp_.c_str());
+}
+
+void OutputFile::commit() {
+  check_output(path_, path_, inputs_, option_);
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
+    refuse(option_, path_, fmt::format("cannot be written (rename from '{}' failed: {})", temp_, std::strerror(errno)));
+  committed_ = true;
+}
+
+}  // namespace lobench::io

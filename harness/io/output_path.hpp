@@ -1,0 +1,53 @@
+// The one way a command writes a file it was told to write, and the one check of a file it was told to
+// read. Outputs are written to a temporary file beside OUT and renamed onto OUT only when complete, so
+// a failure (an exception, a refused input) leaves OUT as it was, and nothing new behind. OUT is refused
+// when it is one of the inputs (same path or same inode: a hard link, a symlink) or when something that
+// is not a regular file is there (a directory, a device node such as /dev/null, a FIFO, a socket, or a
+// symlink to one of those): the rename would replace it. Inputs are refused unless they are regular
+// files, so a FIFO given as --in is a message, not a read that blocks forever.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lobench::io {
+
+// A path a command cannot use, with a message that names the option, the path and why.
+struct PathError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// What is at `path` when it is not a regular file (symlinks followed): "a directory", "a FIFO (named
+// pipe)", "a character device", ...; empty for a regular file or nothing at all.
+std::string not_regular_file(const std::string& path);
+
+// Throws PathError("OPTION 'PATH': ...") unless `path` names a readable regular file (symlinks
+// followed). `option` is how the user gave it, e.g. "--in".
+void require_input_file(const std::string& path, const std::string& option);
+
+// An output being written: temp_path() is where to write, commit() renames it onto path(). Destroyed
+// without commit(), it removes the temporary file (and only that).
+class OutputFile {
+ public:
+  // Resolves `out` (a symlink to a regular file: its target), checks it as described above against
+  // `inputs`, and creates an empty temporary file beside it (OUT.partial-XXXXXX, mode 0644 less umask).
+  // Throws PathError naming `option` and the path.
+  OutputFile(const std::string& out, const std::vector<std::string>& inputs, const std::string& option = "--out");
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_; }
+  // Checks OUT again (something may have appeared there meanwhile) and renames the temporary file onto
+  // it. Throws PathError, leaving OUT untouched, if it cannot.
+  void commit();
+
+ private:
+  std::string path_, temp_, option_;
+  std::vector<std::string> inputs_;
+  bool committed_ = false;
+};
+
+}  // namespace lobench::io

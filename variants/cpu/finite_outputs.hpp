@@ -1,0 +1,62 @@
+// Finite inputs can still overflow float32: a logit x = a·e beyond 3.4e38 is inf, softplus(x) − x is then
+// inf − inf = NaN, and a variant would report loss = NaN as if nothing happened (the float64 reference
+// gives a finite loss there). The float32 CPU variants check their outputs after a step (P + P·D + V·D
+// values, negligible beside the 6·P·V·D flops) and refuse such inputs with a message naming the
+// overflow instead of returning a silent NaN.
+#pragma once
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "variants/step.hpp"
+
+namespace lobench::cpu {
+
+// What float32 cannot hold: thrown by a variant whose outputs came out non-finite from finite inputs.
+struct Float32Overflow : std::range_error {
+  using std::range_error::range_error;
+};
+
+namespace detail {
+inline bool all_finite(const float* x, int64_t n) {
+  return n == 0 || Eigen::Map<const Eigen::ArrayXf>(x, Eigen::Index(n)).allFinite();
+}
+inline int64_t first_non_finite(const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i])) return i;
+  return -1;
+}
+}  // namespace detail
+
+// Throws Float32Overflow naming `variant`, the first non-finite output and why, unless the loss, every
+// per-position loss, dA and dE are finite. Inputs that already hold NaN or inf are named as the cause.
+inline void require_finite_outputs(const StepInputs& in, const StepOutputs& out, const std::string& variant) {
+  std::string where;
+  if (!std::isfinite(out.loss)) where = "the loss";
+  for (int64_t p = 0; where.empty() && p < in.P; ++p)
+    if (!std::isfinite(out.per_position_loss[size_t(p)])) where = fmt::format("the loss of position {}", p);
+  if (where.empty() && !detail::all_finite(out.dA.data(), in.P * in.D)) {
+    const int64_t i = detail::first_non_finite(out.dA.data(), in.P * in.D);
+    where = fmt::format("dA[{}, {}]", i / in.D, i % in.D);
+  }
+  if (where.empty() && !detail::all_finite(out.dE.data(), in.V * in.D)) {
+    const int64_t i = detail::first_non_finite(out.dE.data(), in.V * in.D);
+    where = fmt::format("dE[{}, {}]", i / in.D, i % in.D);
+  }
+  if (where.empty()) return;
+  const bool inputs_finite =
+      detail::all_finite(in.A, in.P * in.D) && (in.E == nullptr || detail::all_finite(in.E, in.V * in.D));
+  if (!inputs_finite)
+    throw Float32Overflow(fmt::format("{}: {} is not finite because A or E holds NaN or inf", variant, where));
+  throw Float32Overflow(fmt::format(
+      "{}: {} is not finite although A and E are: the logits A·Eᵀ (or the gradients) overflow float32 "
+      "(|x| > 3.4e38); scale A or E down, or compute in float64 with the variant 'reference'",
+      variant, where));
+}
+
+}  // namespace lobench::cpu
