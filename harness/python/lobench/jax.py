@@ -91,6 +91,10 @@ def cut_binary_cross_entropy(activations, embeddings, targets, weights=None, ret
     (or [P, L]); weights: one per position, shape activations.shape[:-1], or None. Returns loss, or
     (loss, tp, fp, fn, tn) with return_metrics. The step computes in float32; the gradients come back
     in the inputs' dtypes. variant: a name from lobench.variants(); threads: None = OpenMP's default."""
+    if isinstance(targets, np.ndarray) and targets.dtype.kind in "iu" and targets.dtype.itemsize > 4:
+        # Without jax_enable_x64, jnp.asarray would wrap wide ids into int32 range: pad them first.
+        V = np.shape(embeddings)[0]
+        targets = np.where((targets >= 0) & (targets < V), targets, -1).astype(np.int32)
     A, E, T = jnp.asarray(activations), jnp.asarray(embeddings), jnp.asarray(targets)
     if A.ndim not in (2, 3):
         raise ValueError(f"argument 'activations' must have rank 3 [B, N, D] (or 2, [P, D]), got shape {A.shape}")

@@ -141,3 +141,9 @@ def xmc_problem(n=512):
     for i, l in enumerate(labels):
         T[i, :len(l)] = l
     return X, T, V, source
+
+
+def directional_fd(loss_of, x, direction, h=1e-4):
+    """Central finite difference of a float64 loss along `direction` at x."""
+    x, direction = np.asarray(x, np.float64), np.asarray(direction, np.float64)
+    return (loss_of(x + h * direction) - loss_of(x - h * direction)) / (2 * h)

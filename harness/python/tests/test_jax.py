@@ -68,6 +68,11 @@ def test_recml_signature_metrics_jit_and_wide_padding():
             ((~pred & (Y > 0)).sum(1) * w).sum(), ((~pred & (Y == 0)).sum(1) * w).sum()]
     np.testing.assert_allclose([tp, fp, fn, tn], want, rtol=1e-6)
     assert abs(float(loss) - float(dense_cut_bce(A, E, Y.reshape(B, N, V), W))) <= LOSS_TOL * float(loss)
+    # Wide int64 ids outside [0, V) stay padding (they would wrap into range if narrowed blindly).
+    T64 = T.astype(np.int64)
+    T64[T64 == -1] = 2**32
+    T64[T64 == V] = 2**33 + 5
+    np.testing.assert_array_equal(cut_binary_cross_entropy(A, E, T64, W), cut_binary_cross_entropy(A, E, T, W))
     # All weights zero: RecML's loss is 0 / (0 + 1e-8) = 0, and so are the gradients.
     z, g = jax.value_and_grad(lambda a: cut_binary_cross_entropy(a, E, T, np.zeros((B, N), np.float32)))(A)
     assert float(z) == 0.0 and not np.any(np.asarray(g))
@@ -121,3 +126,21 @@ def test_training_loop_matches_dense_bce_step_for_step():
     dense = train(lambda A, E, t: dense_cut_bce(A, E, jax.nn.one_hot(t, V).max(axis=1), None))
     assert ours[-1] < 0.5 * ours[0], "the loop should learn"
     np.testing.assert_allclose(ours, dense, rtol=1e-5, atol=0)
+
+
+def test_gradients_match_finite_differences_of_the_float64_loss():
+    from conftest import directional_fd
+    c = make_case(37, 301, 16, 3, True, "mean", 12)
+    A, E, T, W = c["A"], c["E"], c["targets"], c["weights"]
+    grads = jax.grad(lambda a, e, w: cut_binary_cross_entropy(a, e, T, w), argnums=(0, 1, 2))(A, E, W)
+    rng = np.random.default_rng(1)
+    for i, name in enumerate(["A", "E", "weights"]):
+        u = rng.standard_normal(c[name].shape)
+
+        def loss_of(x, name=name):  # RecML's normalisation on the float64 oracle
+            args = dict(c)
+            args[name] = x
+            sw = float(np.sum(np.asarray(args["weights"], np.float64)))
+            return reference(**args)["loss"] * sw / (sw + EPS)
+        fd = directional_fd(loss_of, c[name], u)
+        assert abs(float(np.sum(np.asarray(grads[i], np.float64) * u)) - fd) <= 1e-5 * max(abs(fd), 1e-3), name

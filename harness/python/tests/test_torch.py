@@ -141,3 +141,22 @@ def test_training_loop_matches_dense_bce_step_for_step():
     dense = train(lambda A, E, T: dense_loss(A, E, T, None, "mean"))
     assert ours[-1] < 0.5 * ours[0], "the loop should learn"
     np.testing.assert_allclose(ours, dense, rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_gradients_match_finite_differences_of_the_float64_loss(reduction):
+    from conftest import directional_fd, reference
+    c = make_case(37, 301, 16, 3, True, reduction, 11)
+    A, E, T, W = leaves(c, torch.float32)
+    lbt.binary_cross_entropy(A, E, T, W, reduction=reduction).backward()
+    rng = np.random.default_rng(0)
+    for name, grad in [("A", A.grad), ("E", E.grad), ("weights", W.grad)]:
+        x0 = c[name]
+        u = rng.standard_normal(x0.shape)
+
+        def loss_of(x, name=name):
+            args = dict(c)
+            args[name] = x
+            return reference(**args)["loss"]
+        fd = directional_fd(loss_of, x0, u)
+        assert abs(float(np.sum(grad.numpy() * u)) - fd) <= 1e-5 * max(abs(fd), 1e-3), name
