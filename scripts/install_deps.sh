@@ -20,7 +20,9 @@ fi
 
 # PyTorch for the lobench.torch tests and examples: Debian's python3-torch, for Debian's /usr/bin/python3
 # (PyPI's torch wheels pull in gigabytes of CUDA libraries). The package serves both interpreters.
-torch_packages=(python3-torch python3-numpy python3-pytest)
+# Debian's torch calls libblas.so.3, the unoptimised reference BLAS unless OpenBLAS provides it (its
+# dense matmuls were 6x slower that way: an unfair peer).
+torch_packages=(python3-torch python3-numpy python3-pytest libopenblas0-pthread)
 torch_missing=()
 for p in "${torch_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || torch_missing+=("$p")
