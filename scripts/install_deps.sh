@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lobench needs and a fresh machine lacks: Debian packages (Eigen, HDF5, fmt, CLI11,
-# GoogleTest, Google Benchmark, CMake) and Python packages (numpy, h5py, matplotlib, ml_dtypes, pandas).
+# GoogleTest, Google Benchmark, CMake, Debian's PyTorch) and Python packages (numpy, h5py, matplotlib,
+# ml_dtypes, nanobind, scikit-build-core, pytest, jax, pandas).
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 
@@ -17,10 +18,30 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-py_modules=(numpy h5py matplotlib ml_dtypes pandas)
+# PyTorch for the lobench.torch tests and examples: Debian's python3-torch, for Debian's /usr/bin/python3
+# (PyPI's torch wheels pull in gigabytes of CUDA libraries). The package serves both interpreters.
+# Debian's torch calls libblas.so.3, the unoptimised reference BLAS unless OpenBLAS provides it (its
+# dense matmuls were 6x slower that way: an unfair peer).
+torch_packages=(python3-torch python3-numpy python3-pytest libopenblas0-pthread)
+torch_missing=()
+for p in "${torch_packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || torch_missing+=("$p")
+done
+if [ ${#torch_missing[@]} -gt 0 ]; then
+  echo "install_deps: apt-get install --no-install-recommends ${torch_missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  [ ${#missing[@]} -gt 0 ] || $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${torch_missing[@]}" >/dev/null
+fi
+
+# python3's packages: "import name:pip name". nanobind and scikit-build-core build the Python package
+# (harness/python); pytest and jax (CPU, from PyPI) run its tests.
+py_modules=(numpy:numpy h5py:h5py matplotlib:matplotlib ml_dtypes:ml_dtypes nanobind:nanobind
+            scikit_build_core:scikit-build-core pytest:pytest jax:jax pandas:pandas)
 py_missing=()
 for m in "${py_modules[@]}"; do
-  python3 -c "import $m" >/dev/null 2>&1 || py_missing+=("$m")
+  python3 -c "import ${m%%:*}" >/dev/null 2>&1 || py_missing+=("${m#*:}")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then
   echo "install_deps: pip install ${py_missing[*]}"

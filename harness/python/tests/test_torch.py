@@ -1,0 +1,162 @@
+"""lobench.torch.binary_cross_entropy against PyTorch's dense BCE (float32 and float64), every variant."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed for this interpreter (Debian's python3-torch "
+                                             "serves /usr/bin/python3; ctest runs this file there)")
+import torch.nn.functional as F  # noqa: E402
+
+import lobench  # noqa: E402
+import lobench.torch as lbt  # noqa: E402
+from conftest import CASE_IDS, CASES, GRAD_TOL, LOSS_TOL, make_case, multi_hot, rel, xmc_problem  # noqa: E402
+
+
+def dense_loss(A, E, T, W, reduction):
+    """What a PyTorch user writes: F.binary_cross_entropy_with_logits over the [P, V] logits."""
+    Y = torch.from_numpy(multi_hot(T.reshape(-1, T.shape[-1]).numpy(), E.shape[0])).to(A.dtype)
+    X = A.reshape(-1, A.shape[-1]) @ E.T
+    if W is None and reduction == "mean":
+        return F.binary_cross_entropy_with_logits(X, Y)  # the mean over P·V elements
+    per = F.binary_cross_entropy_with_logits(X, Y, reduction="none")
+    w = torch.ones(X.shape[0], dtype=A.dtype) if W is None else W.reshape(-1)
+    if reduction == "sum":
+        return (per.sum(1) * w).sum()
+    return (per.mean(1) * w).sum() / w.sum() if float(w.sum()) > 0 else (per.mean(1) * w).sum() * 0
+
+
+def leaves(c, dtype, shape3=None):
+    A = torch.from_numpy(c["A"]).to(dtype)
+    T = torch.from_numpy(c["targets"]).long()
+    W = None if c["weights"] is None else torch.from_numpy(c["weights"]).to(dtype)
+    if shape3:
+        A, T = A.reshape(*shape3, -1), T.reshape(*shape3, -1)
+        W = None if W is None else W.reshape(shape3)
+    A.requires_grad_(True)
+    E = torch.from_numpy(c["E"]).to(dtype).requires_grad_(True)
+    if W is not None:
+        W.requires_grad_(True)
+    return A, E, T, W
+
+
+def grads(loss, A, E, W):
+    loss.backward()
+    return A.grad, E.grad, None if W is None else W.grad
+
+
+@pytest.mark.parametrize("variant", lobench.variants())
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_matches_dense_bce(variant, case):
+    c = make_case(*case)
+    A, E, T, W = leaves(c, torch.float32)
+    loss = lbt.binary_cross_entropy(A, E, T, W, reduction=c["reduction"], variant=variant, threads=2)
+    gA, gE, gW = grads(loss, A, E, W)
+    for dtype, tol_loss, tol_grad in [(torch.float64, LOSS_TOL, GRAD_TOL), (torch.float32, LOSS_TOL, GRAD_TOL)]:
+        A2, E2, T2, W2 = leaves(c, dtype)
+        ref = dense_loss(A2, E2, T2, W2, c["reduction"])
+        rA, rE, rW = grads(ref, A2, E2, W2)
+        what = f"{variant} vs dense {dtype}"
+        assert abs(loss.item() - ref.item()) <= tol_loss * abs(ref.item()), what
+        assert rel(gA.numpy(), rA.detach().numpy()) <= tol_grad, what
+        assert rel(gE.numpy(), rE.detach().numpy()) <= tol_grad, what
+        if W is not None:
+            assert rel(gW.numpy(), rW.detach().numpy()) <= tol_grad, what
+
+
+def test_three_d_inputs_and_mean_is_the_dense_mean():
+    # [B, N, D] activations, no weights, no padding: exactly F.binary_cross_entropy_with_logits(...).mean().
+    rng = np.random.default_rng(3)
+    B, N, D, V, L = 3, 11, 16, 777, 4
+    A = torch.tensor(rng.standard_normal((B, N, D), dtype=np.float32), requires_grad=True)
+    E = torch.tensor(rng.standard_normal((V, D), dtype=np.float32), requires_grad=True)
+    T = torch.tensor(rng.integers(0, V, (B, N, L)))
+    Y = torch.zeros(B, N, V).scatter_(2, T, 1.0)
+    ref = F.binary_cross_entropy_with_logits(A @ E.T, Y, reduction="none").mean()
+    ref.backward()
+    rA, rE = A.grad.clone(), E.grad.clone()
+    A.grad = E.grad = None
+    loss, counts = lbt.binary_cross_entropy(A, E, T, return_metrics=True)
+    (3.0 * loss).backward()  # a cotangent other than 1
+    assert abs(loss.item() - ref.item()) <= LOSS_TOL * ref.item()
+    assert rel(A.grad.numpy(), 3 * rA.numpy()) <= GRAD_TOL and rel(E.grad.numpy(), 3 * rE.numpy()) <= GRAD_TOL
+    assert counts.shape == (B, N, 4) and counts.dtype == torch.int64 and (counts.sum(-1) == V).all()
+    pred = (A @ E.T).detach() > 0
+    assert torch.equal(counts[..., 0], (pred & (Y > 0)).sum(-1))
+
+
+def test_backward_twice_raises():
+    c = make_case(*CASES[1])
+    A, E, T, W = leaves(c, torch.float32)
+    loss = lbt.binary_cross_entropy(A, E, T)
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="backward ran twice"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("change, exc, pattern", [
+    (dict(A=lambda a: a.double()), TypeError, r"argument 'A' must be torch.float32"),
+    (dict(A=lambda a: a[0]), ValueError, r"argument 'A' must have rank 2"),
+    (dict(A=lambda a: a.detach().numpy()), TypeError, r"argument 'A' must be a torch.Tensor"),
+    (dict(E=lambda e: e[:, :2]), ValueError, r"argument 'E' must have shape \[V, 16\]"),
+    (dict(T=lambda t: t.float()), TypeError, r"argument 'targets' must be torch.int32 or torch.int64"),
+    (dict(T=lambda t: t[:5]), ValueError, r"argument 'targets' must have shape \(37,\) \+ \(L,\)"),
+    (dict(W=lambda w: w[:5]), ValueError, r"argument 'weights' must have shape \(37,\)"),
+    (dict(reduction="none"), ValueError, r"argument 'reduction'"),
+    (dict(variant="nope"), ValueError, r"argument 'variant'"),
+    (dict(A=lambda a: torch.full_like(a, float("nan"))), ValueError, r"argument 'A' holds a non-finite value"),
+])
+def test_bad_inputs_raise_naming_the_argument(change, exc, pattern):
+    c = make_case(*CASES[1])
+    A, E, T, W = leaves(c, torch.float32)
+    args = dict(A=A, E=E, T=T, W=W)
+    for k in ("A", "E", "T", "W"):
+        if k in change:
+            args[k] = change[k](args[k])
+    kw = {k: v for k, v in change.items() if k in ("reduction", "variant")}
+    with pytest.raises(exc, match=pattern):
+        lbt.binary_cross_entropy(args["A"], args["E"], args["T"], args["W"], **kw)
+
+
+def train(loss_fn, steps=50, D=32, lr=2.0, batch=64):
+    """A linear XMC model (features → D → labels) trained by SGD on Bibtex; returns the losses."""
+    X, T, V, _ = xmc_problem(n=batch * 8)
+    g = torch.Generator().manual_seed(0)
+    enc = (torch.randn(X.shape[1], D, generator=g) * 0.05).requires_grad_(True)
+    E = (torch.randn(V, D, generator=g) * 0.05).requires_grad_(True)
+    X, T = torch.from_numpy(X), torch.from_numpy(T).long()
+    losses = []
+    for step in range(steps):
+        rows = slice((step * batch) % X.shape[0], (step * batch) % X.shape[0] + batch)
+        loss = loss_fn(X[rows] @ enc, E, T[rows])
+        enc.grad = E.grad = None
+        loss.backward()
+        with torch.no_grad():
+            enc -= lr * enc.grad
+            E -= lr * E.grad
+        losses.append(loss.item())
+    return np.array(losses)
+
+
+def test_training_loop_matches_dense_bce_step_for_step():
+    ours = train(lambda A, E, T: lbt.binary_cross_entropy(A, E, T, threads=2))
+    dense = train(lambda A, E, T: dense_loss(A, E, T, None, "mean"))
+    assert ours[-1] < 0.5 * ours[0], "the loop should learn"
+    np.testing.assert_allclose(ours, dense, rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_gradients_match_finite_differences_of_the_float64_loss(reduction):
+    from conftest import directional_fd, reference
+    c = make_case(37, 301, 16, 3, True, reduction, 11)
+    A, E, T, W = leaves(c, torch.float32)
+    lbt.binary_cross_entropy(A, E, T, W, reduction=reduction).backward()
+    rng = np.random.default_rng(0)
+    for name, grad in [("A", A.grad), ("E", E.grad), ("weights", W.grad)]:
+        x0 = c[name]
+        u = rng.standard_normal(x0.shape)
+
+        def loss_of(x, name=name):
+            args = dict(c)
+            args[name] = x
+            return reference(**args)["loss"]
+        fd = directional_fd(loss_of, x0, u)
+        assert abs(float(np.sum(grad.numpy() * u)) - fd) <= 1e-5 * max(abs(fd), 1e-3), name
