@@ -67,6 +67,15 @@ void print_measurement(const ShardedMeasurement& m) {
              100 * m.comm_share, m.peak_bytes_max, m.peak_bytes_sum);
 }
 
+// One machine-readable line (scripts/shard_measure.sh collects them), GFLOP/s on the whole step's 6PVD.
+void print_csv(const Args& a, const ShardedMeasurement& m) {
+  const double flops = a.shape.flops_fused();
+  fmt::print("csv,{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4f},{},{},{},{:.4g}\n", m.layout.ranks,
+             to_string(m.layout.kind), m.variant, a.threads, a.shape.P(), a.shape.V, a.shape.D, a.reps, m.step_s_median,
+             m.compute_s_max, m.compute_s_min, m.comm_s_max, m.wait_s_max, m.comm_share, m.comm_bytes_max,
+             m.peak_bytes_max, m.peak_bytes_sum, flops / m.step_s_median * 1e-9);
+}
+
 // Rank 0: the sharded outputs against one process and the float64 reference. Returns the exit status.
 int compare_on_rank0(const Args& a, const ShardedMeasurement& m) {
   const StepData whole = make_synthetic(a.shape, a.spec);
@@ -121,6 +130,7 @@ int run(int argc, char** argv, int rank) {
     int rc = 0;
     if (rank == 0) {
       print_measurement(m);
+      print_csv(a, m);
       if (a.compare) rc = compare_on_rank0(a, m);
       std::fflush(stdout);
     }
