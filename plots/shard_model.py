@@ -42,7 +42,7 @@ def fit(folder):
 
 def plot(model_csv, out):
     rows = read_csv(model_csv)
-    fig, (ax_mem, ax_t) = plt.subplots(1, 2, figsize=(12, 4.8))
+    fig, (ax_mem, ax_t, ax_c) = plt.subplots(1, 3, figsize=(17, 5))
     styles = {"fused": "-", "dense": "--", "train_fp8_fused_sr": ":", "train_bf16_fused_sr": "-."}
     colors = {"elmo_18M_D768": "C0", "yambda_cutbce": "C1", "table2_V100k": "C2"}
     for shape in colors:
@@ -59,19 +59,23 @@ def plot(model_csv, out):
                                 key=lambda r: int(r["R"]))
                     ax_t.plot([int(r["R"]) for r in s2], [float(r["step_s"]) for r in s2], ls, marker=marker, ms=3,
                               color=colors[shape], label=f"{shape} {variant} ({net})")
+                    ax_c.plot([int(r["R"]) for r in s2], [100 * float(r["comm_share"]) for r in s2], ls, marker=marker,
+                              ms=3, color=colors[shape], label=f"{shape} {variant} ({net})")
     ax_mem.axhline(24, color="k", lw=0.8)
     ax_mem.text(1.1, 26, "24 GiB per rank", fontsize=8)
-    for ax in (ax_mem, ax_t):
+    for ax in (ax_mem, ax_t, ax_c):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("ranks R (vocabulary shards)")
         ax.grid(True, which="both", lw=0.3)
     ax_mem.set_ylabel("bytes on the largest rank (GiB): working + inputs/outputs")
     ax_t.set_ylabel("predicted step time (s)")
-    ax_mem.legend(fontsize=6)
-    ax_t.legend(fontsize=6)
-    ax_mem.set_title("memory per rank (exact, from the predicted bytes)")
-    ax_t.set_title("time per step (compute at the measured rate + alpha-beta collectives)")
+    ax_c.set_ylabel("communication share of the step (%)")
+    for ax in (ax_mem, ax_t, ax_c):
+        ax.legend(fontsize=6)
+    ax_mem.set_title("memory per rank (exact predicted bytes)", fontsize=10)
+    ax_t.set_title("step time: measured rate + alpha-beta collectives", fontsize=10)
+    ax_c.set_title("communication share", fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     print(f"wrote {out}")

@@ -15,6 +15,7 @@ mkdir -p "$out"
 mpirun=(mpirun --allow-run-as-root --oversubscribe)
 check=$build/harness/shard/lobench_shard_check
 
+if [ "${SHARD_MODEL_ONLY:-0}" != 1 ]; then  # SHARD_MODEL_ONLY=1: redo 3-4 from the committed measurements
 "${mpirun[@]}" -np 2 "$build/harness/shard/shard_collective_bench" 21 > "$out/collectives.csv"
 
 shape=(--B 32 --N 32 --V 100000 --D 128 --L 8 --warmup 1 --reps 5 --no-compare)
@@ -25,6 +26,7 @@ for i in $(seq "$repeats"); do
   "${mpirun[@]}" -np 2 "$check" "${shape[@]}" --variant fused --threads 1 | grep '^csv,' | cut -d, -f2- >> "$out/scaling.csv"
   "${mpirun[@]}" -np 1 "$check" "${shape[@]}" --variant dense --threads 1 | grep '^csv,' | cut -d, -f2- >> "$out/scaling.csv"
 done
+fi
 
 read -r alpha_us bw_gbs fused_gflops dense_gflops < <(python3 plots/shard_model.py --fit "$out")
 echo "fit: alpha ${alpha_us} us, bandwidth ${bw_gbs} GB/s; per-rank rates fused ${fused_gflops}, dense ${dense_gflops} GFLOP/s"

@@ -63,8 +63,9 @@ Point step_point(const Variant& v, const Shape& s, int R, int threads, const Net
   return p;
 }
 
-// ELMO's training step with the classifier sharded by labels (fused SR update, no [V, D] gradient):
-// the classifier head's exact bytes on the largest rank, and dH (4BD) summed by ordered_sum.
+// ELMO's training step with the classifier sharded by labels (fused SR update, no [V, D] gradient, 8
+// label chunks as ELMO's fp8 configs use): the classifier head's exact bytes on the largest rank, and
+// dH (4BD) summed by ordered_sum.
 Point train_point(const Shape& s, int R, int threads, const Network& net, const std::string& format) {
   const Range rows = split_range(s.V, R, 0);
   train::ClassifierConfig c;
@@ -72,6 +73,7 @@ Point train_point(const Shape& s, int R, int threads, const Network& net, const 
   c.D = s.D;
   c.format = precision::parse_format(format);
   c.mode = train::UpdateMode::fused;
+  c.chunks = 8;
   c.threads = threads;
   c.max_batch = s.P();
   c.max_positives = s.P() * s.L;
@@ -140,7 +142,7 @@ int main(int argc, char** argv) {
       for (int R : Rs) {
         const Point p = point(R);
         const double compute = p.flops / (k.gflops * 1e9), step = compute + p.comm_s;
-        fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.4f}\n", ms.name, k.name, net.name, R,
+        fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g}\n", ms.name, k.name, net.name, R,
                    ms.shape.V, ms.shape.P(), ms.shape.D, p.rows, p.working, p.io, p.total(), p.total() <= rank_bytes ? 1 : 0,
                    compute, p.comm_s, step, step > 0 ? p.comm_s / step : 0.0);
       }
