@@ -71,14 +71,36 @@ void ordered_sum_piece(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st) {
   st.collectives += 2;
 }
 
+// The short-vector path: every rank's x on rank 0, summed there in rank order, broadcast back.
+template <typename T>
+void gathered_sum(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st) {
+  const int R = comm_size(comm), me = comm_rank(comm);
+  check(MPI_Gather(x, int(n), mpi_type<T>(), recv, int(n), mpi_type<T>(), 0, comm), "MPI_Gather (ordered sum)");
+  if (me == 0)
+    for (int64_t i = 0; i < n; ++i) {
+      T acc = recv[i];
+      for (int j = 1; j < R; ++j) acc += recv[int64_t(j) * n + i];  // rank order, as ordered_sum_piece
+      x[i] = acc;
+    }
+  check(MPI_Bcast(x, int(n), mpi_type<T>(), 0, comm), "MPI_Bcast (ordered sum)");
+  const int64_t bytes = n * int64_t(sizeof(T));
+  st.bytes_sent += me == 0 ? int64_t(R - 1) * bytes : bytes;  // what a flat gather and broadcast move
+  st.bytes_received += me == 0 ? int64_t(R - 1) * bytes : bytes;
+  st.collectives += 2;
+}
+
 template <typename T>
 void ordered_sum_impl(MPI_Comm comm, T* x, int64_t n, CountingAllocator& alloc, CommStats& st) {
   const int R = comm_size(comm);
   if (R == 1 || n == 0) return;
   const double t0 = MPI_Wtime();
-  Buffer<T> recv(alloc, ordered_sum_buffer_bytes(n, R, sizeof(T)) / int64_t(sizeof(T)));
-  for (int64_t off = 0; off < n; off += kOrderedSumPiece)
-    ordered_sum_piece(comm, x + off, std::min(kOrderedSumPiece, n - off), recv.data(), st);
+  Buffer<T> recv(alloc, ordered_sum_buffer_bytes(n, R, sizeof(T), comm_rank(comm)) / int64_t(sizeof(T)));
+  if (n * int64_t(sizeof(T)) <= kGatherSumBytes) {
+    gathered_sum(comm, x, n, recv.data(), st);
+  } else {
+    for (int64_t off = 0; off < n; off += kOrderedSumPiece)
+      ordered_sum_piece(comm, x + off, std::min(kOrderedSumPiece, n - off), recv.data(), st);
+  }
   st.seconds += MPI_Wtime() - t0;
 }
 
@@ -107,8 +129,9 @@ void all_gather_impl(MPI_Comm comm, const T* mine, int64_t count, std::vector<T>
 
 }  // namespace
 
-int64_t ordered_sum_buffer_bytes(int64_t n, int ranks, int64_t elem) {
+int64_t ordered_sum_buffer_bytes(int64_t n, int ranks, int64_t elem, int rank) {
   if (ranks <= 1 || n == 0) return 0;
+  if (n * elem <= kGatherSumBytes) return rank == 0 ? n * ranks * elem : 0;
   const int64_t piece = std::min(n, kOrderedSumPiece);
   return split_range(piece, ranks, 0).size() * ranks * elem;  // segment 0 is the largest
 }

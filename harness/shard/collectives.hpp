@@ -9,7 +9,10 @@
 // ((x_0 + x_1) + x_2) + ... in rank order: a reduce-scatter written as MPI_Alltoallv (rank k receives
 // segment k of every rank's vector and sums it in rank order), then MPI_Allgatherv of the summed
 // segments. That moves 2·(R−1)/R·n elements per rank, the same as a bandwidth-optimal ring allreduce,
-// at 2 collective latencies. Integer sums are exact whatever the order and use MPI_Allreduce.
+// at 2 collective latencies. Short vectors (at most kGatherSumBytes), where latency dominates, go by
+// MPI_Gather to rank 0, the same rank-order sum there, and MPI_Bcast: O(log R) latencies instead of
+// O(R) for the all-to-all; the sum is the same expression either way, so the bits do not depend on
+// the path. Integer sums are exact whatever the order and use MPI_Allreduce.
 #pragma once
 
 #include <mpi.h>
@@ -41,9 +44,15 @@ struct CommStats {
 // stays at most this many elements and every MPI count fits an int.
 constexpr int64_t kOrderedSumPiece = int64_t(1) << 24;
 
-// Bytes of the receive buffer ordered_sum allocates through `alloc` for n elements of `elem` bytes
-// on a communicator of `ranks` (its rank's segment of one piece, from every rank).
-int64_t ordered_sum_buffer_bytes(int64_t n, int ranks, int64_t elem);
+// Vectors of at most this many bytes take the gather-to-rank-0 path: it wins while n·β < 2α (the
+// all-to-all's extra latencies cost more than rank 0 receiving every copy), n ≈ 2.3 KB with this machine's
+// fitted α, β (results/shard.md) and ≈ 50 KB on a 100 Gb/s network; 2 KiB is safe for both.
+constexpr int64_t kGatherSumBytes = 2048;
+
+// Bytes of the receive buffer ordered_sum allocates through `alloc` on rank `rank` of a communicator of
+// `ranks`, for n elements of `elem` bytes: every rank's copy on rank 0 (gather path, none elsewhere),
+// or its segment of one piece from every rank (all-to-all path).
+int64_t ordered_sum_buffer_bytes(int64_t n, int ranks, int64_t elem, int rank);
 
 // x[i] ← Σ_ranks x[i] in rank order, on every rank of comm. float or double.
 void ordered_sum(MPI_Comm comm, float* x, int64_t n, CountingAllocator& alloc, CommStats& stats);

@@ -47,7 +47,7 @@ void merge_topk(MPI_Comm comm, int32_t* ids, float* scores, int64_t rows, int k,
 
 }  // namespace
 
-train::LabelShard make_label_shard(MPI_Comm comm, int64_t labels, int64_t max_batch, int64_t D, CommStats* stats) {
+train::LabelShard make_label_shard(MPI_Comm comm, int64_t labels, CommStats* stats) {
   int R = 1, me = 0;
   MPI_Comm_size(comm, &R);
   MPI_Comm_rank(comm, &me);
@@ -58,7 +58,7 @@ train::LabelShard make_label_shard(MPI_Comm comm, int64_t labels, int64_t max_ba
   train::LabelShard s;
   s.begin = mine.begin;
   s.end = mine.end;
-  s.comm_buffer_bytes = ordered_sum_buffer_bytes(max_batch * D, R, 4);
+  s.sum_floats_bytes = [R, me](int64_t n) { return ordered_sum_buffer_bytes(n, R, 4, me); };
   s.sum_floats = [comm, sink](float* x, int64_t n, CountingAllocator& alloc) {
     ordered_sum(comm, x, n, alloc, *sink);
   };
@@ -83,7 +83,7 @@ train::RunOutcome train_xmc_sharded(MPI_Comm comm, const data::TrainTest& data, 
   MPI_Comm_rank(comm, &me);
   const train::DataShape shape = train::DataShape::of(data);
   const train::LabelShard shard =
-      make_label_shard(comm, shape.num_labels, std::max(cfg.batch, cfg.eval_batch), cfg.D, stats);
+      make_label_shard(comm, shape.num_labels, stats);
   // The checks train_xmc makes before its first collective, made collectively here: a shard too small
   // or a bad configuration on any rank stops all of them (no rank left inside a sum).
   std::string error;

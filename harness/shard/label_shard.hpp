@@ -14,10 +14,9 @@
 
 namespace lobench::shard {
 
-// The hooks of train::LabelShard over `comm` for a head of `labels` labels, steps of at most
-// `max_batch` rows of width D. `stats` (optional, outliving the shard) accumulates the communication.
-train::LabelShard make_label_shard(MPI_Comm comm, int64_t labels, int64_t max_batch, int64_t D,
-                                   CommStats* stats = nullptr);
+// The hooks of train::LabelShard over `comm` for a head of `labels` labels. `stats` (optional,
+// outliving the shard) accumulates the communication.
+train::LabelShard make_label_shard(MPI_Comm comm, int64_t labels, CommStats* stats = nullptr);
 
 // train_xmc on this rank's label shard: every rank of comm calls it with the same data and config.
 // A rank whose shard cannot train (fewer than 5 labels, bad config) stops every rank with RankFailure.

@@ -40,9 +40,11 @@ int64_t predicted_rank_working_bytes(const Variant& v, const Shape& whole, const
                                      const RunOptions& options) {
   const Shape s = shard_shape(whole, layout, rank);
   const int64_t variant = holds_work(s) ? v.predicted_working_bytes(s, options) : 0;
-  const int64_t comm = std::max({ordered_sum_buffer_bytes(s.N * s.D, layout.vocab_parts, 4),
-                                 ordered_sum_buffer_bytes(s.N, layout.vocab_parts, 8),
-                                 ordered_sum_buffer_bytes(s.V * s.D, layout.position_parts, 4)});
+  // (the rank's place in across_vocab is its vocab_index, in across_positions its position_index)
+  const int vi = layout.vocab_index(rank), pi = layout.position_index(rank);
+  const int64_t comm = std::max({ordered_sum_buffer_bytes(s.N * s.D, layout.vocab_parts, 4, vi),
+                                 ordered_sum_buffer_bytes(s.N, layout.vocab_parts, 8, vi),
+                                 ordered_sum_buffer_bytes(s.V * s.D, layout.position_parts, 4, pi)});
   return std::max(variant, comm);
 }
 
@@ -57,6 +59,8 @@ std::string rank_preflight(const Variant& v, const Shape& whole, const ShardLayo
                            const RunOptions& options, int64_t mem_limit) {
   if (v.backend() != "cpu")
     return fmt::format("variant '{}/{}' cannot run sharded: the sharded step runs CPU variants", v.backend(), v.name());
+  if (!options.e_is_float32())
+    return fmt::format("E in {}: the sharded step holds E in float32 only (no storage format per shard yet)", options.e_format);
   const Shape s = shard_shape(whole, layout, rank);
   if (holds_work(s))
     if (auto why = v.skip_reason(s, options)) return fmt::format("variant '{}' cannot run its shard: {}", v.name(), *why);

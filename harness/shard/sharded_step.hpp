@@ -63,8 +63,8 @@ int64_t predicted_rank_working_bytes(const Variant& v, const Shape& whole, const
 // the whole step's weights and per-position losses gathered for the loss.
 int64_t rank_io_bytes(const Shape& whole, const ShardLayout& layout, int rank);
 
-// Why rank `rank` cannot run its block (a CPU variant is required; the variant's own skip reason; the
-// predicted working + io bytes over mem_limit when mem_limit > 0), or "" when it can.
+// Why rank `rank` cannot run its block (a CPU variant and E in float32 are required; the variant's own
+// skip reason; the predicted working + io bytes over mem_limit when mem_limit > 0), or "" when it can.
 std::string rank_preflight(const Variant& v, const Shape& whole, const ShardLayout& layout, int rank,
                            const RunOptions& options, int64_t mem_limit);
 

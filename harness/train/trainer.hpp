@@ -87,7 +87,7 @@ struct LabelShard {
   std::function<int64_t(int64_t)> sum_int;     // an exact count summed over the shards
   // ids and scores [rows, k] of this shard's best k (whole-head ids, best first) ← the best k of all.
   std::function<void(int32_t* ids, float* scores, int64_t rows, int k)> merge_topk;
-  int64_t comm_buffer_bytes = 0;  // the most sum_floats allocates at once (for predict_memory)
+  std::function<int64_t(int64_t n)> sum_floats_bytes;  // what sum_floats(x, n) allocates (for predict_memory)
   int64_t size() const { return end - begin; }
 };
 

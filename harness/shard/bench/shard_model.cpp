@@ -3,6 +3,7 @@
 // bytes, which the tests hold the counting allocator to); time is modelled:
 //   compute  = flops of the rank's shard / the per-rank rate measured on this machine;
 //   ordered_sum of n bytes over R ranks = 2(R−1)·α + 2·(R−1)/R·n·β   (pairwise all-to-all + ring allgather)
+//     or, n ≤ kGatherSumBytes, 2⌈log₂R⌉·α + (R−1+⌈log₂R⌉)·n·β          (gather to rank 0 + broadcast)
 //   exact_sum / checkpoint (MPI_Allreduce)  = 2⌈log₂R⌉·α + 2·(R−1)/R·n·β
 // and one step's collectives are what sharded_step issues: per-position losses (8P) and dA (4PD) by
 // ordered_sum, counts (32P) and the checkpoint (4 B) by MPI_Allreduce. Appends CSV rows to --out and
@@ -34,8 +35,13 @@ struct ModelShape {
 struct Network {
   std::string name;
   double alpha_s = 0, beta_s_per_byte = 0;
+  // The path ordered_sum takes: short vectors gathered to rank 0 (binomial gather and broadcast: rank 0
+  // receives (R−1)·n, the broadcast moves n per level), longer ones all-to-all + allgather.
   double ordered_sum(double bytes, int R) const {
-    return R <= 1 ? 0.0 : 2.0 * (R - 1) * alpha_s + 2.0 * (R - 1) / R * bytes * beta_s_per_byte;
+    if (R <= 1) return 0.0;
+    const double levels = std::ceil(std::log2(double(R)));
+    if (bytes <= double(kGatherSumBytes)) return 2.0 * levels * alpha_s + (R - 1 + levels) * bytes * beta_s_per_byte;
+    return 2.0 * (R - 1) * alpha_s + 2.0 * (R - 1) / R * bytes * beta_s_per_byte;
   }
   double allreduce(double bytes, int R) const {
     return R <= 1 ? 0.0 : 2.0 * std::ceil(std::log2(double(R))) * alpha_s + 2.0 * (R - 1) / R * bytes * beta_s_per_byte;

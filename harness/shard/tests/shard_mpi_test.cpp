@@ -140,7 +140,8 @@ TEST(ShardedStep, AllWeightsZeroGivesZeroLossOnEveryRank) {
 // The fixed-order sum: rank order, the same bits on every rank, whatever the length (pieces included).
 TEST(Collectives, OrderedSumIsTheRankOrderSum) {
   const int R = world_size(), me = world_rank();
-  for (int64_t n : {int64_t(0), int64_t(1), int64_t(2), int64_t(7), int64_t(1000)}) {
+  // Up to 256 doubles take the gather path, 257 and more the all-to-all: the same bits either way.
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(2), int64_t(7), int64_t(256), int64_t(257), int64_t(5000)}) {
     std::vector<double> x(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) x[size_t(i)] = std::ldexp(1.0 + 0.1 * double(i), 50 * (me % 2)) + 0.3 * me;
     CountingAllocator alloc;
@@ -154,7 +155,7 @@ TEST(Collectives, OrderedSumIsTheRankOrderSum) {
       }
       EXPECT_EQ(x[size_t(i)], want) << "n " << n << " i " << i;
     }
-    EXPECT_EQ(alloc.peak_bytes(), ordered_sum_buffer_bytes(n, R, 8));
+    EXPECT_EQ(alloc.peak_bytes(), ordered_sum_buffer_bytes(n, R, 8, me));
     EXPECT_EQ(alloc.current_bytes(), 0);
     if (n > 0) {
       EXPECT_GT(st.bytes_sent, 0);
@@ -212,6 +213,11 @@ TEST(RankFailures, UnsupportedVariantStopsEveryRank) {
   RunOptions o = one_thread();
   o.operand = "bf16";  // the CPU variants compute in fp32 only
   EXPECT_THROW(measure_sharded_point(MPI_COMM_WORLD, Shape{1, 4, 10, 2, 1, Reduction::mean, false}, {}, "fused", o,
+                                     ShardKind::vocab, 0, 1),
+               RankFailure);
+  RunOptions stored = one_thread();
+  stored.e_format = "bfloat16";  // would silently run on float32 E: refused instead
+  EXPECT_THROW(measure_sharded_point(MPI_COMM_WORLD, Shape{1, 4, 10, 2, 1, Reduction::mean, false}, {}, "fused", stored,
                                      ShardKind::vocab, 0, 1),
                RankFailure);
   EXPECT_THROW(measure_sharded_point(MPI_COMM_WORLD, Shape{1, 4, 10, 2, 1, Reduction::mean, false}, {}, "no_such",
