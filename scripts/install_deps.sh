@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lobench needs and a fresh machine lacks: Debian packages (Eigen, HDF5, fmt, CLI11,
-# GoogleTest, Google Benchmark, CMake, Open MPI for the sharded step) and Python packages (numpy, h5py, matplotlib, ml_dtypes).
+# GoogleTest, Google Benchmark, CMake, Open MPI for the sharded step) and Python packages (numpy, h5py,
+# matplotlib, ml_dtypes).
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 
