@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what lobench needs and a fresh machine lacks: Debian packages (Eigen, HDF5, fmt, CLI11,
-# GoogleTest, Google Benchmark, CMake, Debian's PyTorch) and Python packages (numpy, h5py, matplotlib,
-# ml_dtypes, nanobind, scikit-build-core, pytest, jax, pandas).
+# GoogleTest, Google Benchmark, CMake, Debian's PyTorch, Open MPI for the sharded step) and Python packages
+# (numpy, h5py, matplotlib, ml_dtypes, nanobind, scikit-build-core, pytest, jax, pandas).
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 
-apt_packages=(cmake g++ libeigen3-dev libhdf5-dev hdf5-tools libfmt-dev libcli11-dev libgtest-dev libbenchmark-dev)
+apt_packages=(cmake g++ libeigen3-dev libhdf5-dev hdf5-tools libfmt-dev libcli11-dev libgtest-dev libbenchmark-dev
+              libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

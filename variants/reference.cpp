@@ -88,7 +88,7 @@ void reference_step(const StepInputs& in, ReferenceResult& out, CountingAllocato
     });
   }
 
-  const double V_div = in.reduction == Reduction::mean ? double(V) : 1.0;
+  const double V_div = in.reduction == Reduction::mean ? double(in.mean_V()) : 1.0;
   double weighted = 0.0;
   for (int64_t p = 0; p < P; ++p) {
     out.per_position_loss[p] = row_sum[p] / V_div;

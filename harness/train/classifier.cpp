@@ -169,7 +169,8 @@ struct Classifier::Impl {
     }
   }
 
-  // W[v0 .. v0+n) ← round(W − lr·g), g [n, D]. Element v·D + d uses random word (seed, step, v·D + d).
+  // W[v0 .. v0+n) ← round(W − lr·g), g [n, D]. Element v·D + d uses random word (seed, step, v·D + d),
+  // v counted in the whole head (label_offset + v).
   void apply_update(int t, int64_t v0, int64_t n, const float* g, float lr, uint64_t step) {
     const int64_t D = cfg.D;
     const int64_t len = n * D;
@@ -178,7 +179,7 @@ struct Classifier::Impl {
     opt.sr_bits = cfg.rounding.elmo ? 0 : cfg.rounding.sr_bits;
     opt.seed = cfg.seed;
     opt.stream = step;
-    opt.index_offset = uint64_t(v0 * D);
+    opt.index_offset = uint64_t((cfg.label_offset + v0) * D);
     if (storage == Storage::f32) {
       float* w = wf.data() + v0 * D;
       for (int64_t i = 0; i < len; ++i) w[i] = std::fma(-lr, g[i], w[i]);
@@ -286,8 +287,9 @@ void Classifier::init_normal(double std, uint64_t seed) {
     for (int64_t blk = 0; blk < blocks; ++blk) {
       const int64_t v0 = blk * rows_per_block, n = std::min(rows_per_block, V - v0);
       const size_t len = size_t(n * D);
-      lp::random_words(seed, 0x1A17, uint64_t(v0 * D), std::span<uint32_t>(w1.data(), len));
-      lp::random_words(seed, 0x1A18, uint64_t(v0 * D), std::span<uint32_t>(w2.data(), len));
+      const uint64_t first = uint64_t((cfg_.label_offset + v0) * D);  // the whole head's element index
+      lp::random_words(seed, 0x1A17, first, std::span<uint32_t>(w1.data(), len));
+      lp::random_words(seed, 0x1A18, first, std::span<uint32_t>(w2.data(), len));
       for (size_t i = 0; i < len; ++i) {
         const double u1 = (double(w1[i]) + 1.0) * 0x1.0p-32;  // (0, 1]
         const double u2 = double(w2[i]) * 0x1.0p-32;

@@ -68,6 +68,10 @@ struct ClassifierConfig {
   int64_t max_batch = 0;   // B: rows per step (buffers are sized for it)
   int64_t max_positives = 0;  // most (row, label) positives one step may carry
   uint64_t seed = 0;       // key of the stochastic-rounding words
+  // A shard of a larger head (harness/shard/): these V labels are the whole head's [label_offset,
+  // label_offset + V). Initial values and rounding words are keyed by the whole head's element index,
+  // so a shard's weights are the whole head's rows bit for bit.
+  int64_t label_offset = 0;
 };
 
 // Where the bytes go (exact, in bytes). Components follow the issue: weights, weight gradient,

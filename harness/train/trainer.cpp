@@ -8,6 +8,7 @@
 #include <limits>
 #include <numbers>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -70,6 +71,28 @@ struct BatchBuffers {
     return {std::span<const int64_t>(lab_off.data(), size_t(rows + 1)),
             std::span<const int32_t>(lab_ids.data(), size_t(lab_off[rows]))};
   }
+};
+
+// A batch's labels as one label shard sees them: ids in [begin, end) rebased to the shard, the rest dropped.
+struct ShardBatchLabels {
+  ShardBatchLabels(int64_t B, int64_t max_lab, CountingAllocator& a)
+      : off(a, B + 1), ids(a, std::max<int64_t>(1, B * max_lab)) {}
+  static int64_t bytes(int64_t B, int64_t max_lab) { return (B + 1) * 8 + std::max<int64_t>(1, B * max_lab) * 4; }
+  BatchLabels rebase(const BatchLabels& whole, const LabelShard& shard) {
+    const int64_t B = int64_t(whole.offsets.size()) - 1;
+    off[0] = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t n = off[b];
+      for (int64_t i = whole.offsets[size_t(b)]; i < whole.offsets[size_t(b + 1)]; ++i) {
+        const int64_t id = whole.ids[size_t(i)];
+        if (id >= shard.begin && id < shard.end) ids[n++] = int32_t(id - shard.begin);
+      }
+      off[b + 1] = n;
+    }
+    return {std::span<const int64_t>(off.data(), size_t(B + 1)), std::span<const int32_t>(ids.data(), size_t(off[B]))};
+  }
+  Buffer<int64_t> off;
+  Buffer<int32_t> ids;
 };
 
 // Learning-rate factor at step s (0-based) of `total`: linear warmup, then constant or cosine to 0.
@@ -151,9 +174,10 @@ DataShape DataShape::of(const data::TrainTest& d) {
   return s;
 }
 
-ClassifierConfig classifier_config(const TrainConfig& c, const DataShape& s) {
+ClassifierConfig classifier_config(const TrainConfig& c, const DataShape& s, const LabelShard* shard) {
   ClassifierConfig k;
-  k.V = s.num_labels;
+  k.V = shard ? shard->size() : s.num_labels;
+  k.label_offset = shard ? shard->begin : 0;
   k.D = c.D;
   k.format = c.classifier_format();
   k.rounding = parse_update_rounding(c.clf_rounding, c.sr_bits);
@@ -182,14 +206,25 @@ EncoderConfig encoder_config(const TrainConfig& c, const DataShape& s) {
   return e;
 }
 
-MemoryPrediction predict_memory(const TrainConfig& c, const DataShape& s) {
-  const ClassifierConfig kc = classifier_config(c, s);
+MemoryPrediction predict_memory(const TrainConfig& c, const DataShape& s, const LabelShard* shard) {
+  const ClassifierConfig kc = classifier_config(c, s, shard);
   const EncoderConfig ec = encoder_config(c, s);
   const int64_t B = kc.max_batch;
   MemoryPrediction m;
   m.train = Classifier::predicted_bytes(kc);
   m.train.encoder = Encoder::predicted_bytes(ec);
   m.train.workspace += BatchBuffers::bytes(B, s.max_features_per_row, s.max_labels_per_row) + B * c.D * 4 /* dH */;
+  if (shard) {
+    // The label shards' dH sum, at the largest of the batch sizes training uses: full batches and, when
+    // the split does not divide and an epoch runs to its end, the last, shorter one.
+    const int64_t full = std::min(c.batch, s.train_rows), last = s.train_rows % c.batch;
+    const int64_t steps_per_epoch = (s.train_rows + c.batch - 1) / c.batch;
+    const int64_t steps = c.max_steps > 0 ? std::min(steps_per_epoch * c.epochs, c.max_steps) : steps_per_epoch * c.epochs;
+    int64_t sum_bytes = shard->sum_floats_bytes(full * c.D);
+    if (last != 0 && s.train_rows > c.batch && steps >= steps_per_epoch)
+      sum_bytes = std::max(sum_bytes, shard->sum_floats_bytes(last * c.D));
+    m.train.workspace += ShardBatchLabels::bytes(B, s.max_labels_per_row) + sum_bytes;
+  }
   const int64_t eb = c.eval_batch > 0 ? c.eval_batch : c.batch;
   m.eval_extra = Classifier::predicted_eval_bytes(kc, eb, kTopK) + std::max<int64_t>(1, s.test_rows * kTopK) * 4 +
                  eb * kTopK * 4;
@@ -197,17 +232,23 @@ MemoryPrediction predict_memory(const TrainConfig& c, const DataShape& s) {
 }
 
 RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const ProgressFn& progress,
-                     const EpochFn& on_epoch) {
+                     const EpochFn& on_epoch, const LabelShard* shard) {
   cfg.validate();
   const DataShape shape = DataShape::of(d);
   if (shape.num_labels < kTopK)
     throw std::invalid_argument(fmt::format("the dataset has {} labels; P@5 needs at least 5", shape.num_labels));
   if (d.train.rows() < 1) throw std::invalid_argument("the training split has no rows");
-  const ClassifierConfig kc = classifier_config(cfg, shape);
+  if (shard) {
+    if (shard->begin < 0 || shard->end > shape.num_labels || shard->size() < kTopK)
+      throw std::invalid_argument(fmt::format("label shard [{}, {}) of {} labels: a shard needs at least {} labels",
+                                              shard->begin, shard->end, shape.num_labels, kTopK));
+    if (cfg.hist_every > 0) throw std::invalid_argument("--hist-every: gradient histograms are not gathered across label shards");
+  }
+  const ClassifierConfig kc = classifier_config(cfg, shape, shard);
   const EncoderConfig ec = encoder_config(cfg, shape);
 
   RunOutcome out;
-  out.predicted = predict_memory(cfg, shape);
+  out.predicted = predict_memory(cfg, shape, shard);
   CountingAllocator alloc;
   Classifier clf(kc, alloc);
   Encoder enc(ec, alloc);
@@ -216,6 +257,8 @@ RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const Pro
   const int64_t B = cfg.batch, eval_B = cfg.eval_batch > 0 ? cfg.eval_batch : cfg.batch;
   BatchBuffers batch(kc.max_batch, shape.max_features_per_row, shape.max_labels_per_row, alloc);
   Buffer<float> dH(alloc, kc.max_batch * cfg.D);
+  std::optional<ShardBatchLabels> shard_labels;
+  if (shard) shard_labels.emplace(kc.max_batch, shape.max_labels_per_row, alloc);
 
   // Propensities from the training split (Jain et al.).
   std::vector<double> inv_prop;
@@ -270,8 +313,12 @@ RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const Pro
       rec.lr_enc = cfg.enc_lr * f;
       rec.lr_clf = cfg.clf_lr * f;
       record_hist = cfg.hist_every > 0 && step % cfg.hist_every == 0;
-      const BatchLabels labels = batch.labels();
-      const StepResult res = clf.step(H, n, labels, float(rec.lr_clf), uint64_t(step), dH.data(), observer, logit_observer);
+      const BatchLabels labels = shard ? shard_labels->rebase(batch.labels(), *shard) : batch.labels();
+      StepResult res = clf.step(H, n, labels, float(rec.lr_clf), uint64_t(step), dH.data(), observer, logit_observer);
+      if (shard) {  // the replicated encoder's input gradient: the sum of every label shard's part
+        shard->sum_floats(dH.data(), n * cfg.D, alloc);
+        res.loss = shard->sum_double(res.loss);
+      }
       enc.backward(x, dH.data(), uint64_t(step));
       enc.adam_step(float(rec.lr_enc));
       step_seconds += seconds_since(t_step);
@@ -303,9 +350,15 @@ RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const Pro
         std::iota(rows.begin(), rows.begin() + n, r0);
         batch.gather(d.test, rows.data(), n);
         const float* H = enc.forward(batch.features(), false, 0);
-        const BatchLabels labels = batch.labels();
-        test_loss += clf.evaluate(H, n, kTopK, topk.data() + r0 * kTopK, scores.data(), &labels);
+        const BatchLabels labels = shard ? shard_labels->rebase(batch.labels(), *shard) : batch.labels();
+        int32_t* top = topk.data() + r0 * kTopK;
+        test_loss += clf.evaluate(H, n, kTopK, top, scores.data(), &labels);
+        if (shard) {  // this shard's best 5 in whole-head ids, then the best 5 of all shards
+          for (int64_t i = 0; i < n * kTopK; ++i) top[i] += int32_t(shard->begin);
+          shard->merge_topk(top, scores.data(), n, kTopK);
+        }
       }
+      if (shard) test_loss = shard->sum_double(test_loss);
       const data::RankingMetrics m = data::ranking_metrics(
           std::span<const int32_t>(topk.data(), size_t(n_test * kTopK)), kTopK, d.test.labels, shape.num_labels,
           inv_prop);
@@ -317,7 +370,13 @@ RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const Pro
       }
       rec.eval_s = seconds_since(t_eval);
     }
-    const Classifier::WeightStats ws = clf.weight_stats();
+    Classifier::WeightStats ws = clf.weight_stats();
+    if (shard) {  // the whole head's statistics from every shard's
+      const double n_local = double(kc.V * kc.D), n_whole = double(shape.num_labels * kc.D);
+      ws.zero_fraction = double(shard->sum_int(std::llround(ws.zero_fraction * n_local))) / n_whole;
+      ws.mean_abs = shard->sum_double(ws.mean_abs * n_local) / n_whole;
+      ws.non_finite = shard->sum_int(ws.non_finite);
+    }
     rec.weight_zero_fraction = ws.zero_fraction;
     rec.weight_mean_abs = ws.mean_abs;
     rec.weight_non_finite = ws.non_finite;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/train/classifier.hpp"
+#include "variants/counting_allocator.hpp"
 #include "datasets/sparse_dataset.hpp"
 #include "harness/train/encoder.hpp"
 #include "harness/train/grad_histogram.hpp"
@@ -74,9 +75,26 @@ struct MemoryPrediction {
   int64_t peak(bool evaluates) const { return train.total() + (evaluates ? eval_extra : 0); }
 };
 
-ClassifierConfig classifier_config(const TrainConfig& c, const DataShape& s);
+// Training one label shard of a head split over several processes (harness/shard/label_shard.hpp
+// makes one over MPI): this process's classifier holds labels [begin, end) of the whole head, the
+// encoder is replicated, and the hooks combine what the shards computed, the same on every shard (so
+// that the replicated encoders stay identical).
+struct LabelShard {
+  int64_t begin = 0, end = 0;
+  // x[0 .. n) ← its sum over the shards, in place (the batch's dH), allocating through alloc.
+  std::function<void(float* x, int64_t n, CountingAllocator& alloc)> sum_floats;
+  std::function<double(double)> sum_double;    // a scalar summed over the shards
+  std::function<int64_t(int64_t)> sum_int;     // an exact count summed over the shards
+  // ids and scores [rows, k] of this shard's best k (whole-head ids, best first) ← the best k of all.
+  std::function<void(int32_t* ids, float* scores, int64_t rows, int k)> merge_topk;
+  std::function<int64_t(int64_t n)> sum_floats_bytes;  // what sum_floats(x, n) allocates (for predict_memory)
+  int64_t size() const { return end - begin; }
+};
+
+// With a shard, the classifier is the shard's labels only.
+ClassifierConfig classifier_config(const TrainConfig& c, const DataShape& s, const LabelShard* shard = nullptr);
 EncoderConfig encoder_config(const TrainConfig& c, const DataShape& s);
-MemoryPrediction predict_memory(const TrainConfig& c, const DataShape& s);
+MemoryPrediction predict_memory(const TrainConfig& c, const DataShape& s, const LabelShard* shard = nullptr);
 
 struct EpochRecord {
   int64_t epoch = 0, steps = 0;
@@ -109,7 +127,9 @@ using EpochFn = std::function<void(const EpochRecord&, const GradientHistogram* 
 
 // Trains and evaluates. Throws std::invalid_argument for a bad configuration or a dataset whose shapes
 // do not match (test features/labels beyond train's).
+// With `shard`, trains that label shard of the head (see LabelShard); every shard must call it with
+// the same data and configuration. Gradient histograms are not available then.
 RunOutcome train_xmc(const data::TrainTest& data, const TrainConfig& cfg, const ProgressFn& progress = nullptr,
-                     const EpochFn& on_epoch = nullptr);
+                     const EpochFn& on_epoch = nullptr, const LabelShard* shard = nullptr);
 
 }  // namespace lobench::train

@@ -48,7 +48,7 @@ class DenseVariant final : public Variant {
     }
 
     const double s = in.gradient_scale();
-    const double V_div = in.reduction == Reduction::mean ? double(V) : 1.0;
+    const double V_div = in.reduction == Reduction::mean ? double(in.mean_V()) : 1.0;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t p = 0; p < P; ++p) {
       Eigen::Map<const Eigen::ArrayXf> x(logits.data() + p * V, V), y(multi_hot.data() + p * V, V);

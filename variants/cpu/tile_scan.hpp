@@ -183,7 +183,7 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
 // Turns the raw sums of kLossAndCounts into the contract's outputs: per-position loss by the
 // reduction, the four counts from (predicted, true positives, positives), and the scalar loss.
 inline void finish_losses_and_counts(const StepInputs& in, const SparseTargets& targets, StepOutputs& out) {
-  const double V_div = in.reduction == Reduction::mean ? double(in.V) : 1.0;
+  const double V_div = in.reduction == Reduction::mean ? double(in.mean_V()) : 1.0;
   for (int64_t p = 0; p < in.P; ++p) {
     const int64_t tp = out.counts[p * 4 + kTP], predicted = out.counts[p * 4 + kFP];
     const int64_t positives = targets.positives(p);

@@ -120,7 +120,8 @@ int64_t device_io_bytes(const Shape& s, const RunOptions& o) {
 }
 
 DeviceProblem::DeviceProblem(const StepInputs& in, const RunOptions& options, bool with_dE)
-    : P(in.P), V(in.V), D(in.D), L(in.L), reduction(in.reduction), operand(parse_operand(options.operand)) {
+    : P(in.P), V(in.V), D(in.D), L(in.L), mean_V(in.mean_V()), reduction(in.reduction),
+      operand(parse_operand(options.operand)) {
   const EPlan e = plan_e(options, operand);
   e_storage = e.storage;
   grad_scale = float(in.gradient_scale());
@@ -294,7 +295,7 @@ void launch_widen_codes(const uint8_t* codes, const float* table, __nv_bfloat16*
 }
 
 void launch_finish_loss(DeviceProblem& pb, cudaStream_t s) {
-  finish_loss_kernel<<<1, kFinishThreads, 0, s>>>(pb.per_position_loss.data(), pb.weights.data(), pb.P, pb.V,
+  finish_loss_kernel<<<1, kFinishThreads, 0, s>>>(pb.per_position_loss.data(), pb.weights.data(), pb.P, pb.mean_V,
                                                   pb.reduction == Reduction::mean ? 1 : 0, pb.weight_sum,
                                                   pb.loss.data());
   LOBENCH_CUDA_CHECK_LAUNCH();

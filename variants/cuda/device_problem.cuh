@@ -43,6 +43,7 @@ std::string common_skip_reason(const RunOptions& o);
 
 struct DeviceProblem {
   int64_t P = 0, V = 0, D = 0, L = 0;
+  int64_t mean_V = 0;  // the V a mean divides by: StepInputs::mean_V (the whole step's for a shard)
   Reduction reduction = Reduction::mean;
   Operand operand = Operand::fp32;
   EStorage e_storage = EStorage::operand;
@@ -132,7 +133,7 @@ void launch_unique_targets(const int32_t* targets, int32_t* tgt, int64_t P, int6
 void launch_widen_codes(const uint8_t* codes, const float* table, float* out, int64_t n, cudaStream_t s);
 void launch_widen_codes(const uint8_t* codes, const float* table, __nv_bfloat16* out, int64_t n, cudaStream_t s);
 
-// After per_position_loss holds Σ_v of the element loss: divides by V for the mean reduction and
+// After per_position_loss holds Σ_v of the element loss: divides by mean_V for the mean reduction and
 // writes loss = the position-weighted mean (or sum). One block; deterministic.
 void launch_finish_loss(DeviceProblem& pb, cudaStream_t s);
 
