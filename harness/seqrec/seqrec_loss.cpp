@@ -140,3 +140,28 @@ LossResult SampledNegativeLoss::compute(const LossBatch& b, uint64_t step, float
 }
 
 }  // namespace lobench::seqrec
+
+namespace lobench::seqrec {
+
+Objective::Objective(const std::string& name, const RunOptions& options, uint64_t seed)
+    : name_(name), sampled_(seed, options.threads) {
+  if (name != "sampled") full_.emplace(name, options);
+}
+
+LossResult Objective::compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table) {
+  return full_ ? full_->compute(b, d_hidden, d_table) : sampled_.compute(b, step, d_hidden, d_table);
+}
+
+int64_t Objective::predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const {
+  return full_ ? full_->predicted_working_bytes(P, V, D, L) : 0;
+}
+
+int64_t Objective::output_bytes(int64_t P, int64_t V, int64_t D) const {
+  return full_ ? FullVocabularyLoss::output_bytes(P, V, D) : 0;
+}
+
+std::optional<std::string> Objective::skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const {
+  return full_ ? full_->skip_reason(P, V, D, L) : std::nullopt;
+}
+
+}  // namespace lobench::seqrec

@@ -73,3 +73,27 @@ class SampledNegativeLoss {
 };
 
 }  // namespace lobench::seqrec
+
+namespace lobench::seqrec {
+
+// The objective a run trains with: "sampled" (SASRec's one negative) or the name of a CPU step
+// variant (full-vocabulary BCE).
+class Objective {
+ public:
+  Objective(const std::string& name, const RunOptions& options, uint64_t seed);
+  bool full_vocabulary() const { return full_.has_value(); }
+  const std::string& name() const { return name_; }
+  LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table);
+  // Working bytes of the loss (the variant's, counted by its own allocator) and its outputs.
+  int64_t predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const;
+  int64_t output_bytes(int64_t P, int64_t V, int64_t D) const;
+  int64_t workspace_peak_bytes() const { return full_ ? full_->workspace_peak_bytes() : 0; }
+  std::optional<std::string> skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const;
+
+ private:
+  std::string name_;
+  std::optional<FullVocabularyLoss> full_;
+  SampledNegativeLoss sampled_;
+};
+
+}  // namespace lobench::seqrec
