@@ -63,7 +63,9 @@ SasRec::SasRec(const ModelConfig& cfg, CountingAllocator& alloc) : cfg_(cfg) {
     blocks_.push_back(std::make_unique<TransformerBlock>(params_, "block" + std::to_string(l), block_shape(cfg),
                                                          /*dropout_site=*/uint64_t(2 + 2 * l)));
   ln_f_ = LayerNorm(params_, "ln_f", cfg.D, cfg.max_batch * cfg.N);
+  const int64_t before = alloc.current_bytes();
   params_.allocate(alloc);
+  allocated_params_ = alloc.current_bytes() - before;
   for (auto& b : blocks_) b->allocate(alloc);
   ln_f_.allocate(alloc);
   const int64_t n = cfg.max_batch * cfg.N * cfg.D;
@@ -71,6 +73,7 @@ SasRec::SasRec(const ModelConfig& cfg, CountingAllocator& alloc) : cfg_(cfg) {
   hidden_ = Buffer<float>(alloc, n);
   g_a_ = Buffer<float>(alloc, n);
   g_b_ = Buffer<float>(alloc, n);
+  allocated_activations_ = alloc.current_bytes() - before - allocated_params_;
 }
 
 void SasRec::init() {

@@ -45,6 +45,11 @@ class SasRec {
   // projections of each branch N(0, std²/(2·layers)), LayerNorms γ = 1, β = 0, biases 0.
   void init();
 
+  // Bytes the constructor took from the allocator for parameters + gradients, and for activations
+  // (measured as the allocator's growth around each, to set beside the prediction).
+  int64_t allocated_parameter_bytes() const { return allocated_params_; }
+  int64_t allocated_activation_bytes() const { return allocated_activations_; }
+
   ParameterSet& params() { return params_; }
   const ParameterSet& params() const { return params_; }
   // The output table O [V, D] and its gradient.
@@ -67,6 +72,7 @@ class SasRec {
   LayerNorm ln_f_;
   std::vector<Buffer<float>> stream_;  // x0 .. x_L
   Buffer<float> hidden_, g_a_, g_b_;
+  int64_t allocated_params_ = 0, allocated_activations_ = 0;
 };
 
 }  // namespace lobench::seqrec

@@ -73,6 +73,11 @@ LossResult FullVocabularyLoss::compute(const LossBatch& b, float* d_hidden, floa
   return r;
 }
 
+int64_t FullVocabularyLoss::allocated_output_bytes() const {
+  return int64_t(out_.per_position_loss.capacity() * sizeof(double) + out_.dA.capacity() * sizeof(float) +
+                 out_.dE.capacity() * sizeof(float) + out_.counts.capacity() * sizeof(int64_t));
+}
+
 int32_t SampledNegativeLoss::negative(uint64_t step, int64_t p, int32_t positive, int64_t V) const {
   data::Rng rng(data::stream_key(seed_, 0x5A5E0000ull + step, uint64_t(p)));
   // Uniform over [1, V) without the positive: draw from V − 2 values and skip over it.

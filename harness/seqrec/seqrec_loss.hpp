@@ -50,6 +50,8 @@ class FullVocabularyLoss {
   // the step's peak is the model's bytes + this peak + the outputs).
   LossResult compute(const LossBatch& b, float* d_hidden, float* d_table);
   int64_t workspace_peak_bytes() const { return max_peak_; }  // largest step peak so far
+  // Bytes the StepOutputs' vectors hold now (their capacities).
+  int64_t allocated_output_bytes() const;
 
  private:
   Shape shape(int64_t P, int64_t V, int64_t D, int64_t L) const;
@@ -88,6 +90,7 @@ class Objective {
   int64_t predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const;
   int64_t output_bytes(int64_t P, int64_t V, int64_t D) const;
   int64_t workspace_peak_bytes() const { return full_ ? full_->workspace_peak_bytes() : 0; }
+  int64_t allocated_output_bytes() const { return full_ ? full_->allocated_output_bytes() : 0; }
   std::optional<std::string> skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const;
 
  private:
