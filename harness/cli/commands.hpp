@@ -11,6 +11,7 @@ void register_list_command(CLI::App& app);                               // list
 void register_run_command(CLI::App& app, const std::string& argv);       // run_command.cpp
 void register_check_command(CLI::App& app, const std::string& argv);     // check_command.cpp
 void register_train_xmc_command(CLI::App& app, const std::string& argv); // train_xmc_command.cpp
+void register_train_seqrec_command(CLI::App& app, const std::string& argv);  // train_seqrec_command.cpp
 
 // Commands report their exit status here (0 success, 1 finished with failures, 2 bad input).
 void set_command_exit_code(int code);

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   lobench::register_run_command(app, joined);
   lobench::register_check_command(app, joined);
   lobench::register_train_xmc_command(app, joined);
+  lobench::register_train_seqrec_command(app, joined);
   lobench::register_quantize_command(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 parses a reversed vector
