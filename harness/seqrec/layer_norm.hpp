@@ -13,7 +13,7 @@ class LayerNorm {
  public:
   LayerNorm() = default;
   LayerNorm(ParameterSet& params, const std::string& name, int64_t D, int64_t max_rows, float eps = 1e-5f);
-  // What the constructor allocates at the first forward (x̂ and rstd).
+  // What allocate() takes: x̂ [max_rows, D] and rstd [max_rows].
   static int64_t activation_bytes(int64_t D, int64_t max_rows) { return (max_rows * D + max_rows) * 4; }
   void allocate(CountingAllocator& alloc);
   void init(ParameterSet& params) const;  // γ = 1, β = 0

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <ostream>
 #include <stdexcept>
@@ -198,17 +199,9 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const Provenance& prov, std::ost
   return run_seqrec(c, load_seqrec_data(c), prov, log, progress);
 }
 
-SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Provenance& prov, std::ostream& log,
-                         std::ostream& progress) {
-  validate(c);
-  SeqrecOutcome o;
-  RunOptions ro;
-  ro.threads = c.threads;
-  ro.block_v = c.block_v;
-  Objective objective(c.variant, ro, c.seed);
-  o.predicted = predict_memory(c, d.V, objective);
+namespace {
 
-  const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
+DataSummary summarize(const SeqrecConfig& c, const SeqrecData& d, const std::vector<int64_t>& eval_idx) {
   DataSummary ds;
   ds.name = d.name;
   ds.V = d.V;
@@ -217,17 +210,107 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   ds.interactions = d.sequences.num_interactions();
   ds.train_windows = d.split.train.count();
   ds.eval_users = int64_t(eval_idx.size());
-  const bool evaluating = c.eval_every >= 0;
-  if (evaluating) {
+  ds.popularity_test_hit_at_8 = ds.popularity_test_hr_at_10 = ds.popularity_test_ndcg_at_10 = kNaN;
+  if (c.eval_every >= 0) {
     const data::RankingScores pop = popularity_test(d, eval_idx, c.exclude_history);
     ds.popularity_test_hit_at_8 = pop.hit_at_8;
     ds.popularity_test_hr_at_10 = pop.hr_at_10;
     ds.popularity_test_ndcg_at_10 = pop.ndcg_at_10;
-  } else {
-    ds.popularity_test_hit_at_8 = ds.popularity_test_hr_at_10 = ds.popularity_test_ndcg_at_10 = kNaN;
   }
+  return ds;
+}
+
+// The model, its optimizer and step, built from the config; every buffer from `alloc`, up front.
+struct Training {
+  Training(const SeqrecConfig& c, int64_t V, Objective& objective)
+      : model(model_config(c, V), alloc), opt(optimizer_config(c), model.params(), alloc),
+        opt_bytes(alloc.current_bytes() - model.allocated_parameter_bytes() - model.allocated_activation_bytes()),
+        step(model, objective, alloc) {
+    model.init();
+    opt.prepare(model.params());
+  }
+  static AdamWConfig optimizer_config(const SeqrecConfig& c) {
+    AdamWConfig oc;
+    oc.lr = c.lr;
+    oc.weight_decay = c.weight_decay;
+    oc.warmup_steps = c.warmup_steps;
+    oc.precision = parse_optimizer_precision(c.optimizer_precision);
+    return oc;
+  }
+  // What the allocators hold, by part (the loss workspace is its largest step peak).
+  SeqrecMemory measured(const Objective& objective) const {
+    SeqrecMemory m;
+    m.parameters = model.allocated_parameter_bytes() / 2;  // values and gradients: two equal buffers
+    m.gradients = model.allocated_parameter_bytes() - m.parameters;
+    m.optimizer_state = opt_bytes;
+    m.activations = alloc.current_bytes() - model.allocated_parameter_bytes() - opt_bytes;  // incl. d hidden
+    m.loss_workspace = objective.workspace_peak_bytes();
+    m.loss_outputs = objective.allocated_output_bytes();
+    return m;
+  }
+  CountingAllocator alloc;
+  SasRec model;
+  AdamW opt;
+  int64_t opt_bytes;
+  TrainStep step;
+};
+
+// Time sums over the steps after the first (which pays first-touch page faults).
+struct Timing {
+  double total = 0, forward = 0, loss = 0, backward = 0, optimizer = 0;
+  void add(const StepRecord& r) {
+    total += r.total_s();
+    forward += r.forward_s;
+    loss += r.loss_s;
+    backward += r.backward_s;
+    optimizer += r.optimizer_s;
+  }
+};
+
+std::vector<int64_t> shuffled(int64_t n, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  data::Rng rng(data::stream_key(seed, 0x5E9E, uint64_t(epoch)));
+  for (int64_t i = n - 1; i > 0; --i) std::swap(order[size_t(i)], order[rng.below(uint64_t(i + 1))]);
+  return order;
+}
+
+void evaluate_into(EpochRow& er, SeqrecOutcome& o, Training& t, const SeqrecConfig& c, const SeqrecData& d,
+                   const std::vector<int64_t>& eval_idx) {
+  const auto t_eval = std::chrono::steady_clock::now();
+  const data::RankingScores dev = evaluate(t.model, d, d.split.dev, eval_idx, c.exclude_history);
+  const data::RankingScores test = evaluate(t.model, d, d.split.test, eval_idx, c.exclude_history);
+  er.dev_hit_at_8 = dev.hit_at_8;
+  er.dev_hr_at_10 = dev.hr_at_10;
+  er.dev_ndcg_at_10 = dev.ndcg_at_10;
+  o.test_hit_at_8 = er.test_hit_at_8 = test.hit_at_8;
+  o.test_hr_at_10 = er.test_hr_at_10 = test.hr_at_10;
+  o.test_ndcg_at_10 = er.test_ndcg_at_10 = test.ndcg_at_10;
+  er.eval_s = seconds_since(t_eval);
+}
+
+std::string epoch_line(const std::string& variant, const EpochRow& e) {
+  return fmt::format("{} epoch {} steps {} train loss {:.6g}  dev Hit@8 {:.4f} HR@10 {:.4f} NDCG@10 {:.4f}  test Hit@8 {:.4f} "
+                     "HR@10 {:.4f} NDCG@10 {:.4f}  ({:.1f} s + eval {:.1f} s)\n",
+                     variant, e.epoch, e.steps, e.train_loss, e.dev_hit_at_8, e.dev_hr_at_10, e.dev_ndcg_at_10,
+                     e.test_hit_at_8, e.test_hr_at_10, e.test_ndcg_at_10, e.epoch_s, e.eval_s);
+}
+
+}  // namespace
+
+SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Provenance& prov, std::ostream& log,
+                         std::ostream& progress) {
+  validate(c);
+  SeqrecOutcome o;
+  o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
+  RunOptions ro;
+  ro.threads = c.threads;
+  ro.block_v = c.block_v;
+  Objective objective(c.variant, ro, c.seed);
+  o.predicted = predict_memory(c, d.V, objective);
+  const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
   std::unique_ptr<SeqrecRunFile> file;
-  if (!c.out.empty()) file = std::make_unique<SeqrecRunFile>(c.out, prov, c, ds, o.predicted);
+  if (!c.out.empty()) file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx), o.predicted);
   auto finish = [&](const std::string& status, const std::string& reason, const SeqrecMemory* measured) {
     o.status = status;
     o.reason = reason;
@@ -242,102 +325,52 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
                   nullptr);
   if (c.dry_run) return finish("dry_run", "", nullptr);
 
-  CountingAllocator alloc;
-  SasRec model(model_config(c, d.V), alloc);
-  model.init();
-  AdamWConfig oc;
-  oc.lr = c.lr;
-  oc.weight_decay = c.weight_decay;
-  oc.warmup_steps = c.warmup_steps;
-  oc.precision = parse_optimizer_precision(c.optimizer_precision);
-  const int64_t before_opt = alloc.current_bytes();
-  AdamW opt(oc, model.params(), alloc);
-  const int64_t opt_bytes = alloc.current_bytes() - before_opt;
-  opt.prepare(model.params());
-  const int64_t before_step = alloc.current_bytes();
-  TrainStep train(model, objective, alloc);
-  const int64_t step_buffer = alloc.current_bytes() - before_step;
-
+  Training t(c, d.V, objective);
   const data::TrainWindows& tw = d.split.train;
   const int64_t per_epoch = (tw.count() + c.B - 1) / c.B;
   const int64_t total_steps = c.steps > 0 ? c.steps : c.epochs * per_epoch;
   const int64_t epochs = (total_steps + per_epoch - 1) / per_epoch;
-  o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
   BatchData batch;
-  double timed = 0, sum_f = 0, sum_l = 0, sum_b = 0, sum_o = 0;
+  Timing timing;
   const auto t_start = std::chrono::steady_clock::now();
   for (int64_t epoch = 1; epoch <= epochs && o.steps < total_steps; ++epoch) {
-    std::vector<int64_t> order(size_t(tw.count()));
-    std::iota(order.begin(), order.end(), 0);
-    data::Rng rng(data::stream_key(c.seed, 0x5E9E, uint64_t(epoch)));
-    for (int64_t i = int64_t(order.size()) - 1; i > 0; --i) std::swap(order[size_t(i)], order[rng.below(uint64_t(i + 1))]);
+    const std::vector<int64_t> order = shuffled(tw.count(), c.seed, epoch);
     const auto t_epoch = std::chrono::steady_clock::now();
+    EpochRow er;
     double loss_sum = 0;
-    int64_t epoch_steps = 0;
     for (int64_t first = 0; first < tw.count() && o.steps < total_steps; first += c.B) {
       const int64_t n = gather(tw, order, first, c.B, batch);
-      const int64_t step = o.steps + 1;
-      const StepRecord r = train.run(batch.view(n, c.L), uint64_t(step), &opt);
-      o.steps = step;
-      ++epoch_steps;
+      const int64_t step = ++o.steps;
+      const StepRecord r = t.step.run(batch.view(n, c.L), uint64_t(step), &t.opt);
       loss_sum += r.loss;
-      if (step > 1) {  // the first step pays first-touch page faults: left out of the rates
-        timed += r.total_s();
-        sum_f += r.forward_s;
-        sum_l += r.loss_s;
-        sum_b += r.backward_s;
-        sum_o += r.optimizer_s;
-      }
-      if (file) file->append_step(step_row(r, step, epoch, n, opt.lr_at(step), objective.full_vocabulary()));
-      if (c.progress) {
-        const double el = seconds_since(t_start);
+      if (step > 1) timing.add(r);
+      if (file) file->append_step(step_row(r, step, epoch, n, t.opt.lr_at(step), objective.full_vocabulary()));
+      if (c.progress)
         progress << fmt::format("\r[train-seqrec {}] step {}/{} epoch {}/{} loss {:.6g} {:.3g} s/step ETA {}   ", c.variant,
                                 step, total_steps, epoch, epochs, r.loss, r.total_s(),
-                                eta(el / double(step) * double(total_steps - step)))
+                                eta(seconds_since(t_start) / double(step) * double(total_steps - step)))
                  << std::flush;
-      }
     }
-    EpochRow er;
     er.epoch = epoch;
     er.steps = o.steps;
-    er.train_loss = loss_sum / double(std::max<int64_t>(1, epoch_steps));
+    er.train_loss = loss_sum / double(std::max<int64_t>(1, o.steps - (epoch - 1) * per_epoch));
     er.epoch_s = seconds_since(t_epoch);
     er.dev_hit_at_8 = er.dev_hr_at_10 = er.dev_ndcg_at_10 = kNaN;
     er.test_hit_at_8 = er.test_hr_at_10 = er.test_ndcg_at_10 = kNaN;
     const bool last = epoch == epochs || o.steps >= total_steps;
-    if (evaluating && (last || (c.eval_every > 0 && epoch % c.eval_every == 0))) {
-      const auto t_eval = std::chrono::steady_clock::now();
-      const data::RankingScores dev = evaluate(model, d, d.split.dev, eval_idx, c.exclude_history);
-      const data::RankingScores test = evaluate(model, d, d.split.test, eval_idx, c.exclude_history);
-      er.dev_hit_at_8 = dev.hit_at_8;
-      er.dev_hr_at_10 = dev.hr_at_10;
-      er.dev_ndcg_at_10 = dev.ndcg_at_10;
-      o.test_hit_at_8 = er.test_hit_at_8 = test.hit_at_8;
-      o.test_hr_at_10 = er.test_hr_at_10 = test.hr_at_10;
-      o.test_ndcg_at_10 = er.test_ndcg_at_10 = test.ndcg_at_10;
-      er.eval_s = seconds_since(t_eval);
-    }
+    if (c.eval_every >= 0 && (last || (c.eval_every > 0 && epoch % c.eval_every == 0))) evaluate_into(er, o, t, c, d, eval_idx);
     if (file) file->append_epoch(er);
     if (c.progress) progress << "\n";
-    log << fmt::format("{} epoch {} steps {} train loss {:.6g}  dev Hit@8 {:.4f} HR@10 {:.4f} NDCG@10 {:.4f}  test Hit@8 {:.4f} "
-                       "HR@10 {:.4f} NDCG@10 {:.4f}  ({:.1f} s + eval {:.1f} s)\n",
-                       c.variant, epoch, o.steps, er.train_loss, er.dev_hit_at_8, er.dev_hr_at_10, er.dev_ndcg_at_10,
-                       er.test_hit_at_8, er.test_hr_at_10, er.test_ndcg_at_10, er.epoch_s, er.eval_s)
-        << std::flush;
+    log << epoch_line(c.variant, er) << std::flush;
   }
   const double k = double(std::max<int64_t>(1, o.steps - 1));
-  o.steps_per_s = timed > 0 ? double(o.steps - 1) / timed : kNaN;
-  o.mean_forward_s = sum_f / k;
-  o.mean_loss_s = sum_l / k;
-  o.mean_backward_s = sum_b / k;
-  o.mean_optimizer_s = sum_o / k;
-  o.measured.parameters = model.allocated_parameter_bytes() / 2;  // values and gradients: equal halves
-  o.measured.gradients = model.allocated_parameter_bytes() - o.measured.parameters;
-  o.measured.optimizer_state = opt_bytes;
-  o.measured.activations = model.allocated_activation_bytes() + step_buffer;
-  o.measured.loss_workspace = objective.workspace_peak_bytes();
-  o.measured.loss_outputs = objective.allocated_output_bytes();
-  if (alloc.peak_bytes() != alloc.current_bytes())
+  o.steps_per_s = timing.total > 0 ? double(o.steps - 1) / timing.total : kNaN;
+  o.mean_forward_s = timing.forward / k;
+  o.mean_loss_s = timing.loss / k;
+  o.mean_backward_s = timing.backward / k;
+  o.mean_optimizer_s = timing.optimizer / k;
+  o.measured = t.measured(objective);
+  if (t.alloc.peak_bytes() != t.alloc.current_bytes())
     return finish("failed", "the model allocated during training (peak above its up-front buffers)", &o.measured);
   return finish("ok", "", &o.measured);
 }
