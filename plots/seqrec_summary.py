@@ -29,17 +29,19 @@ def main(paths):
             meas = m.get("measured_total_bytes", float("nan"))
             steps = f["steps"][:]
             split = ["", "", "", ""]
-            if len(steps) > 1:
-                s = steps[1:]
+            if len(steps) > 0:  # median over the steps after the first; a one-step run shows its only step
+                s = steps[1:] if len(steps) > 1 else steps
                 split = [f"{np.median(s[k]):.3g}" for k in ("forward_s", "loss_s", "backward_s", "optimizer_s")]
             ep = f["epochs"][:]
             last = ep[-1] if len(ep) else None
             metrics = ["", "", ""] if last is None else [f"{last[k]:.4f}" for k in ("test_hit_at_8", "test_hr_at_10", "test_ndcg_at_10")]
             status = attr(f, "status", "?")
+            rate = attr(f, "steps_per_s")
+            rate = f"{rate:.4g}" if status == "ok" and rate == rate else ""
             reason = attr(f, "reason", "")
             print(f"| {p.split('/')[-1]} | {attr(f, 'variant')} | {attr(f, 'B')} | {attr(f, 'N')} | {status}{' (' + reason + ')' if reason else ''} | "
                   f"{gib(pred)} | {gib(meas) if meas == meas else ''} | {gib(attr(f, 'rss_peak_bytes', 0))} | "
-                  f"{' | '.join(split)} | {attr(f, 'steps_per_s'):.4g} | {' | '.join(metrics)} |")
+                  f"{' | '.join(split)} | {rate} | {' | '.join(metrics)} |")
 
 
 if __name__ == "__main__":
