@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   lobench::register_run_command(app, joined);
   lobench::register_check_command(app, joined);
   lobench::register_train_xmc_command(app, joined);
+  lobench::register_train_seqrec_command(app, joined);
   lobench::register_quantize_command(app);
   lobench::register_schema_command(app);
   lobench::register_merge_command(app, joined);

@@ -1,0 +1,58 @@
+// AdamW (Loshchilov & Hutter: decoupled weight decay) with a linear warm-up of the learning rate, in
+// two precisions:
+//   fp32        moments m, v in float32 (8 bytes of state per parameter).
+//   bf16_kahan  the XMC encoder's scheme (harness/train/encoder.cpp, ELMO / optimi Adam(kahan_sum)):
+//               parameters take bfloat16 values, and m, v and a Kahan compensation buffer are stored as
+//               packed bfloat16 codes (6 bytes of state per parameter); every stored update is rounded to
+//               nearest-even, and the compensation carries what the rounded parameter could not absorb.
+//               The parameters stay in float32 containers (ParameterSet) holding bf16 values, so the
+//               forward reads them as they are; memory counts them at 4 bytes.
+// Both use debiased betas b = β(1 − β^(t−1))/(1 − β^t) (so m and v are the bias-corrected moments):
+//   m = m + (1 − b1)(g − m),  v = b2 v + (1 − b2) g²,  u = m/(sqrt(v) + ε) + λ·p (λ only where decay),
+//   fp32: p = p − lr·u;   bf16_kahan: c = r(c − lr·u), p' = r(p + c), c = r(c + (p − p')), p = p'.
+// Element-wise over blocks of fixed size: results do not depend on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "variants/counting_allocator.hpp"
+#include "harness/seqrec/parameters.hpp"
+
+namespace lobench::seqrec {
+
+enum class OptimizerPrecision { fp32, bf16_kahan };
+std::string to_string(OptimizerPrecision p);
+OptimizerPrecision parse_optimizer_precision(const std::string& s);  // fp32 | bf16 (bf16_kahan)
+
+struct AdamWConfig {
+  float lr = 5e-4f;  // the paper's
+  float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-8f;
+  float weight_decay = 0.0f;
+  int64_t warmup_steps = 0;  // lr rises linearly from lr/warmup to lr over these steps, then stays
+  OptimizerPrecision precision = OptimizerPrecision::fp32;
+};
+
+class AdamW {
+ public:
+  AdamW(const AdamWConfig& cfg, ParameterSet& params, CountingAllocator& alloc);
+  static int64_t state_bytes(int64_t parameters, OptimizerPrecision p) {
+    return parameters * (p == OptimizerPrecision::fp32 ? 8 : 6) + parameters;  // + the 1-byte decay mask
+  }
+  // The learning rate of step t (1-based).
+  float lr_at(int64_t t) const;
+  // Rounds the parameters to bfloat16 in bf16_kahan mode (call after initialising them).
+  void prepare(ParameterSet& params) const;
+  // One step on params.grads() (not cleared; the caller zeroes them before the next backward).
+  void step(ParameterSet& params, int threads);
+  int64_t steps_done() const { return t_; }
+
+ private:
+  AdamWConfig cfg_;
+  int64_t t_ = 0;
+  Buffer<float> m32_, v32_;
+  Buffer<uint16_t> m16_, v16_, c16_;
+  Buffer<uint8_t> decay_;  // 1 where weight decay applies
+};
+
+}  // namespace lobench::seqrec

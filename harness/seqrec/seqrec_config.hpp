@@ -1,0 +1,48 @@
+// What one `lobench train-seqrec` run is: data, protocol, model, objective, optimizer, schedule.
+// A plain struct so that a sweep engine can fill it point by point and call run_seqrec().
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lobench::seqrec {
+
+struct SeqrecConfig {
+  // Data: a sequence file (one user per line, datasets/seqrec.hpp) or "synthetic:yambda".
+  std::string dataset = "synthetic:yambda";
+  double syn_scale = 1.0;      // synthetic: data::yambda_like(scale)
+  uint64_t data_seed = 0;      // synthetic: generator seed
+  std::string protocol = "multi_label";  // or leave_one_out (L = 1)
+  int64_t L = 8;
+  int64_t N = 256;
+  // Model.
+  int64_t B = 8, D = 256, layers = 3, heads = 4;
+  float dropout = 0.1f;
+  bool tied = true;
+  // Objective: a CPU step variant (dense, chunked, fused) or "sampled" (SASRec's one negative).
+  std::string variant = "chunked";
+  int64_t block_v = 0;  // the variant's vocabulary block (0: it chooses)
+  // Optimizer.
+  float lr = 5e-4f;
+  float weight_decay = 0.0f;
+  int64_t warmup_steps = 0;
+  std::string optimizer_precision = "fp32";  // or bf16 (bf16 + Kahan)
+  // Schedule: `steps` > 0 stops after that many steps (epochs then only bound it), else `epochs`.
+  int64_t steps = 0;
+  int64_t epochs = 1;
+  int64_t eval_every = 1;      // evaluate dev and test every this many epochs and at the end (0: end only; -1: never)
+  int64_t max_eval_users = 0;  // evaluate on an evenly spaced subset of this many users (0: all)
+  bool exclude_history = false;  // rank without the user's own history (S3-Rec's full ranking)
+  uint64_t seed = 0;
+  int threads = 1;
+  // Memory: runs predicted to need more than mem_limit bytes are recorded as skipped (0: no limit).
+  int64_t mem_limit = 0;
+  bool dry_run = false;  // write the predicted memory only
+  std::string out;       // the HDF5 run file
+  bool progress = true;  // progress line with ETA on the progress stream
+};
+
+// Throws std::invalid_argument naming the first field out of range.
+void validate(const SeqrecConfig& c);
+
+}  // namespace lobench::seqrec

@@ -1,0 +1,102 @@
+// The training objectives of the SASRec model.
+//
+// FullVocabularyLoss: multi-label BCE of every position's hidden state against all V items through
+// the step contract (variants/step.hpp): any registered CPU variant (`dense` = the framework BCE
+// that materializes [P, V] logits, `chunked` = Cut BCE, `fused`) computes the loss, d hidden (dA) and
+// d O (dE), with the next L items as targets, padding positions at weight 0 and `mean` reduction
+// (Σ_p w_p·mean_v BCE / Σ_p w_p), exactly the Cut BCE paper's objective.
+//
+// SampledNegativeLoss: SASRec's own objective: for each position with weight > 0, BCE on its next item
+// (the first target) and on one item drawn uniformly from [1, V) other than it:
+//   ℓ_p = softplus(−h·o_pos) + softplus(h·o_neg),  loss = Σ w_p ℓ_p / Σ w_p.
+// The negative of position p at step t is a function of (seed, t, p) only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "variants/step.hpp"
+#include "variants/variant.hpp"
+
+namespace lobench::seqrec {
+
+struct LossBatch {
+  int64_t P = 0, V = 0, D = 0, L = 0;
+  const float* hidden = nullptr;    // [P, D]
+  const float* table = nullptr;     // [V, D] output table O
+  const int32_t* targets = nullptr; // [P, L]; ids outside [1, V) are padding
+  const float* weights = nullptr;   // [P]
+};
+
+struct LossResult {
+  double loss = 0.0;
+  int64_t tp = 0, fp = 0, fn = 0, tn = 0;  // weighted-position cut metrics at logit > 0 (full-vocabulary only)
+  int64_t working_peak_bytes = 0;          // the loss's own peak working memory, as counted
+};
+
+class FullVocabularyLoss {
+ public:
+  // Throws std::invalid_argument for an unknown variant name (listing the registered CPU ones).
+  FullVocabularyLoss(const std::string& variant, const RunOptions& options);
+  const Variant& variant() const { return *variant_; }
+  // The variant's analytic working bytes at this shape, plus the StepOutputs it fills.
+  int64_t predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const;
+  static int64_t output_bytes(int64_t P, int64_t V, int64_t D) { return StepOutputs::bytes(P, V, D); }
+  std::optional<std::string> skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const;
+
+  // d_hidden [P, D] is overwritten; d_table [V, D] is accumulated into. The variant's working memory
+  // comes from this loss's own counting allocator (the model's buffers are all allocated up front, so
+  // the step's peak is the model's bytes + this peak + the outputs).
+  LossResult compute(const LossBatch& b, float* d_hidden, float* d_table);
+  int64_t workspace_peak_bytes() const { return max_peak_; }  // largest step peak so far
+  // Bytes the StepOutputs' vectors hold now (their capacities).
+  int64_t allocated_output_bytes() const;
+
+ private:
+  Shape shape(int64_t P, int64_t V, int64_t D, int64_t L) const;
+  const Variant* variant_ = nullptr;
+  RunOptions options_;
+  StepOutputs out_;
+  CountingAllocator alloc_;
+  int64_t max_peak_ = 0;
+};
+
+class SampledNegativeLoss {
+ public:
+  SampledNegativeLoss(uint64_t seed, int threads) : seed_(seed), threads_(threads) {}
+  LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table) const;
+  // The negative drawn for position p at `step` (exposed for tests).
+  int32_t negative(uint64_t step, int64_t p, int32_t positive, int64_t V) const;
+
+ private:
+  uint64_t seed_;
+  int threads_;
+};
+
+}  // namespace lobench::seqrec
+
+namespace lobench::seqrec {
+
+// The objective a run trains with: "sampled" (SASRec's one negative) or the name of a CPU step
+// variant (full-vocabulary BCE).
+class Objective {
+ public:
+  Objective(const std::string& name, const RunOptions& options, uint64_t seed);
+  bool full_vocabulary() const { return full_.has_value(); }
+  const std::string& name() const { return name_; }
+  LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table);
+  // Working bytes of the loss (the variant's, counted by its own allocator) and its outputs.
+  int64_t predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const;
+  int64_t output_bytes(int64_t P, int64_t V, int64_t D) const;
+  int64_t workspace_peak_bytes() const { return full_ ? full_->workspace_peak_bytes() : 0; }
+  int64_t allocated_output_bytes() const { return full_ ? full_->allocated_output_bytes() : 0; }
+  std::optional<std::string> skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const;
+
+ private:
+  std::string name_;
+  std::optional<FullVocabularyLoss> full_;
+  SampledNegativeLoss sampled_;
+};
+
+}  // namespace lobench::seqrec

@@ -1,0 +1,27 @@
+// The predicted memory of a SASRec training run, by part. Every part but the loss outputs is counted by
+// a CountingAllocator (the model's for parameters, gradients, optimizer state, activations and the
+// d hidden buffer; the loss's own for the variant's workspace), so predicted and measured can be set
+// side by side and must be equal; the loss outputs (StepOutputs: dA, dE, per-position losses and
+// counts, std::vectors sized exactly) are known by construction. The data (sequences and windows) is
+// not included; the process RSS is recorded beside as an independent check.
+#pragma once
+
+#include <cstdint>
+
+#include "harness/seqrec/sasrec_model.hpp"
+#include "harness/seqrec/seqrec_config.hpp"
+
+namespace lobench::seqrec {
+
+class Objective;
+
+struct SeqrecMemory {
+  int64_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0, loss_workspace = 0, loss_outputs = 0;
+  int64_t model_total() const { return parameters + gradients + optimizer_state + activations; }
+  int64_t total() const { return model_total() + loss_workspace + loss_outputs; }
+};
+
+ModelConfig model_config(const SeqrecConfig& c, int64_t V);
+SeqrecMemory predict_memory(const SeqrecConfig& c, int64_t V, const Objective& objective);
+
+}  // namespace lobench::seqrec

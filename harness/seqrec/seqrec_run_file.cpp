@@ -1,0 +1,133 @@
+#include "harness/seqrec/seqrec_run_file.hpp"
+
+#include <cstddef>
+#include <filesystem>
+
+namespace lobench::seqrec {
+
+namespace {
+
+h5::Handle step_type() {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(StepRow));
+#define I(name) H5Tinsert(t, #name, offsetof(StepRow, name), H5T_NATIVE_INT64)
+#define F(name) H5Tinsert(t, #name, offsetof(StepRow, name), H5T_NATIVE_DOUBLE)
+  I(step); I(epoch); I(batch);
+  F(loss); F(lr); F(forward_s); F(loss_s); F(backward_s); F(optimizer_s); F(step_s);
+  I(tp); I(fp); I(fn); I(tn);
+  F(precision); F(recall); F(f1);
+  I(loss_workspace_bytes); I(rss_bytes);
+#undef I
+#undef F
+  return h5::Handle(t, H5Tclose);
+}
+
+h5::Handle epoch_type() {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(EpochRow));
+#define I(name) H5Tinsert(t, #name, offsetof(EpochRow, name), H5T_NATIVE_INT64)
+#define F(name) H5Tinsert(t, #name, offsetof(EpochRow, name), H5T_NATIVE_DOUBLE)
+  I(epoch); I(steps);
+  F(train_loss);
+  F(dev_hit_at_8); F(dev_hr_at_10); F(dev_ndcg_at_10);
+  F(test_hit_at_8); F(test_hr_at_10); F(test_ndcg_at_10);
+  F(epoch_s); F(eval_s);
+#undef I
+#undef F
+  return h5::Handle(t, H5Tclose);
+}
+
+void write_memory(hid_t g, const std::string& prefix, const SeqrecMemory& m) {
+  h5::write_attr(g, prefix + "parameters_bytes", m.parameters);
+  h5::write_attr(g, prefix + "gradients_bytes", m.gradients);
+  h5::write_attr(g, prefix + "optimizer_state_bytes", m.optimizer_state);
+  h5::write_attr(g, prefix + "activations_bytes", m.activations);
+  h5::write_attr(g, prefix + "loss_workspace_bytes", m.loss_workspace);
+  h5::write_attr(g, prefix + "loss_outputs_bytes", m.loss_outputs);
+  h5::write_attr(g, prefix + "total_bytes", m.total());
+}
+
+}  // namespace
+
+SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c,
+                             const DataSummary& d, const SeqrecMemory& predicted)
+    : path_(path) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  file_ = h5::create_file(path);
+  write_provenance(file_, prov);
+  h5::write_attr(file_, "schema", std::string("lobench train-seqrec run, version 1"));
+  h5::write_attr(file_, "dataset", d.name);
+  h5::write_attr(file_, "syn_scale", c.syn_scale);
+  h5::write_attr(file_, "data_seed", int64_t(c.data_seed));
+  h5::write_attr(file_, "V", d.V);
+  h5::write_attr(file_, "users", d.users);
+  h5::write_attr(file_, "users_too_short", d.too_short);
+  h5::write_attr(file_, "interactions", d.interactions);
+  h5::write_attr(file_, "train_windows", d.train_windows);
+  h5::write_attr(file_, "eval_users", d.eval_users);
+  h5::write_attr(file_, "popularity_test_hit_at_8", d.popularity_test_hit_at_8);
+  h5::write_attr(file_, "popularity_test_hr_at_10", d.popularity_test_hr_at_10);
+  h5::write_attr(file_, "popularity_test_ndcg_at_10", d.popularity_test_ndcg_at_10);
+  h5::write_attr(file_, "protocol", c.protocol);
+  h5::write_attr(file_, "L", c.L);
+  h5::write_attr(file_, "N", c.N);
+  h5::write_attr(file_, "B", c.B);
+  h5::write_attr(file_, "D", c.D);
+  h5::write_attr(file_, "layers", c.layers);
+  h5::write_attr(file_, "heads", c.heads);
+  h5::write_attr(file_, "dropout", double(c.dropout));
+  h5::write_attr(file_, "tied", int64_t(c.tied));
+  h5::write_attr(file_, "variant", c.variant);
+  h5::write_attr(file_, "block_v", c.block_v);
+  h5::write_attr(file_, "lr", double(c.lr));
+  h5::write_attr(file_, "weight_decay", double(c.weight_decay));
+  h5::write_attr(file_, "warmup_steps", c.warmup_steps);
+  h5::write_attr(file_, "optimizer_precision", c.optimizer_precision);
+  h5::write_attr(file_, "max_steps", c.steps);
+  h5::write_attr(file_, "epochs", c.epochs);
+  h5::write_attr(file_, "eval_every", c.eval_every);
+  h5::write_attr(file_, "max_eval_users", c.max_eval_users);
+  h5::write_attr(file_, "exclude_history", int64_t(c.exclude_history));
+  h5::write_attr(file_, "seed", int64_t(c.seed));
+  h5::write_attr(file_, "threads", int64_t(c.threads));
+  h5::write_attr(file_, "mem_limit_bytes", c.mem_limit);
+  {
+    h5::Handle g(H5Gcreate2(file_, "memory", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    write_memory(g, "predicted_", predicted);
+  }
+  steps_ = h5::Table::create(file_, "steps", step_type(), 64, path);
+  epochs_ = h5::Table::create(file_, "epochs", epoch_type(), 16, path);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+void SeqrecRunFile::append_step(const StepRow& r) {
+  steps_.append(r, steps_.rows() % 16 == 15 ? h5::Table::Flush::yes : h5::Table::Flush::no);
+}
+
+void SeqrecRunFile::append_epoch(const EpochRow& r) { epochs_.append(r, h5::Table::Flush::yes); }
+
+void SeqrecRunFile::finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured,
+                           int64_t steps, double steps_per_s, int64_t rss_peak_bytes) {
+  h5::write_attr(file_, "status", status);
+  h5::write_attr(file_, "reason", reason);
+  h5::write_attr(file_, "steps", steps);
+  h5::write_attr(file_, "steps_per_s", steps_per_s);
+  h5::write_attr(file_, "rss_peak_bytes", rss_peak_bytes);
+  if (measured) {
+    h5::Handle g(H5Gopen2(file_, "memory", H5P_DEFAULT), H5Gclose);
+    write_memory(g, "measured_", *measured);
+  }
+  h5::write_attr(file_, "end_utc", utc_now());
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+std::vector<StepRow> SeqrecRunFile::read_steps(const std::string& path) {
+  auto f = h5::open_file_read(path);
+  return h5::read_table<StepRow>(f, "steps", step_type(), path);
+}
+
+std::vector<EpochRow> SeqrecRunFile::read_epochs(const std::string& path) {
+  auto f = h5::open_file_read(path);
+  return h5::read_table<EpochRow>(f, "epochs", epoch_type(), path);
+}
+
+}  // namespace lobench::seqrec

@@ -1,0 +1,62 @@
+// The HDF5 file of one `lobench train-seqrec` run: provenance and the configuration as root
+// attributes, /memory (predicted and measured bytes by part, as attributes), /steps (one row per
+// training step: the time split, loss, cut metrics, memory) and /epochs (one row per epoch: losses and
+// dev / test ranking metrics), both appended and flushed as they complete, so a killed run keeps them.
+// status is "ok", "skipped" (with the reason, e.g. predicted out of memory), "dry_run" or "failed".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/io/h5_io.hpp"
+#include "harness/provenance.hpp"
+#include "harness/seqrec/seqrec_config.hpp"
+#include "harness/seqrec/seqrec_memory.hpp"
+
+namespace lobench::seqrec {
+
+struct StepRow {
+  int64_t step = 0, epoch = 0, batch = 0;
+  double loss = 0, lr = 0;
+  double forward_s = 0, loss_s = 0, backward_s = 0, optimizer_s = 0, step_s = 0;
+  int64_t tp = 0, fp = 0, fn = 0, tn = 0;
+  double precision = 0, recall = 0, f1 = 0;  // cut metrics at logit > 0 (NaN for the sampled objective)
+  int64_t loss_workspace_bytes = 0;          // the loss's measured peak this step
+  int64_t rss_bytes = 0;
+};
+
+struct EpochRow {
+  int64_t epoch = 0, steps = 0;
+  double train_loss = 0;
+  double dev_hit_at_8 = 0, dev_hr_at_10 = 0, dev_ndcg_at_10 = 0;
+  double test_hit_at_8 = 0, test_hr_at_10 = 0, test_ndcg_at_10 = 0;  // NaN when not evaluated
+  double epoch_s = 0, eval_s = 0;
+};
+
+// Scalars of the data, written as attributes.
+struct DataSummary {
+  std::string name;
+  int64_t V = 0, users = 0, too_short = 0, interactions = 0, train_windows = 0, eval_users = 0;
+  double popularity_test_hit_at_8 = 0, popularity_test_hr_at_10 = 0, popularity_test_ndcg_at_10 = 0;
+};
+
+class SeqrecRunFile {
+ public:
+  // Creates `path` (replacing it; its folder is created) with provenance, configuration and data.
+  SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c, const DataSummary& data,
+                const SeqrecMemory& predicted);
+  void append_step(const StepRow& r);  // flushed every 16 rows and at finish
+  void append_epoch(const EpochRow& r);
+  void finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured, int64_t steps,
+              double steps_per_s, int64_t rss_peak_bytes);
+
+  static std::vector<StepRow> read_steps(const std::string& path);
+  static std::vector<EpochRow> read_epochs(const std::string& path);
+
+ private:
+  std::string path_;
+  h5::Handle file_;
+  h5::Table steps_, epochs_;
+};
+
+}  // namespace lobench::seqrec

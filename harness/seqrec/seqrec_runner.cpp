@@ -1,0 +1,378 @@
+#include "harness/seqrec/seqrec_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <ostream>
+#include <stdexcept>
+
+#include "datasets/random.hpp"
+#include "datasets/seqrec_metrics.hpp"
+#include "datasets/synthetic_seqrec.hpp"
+#include "harness/seqrec/seqrec_run_file.hpp"
+#include "harness/seqrec/train_step.hpp"
+#include "harness/system_memory.hpp"
+
+namespace lobench::seqrec {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+int64_t status_kib(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const std::string k = std::string(key) + ":";
+  while (std::getline(in, line))
+    if (line.rfind(k, 0) == 0) return std::stoll(line.substr(k.size())) * 1024;
+  return 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string eta(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const int64_t t = int64_t(s);
+  return t >= 3600 ? fmt::format("{}h{:02}m", t / 3600, t / 60 % 60) : fmt::format("{}m{:02}s", t / 60, t % 60);
+}
+
+// Evenly spaced eval users (all when max is 0 or not smaller).
+std::vector<int64_t> eval_subset(int64_t count, int64_t max) {
+  std::vector<int64_t> idx;
+  const int64_t n = max > 0 && max < count ? max : count;
+  for (int64_t i = 0; i < n; ++i) idx.push_back(i * count / n);
+  return idx;
+}
+
+// The users' histories (the items before their targets) as exclusions.
+struct History {
+  std::vector<int64_t> offsets{0};
+  std::vector<int32_t> items;
+  data::Exclusions view() const { return {offsets, items}; }
+};
+History history_of(const SeqrecData& d, const data::EvalWindows& w, const std::vector<int64_t>& idx) {
+  History h;
+  for (int64_t i : idx) {
+    const auto s = d.sequences.sequence(w.users[size_t(i)]);
+    h.items.insert(h.items.end(), s.begin(), s.begin() + w.input_lengths[size_t(i)]);
+    h.offsets.push_back(int64_t(h.items.size()));
+  }
+  return h;
+}
+
+std::vector<int32_t> subset_targets(const data::EvalWindows& w, const std::vector<int64_t>& idx) {
+  std::vector<int32_t> t;
+  for (int64_t i : idx) t.insert(t.end(), w.targets.begin() + i * w.L, w.targets.begin() + (i + 1) * w.L);
+  return t;
+}
+
+// Dev or test ranking metrics of the model: the hidden state at the last window position, scored
+// against the output table in vocabulary blocks.
+data::RankingScores evaluate(SasRec& model, const SeqrecData& d, const data::EvalWindows& w,
+                             const std::vector<int64_t>& idx, bool exclude_history) {
+  const ModelConfig& m = model.config();
+  const int64_t users = int64_t(idx.size()), N = m.N, D = m.D;
+  std::vector<float> H(size_t(users * D));
+  std::vector<int32_t> ids(size_t(m.max_batch * N));
+  for (int64_t u0 = 0; u0 < users; u0 += m.max_batch) {
+    const int64_t b = std::min(m.max_batch, users - u0);
+    for (int64_t i = 0; i < b; ++i)
+      std::copy_n(w.inputs.begin() + idx[size_t(u0 + i)] * N, N, ids.begin() + i * N);
+    const float* hidden = model.forward(ids.data(), b, 0, /*training=*/false);
+    for (int64_t i = 0; i < b; ++i) std::copy_n(hidden + (i * N + N - 1) * D, D, H.begin() + (u0 + i) * D);
+  }
+  const History h = exclude_history ? history_of(d, w, idx) : History{};
+  const auto top = data::top_items(H.data(), users, model.output_table(), m.V, D,
+                                   exclude_history ? h.view() : data::Exclusions{}, 0, m.threads);
+  return data::score_top_items(top, subset_targets(w, idx), users, w.L, m.V);
+}
+
+// The popularity baseline on test: items counted over every kept user's test input.
+data::RankingScores popularity_test(const SeqrecData& d, const std::vector<int64_t>& idx, bool exclude_history) {
+  const data::EvalWindows& w = d.split.test;
+  std::vector<int64_t> counts(size_t(d.V), 0);
+  for (int64_t i = 0; i < w.count(); ++i) {
+    const auto s = d.sequences.sequence(w.users[size_t(i)]);
+    for (int64_t t = 0; t < w.input_lengths[size_t(i)]; ++t) ++counts[size_t(s[size_t(t)])];
+  }
+  const History h = exclude_history ? history_of(d, w, idx) : History{};
+  const auto top = data::top_popular(counts, int64_t(idx.size()), exclude_history ? h.view() : data::Exclusions{});
+  return data::score_top_items(top, subset_targets(w, idx), int64_t(idx.size()), w.L, d.V);
+}
+
+// The batch of windows order[first .. first + B) gathered into contiguous arrays.
+struct BatchData {
+  std::vector<int32_t> ids, targets;
+  std::vector<float> weights;
+  Batch view(int64_t B, int64_t L) const { return {B, L, ids.data(), targets.data(), weights.data()}; }
+};
+int64_t gather(const data::TrainWindows& tw, const std::vector<int64_t>& order, int64_t first, int64_t B, BatchData& b) {
+  const int64_t n = std::min<int64_t>(B, int64_t(order.size()) - first), N = tw.N, L = tw.L;
+  b.ids.resize(size_t(n * N));
+  b.targets.resize(size_t(n * N * L));
+  b.weights.resize(size_t(n * N));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t w = order[size_t(first + i)];
+    std::copy_n(tw.inputs.begin() + w * N, N, b.ids.begin() + i * N);
+    std::copy_n(tw.targets.begin() + w * N * L, N * L, b.targets.begin() + i * N * L);
+    std::copy_n(tw.weights.begin() + w * N, N, b.weights.begin() + i * N);
+  }
+  return n;
+}
+
+StepRow step_row(const StepRecord& r, int64_t step, int64_t epoch, int64_t batch, float lr, bool full) {
+  StepRow row;
+  row.step = step;
+  row.epoch = epoch;
+  row.batch = batch;
+  row.loss = r.loss;
+  row.lr = lr;
+  row.forward_s = r.forward_s;
+  row.loss_s = r.loss_s;
+  row.backward_s = r.backward_s;
+  row.optimizer_s = r.optimizer_s;
+  row.step_s = r.total_s();
+  row.tp = r.tp;
+  row.fp = r.fp;
+  row.fn = r.fn;
+  row.tn = r.tn;
+  const double tp = double(r.tp);
+  row.precision = full && r.tp + r.fp > 0 ? tp / double(r.tp + r.fp) : kNaN;
+  row.recall = full && r.tp + r.fn > 0 ? tp / double(r.tp + r.fn) : kNaN;
+  row.f1 = full && 2 * r.tp + r.fp + r.fn > 0 ? 2 * tp / double(2 * r.tp + r.fp + r.fn) : kNaN;
+  row.loss_workspace_bytes = r.loss_workspace_peak;
+  row.rss_bytes = process_rss_bytes();
+  return row;
+}
+
+}  // namespace
+
+int64_t process_rss_bytes() { return status_kib("VmRSS"); }
+int64_t process_rss_peak_bytes() { return status_kib("VmHWM"); }
+
+void validate(const SeqrecConfig& c) {
+  auto fail = [](const std::string& m) { throw std::invalid_argument("train-seqrec: " + m); };
+  if (c.B < 1 || c.B > (1 << 20)) fail("--B must be in [1, 2^20]");
+  if (c.steps < 0) fail("--steps must be >= 0");
+  if (c.epochs < 1 && c.steps == 0) fail("--epochs must be >= 1 (or give --steps)");
+  if (c.eval_every < -1) fail("--eval-every must be >= -1");
+  if (c.max_eval_users < 0) fail("--max-eval-users must be >= 0");
+  if (c.block_v < 0) fail("--block-v must be >= 0");
+  if (c.threads < 1) fail("--threads must be >= 1");
+  if (!(c.lr > 0.0f) || !(c.weight_decay >= 0.0f) || c.warmup_steps < 0) fail("--lr > 0, --weight-decay >= 0, --warmup >= 0");
+  if (c.mem_limit < 0) fail("--mem-limit must be >= 0");
+  parse_optimizer_precision(c.optimizer_precision);
+  data::validate(data::SplitOptions{data::parse_split_protocol(c.protocol), c.L, c.N});
+}
+
+SeqrecData load_seqrec_data(const SeqrecConfig& c) {
+  SeqrecData d;
+  if (c.dataset == "synthetic:yambda") {
+    d.name = fmt::format("synthetic:yambda@{}", c.syn_scale);
+    d.sequences = data::generate_synthetic_seqrec(data::yambda_like(c.syn_scale, c.data_seed), c.threads);
+    d.V = int64_t(data::yambda_like(c.syn_scale, c.data_seed).items) + 1;
+  } else if (c.dataset.rfind("synthetic:", 0) == 0) {
+    throw std::invalid_argument("unknown synthetic dataset '" + c.dataset + "' (valid: synthetic:yambda)");
+  } else {
+    d.name = c.dataset;
+    d.sequences = data::read_sequences(c.dataset);
+    d.V = int64_t(d.sequences.num_items) + 1;
+  }
+  d.split = data::make_split(d.sequences, {data::parse_split_protocol(c.protocol), c.L, c.N});
+  if (d.split.train.count() == 0)
+    throw std::invalid_argument(fmt::format("{}: no user is long enough for the split (all {} are shorter than {})",
+                                            d.name, d.split.too_short,
+                                            data::min_sequence_length({data::parse_split_protocol(c.protocol), c.L, c.N})));
+  return d;
+}
+
+SeqrecOutcome run_seqrec(const SeqrecConfig& c, const Provenance& prov, std::ostream& log, std::ostream& progress) {
+  validate(c);
+  return run_seqrec(c, load_seqrec_data(c), prov, log, progress);
+}
+
+namespace {
+
+DataSummary summarize(const SeqrecConfig& c, const SeqrecData& d, const std::vector<int64_t>& eval_idx) {
+  DataSummary ds;
+  ds.name = d.name;
+  ds.V = d.V;
+  ds.users = d.split.users;
+  ds.too_short = d.split.too_short;
+  ds.interactions = d.sequences.num_interactions();
+  ds.train_windows = d.split.train.count();
+  ds.eval_users = int64_t(eval_idx.size());
+  ds.popularity_test_hit_at_8 = ds.popularity_test_hr_at_10 = ds.popularity_test_ndcg_at_10 = kNaN;
+  if (c.eval_every >= 0) {
+    const data::RankingScores pop = popularity_test(d, eval_idx, c.exclude_history);
+    ds.popularity_test_hit_at_8 = pop.hit_at_8;
+    ds.popularity_test_hr_at_10 = pop.hr_at_10;
+    ds.popularity_test_ndcg_at_10 = pop.ndcg_at_10;
+  }
+  return ds;
+}
+
+// The model, its optimizer and step, built from the config; every buffer from `alloc`, up front.
+struct Training {
+  Training(const SeqrecConfig& c, int64_t V, Objective& objective)
+      : model(model_config(c, V), alloc), opt(optimizer_config(c), model.params(), alloc),
+        opt_bytes(alloc.current_bytes() - model.allocated_parameter_bytes() - model.allocated_activation_bytes()),
+        step(model, objective, alloc) {
+    model.init();
+    opt.prepare(model.params());
+  }
+  static AdamWConfig optimizer_config(const SeqrecConfig& c) {
+    AdamWConfig oc;
+    oc.lr = c.lr;
+    oc.weight_decay = c.weight_decay;
+    oc.warmup_steps = c.warmup_steps;
+    oc.precision = parse_optimizer_precision(c.optimizer_precision);
+    return oc;
+  }
+  // What the allocators hold, by part (the loss workspace is its largest step peak).
+  SeqrecMemory measured(const Objective& objective) const {
+    SeqrecMemory m;
+    m.parameters = model.allocated_parameter_bytes() / 2;  // values and gradients: two equal buffers
+    m.gradients = model.allocated_parameter_bytes() - m.parameters;
+    m.optimizer_state = opt_bytes;
+    m.activations = alloc.current_bytes() - model.allocated_parameter_bytes() - opt_bytes;  // incl. d hidden
+    m.loss_workspace = objective.workspace_peak_bytes();
+    m.loss_outputs = objective.allocated_output_bytes();
+    return m;
+  }
+  CountingAllocator alloc;
+  SasRec model;
+  AdamW opt;
+  int64_t opt_bytes;
+  TrainStep step;
+};
+
+// Time sums over the steps after the first (which pays first-touch page faults).
+struct Timing {
+  double total = 0, forward = 0, loss = 0, backward = 0, optimizer = 0;
+  void add(const StepRecord& r) {
+    total += r.total_s();
+    forward += r.forward_s;
+    loss += r.loss_s;
+    backward += r.backward_s;
+    optimizer += r.optimizer_s;
+  }
+};
+
+std::vector<int64_t> shuffled(int64_t n, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  data::Rng rng(data::stream_key(seed, 0x5E9E, uint64_t(epoch)));
+  for (int64_t i = n - 1; i > 0; --i) std::swap(order[size_t(i)], order[rng.below(uint64_t(i + 1))]);
+  return order;
+}
+
+void evaluate_into(EpochRow& er, SeqrecOutcome& o, Training& t, const SeqrecConfig& c, const SeqrecData& d,
+                   const std::vector<int64_t>& eval_idx) {
+  const auto t_eval = std::chrono::steady_clock::now();
+  const data::RankingScores dev = evaluate(t.model, d, d.split.dev, eval_idx, c.exclude_history);
+  const data::RankingScores test = evaluate(t.model, d, d.split.test, eval_idx, c.exclude_history);
+  er.dev_hit_at_8 = dev.hit_at_8;
+  er.dev_hr_at_10 = dev.hr_at_10;
+  er.dev_ndcg_at_10 = dev.ndcg_at_10;
+  o.test_hit_at_8 = er.test_hit_at_8 = test.hit_at_8;
+  o.test_hr_at_10 = er.test_hr_at_10 = test.hr_at_10;
+  o.test_ndcg_at_10 = er.test_ndcg_at_10 = test.ndcg_at_10;
+  er.eval_s = seconds_since(t_eval);
+}
+
+std::string epoch_line(const std::string& variant, const EpochRow& e) {
+  return fmt::format("{} epoch {} steps {} train loss {:.6g}  dev Hit@8 {:.4f} HR@10 {:.4f} NDCG@10 {:.4f}  test Hit@8 {:.4f} "
+                     "HR@10 {:.4f} NDCG@10 {:.4f}  ({:.1f} s + eval {:.1f} s)\n",
+                     variant, e.epoch, e.steps, e.train_loss, e.dev_hit_at_8, e.dev_hr_at_10, e.dev_ndcg_at_10,
+                     e.test_hit_at_8, e.test_hr_at_10, e.test_ndcg_at_10, e.epoch_s, e.eval_s);
+}
+
+}  // namespace
+
+SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Provenance& prov, std::ostream& log,
+                         std::ostream& progress) {
+  validate(c);
+  SeqrecOutcome o;
+  o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
+  RunOptions ro;
+  ro.threads = c.threads;
+  ro.block_v = c.block_v;
+  Objective objective(c.variant, ro, c.seed);
+  o.predicted = predict_memory(c, d.V, objective);
+  const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
+  std::unique_ptr<SeqrecRunFile> file;
+  if (!c.out.empty()) file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx), o.predicted);
+  auto finish = [&](const std::string& status, const std::string& reason, const SeqrecMemory* measured) {
+    o.status = status;
+    o.reason = reason;
+    o.rss_peak_bytes = process_rss_peak_bytes();
+    if (file) file->finish(status, reason, measured, o.steps, o.steps_per_s, o.rss_peak_bytes);
+    return o;
+  };
+  if (auto why = objective.skip_reason(c.B * c.N, d.V, c.D, c.L)) return finish("skipped", *why, nullptr);
+  if (c.mem_limit > 0 && o.predicted.total() > c.mem_limit)
+    return finish("skipped", fmt::format("OOM predicted: {} ({} B) > limit {} ({} B)", format_bytes(double(o.predicted.total())),
+                                         o.predicted.total(), format_bytes(double(c.mem_limit)), c.mem_limit),
+                  nullptr);
+  if (c.dry_run) return finish("dry_run", "", nullptr);
+
+  Training t(c, d.V, objective);
+  const data::TrainWindows& tw = d.split.train;
+  const int64_t per_epoch = (tw.count() + c.B - 1) / c.B;
+  const int64_t total_steps = c.steps > 0 ? c.steps : c.epochs * per_epoch;
+  const int64_t epochs = (total_steps + per_epoch - 1) / per_epoch;
+  BatchData batch;
+  Timing timing;
+  const auto t_start = std::chrono::steady_clock::now();
+  for (int64_t epoch = 1; epoch <= epochs && o.steps < total_steps; ++epoch) {
+    const std::vector<int64_t> order = shuffled(tw.count(), c.seed, epoch);
+    const auto t_epoch = std::chrono::steady_clock::now();
+    EpochRow er;
+    double loss_sum = 0;
+    for (int64_t first = 0; first < tw.count() && o.steps < total_steps; first += c.B) {
+      const int64_t n = gather(tw, order, first, c.B, batch);
+      const int64_t step = ++o.steps;
+      const StepRecord r = t.step.run(batch.view(n, c.L), uint64_t(step), &t.opt);
+      loss_sum += r.loss;
+      if (step > 1) timing.add(r);
+      if (file) file->append_step(step_row(r, step, epoch, n, t.opt.lr_at(step), objective.full_vocabulary()));
+      if (c.progress)
+        progress << fmt::format("\r[train-seqrec {}] step {}/{} epoch {}/{} loss {:.6g} {:.3g} s/step ETA {}   ", c.variant,
+                                step, total_steps, epoch, epochs, r.loss, r.total_s(),
+                                eta(seconds_since(t_start) / double(step) * double(total_steps - step)))
+                 << std::flush;
+    }
+    er.epoch = epoch;
+    er.steps = o.steps;
+    er.train_loss = loss_sum / double(std::max<int64_t>(1, o.steps - (epoch - 1) * per_epoch));
+    er.epoch_s = seconds_since(t_epoch);
+    er.dev_hit_at_8 = er.dev_hr_at_10 = er.dev_ndcg_at_10 = kNaN;
+    er.test_hit_at_8 = er.test_hr_at_10 = er.test_ndcg_at_10 = kNaN;
+    const bool last = epoch == epochs || o.steps >= total_steps;
+    if (c.eval_every >= 0 && (last || (c.eval_every > 0 && epoch % c.eval_every == 0))) evaluate_into(er, o, t, c, d, eval_idx);
+    if (file) file->append_epoch(er);
+    if (c.progress) progress << "\n";
+    log << epoch_line(c.variant, er) << std::flush;
+  }
+  const double k = double(std::max<int64_t>(1, o.steps - 1));
+  o.steps_per_s = timing.total > 0 ? double(o.steps - 1) / timing.total : kNaN;
+  o.mean_forward_s = timing.forward / k;
+  o.mean_loss_s = timing.loss / k;
+  o.mean_backward_s = timing.backward / k;
+  o.mean_optimizer_s = timing.optimizer / k;
+  o.measured = t.measured(objective);
+  if (t.alloc.peak_bytes() != t.alloc.current_bytes())
+    return finish("failed", "the model allocated during training (peak above its up-front buffers)", &o.measured);
+  return finish("ok", "", &o.measured);
+}
+
+}  // namespace lobench::seqrec

@@ -1,0 +1,51 @@
+// One SASRec training run, from a SeqrecConfig to its HDF5 run file: load or generate the data, split
+// it, predict the memory (and record the run as skipped when it exceeds the limit or the variant
+// declines the shape), train with the time split per step, evaluate dev and test by epoch, and write
+// the measured memory beside the predicted. The sweep engine calls run_seqrec once per point.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "datasets/seqrec.hpp"
+#include "datasets/seqrec_split.hpp"
+#include "harness/provenance.hpp"
+#include "harness/seqrec/seqrec_config.hpp"
+#include "harness/seqrec/seqrec_memory.hpp"
+
+namespace lobench::seqrec {
+
+struct SeqrecData {
+  std::string name;
+  data::SequenceDataset sequences;
+  data::SeqSplit split;
+  int64_t V = 0;  // items + 1 (padding)
+};
+
+// Reads the file or generates "synthetic:yambda" (std::invalid_argument / ParseError / runtime_error
+// naming the input on failure).
+SeqrecData load_seqrec_data(const SeqrecConfig& c);
+
+struct SeqrecOutcome {
+  std::string status;  // ok | skipped | dry_run | failed
+  std::string reason;
+  SeqrecMemory predicted, measured;
+  int64_t steps = 0;
+  double steps_per_s = 0;  // over the steps after the first
+  double mean_forward_s = 0, mean_loss_s = 0, mean_backward_s = 0, mean_optimizer_s = 0;
+  double test_hit_at_8 = 0, test_hr_at_10 = 0, test_ndcg_at_10 = 0;  // the last evaluation (NaN if none)
+  int64_t rss_peak_bytes = 0;
+};
+
+// Runs c (validated first) on already loaded data; writes c.out when not empty. `log` gets one line per
+// epoch; `progress` the progress line (when c.progress).
+SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& data, const Provenance& prov, std::ostream& log,
+                         std::ostream& progress);
+// Loads the data, then the above.
+SeqrecOutcome run_seqrec(const SeqrecConfig& c, const Provenance& prov, std::ostream& log, std::ostream& progress);
+
+// The process's resident set now and its peak (VmRSS, VmHWM of /proc/self/status; 0 where unknown).
+int64_t process_rss_bytes();
+int64_t process_rss_peak_bytes();
+
+}  // namespace lobench::seqrec
