@@ -48,6 +48,9 @@ std::vector<Code> encode_all(const lp::Quantizer& q, const std::vector<float>& x
 
 }  // namespace
 
+// Longer than most functions on purpose: it is the command's whole protocol in the order it must happen
+// (check options, check the input's shape before reading it, convert, write to a temporary file, rename),
+// numbered in its comments, so that the order that keeps files safe is visible in one place.
 void run_quantize(const QuantizeOptions& opt) {
   // 1. Everything that can be checked without touching files.
   lp::Format format;

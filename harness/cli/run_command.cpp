@@ -10,6 +10,9 @@
 #include "harness/provenance.hpp"
 #include "harness/sweep/run_sweep.hpp"
 #include "harness/sweep/step_point.hpp"
+#if LOBENCH_HAS_MPI
+#include "harness/shard/mpi_rows.hpp"
+#endif
 #include "harness/system_memory.hpp"
 
 namespace lobench {
@@ -17,7 +20,7 @@ namespace {
 
 struct RunFlags {
   sweep::SweepSettings settings;
-  std::string mem_limit, gpu_mem_limit, format = "text", partition = "0/1";
+  std::string mem_limit, gpu_mem_limit, format = "text", partition = "0/1", shard;
   bool mem_limit_given = false, gpu_mem_limit_given = false;  // an empty value given is refused, not the default
   bool no_accuracy = false, resume = false, overwrite = false, list = false, dry_run = false;
 };
@@ -47,6 +50,9 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
                   "run only rows i with i % N == K of the sweep, K/N with 0 <= K < N (one part of a job array; "
                   "`lobench merge` joins the parts)")
       ->capture_default_str();
+  cmd->add_option("--shard", f.shard,
+                  "split each row's step over the MPI ranks of `mpirun -np R lobench run ...`: vocab (rows of E), "
+                  "positions, or vocab,positions (a grid); rank 0 writes the file");
   cmd->add_flag("--list", f.list, "print the rows the sweep would run and exit (writes nothing)");
   cmd->add_flag("--dry-run", f.dry_run,
                 "print every row's predicted memory and skip reason, and write them to --out if given; runs nothing");
@@ -80,6 +86,15 @@ void run(RunFlags& f, const std::string& argv) {
     return;
   }
   if (s.out.empty()) throw std::invalid_argument("--out is required (the run file), except with --list or --dry-run");
+  std::unique_ptr<sweep::ShardedRows> sharded;
+  if (!f.shard.empty()) {
+#if LOBENCH_HAS_MPI
+    sharded = shard::make_mpi_rows(f.shard, nullptr, nullptr);
+    s.sharded = sharded.get();
+#else
+    throw std::invalid_argument("--shard: this lobench was built without MPI (install libopenmpi-dev and rebuild)");
+#endif
+  }
   const int64_t failed = sweep::run_sweep(s, prov, std::cout, std::cerr);
   set_command_exit_code(failed ? 1 : 0);
 }

@@ -56,6 +56,8 @@ void check_xmc_options(const train::XmcSweepSpec& s) {
 
 }  // namespace
 
+// Long only because it declares the command's options one per statement (their help is the documentation);
+// the logic is in check_xmc_options and harness/train/xmc_sweep.cpp.
 void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto spec = std::make_shared<train::XmcSweepSpec>();
   auto mem_limit = std::make_shared<std::string>();

@@ -40,6 +40,10 @@ MemoryLimits resolve_limits(const SweepSettings& s, const std::vector<StepPoint>
   // Read before this process allocates anything on the device (0: no device to ask, and the variants'
   // own skip reasons say why they cannot run).
   if (any_gpu) m.gpu_bytes = s.gpu_mem_limit > 0 ? s.gpu_mem_limit : default_gpu_memory_limit();
+  if (s.sharded) {  // every rank must plan the same rows: the primary's limits everywhere
+    m.host_bytes = s.sharded->agree(m.host_bytes);
+    m.gpu_bytes = s.sharded->agree(m.gpu_bytes);
+  }
   return m;
 }
 
@@ -65,13 +69,14 @@ void write_run_attributes(ResultsFile& file, const SweepSettings& s, const Memor
 // failed row; the sweep goes on.
 class RowRunner {
  public:
-  RowRunner(const SweepSettings& s, ResultsFile& file, Printer& printer) : s_(s), file_(file), printer_(printer) {
+  RowRunner(const SweepSettings& s, ResultsFile* file, Printer& printer) : s_(s), file_(file), printer_(printer) {
     syn_.pad_fraction = s.pad_fraction;
     syn_.dup_fraction = s.dup_fraction;
   }
 
   std::vector<double> run(const PlannedRow& plan, io::ResultRow& row) {
     set_yardstick(plan, row);
+    if (s_.sharded) return run_sharded(plan, row);
     try {
       inputs_.prepare(plan.point, syn_, plan.want_reference);
       const StepInputs in = inputs_.inputs();
@@ -100,6 +105,24 @@ class RowRunner {
     }
   }
 
+  // The row's step split over the ranks (every rank calls this for every runnable row, in order).
+  std::vector<double> run_sharded(const PlannedRow& plan, io::ResultRow& row) {
+    try {
+      const int64_t rank_limit = s_.mem_limit > 0 ? s_.mem_limit : 0;
+      std::vector<double> samples = s_.sharded->measure(plan.point, s_.pad_fraction, s_.dup_fraction, s_.accuracy,
+                                                        rank_limit, s_.warmup, s_.reps, row);
+      fill_timing(row, samples);
+      row.status.set("ok");
+      return samples;
+    } catch (const std::exception& e) {  // thrown on every rank, naming the rank that could not run
+      row.ranks = s_.sharded->ranks();
+      row.shard.set(s_.sharded->shard_name());
+      row.status.set("failed");
+      row.reason.set(e.what());
+      return {};
+    }
+  }
+
   // A skipped row still carries the last rate measured at its shape, if any.
   void set_skipped_yardstick(const PlannedRow& plan, io::ResultRow& row) const {
     if (is_gpu(*plan.variant)) return;
@@ -122,7 +145,7 @@ class RowRunner {
     if (plan.point.group_key() != measured_group_) {
       const double r = yardsticks_.measure_cpu(sh.P(), sh.D, threads);
       if (measured_group_.empty()) {
-        file_.set_attr("gemm_gflops", r);
+        if (file_) file_->set_attr("gemm_gflops", r);
         printer_.note(fmt::format("SGEMM yardstick (Eigen, [P x D]·[D x 512], re-measured before every point): {:.1f} "
                                   "GFLOP/s at P={} D={} threads={}",
                                   r, sh.P(), sh.D, threads));
@@ -138,17 +161,19 @@ class RowRunner {
       printer_.note("GPU GEMM yardstick not measured: " + why);
       return;
     }
-    file_.set_attr("gpu_gemm_fp32_gflops", rates->fp32);
-    file_.set_attr("gpu_gemm_tf32_gflops", rates->tf32);
-    file_.set_attr("gpu_gemm_bf16_gflops", rates->bf16);
-    file_.set_attr("gpu_gemm_shape", fmt::format("m={} n={} k={}", kGpuGemmN, kGpuGemmN, kGpuGemmN));
-    file_.set_attr("gpu_name", rates->device_name);
+    if (file_) file_->set_attr("gpu_gemm_fp32_gflops", rates->fp32);
+    if (file_) file_->set_attr("gpu_gemm_tf32_gflops", rates->tf32);
+    if (file_) file_->set_attr("gpu_gemm_bf16_gflops", rates->bf16);
+    if (file_) {
+      file_->set_attr("gpu_gemm_shape", fmt::format("m={} n={} k={}", kGpuGemmN, kGpuGemmN, kGpuGemmN));
+      file_->set_attr("gpu_name", rates->device_name);
+    }
     printer_.note(fmt::format("GPU GEMM yardstick (cuBLAS, {}³, {}): fp32 {:.0f}, tf32 {:.0f}, bf16 {:.0f} GFLOP/s",
                               kGpuGemmN, rates->device_name, rates->fp32, rates->tf32, rates->bf16));
   }
 
   const SweepSettings& s_;
-  ResultsFile& file_;
+  ResultsFile* file_;  // null on a sharded run's other ranks
   Printer& printer_;
   SyntheticSpec syn_;
   PointInputs inputs_;
@@ -218,25 +243,46 @@ void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, 
   printer->summary(sum);
 }
 
+// What a process that does not record (a sharded run's other ranks) prints to: a stream without a
+// buffer, which drops everything.
+static std::ostream& discard() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
+
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
   cli::check_range("--reps", s.reps, 1, 100000);
   cli::check_range("--warmup", s.warmup, 0, 100000);
+  if (s.sharded && s.out_mode == OutMode::resume)
+    throw std::invalid_argument("--resume with --shard is not supported: write a new run file");
   const auto points = partitioned_points(s);
   const MemoryLimits limits = resolve_limits(s, points);
-  const auto rows = plan_rows(points, limits, s.accuracy, s.warmup, s.reps);
+  // A sharded row's working set is split over the ranks (each rank checks its own share exactly).
+  MemoryLimits plan_limits = limits;
+  if (s.sharded) plan_limits.host_bytes = limits.host_bytes > INT64_MAX / s.sharded->ranks()
+                                              ? INT64_MAX : limits.host_bytes * s.sharded->ranks();
+  const auto rows = plan_rows(points, plan_limits, s.accuracy, s.warmup, s.reps);
 
-  ResultsFile file(s.out, prov, s.out_mode);
-  write_run_attributes(file, s, limits);
-  auto printer = make_printer(s.format, out, err, s.axes.swept());
+  const bool records = !s.sharded || s.sharded->primary();
+  std::unique_ptr<ResultsFile> file;
+  if (records) {
+    file = std::make_unique<ResultsFile>(s.out, prov, s.out_mode);
+    write_run_attributes(*file, s, limits);
+    if (s.sharded) {
+      file->set_attr("mpi_library", s.sharded->library());
+      file->set_attr("shard", fmt::format("{} over {} ranks", s.sharded->shard_name(), s.sharded->ranks()));
+    }
+  }
+  auto printer = make_printer(s.format, records ? out : discard(), records ? err : discard(), s.axes.swept());
   printer->note(limits_note(rows.size(), s.out, limits, s.partition));
 
   double total_work = 0;
   for (const PlannedRow& r : rows) total_work += r.work;
-  Progress progress(err, total_work, int64_t(rows.size()));
-  RowRunner runner(s, file, *printer);
+  Progress progress(records ? err : discard(), total_work, int64_t(rows.size()));
+  RowRunner runner(s, file.get(), *printer);
   RunSummary sum;
   for (const PlannedRow& plan : rows) {
-    if (file.has(plan.row.key())) {  // --resume: already measured
+    if (file && file->has(plan.row.key())) {  // --resume: already measured
       progress.done(plan.work);
       continue;
     }
@@ -245,12 +291,12 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
     std::vector<double> samples;
     if (plan.skipped) runner.set_skipped_yardstick(plan, row);
     else samples = runner.run(plan, row);
-    file.append(row, samples);
+    if (file) file->append(row, samples);
     printer->row(row);
     (row.status == "ok" ? sum.ok : row.status == "skipped" ? sum.skipped : sum.failed) += 1;
     progress.done(plan.work);
   }
-  file.close(utc_now());
+  if (file) file->close(utc_now());
   sum.wall_seconds = progress.elapsed_seconds();
   sum.file = s.out;
   printer->summary(sum);

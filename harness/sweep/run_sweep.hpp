@@ -14,6 +14,7 @@
 #include "harness/provenance.hpp"
 #include "harness/sweep/axes.hpp"
 #include "harness/sweep/printers.hpp"
+#include "harness/sweep/sharded_rows.hpp"
 
 namespace lobench::sweep {
 
@@ -37,6 +38,9 @@ struct SweepSettings {
   OutMode out_mode = OutMode::create_new;
   OutputFormat format = OutputFormat::text;
   Partition partition;
+  // Set for `--shard KIND`: each row's step split over processes (every rank runs the same sweep; the
+  // primary writes the file and prints). Not owned.
+  ShardedRows* sharded = nullptr;
 };
 
 // --list: prints every row the sweep would run (one line each, then the count); runs and writes nothing.
