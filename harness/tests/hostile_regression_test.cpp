@@ -159,6 +159,14 @@ TEST(HostileRegression, Class3OutputsNeverDestroyInputsOrSpecialFiles) {
   for (const auto& e : fs::directory_iterator(s.dir))
     EXPECT_EQ(e.path().string().find(".partial"), std::string::npos) << e.path();
 
+  // A run file that grows in place: never replaced, resumed only when it is HDF5.
+  EXPECT_NE(error_of([&] { io::check_append_target(out, false); }).find("--resume"), std::string::npos);
+  EXPECT_NE(error_of([&] { io::check_append_target(out, true); }).find("not an HDF5 file"), std::string::npos);
+  EXPECT_NE(error_of([&] { io::check_append_target(s / "dir", true); }).find("directory"), std::string::npos);
+  EXPECT_NO_THROW(io::check_append_target(s / "fresh.h5", false));
+  h5::create_file(s / "run.h5");
+  EXPECT_NO_THROW(io::check_append_target(s / "run.h5", true));
+
   // run_check keeps an existing OUT when IN is bad.
   std::ofstream(in) << "not HDF5";
   EXPECT_THROW(run_check(in, "chunked", out, 1, "test"), std::exception);
