@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <span>
+#include <stdexcept>
+
+#include "variants/checked_math.hpp"
 
 #include "precision_sim/format.hpp"
 #include "precision_sim/pack.hpp"
@@ -11,7 +14,9 @@ namespace lobench {
 PackedMatrix::PackedMatrix(const float* values, int64_t rows, int64_t cols, const std::string& format,
                            const precision::RoundingOptions& rounding, int threads)
     : quantizer_(precision::parse_format(format)), rows_(rows), cols_(cols) {
-  const size_t n = size_t(rows * cols);
+  const auto elements = checked_mul(rows, cols);
+  if (!elements) throw std::invalid_argument("PackedMatrix: rows x cols overflows int64 (or is negative)");
+  const size_t n = size_t(*elements);
   std::span<const float> in(values, n);
   switch (precision::code_bytes(quantizer_.format())) {
     case 1:

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,6 +68,16 @@ void require_input_file(const std::string& path, const std::string& option) {
   if (const std::string what = not_regular(st); !what.empty())
     refuse(option, path, fmt::format("is {}, not a regular file", what));
   if (access(path.c_str(), R_OK) != 0) refuse(option, path, fmt::format("cannot be read: {}", std::strerror(errno)));
+}
+
+void check_append_target(const std::string& path, bool resume, const std::string& option) {
+  check_output(path, path, {}, option);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  if (!resume) refuse(option, path, "exists; give --resume to append to it, or another path");
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    refuse(option, path, "is not an HDF5 file, so not a run file to resume; refusing to replace it");
 }
 
 OutputFile::OutputFile(const std::string& out, const std::vector<std::string>& inputs, const std::string& option)

@@ -26,6 +26,13 @@ std::string not_regular_file(const std::string& path);
 // followed). `option` is how the user gave it, e.g. "--in".
 void require_input_file(const std::string& path, const std::string& option);
 
+// For a file that grows in place (the run file of `lobench run`, appended row by row so that a killed
+// sweep keeps its rows): refuses `path` when something that is not a regular file is there; without
+// `resume`, when a file is there at all (it holds hours of results: `--resume` appends to it); with
+// `resume`, when the file there is not an HDF5 file (it would be replaced). Nothing there is fine.
+// Throws PathError naming `option`.
+void check_append_target(const std::string& path, bool resume, const std::string& option = "--out");
+
 // An output being written: temp_path() is where to write, commit() renames it onto path(). Destroyed
 // without commit(), it removes the temporary file (and only that).
 class OutputFile {

@@ -101,16 +101,16 @@ int64_t file_version(hid_t file) {
 // Refuses to touch what `mode` does not allow: an existing file without --resume or --overwrite,
 // anything that is not a regular file, a file to resume that is not a lobench run file.
 void check_out_path(const std::string& path, OutMode mode) {
-  namespace fs = std::filesystem;
-  if (const std::string kind = io::not_regular_file(path); !kind.empty())
-    throw std::invalid_argument(fmt::format("--out '{}' is {}, not a regular file: refusing to touch it", path, kind));
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return;
-  if (mode == OutMode::create_new)
-    throw std::invalid_argument(fmt::format(
-        "--out '{}' exists: pass --resume to continue it or --overwrite to replace it (nothing was written)", path));
-  if (mode == OutMode::resume && H5Fis_hdf5(path.c_str()) <= 0)
-    throw std::invalid_argument(fmt::format("--resume: '{}' is not an HDF5 file (left untouched)", path));
+  if (mode == OutMode::overwrite) {
+    if (const std::string kind = io::not_regular_file(path); !kind.empty())
+      throw std::invalid_argument(fmt::format("--out '{}' is {}, not a regular file: refusing to replace it", path, kind));
+    return;
+  }
+  try {
+    io::check_append_target(path, mode == OutMode::resume);  // the one check of a file a run grows in place
+  } catch (const io::PathError& e) {
+    throw std::invalid_argument(e.what());  // a usage error: exit 2, the file untouched
+  }
 }
 
 }  // namespace

@@ -145,6 +145,29 @@ TEST(Check, RejectsEachKindOfBadInput) {
   expect_error(f, "cannot be read: No such file");
 }
 
+// `check` outputs do not depend on --threads, bit for bit, for every CPU variant (issue 11).
+TEST(Check, OutputsAreBitIdenticalForOneAndTwoThreads) {
+  Files f;
+  const StepData d = make_synthetic(Shape{3, 50, 4099, 24, 5, Reduction::mean, true}, SyntheticSpec{});
+  write_input(f.in, d);
+  for (const char* variant : {"reference", "dense", "chunked", "fused"}) {
+    std::vector<float> dA[2], dE[2];
+    std::vector<double> loss[2], ppl[2];
+    for (int threads : {1, 2}) {
+      run_check(f.in, variant, f.out, threads, "test");
+      auto out = h5::open_file_read(f.out);
+      dA[threads - 1] = h5::read<float>(out, "dA").data;
+      dE[threads - 1] = h5::read<float>(out, "dE").data;
+      loss[threads - 1] = h5::read<double>(out, "loss").data;
+      ppl[threads - 1] = h5::read<double>(out, "per_position_loss").data;
+    }
+    EXPECT_EQ(dA[0], dA[1]) << variant;
+    EXPECT_EQ(dE[0], dE[1]) << variant;
+    EXPECT_EQ(loss[0], loss[1]) << variant;
+    EXPECT_EQ(ppl[0], ppl[1]) << variant;
+  }
+}
+
 TEST(Check, CommandLineExitsNonZeroAndPrintsTheProblem) {
   Files f;
   StepData d = small();

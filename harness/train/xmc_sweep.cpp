@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -257,16 +258,23 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
       throw std::invalid_argument(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
   }
   const bool tty = &err == &std::cerr && isatty(STDERR_FILENO);
-  std::map<int64_t, data::TrainTest> cache;  // one dataset per label total
+  // The dataset as loaded, and grown to a point's --labels-total only when that point trains: appended
+  // labels have no positives, so the point's shape (and its memory prediction) is the loaded one with more
+  // labels, known before anything is grown, and a label total far above the limit is skipped unbuilt.
+  std::optional<data::TrainTest> loaded;
+  std::map<int64_t, data::TrainTest> grown;  // one label total at a time
   int failed = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
-    if (!cache.count(p.labels_total)) {
-      cache.clear();  // keep one in memory at a time
-      cache.emplace(p.labels_total, load_xmc_dataset(spec, p.labels_total));
+    if (!loaded) loaded = load_xmc_dataset(spec, 0);
+    const DataShape loaded_shape = DataShape::of(*loaded);
+    DataShape shape = loaded_shape;
+    if (p.labels_total > 0) {
+      if (p.labels_total < loaded_shape.num_labels)
+        throw std::runtime_error(fmt::format("--labels-total {} is below the dataset's {} labels", p.labels_total,
+                                             loaded_shape.num_labels));
+      shape.num_labels = p.labels_total;
     }
-    const data::TrainTest& d = cache.at(p.labels_total);
-    const DataShape shape = DataShape::of(d);
     require_representable(p.config, shape);
     const MemoryPrediction pred = predict_memory(p.config, shape);
     make_out_dir(spec.out_dir);
@@ -287,6 +295,14 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
           << std::flush;
       continue;
     }
+    if (shape.num_labels > loaded_shape.num_labels && !grown.count(shape.num_labels)) {
+      grown.clear();
+      data::TrainTest g = *loaded;
+      data::append_random_labels(g.train, shape.num_labels - loaded_shape.num_labels);
+      data::append_random_labels(g.test, shape.num_labels - loaded_shape.num_labels);
+      grown.emplace(shape.num_labels, std::move(g));
+    }
+    const data::TrainTest& d = shape.num_labels > loaded_shape.num_labels ? grown.at(shape.num_labels) : *loaded;
     err << fmt::format("{}: {} rows x {} features -> {} labels; {}\n", head, shape.train_rows, shape.num_features,
                        shape.num_labels, p.config.describe())
         << std::flush;

@@ -1,0 +1,259 @@
+// One regression test per defect class of issue 11 ("nothing crashes, nothing is lost"), at the level
+// where each was fixed. Class 7 (float32 overflow of finite inputs) is in
+// variants/tests/float32_overflow_test.cpp, and results that depend on the thread count in
+// variants/tests/thread_independence_test.cpp and harness/train/tests/thread_independence_test.cpp. The
+// hostile-input suite (tests/fuzz/hostile_inputs.py) runs the same classes through the commands.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <future>
+
+#include "harness/check.hpp"
+#include "datasets/line_reader.hpp"
+#include "harness/io/h5_io.hpp"
+#include "harness/cli/option_checks.hpp"
+#include "variants/checked_math.hpp"
+#include "harness/io/output_path.hpp"
+#include "variants/tests/temp_path.hpp"
+
+namespace lobench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A scratch folder, removed with everything in it.
+struct Scratch {
+  fs::path dir = testing::temp_path("hostile_" + std::to_string(std::rand()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string operator/(const std::string& name) const { return (dir / name).string(); }
+};
+
+std::string contents(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A string attribute of `n` elements, fixed length `len` (0: variable length), null-padded.
+void write_string_attr(hid_t obj, const char* name, hsize_t n, size_t len, const char* value) {
+  h5::Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, len == 0 ? H5T_VARIABLE : len);
+  H5Tset_strpad(type, H5T_STR_NULLPAD);
+  h5::Handle space(n == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose);
+  h5::Handle attr(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  const size_t count = n == 0 ? 1 : n;
+  if (len == 0) {
+    std::vector<const char*> ptrs(count, value);
+    H5Awrite(attr, type, ptrs.data());
+  } else {
+    std::string buf(count * len, '\0');
+    for (size_t i = 0; i < count; ++i) std::memcpy(buf.data() + i * len, value, std::min(len, std::strlen(value)));
+    H5Awrite(attr, type, buf.data());
+  }
+}
+
+// Class 1: attributes of an unexpected shape or type overflowed a fixed buffer (1000 strings: SIGSEGV)
+// or were silently accepted (2 strings); an array-valued number in a run file did the same.
+TEST(HostileRegression, Class1AttributesMustHoldExactlyOneValue) {
+  Scratch s;
+  {
+    auto f = h5::create_file(s / "a.h5");
+    write_string_attr(f, "two", 2, 4, "sum");
+    write_string_attr(f, "thousand", 1000, 0, "sum");
+    const double xs[3] = {1, 2, 3};
+    const hsize_t n = 3;
+    h5::Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    h5::Handle a(H5Acreate2(f, "numbers", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, xs);
+    h5::write_attr(f, "text", std::string("3"));
+  }
+  auto f = h5::open_file_read(s / "a.h5");
+  EXPECT_NE(error_of([&] { h5::read_attr_string(f, "two"); }).find("'two' holds 2 values"), std::string::npos);
+  EXPECT_NE(error_of([&] { h5::read_attr_string(f, "thousand"); }).find("1000 values"), std::string::npos);
+  EXPECT_NE(error_of([&] { h5::read_attr_double(f, "numbers"); }).find("'numbers' holds 3 values"), std::string::npos);
+  EXPECT_NE(error_of([&] { h5::read_attr_double(f, "text"); }).find("expected a number"), std::string::npos);
+  EXPECT_NE(error_of([&] { h5::read_attr_string(f, "numbers"); }).find("holds 3 values"), std::string::npos);
+}
+
+// Class 2: dimension products that overflow int64 wrapped, and a 2 KB file claiming D = 2^62 was read
+// out of bounds; headers are now checked (products, and bytes against what the file stores) first.
+TEST(HostileRegression, Class2HugeClaimedShapesAreRefusedBeforeAllocating) {
+  EXPECT_FALSE(checked_mul(int64_t(1) << 62, 4).has_value());
+  EXPECT_FALSE(checked_product({int64_t(1) << 32, int64_t(1) << 32}).has_value());
+  EXPECT_EQ(checked_product({1 << 20, 1 << 10, 8}).value(), int64_t(1) << 33);
+  EXPECT_NE(error_of([] { cli::check_problem_shape(int64_t(1) << 32, int64_t(1) << 32, 50, 4, 2); }).find("P = B·N"),
+            std::string::npos);
+  Scratch s;
+  for (auto [D, fragment] : {std::pair{int64_t(1) << 62, "overflows int64"}, {int64_t(1) << 20, "stores only"}}) {
+    {
+      auto f = h5::create_file(s / "big.h5");
+      const hsize_t dims[2] = {4, hsize_t(D)}, chunk[2] = {1, 1024};
+      h5::Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+      h5::Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+      H5Pset_chunk(props, 2, chunk);
+      for (const char* name : {"A", "E"})
+        h5::Handle(H5Dcreate2(f, name, H5T_NATIVE_FLOAT, space, H5P_DEFAULT, props, H5P_DEFAULT), H5Dclose);
+      const std::vector<int32_t> t(8, 0);
+      h5::write(f, "targets", {4, 2}, t.data());
+    }
+    EXPECT_LT(fs::file_size(s / "big.h5"), 20000u);
+    const std::string msg = error_of([&] { read_check_inputs(s / "big.h5"); });
+    EXPECT_NE(msg.find("'A'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+  }
+}
+
+// Class 3: `check` removed --out first (OUT = IN deleted the input; a directory or device node given as
+// OUT was removed), `quantize` renamed over device nodes and left a stale OUT on failure.
+TEST(HostileRegression, Class3OutputsNeverDestroyInputsOrSpecialFiles) {
+  Scratch s;
+  const std::string in = s / "in.h5";
+  std::ofstream(in) << "input";
+  EXPECT_NE(error_of([&] { io::OutputFile o(in, {in}); }).find("is the input"), std::string::npos);
+  fs::create_hard_link(in, s / "hard.h5");
+  EXPECT_NE(error_of([&] { io::OutputFile o(s / "hard.h5", {in}); }).find("is the input"), std::string::npos);
+  fs::create_directory(s / "dir");
+  EXPECT_NE(error_of([&] { io::OutputFile o(s / "dir", {in}); }).find("directory"), std::string::npos);
+  ASSERT_EQ(mkfifo((s / "fifo").c_str(), 0600), 0);
+  EXPECT_NE(error_of([&] { io::OutputFile o(s / "fifo", {in}); }).find("FIFO"), std::string::npos);
+  fs::create_symlink("/dev/null", s / "null");
+  EXPECT_NE(error_of([&] { io::OutputFile o(s / "null", {in}); }).find("device"), std::string::npos);
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_TRUE(fs::is_directory(s / "dir"));
+  EXPECT_EQ(contents(in), "input");
+
+  // Not committed: the old OUT stays as it was and the temporary file is gone.
+  const std::string out = s / "out.h5";
+  std::ofstream(out) << "earlier result";
+  std::string temp;
+  {
+    io::OutputFile o(out, {in});
+    temp = o.temp_path();
+    std::ofstream(temp) << "half written";
+  }
+  EXPECT_EQ(contents(out), "earlier result");
+  EXPECT_FALSE(fs::exists(temp));
+  {
+    io::OutputFile o(out, {in});
+    std::ofstream(o.temp_path()) << "new result";
+    o.commit();
+  }
+  EXPECT_EQ(contents(out), "new result");
+  for (const auto& e : fs::directory_iterator(s.dir))
+    EXPECT_EQ(e.path().string().find(".partial"), std::string::npos) << e.path();
+
+  // A run file that grows in place: never replaced, resumed only when it is HDF5.
+  EXPECT_NE(error_of([&] { io::check_append_target(out, false); }).find("--resume"), std::string::npos);
+  EXPECT_NE(error_of([&] { io::check_append_target(out, true); }).find("not an HDF5 file"), std::string::npos);
+  EXPECT_NE(error_of([&] { io::check_append_target(s / "dir", true); }).find("directory"), std::string::npos);
+  EXPECT_NO_THROW(io::check_append_target(s / "fresh.h5", false));
+  h5::create_file(s / "run.h5");
+  EXPECT_NO_THROW(io::check_append_target(s / "run.h5", true));
+
+  // run_check keeps an existing OUT when IN is bad.
+  std::ofstream(in) << "not HDF5";
+  EXPECT_THROW(run_check(in, "chunked", out, 1, "test"), std::exception);
+  EXPECT_EQ(contents(out), "new result");
+}
+
+// Class 4: thread counts were never validated (0 crashed, -1 asked libgomp for 900 GB).
+TEST(HostileRegression, Class4ThreadCountsAreChecked) {
+  for (int64_t t : {int64_t(0), int64_t(-1), int64_t(cli::kMaxThreads) + 1, int64_t(1) << 40})
+    EXPECT_NE(error_of([&] { cli::check_threads("--threads", t); }).find("--threads"), std::string::npos) << t;
+  EXPECT_EQ(cli::check_threads("--threads", 3), 3);
+  EXPECT_GE(cli::default_threads(), 1);
+}
+
+// Class 5: work before the memory check (check read whole datasets first and had no limit). The
+// prediction now comes from the headers, before any dataset is read.
+TEST(HostileRegression, Class5CheckComparesItsPredictionWithTheLimitBeforeReading) {
+  Scratch s;
+  {
+    auto f = h5::create_file(s / "in.h5");
+    const std::vector<float> A(64 * 32, 0.5f), E(1000 * 32, 0.25f);
+    const std::vector<int32_t> t(64 * 2, 3);
+    h5::write(f, "A", {64, 32}, A.data());
+    h5::write(f, "E", {1000, 32}, E.data());
+    h5::write(f, "targets", {64, 2}, t.data());
+  }
+  const std::string msg = error_of([&] { run_check(s / "in.h5", "dense", s / "out.h5", 1, "test", 100000); });
+  EXPECT_NE(msg.find("memory limit"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(s / "out.h5"));
+  EXPECT_NO_THROW(run_check(s / "in.h5", "dense", s / "out.h5", 1, "test", int64_t(1) << 30));
+  EXPECT_GT(cli::default_memory_limit(), 0);
+}
+
+// Class 6: fixed-length string attributes (h5py's np.bytes_(b'sum'), 3 bytes, no terminator) lost
+// their last character ('sum' -> 'su').
+TEST(HostileRegression, Class6FixedLengthStringsKeepTheirLastCharacter) {
+  Scratch s;
+  {
+    auto f = h5::create_file(s / "s.h5");
+    write_string_attr(f, "exact", 0, 3, "sum");     // scalar, exactly the string's length
+    write_string_attr(f, "padded", 0, 8, "mean");   // null-padded
+    write_string_attr(f, "one", 1, 3, "sum");       // a 1-element array, as h5py writes [b'sum']
+    write_string_attr(f, "vlen", 0, 0, "sum");
+  }
+  auto f = h5::open_file_read(s / "s.h5");
+  EXPECT_EQ(h5::read_attr_string(f, "exact").value(), "sum");
+  EXPECT_EQ(h5::read_attr_string(f, "padded").value(), "mean");
+  EXPECT_EQ(h5::read_attr_string(f, "one").value(), "sum");
+  EXPECT_EQ(h5::read_attr_string(f, "vlen").value(), "sum");
+}
+
+// Class 8: bad option values were silently replaced by defaults or accepted.
+TEST(HostileRegression, Class8BadOptionValuesAreRefusedWithTheirName) {
+  for (const char* bad : {"nan", "inf", "0", "-1G", "1e30G", "12Q", "", "G", " 5G", "nanG"})
+    EXPECT_NE(error_of([&] { cli::parse_memory_limit("--mem-limit", bad); }).find("--mem-limit"), std::string::npos)
+        << "'" << bad << "'";
+  EXPECT_EQ(cli::parse_memory_limit("--mem-limit", "20G"), int64_t(20) << 30);
+  EXPECT_EQ(cli::parse_memory_limit("--mem-limit", "1.5GiB"), int64_t(3) << 29);
+  EXPECT_EQ(cli::parse_memory_limit("--mem-limit", "123456"), 123456);
+  EXPECT_NE(error_of([] { cli::check_block_size("--block-v", -1); }).find("--block-v"), std::string::npos);
+  EXPECT_EQ(cli::check_block_size("--block-v", 0), 0);
+  for (double f : {std::nan(""), -0.5, 1.5, double(INFINITY)})
+    EXPECT_NE(error_of([&] { cli::check_fraction("--pad-fraction", f); }).find("--pad-fraction"), std::string::npos);
+  EXPECT_EQ(cli::check_fraction("--pad-fraction", 1.0), 1.0);
+  EXPECT_NE(error_of([] { cli::check_positive("--L", 0); }).find("--L"), std::string::npos);
+}
+
+// Class 9: a FIFO given as --in blocked forever. Inputs must be regular files; the refusal comes at
+// once (the test fails by timing out otherwise).
+TEST(HostileRegression, Class9FifosAndDirectoriesAreRefusedWithoutBlocking) {
+  Scratch s;
+  ASSERT_EQ(mkfifo((s / "fifo").c_str(), 0600), 0);
+  fs::create_directory(s / "dir");
+  auto refused = std::async(std::launch::async, [&] {
+    std::vector<std::string> msgs;
+    msgs.push_back(error_of([&] { io::require_input_file(s / "fifo", "--in"); }));
+    msgs.push_back(error_of([&] { read_check_inputs(s / "fifo"); }));
+    msgs.push_back(error_of([&] { data::open_input_file(s / "fifo"); }));
+    msgs.push_back(error_of([&] { io::require_input_file(s / "dir", "--in"); }));
+    msgs.push_back(error_of([&] { data::open_input_file(s / "dir"); }));
+    return msgs;
+  });
+  ASSERT_EQ(refused.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "a read blocked";
+  const auto msgs = refused.get();
+  for (size_t i = 0; i < 3; ++i) EXPECT_NE(msgs[i].find("FIFO"), std::string::npos) << msgs[i];
+  for (size_t i = 3; i < 5; ++i) EXPECT_NE(msgs[i].find("directory"), std::string::npos) << msgs[i];
+}
+
+}  // namespace
+}  // namespace lobench
