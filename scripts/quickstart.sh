@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh
-build/lobench run @harness/sweeps/quickstart.args --out results/quickstart.h5
+build/lobench run @harness/sweeps/quickstart.args --out results/quickstart.h5 --overwrite  # a demo file: rerunning replaces it
 python3 plots/plot_sweep.py results/quickstart.h5 -o results/quickstart.png
