@@ -185,7 +185,10 @@ Format make_format(int exponent_bits, int mantissa_bits, int bias, bool subnorma
     gen += std::to_string(exponent_bits);
     gen += 'm';
     gen += std::to_string(mantissa_bits);
-    if (bias != (1 << (exponent_bits - 1)) - 1) {
+    // The IEEE-like default bias, where it is defined (an out-of-range width is refused by validation
+    // below; its name must not shift by a negative or too large amount first: UBSan found that).
+    const bool ieee_bias = exponent_bits >= 1 && exponent_bits <= 30 && bias == (1 << (exponent_bits - 1)) - 1;
+    if (!ieee_bias) {
       gen += 'b';
       gen += std::to_string(bias);
     }
