@@ -94,6 +94,16 @@ void clean_v1(ResultRow& r) {
   if (r.gemm_gflops == 0) r.gemm_gflops = io::kNotMeasured;
 }
 
+int64_t file_version(hid_t file);
+
+// Every row of an open run file, version-1 sentinels cleaned (read_all and a resume share it).
+std::vector<ResultRow> read_rows(hid_t file, const std::string& path) {
+  std::vector<ResultRow> rows = h5::read_table<ResultRow>(file, "results", result_row_type(), path);
+  if (file_version(file) == 1)
+    for (ResultRow& r : rows) clean_v1(r);
+  return rows;
+}
+
 int64_t file_version(hid_t file) {
   return int64_t(h5::read_attr_double(file, "schema_version").value_or(1.0));
 }
@@ -155,7 +165,7 @@ void ResultsFile::open_for_resume(const Provenance& prov) {
   if (version_ > io::kSchemaVersion)
     throw std::invalid_argument(fmt::format("--resume: '{}' has schema version {}, newer than this lobench's {}",
                                             path_, version_, io::kSchemaVersion));
-  for (const ResultRow& r : read_all(path_)) keys_.insert(r.key());
+  for (const ResultRow& r : read_rows(file_, path_)) keys_.insert(r.key());  // through the open handle
   if (version_ == 1) {
     h5::Handle ds(H5Dopen2(file_, "results", H5P_DEFAULT), H5Dclose);
     h5::Handle stored(H5Dget_type(ds), H5Tclose);
@@ -204,10 +214,7 @@ void ResultsFile::close(const std::string& end_utc) {
 std::vector<ResultRow> ResultsFile::read_all(const std::string& path) {
   h5::silence_errors();
   auto f = h5::open_file_read(path);
-  std::vector<ResultRow> rows = h5::read_table<ResultRow>(f, "results", result_row_type(), path);
-  if (file_version(f) == 1)
-    for (ResultRow& r : rows) clean_v1(r);
-  return rows;
+  return read_rows(f, path);
 }
 
 std::vector<SampleRow> ResultsFile::read_samples(const std::string& path) {

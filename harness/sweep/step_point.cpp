@@ -31,8 +31,8 @@ std::string canonical_rounding(const std::string& name) {
 }  // namespace
 
 std::string StepPoint::group_key() const {
-  return fmt::format("{} {} {} {} {} {} {} {}/{} {}", data_key(), options.threads, options.block_v, options.block_p,
-                     options.e_format, e_rounding, options.operand, shape.L, to_string(shape.reduction), shape.weighted);
+  return fmt::format("{} {} {} {} {} {} {}", data_key(), options.threads, options.block_v, options.block_p,
+                     options.e_format, e_rounding, options.operand);
 }
 
 std::string StepPoint::data_key() const {
