@@ -72,7 +72,11 @@ back as `bytes`).
 Files of every earlier schema version still read and resume. Version 1 (before this list was the one
 definition) kept the samples in a `time_samples_s` float64[64] column, and wrote 0 (sizes) or −1
 (`peak_device_bytes`, `counts_mismatch`) for measurements not taken; the reader turns those into NaN
-and the samples into `/samples` rows. A resumed version-1 file keeps its layout.
+and the samples into `/samples` rows. A resumed version-1 file keeps its layout. Version 2 lacked the
+columns of the measurement yardsticks and meters (`fma_peak_gflops`, `local_gemm_before_gflops`,
+`local_gemm_after_gflops`, `flags`, `rss_growth_bytes`, `rank_time_min_s`, `rank_time_max_s`): they read
+as NaN (empty `flags`), and its `gemm_gflops` is the SGEMM rate of the point's tile shape, not the
+machine's best. A resumed version-2 file keeps its layout (the newer columns are not stored).
 
 ## Root attributes (provenance)
 
@@ -86,7 +90,9 @@ and the samples into `/samples` rows. A resumed version-1 file keeps its layout.
 | `seed` | first seed of the synthetic inputs |
 | `start_utc`, `end_utc` | ISO 8601 UTC; `end_utc` is written when the run closes cleanly |
 | `sweep_axes` | the axes and their values, `name=v1,v2;...` (what `--list` expands) |
-| `gemm_gflops` | SGEMM rate (GFLOP/s) of the first CPU point; per-row values are in the table |
+| `sgemm_eigen_gflops`, `sgemm_eigen_n`, `sgemm_openblas_gflops`, `sgemm_openblas_n`, `sgemm_best_gflops`, `sgemm_threads` | the machine's SGEMM limit measured at the start of the run on the rows' threads: Eigen at an n³ product, OpenBLAS (`libopenblas`, what NumPy and most frameworks call) at 4096³ (`sgemm_openblas_why` where it could not be loaded), the better of the two (GFLOP/s) |
+| `fma_peak_gflops`, `fma_peak_isa` | the physical ceiling: fused multiply-adds on registers only, on the same threads, and the instruction set used |
+| `min_time_s`, `max_reps`, `cv_target` | adaptive repetitions: timed runs continue until their total reaches min_time_s and their CV is at most cv_target, or max_reps (absent with a fixed `--reps`) |
 | `mem_limit_bytes`, `gpu_mem_limit_bytes` | memory a point may need on the host / the device, else recorded as skipped |
 | `gpu_gemm_fp32_gflops`, `gpu_gemm_tf32_gflops`, `gpu_gemm_bf16_gflops`, `gpu_gemm_shape`, `gpu_name` | runs with GPU variants on a device: cuBLAS rates on an 8192³ product, measured once |
 | `resume_count`, `last_resume_utc`, `last_resume_argv` | present once the file has been resumed |

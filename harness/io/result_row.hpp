@@ -16,7 +16,7 @@
 
 namespace lobench::io {
 
-inline constexpr int64_t kSchemaVersion = 2;
+inline constexpr int64_t kSchemaVersion = 3;
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 using Text8 = FixedText<8>;
@@ -53,6 +53,9 @@ using Text192 = FixedText<192>;
                            "`vocab,positions`")                                                                     \
   X(Text8, status, {}, "", "`ok`, `skipped` or `failed` (`planned` in a --dry-run file)")                                                           \
   X(Text192, reason, {}, "", "why skipped or failed (`OOM predicted: ...`); a note otherwise")                      \
+  X(Text32, flags, {}, "",                                                                                          \
+    "comma list of what makes a measured row untrustworthy: `busy` (the local yardstick moved > 10 % across the "  \
+    "point), `noisy` (time_cv > 5 %), `above_yardstick` (gemm_fraction > 1); empty: none")                           \
   X(int32_t, warmup, 0, "", "untimed runs before timing")                                                           \
   X(int32_t, reps, 0, "", "timed runs: the row's samples in /samples")                                              \
   X(double, time_median_s, kNotMeasured, "s", "median of the samples")                                              \
@@ -62,17 +65,32 @@ using Text192 = FixedText<192>;
   X(double, flops, kNotMeasured, "flop", "6·P·V·D, the useful work of one loss-and-gradient step")                  \
   X(double, effective_gflops, kNotMeasured, "GFLOP/s", "flops / time_median_s / 1e9")                              \
   X(double, gemm_gflops, kNotMeasured, "GFLOP/s",                                                                   \
-    "the yardstick: CPU rows the SGEMM rate measured just before this point on the same threads; GPU rows the "     \
-    "cuBLAS rate for the operand on an 8192³ product (the gpu_gemm_* attributes)")                                  \
-  X(double, gemm_fraction, kNotMeasured, "", "effective_gflops / gemm_gflops")                                     \
+    "the yardstick: CPU rows the machine's best SGEMM on the row's threads, measured in the same run (the faster "  \
+    "of Eigen at a large square size and OpenBLAS at 4096³, the sgemm_* attributes); GPU rows the cuBLAS rate for " \
+    "the operand on an 8192³ product (the gpu_gemm_* attributes)")                                                  \
+  X(double, gemm_fraction, kNotMeasured, "",                                                                        \
+    "effective_gflops / gemm_gflops; above 1 is a measurement error (flagged `above_yardstick`)")                  \
+  X(double, fma_peak_gflops, kNotMeasured, "GFLOP/s",                                                               \
+    "CPU rows: the physical ceiling, fused multiply-adds from registers on the row's threads (the fma_peak_* "      \
+    "attributes)")                                                                                                  \
+  X(double, local_gemm_before_gflops, kNotMeasured, "GFLOP/s",                                                      \
+    "CPU rows: Eigen SGEMM of the point's tile shape ([P×D]·[D×512]) just before the point")                        \
+  X(double, local_gemm_after_gflops, kNotMeasured, "GFLOP/s",                                                       \
+    "the same just after the point; the two more than 10 % apart flag the row `busy`")                              \
   X(double, peak_bytes, kNotMeasured, "bytes",                                                                      \
     "peak working bytes counted by the allocator the variant was given (inputs and outputs excluded); sharded rows: " \
     "the largest rank's")                                                                                           \
   X(int64_t, predicted_bytes, 0, "bytes", "the variant's analytic model of peak_bytes")                             \
   X(double, peak_device_bytes, kNotMeasured, "bytes",                                                               \
     "GPU rows: the peak as the device saw it (largest drop of cudaMemGetInfo's free bytes during a step)")          \
+  X(double, rss_growth_bytes, kNotMeasured, "bytes",                                                                \
+    "CPU rows: the process's peak resident memory during the timed steps minus its resident memory before them "   \
+    "(/proc/self/status VmHWM after resetting it, an independent meter of peak_bytes; sharded rows: the largest rank's)") \
   X(double, peak_bytes_sum, kNotMeasured, "bytes", "sharded rows: peak working bytes summed over the ranks")        \
   X(double, comm_time_s, kNotMeasured, "s", "sharded rows: median time spent in collectives per step")             \
+  X(double, rank_time_min_s, kNotMeasured, "s",                                                                     \
+    "sharded rows: the fastest rank's median compute time per step (collectives excluded)")                          \
+  X(double, rank_time_max_s, kNotMeasured, "s", "sharded rows: the slowest rank's median compute time per step")    \
   X(double, comm_bytes, kNotMeasured, "bytes", "sharded rows: bytes each rank sent in collectives per step")       \
   X(int64_t, input_bytes, 0, "bytes", "A, E, targets, weights (E as stored when packed)")                          \
   X(int64_t, output_bytes, 0, "bytes", "loss, per-position loss, dA, dE, counts as held on the host")               \
