@@ -565,7 +565,9 @@ def register_run_cases():
     for o, vals in [
         ("--threads", ["0", "-1", "100000"]), ("--mem-limit", ["nan", "inf", "0", "1e30G", "-1G"]),
         ("--block-v", ["-1"]), ("--block-p", ["-1"]), ("--pad-fraction", ["nan", "-0.5", "2"]),
-        ("--dup-fraction", ["nan", "inf"]), ("--reps", ["0", "100001"]), ("--warmup", ["-1"]),
+        ("--dup-fraction", ["nan", "inf"]), ("--reps", ["-1", "100001"]), ("--warmup", ["-1"]),
+        ("--min-time", ["nan", "-1"]), ("--cv-target", ["0", "nan", "2"]), ("--max-reps", ["0", "2"]),
+        ("--max-time", ["nan", "-1"]), ("--sgemm-n", ["1", "-4096", "1000000"]),
         ("--L", ["0"]), ("--D", ["0", str(2**62)]), ("--V", [str(2**40)]), ("--B", ["-1"]),
     ]:
         for v in vals:
