@@ -8,10 +8,12 @@
 #include <Eigen/Core>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "variants/step.hpp"
 
@@ -30,6 +32,19 @@ inline int64_t first_non_finite(const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     if (!std::isfinite(x[i])) return i;
   return -1;
+}
+// Whether E as the variant read it is finite: the stored (decoded) values when E is held in a narrower
+// format, where values beyond its largest finite one may have become inf. Only on the error path.
+inline bool stored_e_finite(const StepInputs& in) {
+  if (in.E_stored == nullptr) return true;
+  constexpr int64_t kRows = 256;
+  std::vector<float> rows(size_t(kRows * in.D));
+  for (int64_t v0 = 0; v0 < in.V; v0 += kRows) {
+    const int64_t n = std::min(kRows, in.V - v0);
+    in.E_stored->decode_rows(v0, n, rows.data());
+    if (!all_finite(rows.data(), n * in.D)) return false;
+  }
+  return true;
 }
 }  // namespace detail
 
@@ -53,6 +68,11 @@ inline void require_finite_outputs(const StepInputs& in, const StepOutputs& out,
       detail::all_finite(in.A, in.P * in.D) && (in.E == nullptr || detail::all_finite(in.E, in.V * in.D));
   if (!inputs_finite)
     throw Float32Overflow(fmt::format("{}: {} is not finite because A or E holds NaN or inf", variant, where));
+  if (!detail::stored_e_finite(in))
+    throw Float32Overflow(fmt::format("{}: {} is not finite because E as stored holds inf or NaN: values beyond the "
+                                      "format's largest finite value overflowed (a saturating format, e.g. `_sat`, "
+                                      "keeps them finite)",
+                                      variant, where));
   throw Float32Overflow(fmt::format(
       "{}: {} is not finite although A and E are: the logits A·Eᵀ (or the gradients) overflow float32 "
       "(|x| > 3.4e38); scale A or E down, or compute in float64 with the variant 'reference'",
