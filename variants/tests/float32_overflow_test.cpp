@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "variants/cpu/finite_outputs.hpp"
+#include "variants/packed_matrix.hpp"
 #include "variants/step.hpp"
 #include "variants/variant.hpp"
 
@@ -55,6 +56,29 @@ TEST(Float32Overflow, LargeButRepresentableLogitsStillRun) {
     RunContext ctx{alloc, RunOptions{2, 0, 0}};
     EXPECT_NO_THROW(Registry::instance().find(name)->run(d.view(), out, ctx)) << name;
     EXPECT_TRUE(std::isfinite(out.loss)) << name;
+  }
+}
+
+// E finite in float32 but beyond a narrow format's largest value (e2m3: 3.75) is inf as stored: the
+// tiled variants reading the codes refuse, naming the format's overflow rather than float32's.
+TEST(Float32Overflow, EStoredInANarrowFormatThatOverflowsIsNamed) {
+  StepData d = make_synthetic(Shape{1, 5, 40, 4, 2, Reduction::mean, false}, SyntheticSpec{});
+  d.E[7] = 100.0f;
+  const PackedMatrix stored(d.E.data(), d.V, d.D, "e2m3", precision::RoundingOptions{}, 1);
+  StepInputs in = d.view();
+  in.E_stored = &stored;
+  for (const char* name : {"chunked", "fused"}) {
+    StepOutputs out;
+    out.resize(d.P, d.V, d.D);
+    CountingAllocator alloc;
+    RunContext ctx{alloc, RunOptions{1, 0, 0}};
+    try {
+      Registry::instance().find(name)->run(in, out, ctx);
+      ADD_FAILURE() << name << " returned loss " << out.loss << " instead of refusing";
+    } catch (const cpu::Float32Overflow& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("E as stored holds inf or NaN"), std::string::npos) << msg;
+    }
   }
 }
 
