@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Figures of the SASRec runs (results/seqrec-cpu.md), from `lobench train-seqrec` run files.
+
+    python3 plots/seqrec_figures.py memory results/seqrec/table3_*.h5 -o results/seqrec/table3_memory.png
+    python3 plots/seqrec_figures.py parity results/seqrec/lastfm_L8_*_s*.h5 -o results/seqrec/lastfm_parity.png
+
+`memory`: per run, the peak memory by part (parameters, gradients, optimizer state, activations, loss
+workspace, loss outputs), predicted beside measured (GiB, stacked); a run recorded as skipped (OOM
+predicted) shows its prediction only, hatched, with the limit it exceeded in its label.
+`parity`: per variant and seed, the training loss per step (top) and test Hit@8 per evaluated epoch
+(bottom): identical math gives curves on top of each other.
+"""
+import argparse
+import collections
+import os
+import re
+
+import h5py
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+PARTS = ("parameters", "gradients", "optimizer_state", "activations", "loss_workspace", "loss_outputs")
+
+
+def attr(f, name, default=""):
+    v = f.attrs.get(name, default)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def memory(paths, out):
+    runs = []
+    for p in paths:
+        with h5py.File(p, "r") as f:
+            m = dict(f["memory"].attrs)
+            label = f"{attr(f, 'variant', os.path.basename(p))}\nB {int(f.attrs['B'])}, N {int(f.attrs['N'])}"
+            status = attr(f, "status")
+            runs.append((label, status, m, int(f.attrs["V"]), (int(f.attrs["B"]), int(f.attrs["N"]))))
+    runs.sort(key=lambda r: (r[4], r[0]))
+    fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(runs)), 5))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    x = np.arange(len(runs))
+    for kind, dx, hatch_ok in (("predicted", -0.2, ""), ("measured", 0.2, "")):
+        bottom = np.zeros(len(runs))
+        for i, part in enumerate(PARTS):
+            vals = np.array([r[2].get(f"{kind}_{part}_bytes", np.nan) / 2**30 for r in runs], dtype=float)
+            hatch = ["//" if (r[1] != "ok" and kind == "predicted") else hatch_ok for r in runs]
+            bars = ax.bar(x + dx, np.nan_to_num(vals), 0.38, bottom=bottom, color=colors[i % len(colors)],
+                          label=part.replace("_", " ") if kind == "measured" else None,
+                          alpha=1.0 if kind == "measured" else 0.55, edgecolor="black", linewidth=0.3)
+            for b, h in zip(bars, hatch):
+                b.set_hatch(h)
+            bottom += np.nan_to_num(vals)
+        for xi, total, r in zip(x, bottom, runs):
+            if kind == "measured" and r[1] != "ok":
+                ax.text(xi + dx, 0.3, "not run\n(OOM predicted)", ha="center", va="bottom", fontsize=7, rotation=90)
+    ax.set_xticks(x)
+    ax.set_xticklabels([r[0] for r in runs], fontsize=8)
+    ax.set_ylabel("peak memory (GiB)")
+    ax.set_title(f"SASRec training step, V = {runs[0][3]:,}: predicted (left, light) and measured (right) by part")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    print(f"wrote {out}")
+
+
+def parity(paths, out):
+    runs = collections.defaultdict(dict)  # variant -> seed -> (steps, epochs)
+    for p in paths:
+        with h5py.File(p, "r") as f:
+            seed = int(f.attrs.get("seed", 0))
+            runs[attr(f, "variant", re.sub(r".*_(\w+)_s\d+\.h5$", r"\1", p))][seed] = (f["steps"][:], f["epochs"][:])
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=False)
+    styles = {"dense": ("-", 2.5), "chunked": ("--", 1.5), "fused": (":", 1.5)}
+    for vi, (variant, seeds) in enumerate(sorted(runs.items())):
+        ls, lw = styles.get(variant, ("-.", 1))
+        for si, (seed, (steps, epochs)) in enumerate(sorted(seeds.items())):
+            color = f"C{si}"
+            top.plot(steps["step"], steps["loss"], ls, lw=lw, color=color, label=f"{variant}, seed {seed}")
+            ok = np.isfinite(epochs["test_hit_at_8"])
+            bottom.plot(epochs["epoch"][ok], epochs["test_hit_at_8"][ok], ls, lw=lw, marker="o", color=color,
+                        label=f"{variant}, seed {seed}")
+    top.set_xlabel("step")
+    top.set_ylabel("training loss (mean BCE over positions and V)")
+    top.set_yscale("log")
+    top.set_title("Training loss per step: one colour per seed, one line style per loss variant")
+    bottom.set_xlabel("epoch")
+    bottom.set_ylabel("test Hit@8")
+    bottom.set_title("Test Hit@8 per evaluated epoch")
+    for a in (top, bottom):
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    print(f"wrote {out}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("figure", choices=("memory", "parity"))
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("-o", "--out", required=True)
+    args = ap.parse_args()
+    (memory if args.figure == "memory" else parity)(args.runs, args.out)
+
+
+if __name__ == "__main__":
+    main()
