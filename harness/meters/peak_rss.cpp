@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -47,7 +48,9 @@ PeakRssMeter::PeakRssMeter() {
 double PeakRssMeter::growth_bytes() const {
   const int64_t peak = peak_resident_bytes();
   if (rss_before_ < 0 || peak < 0) return std::numeric_limits<double>::quiet_NaN();
-  return double(peak - rss_before_);
+  // The kernel syncs each thread's resident-page count into the process's only every 64 page faults,
+  // so the two readings can disagree by a few pages either way: a growth below zero is no growth.
+  return double(std::max<int64_t>(0, peak - rss_before_));
 }
 
 }  // namespace lobench::meters

@@ -6,7 +6,8 @@
 // blocks of up to 32 MiB resident (its dynamic mmap threshold), hiding a step's reuse of them from the
 // meter; the meter fixes the threshold at 1 MiB once per process, so that every block of 1 MiB or more
 // comes from the kernel and goes back to it. Smaller blocks, page rounding, Eigen's packing buffers and
-// thread stacks make the rest of the difference to the allocator's count.
+// thread stacks make the rest of the difference to the allocator's count; the kernel's per-thread
+// counters make its resolution about 64 pages per thread.
 #pragma once
 
 #include <cstdint>

@@ -16,6 +16,13 @@ const meters::MachineLimits& Yardsticks::machine(int threads) {
   return it->second;
 }
 
+const meters::MachineLimits& Yardsticks::remeasure_machine(int threads) {
+  meters::MachineLimits again = meters::measure_machine_limits(threads, sgemm_n_);
+  meters::MachineLimits& kept = machine_[threads];
+  if (!(again.best_sgemm_gflops() <= kept.best_sgemm_gflops())) kept = std::move(again);
+  return kept;
+}
+
 double Yardsticks::measure_local(int64_t P, int64_t D, int threads) {
   const double r = measure_sgemm_gflops(P, D, 512, threads);
   cpu_[std::tuple(P, D, threads)] = r;

@@ -33,6 +33,9 @@ class Yardsticks {
   explicit Yardsticks(int64_t sgemm_n = 4096) : sgemm_n_(sgemm_n) {}
   // The machine's limits on `threads` threads, measured on the first call for that count.
   const meters::MachineLimits& machine(int threads);
+  // Measures the limits on `threads` again (a row ran faster than them: the first measurement was taken
+  // on a busy machine) and keeps the new ones if their best SGEMM is higher; returns the kept ones.
+  const meters::MachineLimits& remeasure_machine(int threads);
   // The limits measured so far (none before the first CPU row).
   const std::map<int, meters::MachineLimits>& machines() const { return machine_; }
   // Measures the local SGEMM rate for this (P, D, threads) now and remembers it.

@@ -265,6 +265,35 @@ class FakeGpuVariant : public Variant {
 };
 LOBENCH_REGISTER_VARIANT(FakeGpuVariant);
 
+// A CPU "variant" that does no work: its rate is far above any SGEMM, so the sweep measures the
+// machine's limits again and, the row still above them, flags it a measurement error.
+class InstantCpuVariant : public Variant {
+ public:
+  std::string name() const override { return "test_instant_cpu"; }
+  std::string backend() const override { return "cpu"; }
+  std::string description() const override { return "harness test: a step that takes no time"; }
+  int64_t predicted_working_bytes(const Shape&, const RunOptions&) const override { return 0; }
+  void run(const StepInputs&, StepOutputs&, RunContext&) const override {}
+};
+LOBENCH_REGISTER_VARIANT(InstantCpuVariant);
+
+TEST(Sweep, ARowAboveTheMachineLimitRemeasuresItAndIsFlaggedAMeasurementError) {
+  const std::string path = testing::temp_path("sweep_instant.h5");
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("V", "20000");
+  spec.axes.set("variants", "test_instant_cpu");
+  spec.accuracy = false;
+  std::ostringstream table, progress;
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_GT(rows[0].gemm_fraction, 1.0);
+  EXPECT_NE(rows[0].flags.str().find("above_yardstick"), std::string::npos) << rows[0].flags;
+  EXPECT_EQ(rows[0].reason.str().rfind("measurement error", 0), 0u) << rows[0].reason;
+  EXPECT_NE(table.str().find("error"), std::string::npos) << table.str();
+  std::filesystem::remove(path);
+}
+
 TEST(Sweep, GpuVariantsAreTimedThroughTheirSessionAndCheckedAgainstTheGpuLimit) {
   const std::string path = testing::temp_path("sweep_session.h5");
   SweepSettings spec = small_spec(path);
