@@ -77,6 +77,11 @@ void summarise(int reps, ShardedMeasurement& m) {
   m.comm_s_max = median(kmax);
   m.wait_s_max = median(wmax);
   m.comm_share = m.step_s_median > 0 ? m.comm_s_max / m.step_s_median : 0.0;
+  m.rank_compute_s_median.clear();
+  for (const RankMeasurement& k : m.ranks) m.rank_compute_s_median.push_back(median(k.compute_s));
+  const auto [fastest, slowest] = std::minmax_element(m.rank_compute_s_median.begin(), m.rank_compute_s_median.end());
+  m.rank_compute_s_min = *fastest;
+  m.rank_compute_s_max = *slowest;
   for (const RankMeasurement& k : m.ranks) {
     m.comm_bytes_max = std::max(m.comm_bytes_max, k.comm_bytes_sent);
     m.comm_bytes_sum += k.comm_bytes_sent;

@@ -43,6 +43,10 @@ struct ShardedMeasurement {
   std::vector<double> step_s;          // per repeat: the slowest rank's compute + wait + comm
   double step_s_median = 0;
   double compute_s_max = 0, compute_s_min = 0;  // medians over repeats of the slowest / fastest rank
+  // Each rank's median compute time over the repeats (collectives and waiting excluded), index = rank,
+  // and its largest and smallest value: the rows' rank_time_max_s and rank_time_min_s.
+  std::vector<double> rank_compute_s_median;
+  double rank_compute_s_max = 0, rank_compute_s_min = 0;
   double comm_s_max = 0;                        // median over repeats of the slowest rank's collectives
   double wait_s_max = 0;
   double comm_share = 0;                        // comm_s_max / step_s_median

@@ -61,6 +61,18 @@ void expect_case_matches(const Case& c) {
     EXPECT_EQ(r.comm_s.size(), 1u);
   }
   EXPECT_EQ(b.ranks[0].compute_s.size(), 2u);
+  // Per-rank compute time: each rank's median of its own samples, the extremes over the ranks; no rank
+  // computes longer than the step (its compute is part of every repeat's slowest-rank total).
+  ASSERT_EQ(b.rank_compute_s_median.size(), b.ranks.size()) << c.name();
+  for (size_t r = 0; r < b.ranks.size(); ++r) {
+    const auto& s = b.ranks[r].compute_s;
+    EXPECT_DOUBLE_EQ(b.rank_compute_s_median[r], 0.5 * (s[0] + s[1])) << c.name() << " rank " << r;
+    EXPECT_GE(b.rank_compute_s_median[r], b.rank_compute_s_min) << c.name();
+    EXPECT_LE(b.rank_compute_s_median[r], b.rank_compute_s_max) << c.name();
+  }
+  EXPECT_GT(b.rank_compute_s_min, 0.0) << c.name();
+  EXPECT_LE(b.rank_compute_s_max, b.step_s_median) << c.name();
+  EXPECT_LE(b.comm_s_max, b.step_s_median) << c.name();
   if (world_rank() != 0) return;
   const StepData whole = make_synthetic(c.shape, c.spec);
   const StepInputs in = whole.view();
