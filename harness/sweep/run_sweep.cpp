@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <charconv>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -190,22 +189,6 @@ std::string limits_note(size_t rows, const std::string& out, const MemoryLimits&
 }
 
 }  // namespace
-
-Partition Partition::parse(const std::string& text) {
-  const auto slash = text.find('/');
-  Partition p;
-  auto num = [&](const std::string& t, int64_t& v) {
-    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-    return r.ec == std::errc() && r.ptr == t.data() + t.size();
-  };
-  if (slash == std::string::npos || !num(text.substr(0, slash), p.index) || !num(text.substr(slash + 1), p.count) ||
-      p.count < 1 || p.index < 0 || p.index >= p.count)
-    throw std::invalid_argument(
-        fmt::format("--partition: '{}' is not K/N with 0 <= K < N (e.g. 0/4 for the first of four)", text));
-  return p;
-}
-
-std::string Partition::str() const { return fmt::format("{}/{}", index, count); }
 
 void list_rows(const SweepSettings& s, std::ostream& out) {
   const auto points = partitioned_points(s);

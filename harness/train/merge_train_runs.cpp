@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "harness/io/h5_io.hpp"
-#include "harness/sweep/run_sweep.hpp"  // sweep::Partition, the one parser of K/N
+#include "harness/sweep/partition.hpp"  // the one parser of K/N
 
 namespace lobench::train {
 

@@ -13,7 +13,7 @@
 #include "datasets/sparse_dataset.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/axes.hpp"
-#include "harness/sweep/run_sweep.hpp"
+#include "harness/sweep/partition.hpp"
 #include "harness/train/trainer.hpp"
 
 namespace lobench::train {
