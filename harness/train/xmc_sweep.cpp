@@ -397,13 +397,14 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
       out << skipped_line(head, why, pred, evaluates, path) << std::flush;
     });
     if (skip) continue;
-    if (shape.num_labels > loaded_shape.num_labels && !grown.count(shape.num_labels)) {
+    on_every_rank(sh, [&] {
+      if (shape.num_labels <= loaded_shape.num_labels || grown.count(shape.num_labels)) return;
       grown.clear();
       data::TrainTest g = *loaded;
       data::append_random_labels(g.train, shape.num_labels - loaded_shape.num_labels);
       data::append_random_labels(g.test, shape.num_labels - loaded_shape.num_labels);
       grown.emplace(shape.num_labels, std::move(g));
-    }
+    });
     const data::TrainTest& d = shape.num_labels > loaded_shape.num_labels ? grown.at(shape.num_labels) : *loaded;
     err << fmt::format("{}: {} rows x {} features -> {} labels; {}{}\n", head, shape.train_rows, shape.num_features,
                        shape.num_labels, p.config.describe(),

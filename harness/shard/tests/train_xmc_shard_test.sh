@@ -3,8 +3,9 @@
 # in one process and label-sharded over 2 ranks gives the same per-epoch losses and P@k within the
 # accuracy rules of the library test (label_shard_mpi_test.cpp: fp32 head, losses 1e-6, the weights'
 # mean 1e-5, P@k exact); rank 0 writes the run files, which record the ranks, the shard and the MPI
-# library. A rank whose shard cannot train makes the run fail on every rank with that rank's message,
-# and a failure of the primary alone (an --out-dir it cannot use) ends every rank with status 2; no hang.
+# library. A rank whose shard cannot train makes the run fail on every rank with that rank's message; a
+# failure of the primary alone (an --out-dir it cannot use) ends every rank with status 2, and so does a
+# rank running out of memory alone inside the training; no hang.
 # Usage: train_xmc_shard_test.sh LOBENCH "MPIRUN [FLAGS]"
 set -euo pipefail
 exe=$1
@@ -79,6 +80,22 @@ timeout 120 "${mpirun[@]}" -np 2 "$exe" "${args[@]}" --shard labels --out-dir "$
 test "$rc" -eq 2 || { echo "exit $rc"; cat "$d/bad.log"; exit 1; }
 test "$(grep -c "rank 0: --out-dir '$d/not_a_folder' exists and is not a folder" "$d/bad.log")" -eq 2 \
   || { cat "$d/bad.log"; exit 1; }
+
+# Rank 1 alone runs out of memory inside the training (its address space capped below its label shard of
+# 3M labels x 64 x fp32 = 384 MB, above the ~210 MB a rank maps before training): every rank ends with
+# status 2 and rank 1's message, at once (no rank left waiting in a collective).
+cat > "$d/cap_rank1.sh" <<'EOF'
+#!/bin/bash
+if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}" = 1 ]; then ulimit -v 409600; fi
+exec "$@"
+EOF
+chmod +x "$d/cap_rank1.sh"
+rc=0
+timeout 120 "${mpirun[@]}" -np 2 "$d/cap_rank1.sh" "$exe" train-xmc --dataset synthetic:tiny --syn-scale 0.05 \
+  --labels-total 3000000 --epochs 1 --dim 64 --batch 8 --threads 1 --quiet --mem-limit 64G --shard labels \
+  --out-dir "$d/oom" > "$d/oom.log" 2>&1 || rc=$?
+test "$rc" -ne 0 -a "$rc" -ne 124 || { echo "exit $rc"; cat "$d/oom.log"; exit 1; }
+grep -q 'rank 1: std::bad_alloc (ending every rank)' "$d/oom.log" || { cat "$d/oom.log"; exit 1; }
 
 # --shard takes labels only.
 rc=0
