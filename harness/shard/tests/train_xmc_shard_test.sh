@@ -45,6 +45,9 @@ for n in names:
             assert (np.abs(eb[f] - ea[f]) <= 1e-9).all(), (n, f, ea[f], eb[f])
         # Memory per rank: each rank holds half the head; the sum over ranks is at least the largest.
         assert b.attrs["rank_peak_bytes_sum"] >= b.attrs["rank_peak_bytes_max"] > 0
+        # Exact per rank: rank 0's measured peak is its prediction, the largest rank's the largest's.
+        assert b["memory"].attrs["measured_peak_bytes"] == b["memory"].attrs["predicted_peak_bytes"], dict(b["memory"].attrs)
+        assert b.attrs["rank_peak_bytes_max"] == b.attrs["rank_predicted_peak_bytes_max"], dict(b.attrs)
         assert b.attrs["rank_predicted_peak_bytes_max"] < a["memory"].attrs["predicted_peak_bytes"], n
         assert b["memory"].attrs["predicted_weights_bytes"] < a["memory"].attrs["predicted_weights_bytes"], n
         assert b.attrs["comm_bytes_max"] > 0, n
