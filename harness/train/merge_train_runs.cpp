@@ -22,7 +22,7 @@ constexpr const char* kSchemaPrefix = "lobench train-xmc run";
 // One run file's place in its sweep.
 struct RunPlace {
   std::string path;
-  std::string sweep, partition;
+  std::string schema, sweep, partition;
   int64_t index = 0, runs = 0;
 };
 
@@ -47,6 +47,7 @@ RunPlace read_place(const std::string& path, const std::string& part) {
         "merge: '{}' records no place in a sweep (no sweep, sweep_index, sweep_runs or partition attribute: written "
         "by a train-xmc older than --partition), so it cannot be merged",
         path));
+  r.schema = h5::read_attr_string(f, "schema").value_or("");
   r.sweep = *sweep;
   r.partition = *partition;
   r.index = *index;
@@ -102,6 +103,9 @@ void check_parts(const std::vector<PartDir>& parts) {
       throw std::invalid_argument(fmt::format("merge: '{}' and '{}' are both partition {}", partitions[p.partition.index],
                                               p.path, p.partition.str()));
     for (const RunPlace& r : p.runs) {
+      if (r.schema != ref.schema)
+        throw std::invalid_argument(fmt::format("merge: '{}' is a '{}' file, '{}' a '{}' file", r.path, r.schema,
+                                                ref.path, ref.schema));
       if (r.sweep != ref.sweep || r.runs != ref.runs)
         throw std::invalid_argument(fmt::format("merge: '{}' is another sweep than '{}' (sweep attributes differ: '{}' "
                                                 "of {} runs vs '{}' of {})",

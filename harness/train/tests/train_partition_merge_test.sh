@@ -59,6 +59,9 @@ rm "$d/p0x/$(ls "$d/p0x" | head -1)"
 refused 'is missing' "$d/bad" "$d/p0x" "$d/p1" "$d/p2"
 "$exe" train-xmc "${args[@]}" --epochs 1 --partition 1/3 --out-dir "$d/q1" > /dev/null 2>&1
 refused 'another sweep' "$d/bad" "$d/p0" "$d/q1" "$d/p2"
+cp -r "$d/p1" "$d/p1v0"  # the same runs as another version of the run file
+python3 -c "import h5py, glob, sys; [h5py.File(f, 'r+').attrs.__setitem__('schema', 'lobench train-xmc run, version 0') for f in glob.glob(sys.argv[1] + '/*.h5')]" "$d/p1v0"
+refused "run, version 0' file" "$d/bad" "$d/p0" "$d/p1v0" "$d/p2"
 refused 'is one train-xmc run file' "$d/bad" "$d/p1/$(ls "$d/p1")" "$d/p0" "$d/p2"
 mkdir "$d/mixed" && cp "$d"/p0/*.h5 "$d"/p1/*.h5 "$d/mixed"
 refused 'its own --out-dir' "$d/bad" "$d/mixed" "$d/p2"
