@@ -3,9 +3,9 @@
 // the merge: OUT is a new folder holding every part's run files, as one `train-xmc` of the whole sweep
 // would have written them (the figure scripts read it as such). Each run file keeps its own provenance
 // (the root attributes of the process that trained it). Before anything is written the parts are
-// checked: every file a train-xmc run file of the same schema and sweep (attributes `schema`, `sweep`), each folder holding one
-// partition of the same N, partitions 0..N−1 each once, and the runs 0..sweep_runs−1 each exactly once,
-// each in the partition that makes it.
+// checked: every file a train-xmc run file of the same schema and sweep (attributes `schema`, `sweep`),
+// each folder holding one partition of the same N, partitions 0..N−1 each once, and the runs
+// 0..sweep_runs−1 each exactly once, each in the partition that makes it.
 #pragma once
 
 #include <cstdint>

@@ -4,9 +4,10 @@
 # losses and P@k bit for bit, as the sweep made at once; each file records its partition and keeps the
 # provenance of the process that trained it; a duplicated part, a gap, a missing run and a part of
 # another sweep are refused, leaving nothing behind.
-# Usage: train_partition_merge_test.sh LOBENCH
+# Usage: train_partition_merge_test.sh LOBENCH SOURCE_DIR
 set -euo pipefail
 exe=$1
+src=$2
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 args=(--dataset synthetic:tiny --syn-scale 0.02 --epochs 2 --dim 8 --batch 64 --clf-format fp32,bf16
@@ -42,6 +43,8 @@ for n in names:
         assert f"--partition {k}/3" in b.attrs["argv"], b.attrs["argv"]  # the part's own provenance
         assert b.attrs["status"] == "ok", n
 EOF
+python3 "$src/plots/elmo_precision.py" "$d/merged" -o "$d/merged.png" > /dev/null  # read as one sweep's folder
+test -s "$d/merged.png"
 
 refused() {  # refused WHAT OUT PARTS...: merge must fail (status 2) naming WHAT and leave nothing at OUT
   local what=$1 out=$2 rc=0
