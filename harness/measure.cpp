@@ -48,6 +48,24 @@ Samples time_repeats(const std::function<void()>& fn, int warmup, int reps) {
   return s;
 }
 
+bool RepPolicy::enough(const Samples& s) const {
+  const int n = int(s.seconds.size());
+  if (fixed_reps > 0) return n >= fixed_reps;
+  if (n < min_reps) return false;
+  if (n >= max_reps) return true;
+  double total = 0;
+  for (double x : s.seconds) total += x;
+  if (total >= max_time_s) return true;
+  return total >= min_time_s && !(s.cv() > cv_target);
+}
+
+Samples collect_samples(const std::function<double()>& timed_run, int warmup, const RepPolicy& policy) {
+  for (int i = 0; i < warmup; ++i) timed_run();
+  Samples s;
+  while (!policy.enough(s)) s.seconds.push_back(timed_run());
+  return s;
+}
+
 double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads) {
   // The product the tiled variants are built from, [P×D]·[D×block], run the way they run it: each of
   // `threads` threads computes its own products on its own core (Eigen single-threaded inside), so the
@@ -65,9 +83,10 @@ double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads) {
       for (int i = 0; i < per_thread; ++i) c.noalias() = A * B.transpose();
     }
   };
-  // Calibrate: enough products per thread for about 0.05 s, whatever the shape's efficiency.
-  const Samples probe = time_repeats([&] { products(1); }, 1, 3);
-  const int inner = int(std::clamp(0.05 / std::max(probe.min(), 1e-9), 1.0, 1e6));
+  // Calibrate: enough products per thread for about 0.03 s, whatever the shape's efficiency (measured
+  // before and after every point, so kept short).
+  const Samples probe = time_repeats([&] { products(1); }, 1, 2);
+  const int inner = int(std::clamp(0.03 / std::max(probe.min(), 1e-9), 1.0, 1e6));
   const Samples s = time_repeats([&] { products(inner); }, 1, 5);
   Eigen::setNbThreads(saved);
   return flops * inner * threads / s.median() / 1e9;

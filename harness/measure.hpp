@@ -17,9 +17,29 @@ struct Samples {
 // Runs `fn` warmup times untimed, then reps times timed with a steady clock.
 Samples time_repeats(const std::function<void()>& fn, int warmup, int reps);
 
+// How many timed runs a row gets. Adaptive by default, as Google Benchmark's min time: at least
+// min_reps, and more until their total reaches min_time_s and their CV is at most cv_target, at most
+// max_reps, and no more once the total passes max_time_s (a step of 20 s stops at min_reps). A fixed
+// count (`--reps N`) overrides it.
+struct RepPolicy {
+  int fixed_reps = 0;  // > 0: exactly this many
+  int min_reps = 3;
+  int max_reps = 20;
+  double min_time_s = 1.0;
+  double max_time_s = 30.0;
+  double cv_target = 0.05;
+  bool enough(const Samples& s) const;
+  // What a plan assumes before anything is timed (progress and ETA).
+  int expected_reps() const { return fixed_reps > 0 ? fixed_reps : min_reps; }
+};
+
+// Runs `timed_run` warmup times (results dropped), then as the policy says; `timed_run` returns the
+// seconds of one run (a steady clock around a CPU step, or a device's own clock).
+Samples collect_samples(const std::function<double()>& timed_run, int warmup, const RepPolicy& policy);
+
 // Effective single-precision GEMM rate (GFLOP/s) of Eigen for [P×D]·[D×block] products, `threads`
 // threads each computing their own: the product shape and threading every tiled variant is built from. Median of 5 samples of
-// about 0.05 s each (calibrated per shape).
+// about 0.03 s each (calibrated per shape).
 double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads);
 
 }  // namespace lobench

@@ -33,7 +33,24 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
   cmd->add_option("--dup-fraction", s.dup_fraction, "fraction of target slots repeating an id of the same row, in [0, 1]")
       ->capture_default_str();
   cmd->add_option("--warmup", s.warmup, "untimed runs before timing")->capture_default_str();
-  cmd->add_option("--reps", s.reps, "timed runs (median reported, every sample kept in /samples)")->capture_default_str();
+  cmd->add_option("--reps", s.reps.fixed_reps,
+                  "a fixed number of timed runs (median reported, every sample kept in /samples); 0: adaptive, "
+                  "as --min-time, --cv-target, --max-reps and --max-time say")
+      ->capture_default_str();
+  cmd->add_option("--min-time", s.reps.min_time_s,
+                  "adaptive repetitions: timed runs (at least 3) continue until their total reaches this many seconds "
+                  "and their CV is at most --cv-target")
+      ->capture_default_str();
+  cmd->add_option("--cv-target", s.reps.cv_target, "adaptive repetitions: the coefficient of variation to reach (rows above 5% are flagged noisy)")
+      ->capture_default_str();
+  cmd->add_option("--max-reps", s.reps.max_reps, "adaptive repetitions: at most this many timed runs")->capture_default_str();
+  cmd->add_option("--max-time", s.reps.max_time_s,
+                  "adaptive repetitions: no more timed runs once their total passes this many seconds")
+      ->capture_default_str();
+  cmd->add_option("--sgemm-n", s.sgemm_n,
+                  "size n of the n³ SGEMM (Eigen and OpenBLAS) measured once per thread count as the yardstick of %GEMM; "
+                  "0: 4096, or 512 for a sweep of under 100 GFLOP of timed work")
+      ->capture_default_str();
   cmd->add_option_function<std::string>("--mem-limit", [&f](const std::string& t) { f.mem_limit = t, f.mem_limit_given = true; },
                   "skip points predicted to need more host memory than this (e.g. 20G); default: available now "
                   "minus max(1 GiB, 10%)");
@@ -64,8 +81,9 @@ void run(RunFlags& f, const std::string& argv) {
   if (f.gpu_mem_limit_given) s.gpu_mem_limit = cli::parse_memory_limit("--gpu-mem-limit", f.gpu_mem_limit);
   cli::check_fraction("--pad-fraction", s.pad_fraction);
   cli::check_fraction("--dup-fraction", s.dup_fraction);
-  cli::check_range("--reps", s.reps, 1, 100000);
+  sweep::check_rep_policy(s.reps);
   cli::check_range("--warmup", s.warmup, 0, 100000);
+  if (s.sgemm_n != 0) cli::check_range("--sgemm-n", double(s.sgemm_n), 64, 65536);
   s.accuracy = !f.no_accuracy;
   s.format = sweep::parse_output_format(f.format);
   s.partition = sweep::Partition::parse(f.partition);

@@ -1,21 +1,24 @@
 #include "harness/sweep/measure_row.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <memory>
+#include <string>
 
-#include "harness/measure.hpp"
+#include "harness/meters/peak_rss.hpp"
 #include "variants/counting_allocator.hpp"
 
 namespace lobench::sweep {
 
-Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions& options, int warmup, int reps,
-                        StepOutputs& out) {
+Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions& options, int warmup,
+                        const RepPolicy& reps, StepOutputs& out) {
   Measurement m;
   out.resize(in.P, in.V, in.D);
   if (std::unique_ptr<DeviceSession> session = v.open_session(in, options)) {
     // Inputs placed on the device once; each step timed on the device's clock (caches flushed before
     // it); outputs copied back after the last one.
-    for (int i = 0; i < warmup; ++i) session->run_timed();
-    for (int i = 0; i < reps; ++i) m.samples.push_back(session->run_timed());
+    m.samples = collect_samples([&] { return session->run_timed(); }, warmup, reps).seconds;
     session->download(out);
     m.peak_bytes = double(session->peak_working_bytes());
     const int64_t device_peak = session->peak_device_bytes();
@@ -24,7 +27,17 @@ Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions
   }
   CountingAllocator alloc;
   RunContext ctx{alloc, options};
-  m.samples = time_repeats([&] { v.run(in, out, ctx); }, warmup, reps).seconds;
+  for (int i = 0; i < warmup; ++i) v.run(in, out, ctx);  // outputs' pages touched before the meter starts
+  const meters::PeakRssMeter rss;
+  m.samples = collect_samples(
+                  [&] {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    v.run(in, out, ctx);
+                    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                  },
+                  0, reps)
+                  .seconds;
+  m.rss_growth_bytes = rss.growth_bytes();
   m.peak_bytes = double(alloc.peak_bytes());
   return m;
 }
@@ -32,12 +45,23 @@ Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions
 void fill_timing(io::ResultRow& row, const std::vector<double>& samples) {
   if (samples.empty()) return;
   const Samples s{samples};
+  row.reps = int32_t(samples.size());
   row.time_median_s = s.median();
   row.time_min_s = s.min();
   row.time_max_s = s.max();
   row.time_cv = s.cv();
   row.effective_gflops = row.flops / row.time_median_s / 1e9;
   row.gemm_fraction = row.gemm_gflops > 0 ? row.effective_gflops / row.gemm_gflops : io::kNotMeasured;
+}
+
+std::string trust_flags(const io::ResultRow& row) {
+  std::string flags;
+  auto add = [&](const char* f) { flags += (flags.empty() ? "" : ",") + std::string(f); };
+  const double before = row.local_gemm_before_gflops, after = row.local_gemm_after_gflops;
+  if (before > 0 && after > 0 && std::abs(after - before) > kBusyThreshold * std::max(before, after)) add("busy");
+  if (row.time_cv > kNoisyCv) add("noisy");
+  if (row.gemm_fraction > 1.0) add("above_yardstick");
+  return flags;
 }
 
 }  // namespace lobench::sweep

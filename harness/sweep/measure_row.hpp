@@ -1,11 +1,13 @@
-// Measure: one variant's step on one point's inputs, warm-up then timed repeats, every sample kept,
-// with the peak working memory its allocator (or device session) counted; and the timing columns of a
-// row from its samples.
+// Measure: one variant's step on one point's inputs, warm-up then timed repeats as the policy says,
+// every sample kept, with the peak working memory its allocator (or device session) counted and, for
+// CPU steps, the process's resident-set growth as an independent meter; and the timing columns and
+// trust flags of a row from its samples.
 #pragma once
 
 #include <vector>
 
 #include "harness/io/result_row.hpp"
+#include "harness/measure.hpp"
 #include "variants/step.hpp"
 #include "variants/variant.hpp"
 
@@ -15,15 +17,22 @@ struct Measurement {
   std::vector<double> samples;  // seconds, every timed repeat in order
   double peak_bytes = io::kNotMeasured;
   double peak_device_bytes = io::kNotMeasured;
+  double rss_growth_bytes = io::kNotMeasured;  // CPU steps: meters::PeakRssMeter over the timed runs
 };
 
 // Runs `v` on `in` (CPU: steady clock around run(); GPU: a device session timed by CUDA events with the
 // inputs resident) and leaves the last repeat's outputs in `out`.
-Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions& options, int warmup, int reps,
-                        StepOutputs& out);
+Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions& options, int warmup,
+                        const RepPolicy& reps, StepOutputs& out);
 
-// time_median_s, time_min_s, time_max_s, time_cv, effective_gflops and gemm_fraction from the samples
-// (row.flops and row.gemm_gflops already set).
+// reps, time_median_s, time_min_s, time_max_s, time_cv, effective_gflops and gemm_fraction from the
+// samples (row.flops and row.gemm_gflops already set).
 void fill_timing(io::ResultRow& row, const std::vector<double>& samples);
+
+// What makes a measured row untrustworthy, as the `flags` column lists it.
+inline constexpr double kBusyThreshold = 0.10;  // local yardstick before vs after the point
+inline constexpr double kNoisyCv = 0.05;
+// `busy`, `noisy`, `above_yardstick` from the row's columns (empty when none applies).
+std::string trust_flags(const io::ResultRow& row);
 
 }  // namespace lobench::sweep

@@ -100,16 +100,17 @@ class TextPrinter final : public Printer {
                          err(r.rel_dE_err_kernel), note);
     std::string axes;
     for (const AxisColumn* c : shown_) axes += fmt::format(" {:>{}}", c->value(r), c->width);
-    fmt::print(out_, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
+    fmt::print(out_, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>3} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
                r.variant, r.B, r.N, r.V, r.D, r.L, r.threads, axes, r.status,
                ok ? fmt::format("{:.2f}", r.time_median_s * 1e3) : "-",
                ok && std::isfinite(r.time_cv) ? fmt::format("{:.1f}", 100 * r.time_cv) : "-",
+               ok ? std::to_string(r.reps) : "-",
                ok ? fmt::format("{:.1f}", r.effective_gflops) : "-",
                !ok || !std::isfinite(r.gemm_fraction) ? "-"
                : r.gemm_fraction > 1.0                 ? "error"  // above the yardstick: see the note
                                                        : fmt::format("{:.0f}%", 100 * r.gemm_fraction),
                mib(r.peak_bytes), mib(double(r.predicted_bytes)), err(r.rel_loss_err), err(r.rel_dA_err),
-               err(r.rel_dE_err), note);
+               err(r.rel_dE_err), r.flags.empty() ? note : fmt::format("[{}] {}", r.flags, note));
     out_.flush();
   }
   void summary(const RunSummary& s) override { print_summary(out_, s); }
@@ -118,9 +119,9 @@ class TextPrinter final : public Printer {
   void header() {
     std::string axes;
     for (const AxisColumn* c : shown_) axes += fmt::format(" {:>{}}", c->header, c->width);
-    fmt::print(out_, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
-               "variant", "B", "N", "V", "D", "L", "T", axes, "status", "median_ms", "cv%", "GFLOP/s", "%GEMM",
-               "peak_MiB", "pred_MiB", "rel_loss", "rel_dA", "rel_dE", "note");
+    fmt::print(out_, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>3} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
+               "variant", "B", "N", "V", "D", "L", "T", axes, "status", "median_ms", "cv%", "n", "GFLOP/s", "%GEMM",
+               "peak_MiB", "pred_MiB", "rel_loss", "rel_dA", "rel_dE", "[flags] note");
     header_done_ = true;
   }
   std::ostream& out_;

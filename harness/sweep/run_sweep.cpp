@@ -4,9 +4,11 @@
 #include <fmt/ostream.h>
 
 #include <charconv>
+#include <cmath>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
+#include <tuple>
 
 #include "harness/cli/option_checks.hpp"
 #include "harness/sweep/measure_row.hpp"
@@ -58,6 +60,12 @@ std::string axes_attribute(const Axes& axes) {
 }
 
 void write_run_attributes(ResultsFile& file, const SweepSettings& s, const MemoryLimits& limits) {
+  if (s.reps.fixed_reps == 0) {
+    file.set_attr("min_time_s", s.reps.min_time_s);
+    file.set_attr("max_time_s", s.reps.max_time_s);
+    file.set_attr("max_reps", double(s.reps.max_reps));
+    file.set_attr("cv_target", s.reps.cv_target);
+  }
   file.set_attr("mem_limit_bytes", double(limits.host_bytes));
   if (limits.gpu_bytes > 0) file.set_attr("gpu_mem_limit_bytes", double(limits.gpu_bytes));
   file.set_attr("seed", double(s.axes.int_values("seed").front()));
@@ -69,7 +77,8 @@ void write_run_attributes(ResultsFile& file, const SweepSettings& s, const Memor
 // failed row; the sweep goes on.
 class RowRunner {
  public:
-  RowRunner(const SweepSettings& s, ResultsFile* file, Printer& printer) : s_(s), file_(file), printer_(printer) {
+  RowRunner(const SweepSettings& s, ResultsFile* file, Printer& printer, int64_t sgemm_n)
+      : s_(s), file_(file), printer_(printer), yardsticks_(sgemm_n) {
     syn_.pad_fraction = s.pad_fraction;
     syn_.dup_fraction = s.dup_fraction;
   }
@@ -86,7 +95,9 @@ class RowRunner {
       const Measurement m = measure_row(*plan.variant, in, plan.point.options, s_.warmup, s_.reps, out);
       row.peak_bytes = m.peak_bytes;
       row.peak_device_bytes = m.peak_device_bytes;
+      row.rss_growth_bytes = m.rss_growth_bytes;
       fill_timing(row, m.samples);
+      measure_local_after(plan, row);
       score_row(row, out, in, inputs_.reference(), inputs_.kernel_reference());
       if (s_.accuracy && !inputs_.reference())
         row.reason.set("reference does not fit the memory limit: accuracy not computed");
@@ -96,6 +107,7 @@ class RowRunner {
         row.reason.set(fmt::format("measurement error: {:.0f}% of the yardstick (above 100%: the yardstick at this "
                                    "shape is not the machine's limit){}{}",
                                    100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
+      row.flags.set(trust_flags(row));
       row.status.set("ok");
       return m.samples;
     } catch (const std::exception& e) {
@@ -109,9 +121,11 @@ class RowRunner {
   std::vector<double> run_sharded(const PlannedRow& plan, io::ResultRow& row) {
     try {
       const int64_t rank_limit = s_.mem_limit > 0 ? s_.mem_limit : 0;
+      // Every rank must run the same steps: a fixed count (--reps, else the policy's minimum).
       std::vector<double> samples = s_.sharded->measure(plan.point, s_.pad_fraction, s_.dup_fraction, s_.accuracy,
-                                                        rank_limit, s_.warmup, s_.reps, row);
+                                                        rank_limit, s_.warmup, s_.reps.expected_reps(), row);
       fill_timing(row, samples);
+      row.flags.set(trust_flags(row));
       row.status.set("ok");
       return samples;
     } catch (const std::exception& e) {  // thrown on every rank, naming the rank that could not run
@@ -123,11 +137,13 @@ class RowRunner {
     }
   }
 
-  // A skipped row still carries the last rate measured at its shape, if any.
+  // A skipped row still carries the machine's limits when they were measured on its threads.
   void set_skipped_yardstick(const PlannedRow& plan, io::ResultRow& row) const {
     if (is_gpu(*plan.variant)) return;
-    const auto& o = plan.point.options;
-    if (const auto r = yardsticks_.last_cpu(plan.point.shape.P(), plan.point.shape.D, o.threads)) row.gemm_gflops = *r;
+    const auto it = yardsticks_.machines().find(plan.point.options.threads);
+    if (it == yardsticks_.machines().end()) return;
+    row.gemm_gflops = it->second.best_sgemm_gflops();
+    row.fma_peak_gflops = it->second.fma.gflops;
   }
 
  private:
@@ -141,18 +157,51 @@ class RowRunner {
       row.gemm_gflops = rates ? rates->for_operand(plan.point.options.operand) : io::kNotMeasured;
       return;
     }
-    // Re-measured before each group of rows, so that every ratio compares two timings moments apart.
-    if (plan.point.group_key() != measured_group_) {
-      const double r = yardsticks_.measure_cpu(sh.P(), sh.D, threads);
-      if (measured_group_.empty()) {
-        if (file_) file_->set_attr("gemm_gflops", r);
-        printer_.note(fmt::format("SGEMM yardstick (Eigen, [P x D]·[D x 512], re-measured before every point): {:.1f} "
-                                  "GFLOP/s at P={} D={} threads={}",
-                                  r, sh.P(), sh.D, threads));
-      }
-      measured_group_ = plan.point.group_key();
+    if (s_.sharded && !file_) return;  // a sharded run's other ranks record nothing
+    const bool first = yardsticks_.machines().count(threads) == 0;
+    const meters::MachineLimits& limits = yardsticks_.machine(threads);
+    if (first) machine_note(limits);
+    row.gemm_gflops = limits.best_sgemm_gflops();
+    row.fma_peak_gflops = limits.fma.gflops;
+    if (s_.sharded) return;  // the local yardstick would time the other ranks' waiting too
+    // The previous point's "after" is this one's "before" when they share the tile shape.
+    const auto key = std::tuple(sh.P(), sh.D, threads);
+    row.local_gemm_before_gflops =
+        key == last_local_key_ ? last_local_ : yardsticks_.measure_local(sh.P(), sh.D, threads);
+  }
+
+  void measure_local_after(const PlannedRow& plan, io::ResultRow& row) {
+    if (is_gpu(*plan.variant)) return;
+    const Shape& sh = plan.point.shape;
+    const int threads = plan.point.options.threads;
+    last_local_ = row.local_gemm_after_gflops = yardsticks_.measure_local(sh.P(), sh.D, threads);
+    last_local_key_ = std::tuple(sh.P(), sh.D, threads);
+  }
+
+  // The machine's limits on a thread count, into the file's attributes (the first thread count under
+  // the plain names, others with `_t{threads}` appended) and a note.
+  void machine_note(const meters::MachineLimits& m) {
+    const std::string suffix = first_threads_ < 0 || first_threads_ == m.threads ? "" : fmt::format("_t{}", m.threads);
+    if (first_threads_ < 0) first_threads_ = m.threads;
+    if (file_) {
+      file_->set_attr("sgemm_threads" + suffix, double(m.threads));
+      file_->set_attr("sgemm_eigen_gflops" + suffix, m.eigen.gflops);
+      file_->set_attr("sgemm_eigen_n" + suffix, double(m.eigen.n));
+      file_->set_attr("sgemm_eigen_library" + suffix, m.eigen.library);
+      file_->set_attr("sgemm_openblas_gflops" + suffix, m.openblas.gflops);
+      file_->set_attr("sgemm_openblas_n" + suffix, double(m.openblas.n));
+      file_->set_attr(m.openblas.why.empty() ? "sgemm_openblas_library" + suffix : "sgemm_openblas_why" + suffix,
+                      m.openblas.why.empty() ? m.openblas.library : m.openblas.why);
+      file_->set_attr("sgemm_best_gflops" + suffix, m.best_sgemm_gflops());
+      file_->set_attr("fma_peak_gflops" + suffix, m.fma.gflops);
+      file_->set_attr("fma_peak_isa" + suffix, m.fma.isa);
     }
-    row.gemm_gflops = *yardsticks_.last_cpu(sh.P(), sh.D, threads);
+    const std::string openblas = m.openblas.why.empty() ? fmt::format("{:.1f}", m.openblas.gflops)
+                                                        : "not measured (" + m.openblas.why + ")";
+    printer_.note(fmt::format("machine limits on {} threads: SGEMM {}³ Eigen {:.1f}, OpenBLAS {} GFLOP/s (the "
+                              "yardstick of %GEMM: {:.1f}); FMA peak {:.1f} GFLOP/s ({})",
+                              m.threads, m.eigen.n, m.eigen.gflops, openblas, m.best_sgemm_gflops(), m.fma.gflops,
+                              m.fma.isa));
   }
 
   void gpu_note(const std::optional<GpuRates>& rates, const std::string& why) {
@@ -178,9 +227,21 @@ class RowRunner {
   SyntheticSpec syn_;
   PointInputs inputs_;
   Yardsticks yardsticks_;
-  std::string measured_group_;
+  std::tuple<int64_t, int64_t, int> last_local_key_{-1, -1, -1};
+  double last_local_ = io::kNotMeasured;
+  int first_threads_ = -1;
   bool gpu_noted_ = false;
 };
+
+// --sgemm-n 0: the machine yardstick's product is 4096³, unless the whole sweep's timed work is under
+// 100 GFLOP (a sweep of seconds, such as a test's), where a 4096³ product (about 10 s for both libraries)
+// would dwarf it: then 512³. Either way every row is compared with the same run's measurement.
+int64_t auto_sgemm_n(const std::vector<PlannedRow>& rows, const RepPolicy& reps) {
+  double flops = 0;
+  for (const PlannedRow& r : rows)
+    if (!r.skipped && std::isfinite(r.row.flops)) flops += r.row.flops * double(1 + reps.expected_reps());
+  return flops >= 1e11 ? 4096 : 512;
+}
 
 std::string limits_note(size_t rows, const std::string& out, const MemoryLimits& m, const Partition& part) {
   return fmt::format("lobench run: {} rows{} -> {} (memory limit {}{})", rows,
@@ -190,6 +251,14 @@ std::string limits_note(size_t rows, const std::string& out, const MemoryLimits&
 }
 
 }  // namespace
+
+void check_rep_policy(const RepPolicy& r) {
+  cli::check_range("--reps", r.fixed_reps, 0, 100000);
+  cli::check_range("--max-reps", r.max_reps, r.min_reps, 100000);
+  cli::check_range("--min-time", r.min_time_s, 0, 86400);
+  cli::check_range("--max-time", r.max_time_s, r.min_time_s, 86400);
+  cli::check_range("--cv-target", r.cv_target, 1e-6, 1);
+}
 
 void list_rows(const SweepSettings& s, std::ostream& out) {
   const auto points = partitioned_points(s);
@@ -205,7 +274,7 @@ void list_rows(const SweepSettings& s, std::ostream& out) {
 void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
   const auto points = partitioned_points(s);
   const MemoryLimits limits = resolve_limits(s, points);
-  const auto rows = plan_rows(points, limits, s.accuracy, s.warmup, s.reps);
+  const auto rows = plan_rows(points, limits, s.accuracy, s.warmup, s.reps.expected_reps());
   std::unique_ptr<ResultsFile> file;
   if (!s.out.empty()) {
     file = std::make_unique<ResultsFile>(s.out, prov, s.out_mode == OutMode::resume ? OutMode::create_new : s.out_mode);
@@ -235,8 +304,9 @@ static std::ostream& discard() {
 }
 
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
-  cli::check_range("--reps", s.reps, 1, 100000);
+  check_rep_policy(s.reps);
   cli::check_range("--warmup", s.warmup, 0, 100000);
+  if (s.sgemm_n != 0) cli::check_range("--sgemm-n", double(s.sgemm_n), 64, 65536);
   if (s.sharded && s.out_mode == OutMode::resume)
     throw std::invalid_argument("--resume with --shard is not supported: write a new run file");
   const auto points = partitioned_points(s);
@@ -245,7 +315,7 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
   MemoryLimits plan_limits = limits;
   if (s.sharded) plan_limits.host_bytes = limits.host_bytes > INT64_MAX / s.sharded->ranks()
                                               ? INT64_MAX : limits.host_bytes * s.sharded->ranks();
-  const auto rows = plan_rows(points, plan_limits, s.accuracy, s.warmup, s.reps);
+  const auto rows = plan_rows(points, plan_limits, s.accuracy, s.warmup, s.reps.expected_reps());
 
   const bool records = !s.sharded || s.sharded->primary();
   std::unique_ptr<ResultsFile> file;
@@ -263,7 +333,7 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
   double total_work = 0;
   for (const PlannedRow& r : rows) total_work += r.work;
   Progress progress(records ? err : discard(), total_work, int64_t(rows.size()));
-  RowRunner runner(s, file.get(), *printer);
+  RowRunner runner(s, file.get(), *printer, s.sgemm_n > 0 ? s.sgemm_n : auto_sgemm_n(rows, s.reps));
   RunSummary sum;
   for (const PlannedRow& plan : rows) {
     if (file && file->has(plan.row.key())) {  // --resume: already measured

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "harness/io/results_file.hpp"
+#include "harness/measure.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/axes.hpp"
 #include "harness/sweep/partition.hpp"
@@ -23,7 +24,9 @@ struct SweepSettings {
   Axes axes;
   bool weighted = false;
   double pad_fraction = 0.0, dup_fraction = 0.0;
-  int warmup = 1, reps = 3;
+  int warmup = 1;
+  RepPolicy reps;             // adaptive unless reps.fixed_reps > 0
+  int64_t sgemm_n = 0;        // the machine yardstick's n³ product (0: by the sweep's size)
   int64_t mem_limit = 0;      // bytes; 0: available memory now minus a margin
   int64_t gpu_mem_limit = 0;  // bytes; 0: the device's free memory at start minus a margin
   bool accuracy = true;       // compute the float64 reference and the errors
@@ -35,6 +38,9 @@ struct SweepSettings {
   // primary writes the file and prints). Not owned.
   ShardedRows* sharded = nullptr;
 };
+
+// Throws std::invalid_argument naming the option (--reps, --min-time, ...) that is out of range.
+void check_rep_policy(const RepPolicy& r);
 
 // --list: prints every row the sweep would run (one line each, then the count); runs and writes nothing.
 void list_rows(const SweepSettings& s, std::ostream& out);

@@ -10,13 +10,19 @@ namespace lobench::sweep {
 
 double GpuRates::for_operand(const std::string& op) const { return op == "tf32" ? tf32 : op == "bf16" ? bf16 : fp32; }
 
-double Yardsticks::measure_cpu(int64_t P, int64_t D, int threads) {
+const meters::MachineLimits& Yardsticks::machine(int threads) {
+  auto it = machine_.find(threads);
+  if (it == machine_.end()) it = machine_.emplace(threads, meters::measure_machine_limits(threads, sgemm_n_)).first;
+  return it->second;
+}
+
+double Yardsticks::measure_local(int64_t P, int64_t D, int threads) {
   const double r = measure_sgemm_gflops(P, D, 512, threads);
   cpu_[std::tuple(P, D, threads)] = r;
   return r;
 }
 
-std::optional<double> Yardsticks::last_cpu(int64_t P, int64_t D, int threads) const {
+std::optional<double> Yardsticks::last_local(int64_t P, int64_t D, int threads) const {
   const auto it = cpu_.find(std::tuple(P, D, threads));
   if (it == cpu_.end()) return std::nullopt;
   return it->second;

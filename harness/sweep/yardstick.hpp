@@ -1,7 +1,10 @@
-// The yardsticks a row's rate is compared with, measured in the same run: for CPU rows Eigen's SGEMM
-// rate at the point's (P, D, threads), re-measured before each group of rows (these machines are shared
-// and their speed drifts); for GPU rows cuBLAS's rates per operand precision on one 8192³ product,
-// measured once, when the first GPU row is about to run.
+// The yardsticks a row's rate is compared with, measured in the same run. CPU rows: the machine's limits
+// on the row's threads (the best of Eigen's and OpenBLAS's SGEMM at a large square size, and the FMA
+// peak; harness/meters/), measured once per thread count before the first such row; and a local
+// yardstick, Eigen's SGEMM of the point's tile shape ([P×D]·[D×512]), measured before and after each
+// point, whose drift flags a row measured while the machine was busy (these machines are shared).
+// GPU rows: cuBLAS's rates per operand precision on one 8192³ product, measured once, when the first
+// GPU row is about to run.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +13,8 @@
 #include <string>
 #include <tuple>
 #include <utility>
+
+#include "harness/meters/machine_limits.hpp"
 
 namespace lobench::sweep {
 
@@ -25,14 +30,21 @@ inline constexpr int64_t kGpuGemmN = 8192;
 
 class Yardsticks {
  public:
-  // Measures the CPU SGEMM rate for this (P, D, threads) now and remembers it.
-  double measure_cpu(int64_t P, int64_t D, int threads);
-  // The last rate measured at this (P, D, threads), if any.
-  std::optional<double> last_cpu(int64_t P, int64_t D, int threads) const;
+  explicit Yardsticks(int64_t sgemm_n = 4096) : sgemm_n_(sgemm_n) {}
+  // The machine's limits on `threads` threads, measured on the first call for that count.
+  const meters::MachineLimits& machine(int threads);
+  // The limits measured so far (none before the first CPU row).
+  const std::map<int, meters::MachineLimits>& machines() const { return machine_; }
+  // Measures the local SGEMM rate for this (P, D, threads) now and remembers it.
+  double measure_local(int64_t P, int64_t D, int threads);
+  // The last local rate measured at this (P, D, threads), if any.
+  std::optional<double> last_local(int64_t P, int64_t D, int threads) const;
   // cuBLAS rates, measured on the first call; nothing (with the reason in *why) without a device.
   const std::optional<GpuRates>& gpu(std::string* why);
 
  private:
+  int64_t sgemm_n_;
+  std::map<int, meters::MachineLimits> machine_;
   std::map<std::tuple<int64_t, int64_t, int>, double> cpu_;
   bool gpu_measured_ = false;
   std::optional<GpuRates> gpu_;

@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "harness/cli/args_file.hpp"
+#include "harness/measure.hpp"
+#include "harness/sweep/measure_row.hpp"
 #include "harness/sweep/step_point.hpp"
 #include "variants/step.hpp"
 #include "variants/tests/temp_path.hpp"
@@ -33,7 +35,7 @@ SweepSettings small_spec(const std::string& out) {
   s.axes.set("D", "8");
   s.axes.set("L", "3");
   s.axes.set("variants", "dense,chunked");
-  s.reps = 2;
+  s.reps.fixed_reps = 2;
   s.warmup = 0;
   s.mem_limit = int64_t(1) << 30;
   s.out = out;
@@ -58,6 +60,12 @@ TEST(Sweep, RecordsEveryPointWithAccuracyAndResumesWithoutDuplicates) {
     EXPECT_GT(r.time_median_s, 0.0);
     EXPECT_GE(r.time_cv, 0.0);
     EXPECT_GT(r.gemm_gflops, 0.0);
+    // The yardsticks of schema v3: the best SGEMM below the FMA ceiling, the local one both sides.
+    EXPECT_LT(r.gemm_gflops, r.fma_peak_gflops);
+    EXPECT_GT(r.local_gemm_before_gflops, 0.0);
+    EXPECT_GT(r.local_gemm_after_gflops, 0.0);
+    EXPECT_EQ(r.flags.str(), sweep::trust_flags(r));
+    EXPECT_GE(r.rss_growth_bytes, 0.0);
     EXPECT_LE(r.peak_bytes, r.predicted_bytes);
   }
   EXPECT_EQ(ResultsFile::read_samples(path).size(), 4u * 2);  // reps = 2 per row
@@ -264,7 +272,7 @@ TEST(Sweep, GpuVariantsAreTimedThroughTheirSessionAndCheckedAgainstTheGpuLimit) 
   spec.axes.set("variants", "test_fake_gpu");
   spec.axes.set("operand", "fp32,bf16");
   spec.warmup = 2;
-  spec.reps = 3;
+  spec.reps.fixed_reps = 3;
   spec.gpu_mem_limit = int64_t(16) << 30;  // fits the fake's 8 GiB; the host limit (1 GiB) does not matter
   std::ostringstream table, progress;
   fake_steps = 0;
@@ -299,6 +307,59 @@ TEST(Sweep, GpuVariantsAreTimedThroughTheirSessionAndCheckedAgainstTheGpuLimit) 
   auto file = h5::open_file_read(path);  // (the first file was removed, so this run created a new one)
   EXPECT_DOUBLE_EQ(h5::read_attr_double(file, "gpu_mem_limit_bytes").value(), double(int64_t(4) << 30));
   std::filesystem::remove(path);
+}
+
+// The process's resident-set growth over a dense step, an independent meter, matches the allocator's
+// count: its three [P, V] buffers (logits, targets, gradient) of 5 MiB each come from the kernel.
+TEST(Sweep, ResidentSetGrowthMatchesTheCountedPeakOfADenseStep) {
+  const std::string path = testing::temp_path("sweep_rss.h5");
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("B", "2");
+  spec.axes.set("N", "32");
+  spec.axes.set("V", "20000");
+  spec.axes.set("variants", "dense");
+  spec.accuracy = false;
+  std::ostringstream table, progress;
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 1u);
+  const double peak = rows[0].peak_bytes;
+  ASSERT_GT(peak, 15e6);
+  EXPECT_GE(rows[0].rss_growth_bytes, 0.9 * peak) << "peak " << peak;
+  EXPECT_LE(rows[0].rss_growth_bytes, peak + 16.0 * 1048576) << "peak " << peak;
+  std::filesystem::remove(path);
+}
+
+// Adaptive repetitions: at least 3, then until the time and CV targets, bounded by max_reps/max_time.
+TEST(Sweep, AdaptiveRepetitionsStopAtTheirTargets) {
+  RepPolicy p;
+  p.min_time_s = 1.0;
+  p.max_time_s = 30.0;
+  p.max_reps = 20;
+  p.cv_target = 0.05;
+  EXPECT_FALSE(p.enough(Samples{{0.5, 0.5}}));               // fewer than 3
+  EXPECT_TRUE(p.enough(Samples{{0.5, 0.5, 0.5}}));           // 1.5 s, CV 0
+  EXPECT_FALSE(p.enough(Samples{{0.1, 0.1, 0.1}}));          // 0.3 s: under min_time
+  EXPECT_FALSE(p.enough(Samples{{0.4, 0.6, 0.5}}));          // CV 20 %
+  EXPECT_TRUE(p.enough(Samples{{20.0, 15.0, 10.0}}));        // past max_time, CV notwithstanding
+  EXPECT_TRUE(p.enough(Samples{std::vector<double>(20, 0.01)}));  // max_reps
+  p.fixed_reps = 2;
+  EXPECT_TRUE(p.enough(Samples{{0.1, 0.9}}));
+  EXPECT_FALSE(p.enough(Samples{{0.1}}));
+  int calls = 0;
+  RepPolicy q;
+  q.min_time_s = 0.0;
+  const Samples s = collect_samples([&] { return ++calls <= 2 ? 9.0 : 1.0; }, 2, q);  // 2 warm-ups dropped
+  EXPECT_EQ(s.seconds, (std::vector<double>{1.0, 1.0, 1.0}));
+}
+
+TEST(Sweep, TrustFlagsNameWhatMakesARowUntrustworthy) {
+  io::ResultRow r;
+  EXPECT_EQ(sweep::trust_flags(r), "");  // nothing measured: nothing flagged
+  r.local_gemm_before_gflops = 100, r.local_gemm_after_gflops = 89, r.time_cv = 0.01, r.gemm_fraction = 0.8;
+  EXPECT_EQ(sweep::trust_flags(r), "busy");
+  r.local_gemm_after_gflops = 91, r.time_cv = 0.06, r.gemm_fraction = 1.01;
+  EXPECT_EQ(sweep::trust_flags(r), "noisy,above_yardstick");
 }
 
 TEST(ArgsFile, ExpandsNamedSweepFiles) {

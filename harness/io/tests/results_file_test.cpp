@@ -231,6 +231,45 @@ TEST(ResultsFile, ReadsAndResumesTheKeptVersion1File) {
   std::filesystem::remove(path);
 }
 
+// Version 2 lacked the yardstick and meter columns: they read as NaN (flags empty), and a resumed
+// version-2 file grows in its own layout.
+TEST(ResultsFile, ReadsAndResumesTheKeptVersion2File) {
+  const std::string kept = std::string(LOBENCH_SOURCE_DIR) + "/results/schema/run_v2.h5";
+  ASSERT_TRUE(std::filesystem::exists(kept)) << kept;
+  const std::string path = testing::temp_path("results_v2_copy.h5");
+  std::filesystem::copy_file(kept, path, std::filesystem::copy_options::overwrite_existing);
+  auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 12u);
+  int ok = 0;
+  for (const auto& r : rows) {
+    EXPECT_TRUE(std::isnan(r.fma_peak_gflops));
+    EXPECT_TRUE(std::isnan(r.local_gemm_before_gflops));
+    EXPECT_TRUE(std::isnan(r.rss_growth_bytes));
+    EXPECT_TRUE(std::isnan(r.rank_time_max_s));
+    EXPECT_TRUE(r.flags.empty());
+    if (r.status == "ok") {
+      ++ok;
+      EXPECT_GT(r.time_median_s, 0);
+      EXPECT_EQ(r.reps, 2);
+    }
+  }
+  EXPECT_EQ(ok, 6);
+  EXPECT_EQ(ResultsFile::read_samples(path).size(), 12u);
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::resume);
+    EXPECT_EQ(f.schema_version(), 2);
+    ResultRow r = rows[0];
+    r.V = 4242;
+    r.fma_peak_gflops = 99;  // not in that layout: dropped
+    f.append(r, {0.25});
+  }
+  rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 13u);
+  EXPECT_EQ(rows[12].V, 4242);
+  EXPECT_TRUE(std::isnan(rows[12].fma_peak_gflops));
+  std::filesystem::remove(path);
+}
+
 TEST(ResultsFile, AnExistingOutIsNeverTruncatedWithoutBeingAsked) {
   const std::string path = testing::temp_path("results_refuse.h5");
   {

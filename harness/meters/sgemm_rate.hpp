@@ -1,0 +1,29 @@
+// The machine's SGEMM limit, the yardstick of every CPU row's %GEMM: the rate of a large square
+// single-precision product by Eigen (with its own OpenMP threading) and by OpenBLAS (Debian's
+// libopenblas, loaded at run time: the BLAS NumPy, Debian's PyTorch and most frameworks call). The faster
+// of the two is "the best SGEMM" of DESIGN.md's measurement rules.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace lobench::meters {
+
+struct SgemmRate {
+  double gflops = std::numeric_limits<double>::quiet_NaN();  // median of the timed products
+  int64_t n = 0;                                              // the product was n×n · n×n
+  int samples = 0;
+  std::string library;  // "Eigen 3.4.0", "OpenBLAS 0.3.21 ..." (its config string)
+  std::string why;      // why it was not measured (then gflops is NaN)
+};
+
+// C = A·B with A, B n×n float32, on `threads` threads: one untimed product, then at least 3 timed
+// ones and until 1 s of them (at most 20).
+SgemmRate eigen_square_sgemm(int64_t n, int threads);
+
+// The same through OpenBLAS's cblas_sgemm with openblas_set_num_threads(threads); NaN with `why` set
+// when libopenblas.so.0 cannot be loaded.
+SgemmRate openblas_square_sgemm(int64_t n, int threads);
+
+}  // namespace lobench::meters
