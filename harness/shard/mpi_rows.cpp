@@ -52,6 +52,7 @@ class MpiRows final : public sweep::ShardedRows {
     // Every rank's compute samples reach rank 0 through one MPI_Allgather in rank order (fill_ranks).
     row.rank_time_min_s = m.rank_compute_s_min;
     row.rank_time_max_s = m.rank_compute_s_max;
+    row.rss_growth_bytes = m.rss_growth_bytes_max;
     row.comm_bytes = double(m.comm_bytes_max);
     row.loss = m.loss;
     row.reason.set(fmt::format("{}; comm {:.1f}% of the step", m.layout.describe(), 100 * m.comm_share));

@@ -33,6 +33,7 @@ struct RankMeasurement {
   int64_t peak_working_bytes = 0;       // counting allocator, over warm-up and repeats
   int64_t predicted_working_bytes = 0;  // predicted_rank_working_bytes (equal to the peak)
   int64_t io_bytes = 0;                 // rank_io_bytes
+  double rss_growth_bytes = 0;          // meters::PeakRssMeter over the timed repeats (NaN: not measurable)
 };
 
 struct ShardedMeasurement {
@@ -53,6 +54,7 @@ struct ShardedMeasurement {
   int64_t comm_bytes_max = 0, comm_bytes_sum = 0;  // sent per step
   int64_t peak_bytes_max = 0, peak_bytes_sum = 0;  // working + io per rank
   int64_t predicted_bytes_max = 0;                 // predicted working + io, the largest rank
+  double rss_growth_bytes_max = 0;                 // the largest rank's resident-set growth (NaN if any rank's is)
   double loss = 0;
   std::optional<StepOutputs> whole;  // rank 0 with ShardOptions::gather
 };
