@@ -71,7 +71,7 @@ PartDir read_part(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec))  // a run cut short leaves NAME.h5.partial-*: not a run
     if (e.path().extension() == ".h5" && fs::is_regular_file(e.path())) files.push_back(e.path().string());
   if (ec) throw std::invalid_argument(fmt::format("merge: cannot list '{}': {}", dir, ec.message()));
-  if (files.empty()) throw std::invalid_argument(fmt::format("merge: '{}' holds no run files (*.h5)", dir));
+  if (files.empty()) return p;  // a partition beyond the sweep's runs makes none (checked in check_parts)
   std::sort(files.begin(), files.end());
   for (const auto& f : files) p.runs.push_back(read_place(f, dir));
   const RunPlace& first = p.runs.front();
@@ -122,7 +122,8 @@ void check_parts(const std::vector<PartDir>& parts) {
             fmt::format("merge: '{}' and '{}' have the same file name", file_names[name], r.path));
     }
   }
-  for (int64_t k = 0; k < N; ++k)
+  // Partition k makes run k first, so only partitions k >= sweep_runs may hold nothing (e.g. 8 tasks for 5 runs).
+  for (int64_t k = 0; k < std::min(N, ref.runs); ++k)
     if (!partitions.count(k)) throw std::invalid_argument(fmt::format("merge: partition {}/{} is missing (a gap)", k, N));
   for (int64_t i = 0; i < ref.runs; ++i)
     if (!runs.count(i))
@@ -174,12 +175,18 @@ TrainMergeSummary merge_train_runs(const std::string& out_text, const std::vecto
   if (fs::exists(fs::symlink_status(out)))
     throw std::invalid_argument(fmt::format(
         "merge: '{}' exists; the merged train-xmc folder is written new (remove it or choose another name)", out_text));
-  std::vector<PartDir> parts;
-  for (const auto& d : part_dirs) parts.push_back(read_part(d));
+  std::vector<PartDir> parts;  // those holding runs; an empty folder is a partition that made none
+  for (const auto& d : part_dirs) {
+    PartDir p = read_part(d);
+    if (!p.runs.empty()) parts.push_back(std::move(p));
+  }
+  if (parts.empty())
+    throw std::invalid_argument(fmt::format("merge: '{}' holds no run files (*.h5){}", part_dirs.front(),
+                                            part_dirs.size() > 1 ? ", nor does any other part" : ""));
   check_parts(parts);
   copy_into_new_folder(out, parts);
   TrainMergeSummary s;
-  s.parts = int64_t(parts.size());
+  s.parts = int64_t(part_dirs.size());
   for (const PartDir& p : parts) s.runs += int64_t(p.runs.size());
   return s;
 }

@@ -5,7 +5,8 @@
 // (the root attributes of the process that trained it). Before anything is written the parts are
 // checked: every file a train-xmc run file of the same schema and sweep (attributes `schema`, `sweep`),
 // each folder holding one partition of the same N, partitions 0..N−1 each once, and the runs
-// 0..sweep_runs−1 each exactly once, each in the partition that makes it.
+// 0..sweep_runs−1 each exactly once, each in the partition that makes it. An empty folder is a partition
+// that made no run (K >= sweep_runs: more tasks than runs); a partition K < sweep_runs must be there.
 #pragma once
 
 #include <cstdint>

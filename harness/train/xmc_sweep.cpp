@@ -349,6 +349,14 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
     if (records && fs::exists(spec.out_dir, ec) && !fs::is_directory(spec.out_dir, ec))
       throw std::invalid_argument(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
   });
+  if (points.empty()) {  // more partitions than runs: this one makes none, and leaves its (empty) folder
+    on_every_rank(sh, [&] {
+      if (records) make_out_dir(spec.out_dir);
+    });
+    out << fmt::format("partition {} of a sweep of {} runs makes none -> {}\n", spec.partition.str(), sweep_runs,
+                       spec.out_dir);
+    return 0;
+  }
   const int64_t mem_limit = sh ? sh->agree(spec.mem_limit) : spec.mem_limit;  // the primary's, everywhere
   const bool tty = &err == &std::cerr && isatty(STDERR_FILENO);
   // The dataset as loaded, and grown to a point's --labels-total only when that point trains: appended

@@ -19,12 +19,18 @@ test "$("$exe" train-xmc "${args[@]}" --partition 1/3 --list | tail -1)" = "1 ru
 LOBENCH="$exe" "$src/scripts/run_train_partitions.sh" 3 "$d/merged" "${args[@]}" | grep -q 'merged 3 train-xmc parts, 4 runs'
 for k in 0 1 2; do mv "$d/merged.part$k" "$d/p$k"; done
 
+# More tasks than runs (5 partitions of 4 runs): the fifth makes none and leaves an empty folder.
+LOBENCH="$exe" "$src/scripts/run_train_partitions.sh" 5 "$d/merged5" "${args[@]}" | grep -q 'merged 5 train-xmc parts, 4 runs'
+grep -q 'partition 4/5 of a sweep of 4 runs makes none' "$d/merged5.part4.log"
+test -d "$d/merged5.part4" && test -z "$(ls "$d/merged5.part4")"
+
 python3 - "$d" <<'EOF'
 import os, sys
 import h5py, numpy as np
 d = sys.argv[1]
 names = sorted(os.listdir(f"{d}/one"))
 assert len(names) == 4 and sorted(os.listdir(f"{d}/merged")) == names, (names, os.listdir(f"{d}/merged"))
+assert sorted(os.listdir(f"{d}/merged5")) == names, os.listdir(f"{d}/merged5")
 parts = {n: k for k in range(3) for n in os.listdir(f"{d}/p{k}")}
 assert sorted(parts) == names and sorted(parts.values()) == [0, 0, 1, 2], parts
 fields = ["epoch", "steps", "train_loss", "test_loss", "p_at_1", "p_at_3", "p_at_5", "ndcg_at_5", "psp_at_5",
@@ -56,6 +62,9 @@ refused() {  # refused WHAT OUT PARTS...: merge must fail (status 2) naming WHAT
 }
 refused 'both partition' "$d/bad" "$d/p0" "$d/p0" "$d/p1" "$d/p2"
 refused 'missing (a gap)' "$d/bad" "$d/p0" "$d/p1"
+mkdir "$d/empty"
+refused 'partition 2/3 is missing (a gap)' "$d/bad" "$d/p0" "$d/p1" "$d/empty"  # an empty folder for one that made runs
+refused 'holds no run files' "$d/bad" "$d/empty" "$d/merged5.part4"
 cp -r "$d/p0" "$d/p0x"
 rm "$d/p0x/$(ls "$d/p0x" | head -1)"
 refused 'is missing' "$d/bad" "$d/p0x" "$d/p1" "$d/p2"
