@@ -1,11 +1,15 @@
-// `lobench merge OUT PARTS...`: join the run files of a sweep's partitions (harness/io/merge_runs.hpp).
+// `lobench merge OUT PARTS...`: join the run files of a sweep's partitions (harness/io/merge_runs.hpp),
+// or the --out-dir folders of a train-xmc sweep's partitions (harness/train/merge_train_runs.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include "harness/cli/commands.hpp"
 #include "harness/io/merge_runs.hpp"
 #include "harness/provenance.hpp"
+#include "harness/train/merge_train_runs.hpp"
 
 namespace lobench {
 
@@ -17,11 +21,25 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
       "merge",
       "Join the run files of a sweep run in partitions (`lobench run --partition K/N`, e.g. a Slurm job array)\n"
       "into one. The parts must have the same schema version and sweep and be partitions 0..N-1 each once;\n"
-      "no row may be in two parts. Each part's provenance is kept under /parts.");
-  cmd->add_option("OUT", *out, "the merged run file (refused if it exists, unless --overwrite)")->required();
-  cmd->add_option("PARTS", *parts, "the partitions' run files")->required();
-  cmd->add_flag("--overwrite", *overwrite, "replace an existing OUT (a regular file)");
+      "no row may be in two parts. Each part's provenance is kept under /parts.\n"
+      "train-xmc (`train-xmc --partition K/N`, one --out-dir each): PARTS are the partitions' folders and OUT a new\n"
+      "folder with every run file, checked the same way (each run of the sweep once); each file keeps its provenance.");
+  cmd->add_option("OUT", *out, "the merged run file (refused if it exists, unless --overwrite), or the merged train-xmc "
+                               "folder (refused if anything is there)")->required();
+  cmd->add_option("PARTS", *parts, "the partitions' run files, or train-xmc partitions' --out-dir folders")->required();
+  cmd->add_flag("--overwrite", *overwrite, "replace an existing OUT (a regular file; not for train-xmc folders)");
   cmd->callback([out, parts, overwrite, argv] {
+    auto is_folder = [](const std::string& p) {
+      std::error_code ec;
+      return std::filesystem::is_directory(p, ec);
+    };
+    if (std::any_of(parts->begin(), parts->end(), is_folder) || train::is_train_run_file(parts->front())) {
+      if (*overwrite) throw std::invalid_argument("merge --overwrite: a merged train-xmc folder is written new, never replaced");
+      const train::TrainMergeSummary s = train::merge_train_runs(*out, *parts);
+      fmt::print("merged {} train-xmc parts, {} runs -> {}\n", s.parts, s.runs, *out);
+      set_command_exit_code(0);
+      return;
+    }
     const io::MergeSummary s =
         io::merge_runs(*out, *parts, collect_provenance(argv), *overwrite ? OutMode::overwrite : OutMode::create_new);
     fmt::print("merged {} parts, {} rows -> {}\n", s.parts, s.rows, *out);

@@ -14,7 +14,11 @@
 #include "harness/cli/option_checks.hpp"
 #include "harness/provenance.hpp"
 #include "harness/system_memory.hpp"
+#include "harness/train/sharded_training.hpp"
 #include "harness/train/xmc_sweep.hpp"
+#if LOBENCH_HAS_MPI
+#include "harness/shard/mpi_label_training.hpp"
+#endif
 
 namespace lobench {
 
@@ -66,6 +70,8 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto quiet = std::make_shared<bool>(false);
   auto schedule = std::make_shared<std::string>("constant");
   auto list = std::make_shared<bool>(false);
+  auto partition = std::make_shared<std::string>("0/1");
+  auto shard = std::make_shared<std::string>();
   train::TrainConfig& b = spec->base;
   b.epochs = 20;
   b.threads = cli::default_threads();
@@ -110,6 +116,13 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto* mem = cmd->add_option("--mem-limit", *mem_limit,
                   "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction; default: "
                   "available memory now minus max(1 GiB, 10%)");
+  cmd->add_option("--partition", *partition,
+                  "make only runs i with i % N == K of the sweep, K/N with 0 <= K < N (one part of a job array, "
+                  "its own --out-dir; `lobench merge OUT_DIR PART_DIRS...` joins the parts)")
+      ->capture_default_str();
+  cmd->add_option("--shard", *shard,
+                  "labels: split each run's classifier by labels over the MPI ranks of `mpirun -np R lobench train-xmc "
+                  "...` (encoder replicated, its input gradient summed in rank order); rank 0 writes the run files");
   cmd->add_flag("--dry-run", spec->dry_run, "write every run's predicted memory without training");
   cmd->add_flag("--list", *list, "print the runs the sweep would make (their file names) and exit; writes nothing");
   cmd->add_flag("--quiet", *quiet, "no progress bar or per-epoch lines");
@@ -119,12 +132,15 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       ->delimiter(',');
   cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts");
 
-  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, argv] {
+  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, partition, shard, argv] {
     spec->base.schedule = *schedule;
+    spec->partition = sweep::Partition::parse(*partition);
+    if (!shard->empty() && !layouts->empty())
+      throw std::invalid_argument("--layouts predicts one process's head memory; it does not take --shard");
     check_xmc_options(*spec);
     if (*list) {
-      const auto points = train::expand_sweep(*spec);
-      for (const auto& p : points) fmt::print("{}\n", p.name);
+      const auto points = train::partition_points(*spec);
+      for (const auto& p : points) fmt::print("{}\n", p.second.name);
       fmt::print("{} runs\n", points.size());
       set_command_exit_code(0);
       return;
@@ -144,6 +160,15 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       return;
     }
     if (spec->out_dir.empty()) throw std::invalid_argument("train-xmc: --out-dir is required (one HDF5 file per run)");
+    std::unique_ptr<train::ShardedTraining> sharded;
+    if (!shard->empty()) {
+#if LOBENCH_HAS_MPI
+      sharded = shard::make_mpi_label_training(*shard);
+      spec->sharded = sharded.get();
+#else
+      throw std::invalid_argument("--shard: this lobench was built without MPI (install libopenmpi-dev and rebuild)");
+#endif
+    }
     const int failed = train::run_xmc_sweep(*spec, prov, std::cout, std::cerr);
     set_command_exit_code(failed ? 1 : 0);
   });

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/sweep/partition.hpp"  // the one parser of K/N
 
 namespace lobench::io {
 namespace {
@@ -36,9 +37,13 @@ Part read_part(const std::string& path) {
     p.axes = h5::read_attr_string(f, "sweep_axes").value_or("");
     p.partition = h5::read_attr_string(f, "partition").value_or("0/1");
   }
-  if (std::sscanf(p.partition.c_str(), "%ld/%ld", &p.index, &p.count) != 2 || p.count < 1 || p.index < 0 ||
-      p.index >= p.count)
+  try {
+    const sweep::Partition part = sweep::Partition::parse(p.partition);
+    p.index = part.index;
+    p.count = part.count;
+  } catch (const std::invalid_argument&) {
     throw std::invalid_argument(fmt::format("merge: '{}' has an unreadable partition attribute '{}'", path, p.partition));
+  }
   p.rows = ResultsFile::read_all(path);
   p.samples = ResultsFile::read_samples(path);
   return p;

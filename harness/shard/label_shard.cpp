@@ -78,7 +78,8 @@ train::LabelShard make_label_shard(MPI_Comm comm, int64_t labels, CommStats* sta
 }
 
 train::RunOutcome train_xmc_sharded(MPI_Comm comm, const data::TrainTest& data, const train::TrainConfig& cfg,
-                                    CommStats* stats) {
+                                    CommStats* stats, const train::ProgressFn& progress,
+                                    const train::EpochFn& on_epoch) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
   const train::DataShape shape = train::DataShape::of(data);
@@ -97,7 +98,7 @@ train::RunOutcome train_xmc_sharded(MPI_Comm comm, const data::TrainTest& data, 
     error = e.what();
   }
   agree_or_throw(comm, error, me);
-  return train::train_xmc(data, cfg, nullptr, nullptr, &shard);
+  return train::train_xmc(data, cfg, progress, on_epoch, &shard);
 }
 
 }  // namespace lobench::shard

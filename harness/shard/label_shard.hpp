@@ -20,7 +20,9 @@ train::LabelShard make_label_shard(MPI_Comm comm, int64_t labels, CommStats* sta
 
 // train_xmc on this rank's label shard: every rank of comm calls it with the same data and config.
 // A rank whose shard cannot train (fewer than 5 labels, bad config) stops every rank with RankFailure.
+// The callbacks are train_xmc's, called on every rank.
 train::RunOutcome train_xmc_sharded(MPI_Comm comm, const data::TrainTest& data, const train::TrainConfig& cfg,
-                                    CommStats* stats = nullptr);
+                                    CommStats* stats = nullptr, const train::ProgressFn& progress = nullptr,
+                                    const train::EpochFn& on_epoch = nullptr);
 
 }  // namespace lobench::shard

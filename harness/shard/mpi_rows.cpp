@@ -49,10 +49,13 @@ class MpiRows final : public sweep::ShardedRows {
     row.peak_bytes_sum = double(m.peak_bytes_sum);
     row.predicted_bytes = m.predicted_bytes_max;
     row.comm_time_s = m.comm_s_max;
+    // Every rank's compute samples reach rank 0 through one MPI_Allgather in rank order (fill_ranks).
+    row.rank_time_min_s = m.rank_compute_s_min;
+    row.rank_time_max_s = m.rank_compute_s_max;
+    row.rss_growth_bytes = m.rss_growth_bytes_max;
     row.comm_bytes = double(m.comm_bytes_max);
     row.loss = m.loss;
-    row.reason.set(fmt::format("{}; slowest rank compute {:.3g} s, fastest {:.3g} s, comm {:.1f}% of the step",
-                               m.layout.describe(), m.compute_s_max, m.compute_s_min, 100 * m.comm_share));
+    row.reason.set(fmt::format("{}; comm {:.1f}% of the step", m.layout.describe(), 100 * m.comm_share));
     if (accuracy && m.whole) {
       const StepData data = make_synthetic(pt.shape, syn);
       const StepInputs in = data.view();

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
+#include "harness/meters/peak_rss.hpp"
 #include "harness/shard/collectives.hpp"
 #include "harness/shard/sharded_step.hpp"
 
@@ -33,10 +36,11 @@ std::vector<int64_t> gather_ints(MPI_Comm c, const std::vector<int64_t>& mine, i
 
 // The per-rank records from every rank's samples and counters.
 void fill_ranks(MPI_Comm comm, const ShardLayout& layout, int reps, const std::vector<double>& samples,
-                const std::vector<int64_t>& counters, ShardedMeasurement& m) {
+                const std::vector<int64_t>& counters, double rss_growth, ShardedMeasurement& m) {
   const int R = layout.ranks;
   const auto all_s = gather_doubles(comm, samples, R);
   const auto all_c = gather_ints(comm, counters, R);
+  const auto all_rss = gather_doubles(comm, {rss_growth}, R);
   m.ranks.resize(static_cast<size_t>(R));
   for (int r = 0; r < R; ++r) {
     RankMeasurement& k = m.ranks[size_t(r)];
@@ -54,6 +58,7 @@ void fill_ranks(MPI_Comm comm, const ShardLayout& layout, int reps, const std::v
     k.peak_working_bytes = c[3];
     k.predicted_working_bytes = c[4];
     k.io_bytes = c[5];
+    k.rss_growth_bytes = all_rss[size_t(r)];
   }
 }
 
@@ -77,6 +82,16 @@ void summarise(int reps, ShardedMeasurement& m) {
   m.comm_s_max = median(kmax);
   m.wait_s_max = median(wmax);
   m.comm_share = m.step_s_median > 0 ? m.comm_s_max / m.step_s_median : 0.0;
+  m.rank_compute_s_median.clear();
+  for (const RankMeasurement& k : m.ranks) m.rank_compute_s_median.push_back(median(k.compute_s));
+  const auto [fastest, slowest] = std::minmax_element(m.rank_compute_s_median.begin(), m.rank_compute_s_median.end());
+  m.rank_compute_s_min = *fastest;
+  m.rank_compute_s_max = *slowest;
+  m.rss_growth_bytes_max = 0;
+  for (const RankMeasurement& k : m.ranks)
+    m.rss_growth_bytes_max = std::isnan(k.rss_growth_bytes) || std::isnan(m.rss_growth_bytes_max)
+                                 ? std::numeric_limits<double>::quiet_NaN()
+                                 : std::max(m.rss_growth_bytes_max, k.rss_growth_bytes);
   for (const RankMeasurement& k : m.ranks) {
     m.comm_bytes_max = std::max(m.comm_bytes_max, k.comm_bytes_sent);
     m.comm_bytes_sum += k.comm_bytes_sent;
@@ -122,8 +137,10 @@ ShardedMeasurement measure_sharded_point(MPI_Comm comm, const Shape& shape, cons
   ShardResult result;
   ShardTimes t;
   std::vector<double> samples(size_t(3 * reps));
+  std::optional<meters::PeakRssMeter> rss;  // over the timed repeats, as the sweep meters one process
   for (int i = 0; i < warmup + reps; ++i) {
     MPI_Barrier(comm);  // every repeat starts together, so the slowest rank's time is the step's
+    if (i == warmup) rss.emplace();
     sharded_step(comms, m.layout, data, *v, ctx, result, t);
     if (i >= warmup) {
       const size_t j = size_t(i - warmup);
@@ -138,7 +155,7 @@ ShardedMeasurement measure_sharded_point(MPI_Comm comm, const Shape& shape, cons
                                       alloc.peak_bytes(),
                                       predicted_rank_working_bytes(*v, shape, m.layout, me, options),
                                       rank_io_bytes(shape, m.layout, me)};
-  fill_ranks(comm, m.layout, reps, samples, counters, m);
+  fill_ranks(comm, m.layout, reps, samples, counters, rss->growth_bytes(), m);
   summarise(reps, m);
   m.loss = result.loss;
   if (so.gather) {

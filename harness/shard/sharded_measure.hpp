@@ -33,6 +33,7 @@ struct RankMeasurement {
   int64_t peak_working_bytes = 0;       // counting allocator, over warm-up and repeats
   int64_t predicted_working_bytes = 0;  // predicted_rank_working_bytes (equal to the peak)
   int64_t io_bytes = 0;                 // rank_io_bytes
+  double rss_growth_bytes = 0;          // meters::PeakRssMeter over the timed repeats (NaN: not measurable)
 };
 
 struct ShardedMeasurement {
@@ -43,12 +44,17 @@ struct ShardedMeasurement {
   std::vector<double> step_s;          // per repeat: the slowest rank's compute + wait + comm
   double step_s_median = 0;
   double compute_s_max = 0, compute_s_min = 0;  // medians over repeats of the slowest / fastest rank
+  // Each rank's median compute time over the repeats (collectives and waiting excluded), index = rank,
+  // and its largest and smallest value: the rows' rank_time_max_s and rank_time_min_s.
+  std::vector<double> rank_compute_s_median;
+  double rank_compute_s_max = 0, rank_compute_s_min = 0;
   double comm_s_max = 0;                        // median over repeats of the slowest rank's collectives
   double wait_s_max = 0;
   double comm_share = 0;                        // comm_s_max / step_s_median
   int64_t comm_bytes_max = 0, comm_bytes_sum = 0;  // sent per step
   int64_t peak_bytes_max = 0, peak_bytes_sum = 0;  // working + io per rank
   int64_t predicted_bytes_max = 0;                 // predicted working + io, the largest rank
+  double rss_growth_bytes_max = 0;                 // the largest rank's resident-set growth (NaN if any rank's is)
   double loss = 0;
   std::optional<StepOutputs> whole;  // rank 0 with ShardOptions::gather
 };

@@ -268,20 +268,6 @@ std::string limits_note(size_t rows, const std::string& out, const MemoryLimits&
 
 }  // namespace
 
-Partition Partition::parse(const std::string& text) {
-  const auto slash = text.find('/');
-  Partition p;
-  auto num = [&](const std::string& t, int64_t& v) {
-    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-    return r.ec == std::errc() && r.ptr == t.data() + t.size();
-  };
-  if (slash == std::string::npos || !num(text.substr(0, slash), p.index) || !num(text.substr(slash + 1), p.count) ||
-      p.count < 1 || p.index < 0 || p.index >= p.count)
-    throw std::invalid_argument(
-        fmt::format("--partition: '{}' is not K/N with 0 <= K < N (e.g. 0/4 for the first of four)", text));
-  return p;
-}
-
 void check_rep_policy(const RepPolicy& r) {
   cli::check_range("--reps", r.fixed_reps, 0, 100000);
   cli::check_range("--max-reps", r.max_reps, r.min_reps, 100000);
@@ -289,8 +275,6 @@ void check_rep_policy(const RepPolicy& r) {
   cli::check_range("--max-time", r.max_time_s, r.min_time_s, 86400);
   cli::check_range("--cv-target", r.cv_target, 1e-6, 1);
 }
-
-std::string Partition::str() const { return fmt::format("{}/{}", index, count); }
 
 void list_rows(const SweepSettings& s, std::ostream& out) {
   const auto points = partitioned_points(s);

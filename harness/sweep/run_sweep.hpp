@@ -14,18 +14,11 @@
 #include "harness/measure.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/axes.hpp"
+#include "harness/sweep/partition.hpp"
 #include "harness/sweep/printers.hpp"
 #include "harness/sweep/sharded_rows.hpp"
 
 namespace lobench::sweep {
-
-// Which rows of the product this process runs: those whose index i has i % count == index.
-struct Partition {
-  int64_t index = 0, count = 1;
-  // Parses "K/N" (0 <= K < N); throws std::invalid_argument naming --partition.
-  static Partition parse(const std::string& text);
-  std::string str() const;
-};
 
 struct SweepSettings {
   Axes axes;

@@ -165,6 +165,9 @@ void TrainRunFile::append_epoch(const EpochRecord& r, const GradientHistogram* d
   H5Fflush(file_, H5F_SCOPE_GLOBAL);  // a killed run keeps every finished epoch
 }
 
+void TrainRunFile::set_attr(const std::string& name, const std::string& value) { h5::write_attr(file_, name, value); }
+void TrainRunFile::set_attr(const std::string& name, int64_t value) { h5::write_attr(file_, name, value); }
+
 void TrainRunFile::finish(const RunOutcome* o, const std::string& status, const std::string& reason) {
   h5::write_attr(file_, "status", status);
   h5::write_attr(file_, "reason", reason);

@@ -43,6 +43,9 @@ class TrainRunFile {
   ~TrainRunFile();
   const std::string& writing_path() const { return output_->temp_path(); }
   void append_epoch(const EpochRecord& r, const GradientHistogram* dW_hist, const GradientHistogram* G_hist = nullptr);
+  // A root attribute more (where the run sits in its sweep, how it was sharded), before finish().
+  void set_attr(const std::string& name, const std::string& value);
+  void set_attr(const std::string& name, int64_t value);
   // status: ok | skipped | failed; reason: why (or empty). Closes the file and renames it onto `path`.
   void finish(const RunOutcome* outcome, const std::string& status, const std::string& reason);
 

@@ -214,13 +214,14 @@ MemoryPrediction predict_memory(const TrainConfig& c, const DataShape& s, const 
   m.train = Classifier::predicted_bytes(kc);
   m.train.encoder = Encoder::predicted_bytes(ec);
   m.train.workspace += BatchBuffers::bytes(B, s.max_features_per_row, s.max_labels_per_row) + B * c.D * 4 /* dH */;
+  int64_t sum_bytes = 0;
   if (shard) {
     // The label shards' dH sum, at the largest of the batch sizes training uses: full batches and, when
     // the split does not divide and an epoch runs to its end, the last, shorter one.
     const int64_t full = std::min(c.batch, s.train_rows), last = s.train_rows % c.batch;
     const int64_t steps_per_epoch = (s.train_rows + c.batch - 1) / c.batch;
     const int64_t steps = c.max_steps > 0 ? std::min(steps_per_epoch * c.epochs, c.max_steps) : steps_per_epoch * c.epochs;
-    int64_t sum_bytes = shard->sum_floats_bytes(full * c.D);
+    sum_bytes = shard->sum_floats_bytes(full * c.D);
     if (last != 0 && s.train_rows > c.batch && steps >= steps_per_epoch)
       sum_bytes = std::max(sum_bytes, shard->sum_floats_bytes(last * c.D));
     m.train.workspace += ShardBatchLabels::bytes(B, s.max_labels_per_row) + sum_bytes;
@@ -228,6 +229,9 @@ MemoryPrediction predict_memory(const TrainConfig& c, const DataShape& s, const 
   const int64_t eb = c.eval_batch > 0 ? c.eval_batch : c.batch;
   m.eval_extra = Classifier::predicted_eval_bytes(kc, eb, kTopK) + std::max<int64_t>(1, s.test_rows * kTopK) * 4 +
                  eb * kTopK * 4;
+  // The dH sum's receive buffer lives only inside a training step, so the test split is scored without
+  // it: the run's peak is max(train, train − sum buffer + eval) = train + max(0, eval − sum buffer).
+  m.eval_extra = std::max<int64_t>(0, m.eval_extra - sum_bytes);
   return m;
 }
 

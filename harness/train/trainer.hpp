@@ -71,7 +71,7 @@ struct DataShape {
 
 struct MemoryPrediction {
   MemoryBreakdown train;  // everything live during training steps
-  int64_t eval_extra = 0;  // added while the test split is scored
+  int64_t eval_extra = 0;  // added while the test split is scored (label-sharded: less the dH sum's buffer, free then)
   int64_t peak(bool evaluates) const { return train.total() + (evaluates ? eval_extra : 0); }
 };
 

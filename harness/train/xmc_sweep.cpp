@@ -19,6 +19,7 @@
 #include "harness/io/h5_io.hpp"
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/run_file.hpp"
+#include "harness/train/sharded_training.hpp"
 #include "harness/system_memory.hpp"
 #include "variants/checked_math.hpp"
 
@@ -186,6 +187,30 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
   return out;
 }
 
+std::vector<std::pair<int64_t, SweepPoint>> partition_points(const XmcSweepSpec& spec) {
+  std::vector<SweepPoint> all = expand_sweep(spec);
+  std::vector<std::pair<int64_t, SweepPoint>> mine;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (int64_t(i) % spec.partition.count == spec.partition.index) mine.emplace_back(int64_t(i), std::move(all[i]));
+  return mine;
+}
+
+std::string sweep_identity(const XmcSweepSpec& s) {
+  std::string axes;
+  for (const auto& name : s.axes.names()) {
+    std::string vals;
+    for (const auto& v : s.axes.values(name)) vals += (vals.empty() ? "" : ",") + v;
+    axes += fmt::format("{}={}; ", name, vals);
+  }
+  const TrainConfig& b = s.base;
+  const bool synthetic = s.dataset.rfind("synthetic:", 0) == 0;
+  return fmt::format("dataset={}{}; {}epochs={}; max-steps={}; enc-wd={}; sr-bits={}; tile={}; schedule={}; "
+                     "warmup-steps={}; eval-every={}; eval-batch={}; hist-every={}; propensity={},{}",
+                     s.dataset, synthetic ? fmt::format("; syn-scale={}", s.syn_scale) : "", axes, b.epochs,
+                     b.max_steps, b.enc_wd, b.sr_bits, b.tile, b.schedule, b.warmup_steps, b.eval_every, b.eval_batch,
+                     b.hist_every, b.propensity_a, b.propensity_b);
+}
+
 namespace {
 
 class ProgressBar {
@@ -249,14 +274,90 @@ void make_out_dir(const std::string& dir) {
 
 }  // namespace
 
-int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
-  if (spec.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
-  const std::vector<SweepPoint> points = expand_sweep(spec);
-  {
-    std::error_code ec;
-    if (fs::exists(spec.out_dir, ec) && !fs::is_directory(spec.out_dir, ec))
-      throw std::invalid_argument(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
+namespace {
+
+// What a sharded run's other ranks print to: a stream without a buffer, which drops everything.
+std::ostream& discard() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
+
+// Runs `step` on this rank; sharded, every rank then passes one checkpoint, so that a failure on any
+// rank (a file the primary cannot write, a dataset one rank cannot read) stops every rank with its
+// message instead of leaving the others waiting in a collective.
+template <typename Step>
+void on_every_rank(const ShardedTraining* sharded, Step&& step) {
+  if (!sharded) return step();
+  std::string error;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    error = e.what();
   }
+  sharded->check(error);
+}
+
+// The run file's record of how the run was sharded, as `lobench run --shard` records it.
+void record_shard(TrainRunFile& file, const ShardedTraining& sh, int64_t predicted_peak_max) {
+  file.set_attr("ranks", int64_t(sh.ranks()));
+  file.set_attr("shard", fmt::format("{} over {} ranks", sh.shard_name(), sh.ranks()));
+  file.set_attr("mpi_library", sh.library());
+  file.set_attr("rank_predicted_peak_bytes_max", predicted_peak_max);
+}
+void record_totals(TrainRunFile& file, const ShardedTotals& t) {
+  file.set_attr("rank_peak_bytes_max", t.peak_bytes_max);
+  file.set_attr("rank_peak_bytes_sum", t.peak_bytes_sum);
+  file.set_attr("comm_bytes_max", t.comm_bytes_max);
+  file.set_attr("comm_time_s_max", fmt::format("{:.6g}", t.comm_s_max));
+}
+
+std::string skipped_line(const std::string& head, const std::string& why, const MemoryPrediction& pred, bool evaluates,
+                         const std::string& path) {
+  return fmt::format("{}: skipped ({}), predicted peak {} (weights {}, weight gradient {}, logits {}, encoder {}, "
+                     "workspace {}) -> {}\n",
+                     head, why, format_bytes(double(pred.peak(evaluates))), format_bytes(double(pred.train.weights)),
+                     format_bytes(double(pred.train.weight_gradient)), format_bytes(double(pred.train.logits)),
+                     format_bytes(double(pred.train.encoder)), format_bytes(double(pred.train.workspace)), path);
+}
+
+std::string done_line(const std::string& head, const RunOutcome& o, bool evaluates, const std::string& path) {
+  const EpochRecord& last = o.epochs.back();
+  return fmt::format(
+      "{}: P@1 {} P@3 {} P@5 {}, PSP@5 {}, train loss {:.4g} nats/row, test loss {}, {} steps at {:.1f} ms/step, "
+      "peak {} (predicted {}) -> {}\n",
+      head, fmt_pct(last.p[0]), fmt_pct(last.p[1]), fmt_pct(last.p[2]), fmt_pct(last.psp[2]), last.train_loss,
+      std::isfinite(last.test_loss) ? fmt::format("{:.4g} nats/row", last.test_loss) : "n/a", o.steps,
+      1e3 * o.mean_step_s, format_bytes(double(o.measured_peak)), format_bytes(double(o.predicted.peak(evaluates))),
+      path);
+}
+
+}  // namespace
+
+// Long because a sharded sweep passes a checkpoint at every step where one rank alone could fail; the
+// training itself is train_xmc (or ShardedTraining::train).
+int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out_stream, std::ostream& err_stream) {
+  ShardedTraining* const sh = spec.sharded;
+  const bool records = !sh || sh->primary();
+  std::ostream& out = records ? out_stream : discard();
+  std::ostream& err = records ? err_stream : discard();
+  if (spec.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  const auto points = partition_points(spec);
+  const int64_t sweep_runs = spec.axes.size();
+  const std::string identity = sweep_identity(spec);
+  on_every_rank(sh, [&] {
+    std::error_code ec;
+    if (records && fs::exists(spec.out_dir, ec) && !fs::is_directory(spec.out_dir, ec))
+      throw std::invalid_argument(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
+  });
+  if (points.empty()) {  // more partitions than runs: this one makes none, and leaves its (empty) folder
+    on_every_rank(sh, [&] {
+      if (records) make_out_dir(spec.out_dir);
+    });
+    out << fmt::format("partition {} of a sweep of {} runs makes none -> {}\n", spec.partition.str(), sweep_runs,
+                       spec.out_dir);
+    return 0;
+  }
+  const int64_t mem_limit = sh ? sh->agree(spec.mem_limit) : spec.mem_limit;  // the primary's, everywhere
   const bool tty = &err == &std::cerr && isatty(STDERR_FILENO);
   // The dataset as loaded, and grown to a point's --labels-total only when that point trains: appended
   // labels have no positives, so the point's shape (and its memory prediction) is the loaded one with more
@@ -264,9 +365,12 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
   std::optional<data::TrainTest> loaded;
   std::map<int64_t, data::TrainTest> grown;  // one label total at a time
   int failed = 0;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const SweepPoint& p = points[i];
-    if (!loaded) loaded = load_xmc_dataset(spec, 0);
+  for (const auto& entry : points) {
+    const int64_t index = entry.first;
+    const SweepPoint& p = entry.second;
+    on_every_rank(sh, [&] {
+      if (!loaded) loaded = load_xmc_dataset(spec, 0);
+    });
     const DataShape loaded_shape = DataShape::of(*loaded);
     DataShape shape = loaded_shape;
     if (p.labels_total > 0) {
@@ -276,57 +380,63 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
       shape.num_labels = p.labels_total;
     }
     require_representable(p.config, shape);
-    const MemoryPrediction pred = predict_memory(p.config, shape);
-    make_out_dir(spec.out_dir);
+    // Sharded: this rank's share; the run is skipped when the largest rank's exceeds the limit.
+    const MemoryPrediction pred = sh ? sh->predict(p.config, shape) : predict_memory(p.config, shape);
     const bool evaluates = p.config.eval_every >= 0 && shape.test_rows > 0;
+    const int64_t peak = sh ? sh->largest(pred.peak(evaluates)) : pred.peak(evaluates);
     const std::string path = (fs::path(spec.out_dir) / (p.name + ".h5")).string();
-    const std::string head = fmt::format("[{}/{}] {}", i + 1, points.size(), p.name);
-    TrainRunFile file(path, prov, spec.dataset, p.config, shape, pred);
-    if (spec.dry_run || (spec.mem_limit > 0 && pred.peak(evaluates) > spec.mem_limit)) {
+    const std::string head = fmt::format("[{}/{}] {}", index + 1, sweep_runs, p.name);
+    std::optional<TrainRunFile> file;  // the primary's
+    const bool skip = spec.dry_run || (mem_limit > 0 && peak > mem_limit);
+    on_every_rank(sh, [&] {
+      if (!records) return;
+      make_out_dir(spec.out_dir);
+      file.emplace(path, prov, spec.dataset, p.config, shape, pred);
+      file->set_attr("sweep", identity);
+      file->set_attr("sweep_index", index);
+      file->set_attr("sweep_runs", sweep_runs);
+      file->set_attr("partition", spec.partition.str());
+      if (sh) record_shard(*file, *sh, peak);
+      if (!skip) return;
       const std::string why = spec.dry_run ? "dry run"
-                                           : fmt::format("OOM predicted: {} > limit {}", format_bytes(double(pred.peak(evaluates))),
-                                                         format_bytes(double(spec.mem_limit)));
-      file.finish(nullptr, "skipped", why);
-      out << fmt::format("{}: skipped ({}), predicted peak {} (weights {}, weight gradient {}, logits {}, encoder {}, "
-                         "workspace {}) -> {}\n",
-                         head, why, format_bytes(double(pred.peak(evaluates))), format_bytes(double(pred.train.weights)),
-                         format_bytes(double(pred.train.weight_gradient)), format_bytes(double(pred.train.logits)),
-                         format_bytes(double(pred.train.encoder)), format_bytes(double(pred.train.workspace)), path)
-          << std::flush;
-      continue;
-    }
-    if (shape.num_labels > loaded_shape.num_labels && !grown.count(shape.num_labels)) {
+                                           : fmt::format("OOM predicted: {}{} > limit {}", format_bytes(double(peak)),
+                                                         sh ? " on the largest rank" : "", format_bytes(double(mem_limit)));
+      file->finish(nullptr, "skipped", why);
+      out << skipped_line(head, why, pred, evaluates, path) << std::flush;
+    });
+    if (skip) continue;
+    on_every_rank(sh, [&] {
+      if (shape.num_labels <= loaded_shape.num_labels || grown.count(shape.num_labels)) return;
       grown.clear();
       data::TrainTest g = *loaded;
       data::append_random_labels(g.train, shape.num_labels - loaded_shape.num_labels);
       data::append_random_labels(g.test, shape.num_labels - loaded_shape.num_labels);
       grown.emplace(shape.num_labels, std::move(g));
-    }
+    });
     const data::TrainTest& d = shape.num_labels > loaded_shape.num_labels ? grown.at(shape.num_labels) : *loaded;
-    err << fmt::format("{}: {} rows x {} features -> {} labels; {}\n", head, shape.train_rows, shape.num_features,
-                       shape.num_labels, p.config.describe())
+    err << fmt::format("{}: {} rows x {} features -> {} labels; {}{}\n", head, shape.train_rows, shape.num_features,
+                       shape.num_labels, p.config.describe(),
+                       sh ? fmt::format("; {} over {} ranks", sh->shard_name(), sh->ranks()) : "")
         << std::flush;
     ProgressBar bar(err, spec.progress, tty);
+    const ProgressFn progress = [&](int e, int E, int64_t s, int64_t S, double l, double t) { bar.update(e, E, s, S, l, t); };
+    const EpochFn on_epoch = [&](const EpochRecord& r, const GradientHistogram* h, const GradientHistogram* g) {
+      if (file) file->append_epoch(r, h, g);
+      bar.epoch_done(r, p.config.epochs);
+    };
     try {
-      const RunOutcome o = train_xmc(
-          d, p.config, [&](int e, int E, int64_t s, int64_t S, double l, double t) { bar.update(e, E, s, S, l, t); },
-          [&](const EpochRecord& r, const GradientHistogram* h, const GradientHistogram* g) {
-            file.append_epoch(r, h, g);
-            bar.epoch_done(r, p.config.epochs);
-          });
-      file.finish(&o, "ok", "");
-      const EpochRecord& last = o.epochs.back();
-      out << fmt::format(
-                 "{}: P@1 {} P@3 {} P@5 {}, PSP@5 {}, train loss {:.4g} nats/row, test loss {}, {} steps "
-                 "at {:.1f} ms/step, peak {} (predicted {}) -> {}\n",
-                 head, fmt_pct(last.p[0]), fmt_pct(last.p[1]), fmt_pct(last.p[2]), fmt_pct(last.psp[2]), last.train_loss,
-                 std::isfinite(last.test_loss) ? fmt::format("{:.4g} nats/row", last.test_loss) : "n/a", o.steps, 1e3 * o.mean_step_s, format_bytes(double(o.measured_peak)),
-                 format_bytes(double(o.predicted.peak(evaluates))), path)
-          << std::flush;
+      ShardedTotals totals;
+      const RunOutcome o = sh ? sh->train(d, p.config, progress, on_epoch, totals)
+                              : train_xmc(d, p.config, progress, on_epoch);
+      if (file && sh) record_totals(*file, totals);
+      if (file) file->finish(&o, "ok", "");
+      out << done_line(head, o, evaluates, path) << std::flush;
     } catch (const std::exception& e) {
       ++failed;
-      file.finish(nullptr, "failed", e.what());
+      if (file) file->finish(nullptr, "failed", e.what());
       out << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
+      // A failure of this rank alone: the others may be inside a collective, waiting for it.
+      if (sh && !sh->shared_failure(e)) sh->abort_all(e.what());
     }
   }
   return failed;

@@ -7,14 +7,18 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "datasets/sparse_dataset.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/axes.hpp"
+#include "harness/sweep/partition.hpp"
 #include "harness/train/trainer.hpp"
 
 namespace lobench::train {
+
+class ShardedTraining;  // sharded_training.hpp
 
 // The axes of `lobench train-xmc`, with their defaults. labels-total: grow the label space to these
 // totals with appended labels that are never positive (ELMO's memory-vs-labels protocol); 0 = as is.
@@ -37,6 +41,12 @@ struct XmcSweepSpec {
   TrainConfig base;
 
   std::string out_dir;
+  // Which runs this process makes: i % N == K of the expanded sweep (`--partition K/N`, one part of a
+  // job array; `lobench merge` joins the parts' folders). Every run file records its place in the sweep.
+  sweep::Partition partition;
+  // Set for `--shard labels`: each run's classifier split over processes (every rank runs the same sweep;
+  // the primary writes the files and prints). Not owned.
+  ShardedTraining* sharded = nullptr;
   int64_t mem_limit = 0;  // bytes; 0: no limit
   bool dry_run = false;
   bool progress = true;   // progress bar on the error stream
@@ -53,6 +63,13 @@ struct SweepPoint {
   std::string name;  // file stem: dataset and the values that identify the run
 };
 std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& spec);
+// The points of spec.partition, each with its index in the whole sweep.
+std::vector<std::pair<int64_t, SweepPoint>> partition_points(const XmcSweepSpec& spec);
+
+// What makes two train-xmc processes parts of the same sweep: the dataset, every axis with its values and
+// every fixed option that changes what is trained (not --threads, --out-dir, --partition, --mem-limit).
+// Recorded in each run file as the attribute `sweep`, beside `sweep_index`, `sweep_runs` and `partition`.
+std::string sweep_identity(const XmcSweepSpec& spec);
 
 // Runs the sweep. Returns the number of runs that failed (skipped runs are not failures).
 int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err);

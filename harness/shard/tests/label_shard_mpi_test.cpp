@@ -81,6 +81,7 @@ TEST(LabelShardedTraining, EqualsOneProcessAndRepeatsBitForBit) {
     EXPECT_EQ(p1, max_p1) << what;
     // Memory: exactly as predicted on every rank, and less than one process's head.
     EXPECT_EQ(a.measured_train_peak, a.predicted.train.total()) << what;
+    EXPECT_EQ(a.measured_peak, a.predicted.peak(/*evaluates=*/true)) << what;  // the test split scored too
     if (world_rank() == 0) {
       const train::RunOutcome single = train::train_xmc(d, cfg);
       EXPECT_LT(a.predicted.train.weights, single.predicted.train.weights) << what;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -61,6 +62,28 @@ void expect_case_matches(const Case& c) {
     EXPECT_EQ(r.comm_s.size(), 1u);
   }
   EXPECT_EQ(b.ranks[0].compute_s.size(), 2u);
+  // Per-rank compute time: each rank's median of its own samples, the extremes over the ranks; no rank
+  // computes longer than the step (its compute is part of every repeat's slowest-rank total).
+  ASSERT_EQ(b.rank_compute_s_median.size(), b.ranks.size()) << c.name();
+  for (size_t r = 0; r < b.ranks.size(); ++r) {
+    const auto& s = b.ranks[r].compute_s;
+    EXPECT_DOUBLE_EQ(b.rank_compute_s_median[r], 0.5 * (s[0] + s[1])) << c.name() << " rank " << r;
+    EXPECT_GE(b.rank_compute_s_median[r], b.rank_compute_s_min) << c.name();
+    EXPECT_LE(b.rank_compute_s_median[r], b.rank_compute_s_max) << c.name();
+  }
+  EXPECT_GT(b.rank_compute_s_min, 0.0) << c.name();
+  EXPECT_LE(b.rank_compute_s_max, b.step_s_median) << c.name();
+  EXPECT_LE(b.comm_s_max, b.step_s_median) << c.name();
+  // The resident-set growth: every rank's (NaN where the kernel refuses the meter), the largest recorded.
+  // No sign is asserted: at these sizes it is a few pages either way (the kernel's per-thread RSS
+  // counters lag by up to 64 pages each), which is what the meter is, not what this code computes.
+  double largest = 0;
+  for (const RankMeasurement& r : b.ranks) {
+    if (std::isnan(r.rss_growth_bytes)) largest = r.rss_growth_bytes;
+    if (!std::isnan(largest)) largest = std::max(largest, r.rss_growth_bytes);
+  }
+  if (std::isnan(largest)) EXPECT_TRUE(std::isnan(b.rss_growth_bytes_max)) << c.name();
+  else EXPECT_EQ(b.rss_growth_bytes_max, largest) << c.name();
   if (world_rank() != 0) return;
   const StepData whole = make_synthetic(c.shape, c.spec);
   const StepInputs in = whole.view();
@@ -119,6 +142,20 @@ TEST(ShardedStep, RanksHoldingNothing) {
     expect_case_matches({Shape{1, 9, R + 1, 8, 3, Reduction::sum, false}, ragged_spec(4), ShardKind::vocab, Split::blocked, variant});
     expect_case_matches({Shape{1, R - 1, 300, 8, 3, Reduction::mean, true}, ragged_spec(5), ShardKind::positions, Split::balanced, variant});
     expect_case_matches({Shape{1, 1, 7, 8, 2, Reduction::mean, true}, ragged_spec(6), ShardKind::grid, Split::blocked, variant});
+  }
+}
+
+// Each rank's resident-set growth over the timed repeats meets its counted peak when the working set is
+// large (dense: three [P, V/R] buffers, ~48 MB over 2 ranks): at least 90 % of it, at most 16 MiB more,
+// the bounds the sweep's own meter test uses for one process.
+TEST(ShardedStep, ResidentSetGrowthMeetsTheCountedPeakOnEveryRank) {
+  const ShardedMeasurement m = measure_sharded_point(MPI_COMM_WORLD, Shape{1, 128, 60000, 8, 3, Reduction::mean, false},
+                                                     {}, "dense", one_thread(), ShardKind::vocab, 1, 2);
+  for (const RankMeasurement& r : m.ranks) {
+    if (std::isnan(r.rss_growth_bytes)) continue;  // the kernel refused the meter's reset
+    const double peak = double(r.peak_working_bytes);
+    EXPECT_GE(r.rss_growth_bytes, 0.9 * peak) << "rank " << r.rank << " peak " << peak;
+    EXPECT_LE(r.rss_growth_bytes, peak + 16.0 * 1048576) << "rank " << r.rank << " peak " << peak;
   }
 }
 

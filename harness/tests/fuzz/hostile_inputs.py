@@ -510,6 +510,26 @@ def register_train_cases():
     for opt, v in [("--threads", "abc"), ("--epochs", "1.5"), ("--dim", "x")]:
         case(f"train-xmc {opt} {v!r} (not a number)", "options", [opt], with_opt(syn, opt, v),
              tags=("needs_cli_exit_mapping",))
+    for v in ["3/3", "-1/2", "1/0", "x", "1", "0/2x", "1/-2", f"0/{2**64}"]:
+        case(f"train-xmc --partition {v!r}", "options", ["--partition"], with_opt(syn, "--partition", v))
+    for v in ["vocab", "positions", "bogus"]:
+        case(f"train-xmc --shard {v!r}", "options", ["--shard", v], with_opt(syn, "--shard", v))
+
+    # `lobench merge` of train-xmc parts (folders of run files)
+    def junk_part(d):
+        os.mkdir(f"{d}/p0")
+        open(f"{d}/p0/run.h5", "wb").write(random.Random(3).randbytes(3000))
+    case("merge train-xmc part with a junk .h5", "merge", ["run.h5", "not a train-xmc run file"],
+         ["merge", "{d}/merged", "{d}/p0"], junk_part)
+    case("merge train-xmc part with an HDF5 file of another kind", "merge", ["run.h5", "not a train-xmc run file"],
+         ["merge", "{d}/merged", "{d}/p0"],
+         lambda d: (os.mkdir(f"{d}/p0"), h5py.File(f"{d}/p0/run.h5", "w").attrs.__setitem__("schema", "other")))
+    case("merge train-xmc part folder empty", "merge", ["p0", "holds no run files"],
+         ["merge", "{d}/merged", "{d}/p0"], lambda d: os.mkdir(f"{d}/p0"))
+    case("merge train-xmc part missing", "merge", ["nope", "does not exist"],
+         ["merge", "{d}/merged", "{d}/nope", "{d}/p0"], lambda d: os.mkdir(f"{d}/p0"))
+    case("merge train-xmc OUT is a file", "merge", ["merged", "exists"], ["merge", "{d}/merged", "{d}/p0"],
+         lambda d: (os.mkdir(f"{d}/p0"), open(f"{d}/merged", "w").write("keep me")))
 
 
 # ---------------------------------------------------------------------------------------------------
