@@ -85,12 +85,15 @@ test "$(grep -c "rank 0: --out-dir '$d/not_a_folder' exists and is not a folder"
   || { cat "$d/bad.log"; exit 1; }
 
 # Rank 1 alone runs out of memory inside the training (its address space capped below its label shard of
-# 3M labels x 64 x fp32 = 384 MB, above the ~210 MB a rank maps before training): every rank ends with
-# status 2 and rank 1's message, at once (no rank left waiting in a collective).
-cat > "$d/cap_rank1.sh" <<'EOF'
+# 3M labels x 64 x fp32 = 384 MB, above the ~210 MB a rank maps before training, plus the shared
+# libraries it maps, which a CUDA build makes larger by its cuBLAS): every rank ends with status 2 and
+# rank 1's message, at once (no rank left waiting in a collective).
+libs_kb=$(ldd "$exe" | awk '/=> \//{print $3}' | xargs -r stat -L -c %s | awk '{s += $1} END {print int(s / 1024)}')
+cap_kb=$((409600 + libs_kb))
+cat > "$d/cap_rank1.sh" <<EOF
 #!/bin/bash
-if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}" = 1 ]; then ulimit -v 409600; fi
-exec "$@"
+if [ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 1 ]; then ulimit -v $cap_kb; fi
+exec "\$@"
 EOF
 chmod +x "$d/cap_rank1.sh"
 rc=0
