@@ -11,10 +11,16 @@ using CMap = Eigen::Map<const RowMat>;
 using Map = Eigen::Map<RowMat>;
 }  // namespace
 
+int64_t row_block(int64_t M) {
+  int64_t b = 64;
+  while (b < 256 && M >= 8 * (2 * b)) b *= 2;
+  return b;
+}
+
 void matmul(const float* A, Op opA, const float* B, Op opB, float* C, int64_t M, int64_t K, int64_t N,
             bool accumulate, int threads) {
   if (M <= 0 || N <= 0) return;
-  const int64_t blocks = (M + kRowBlock - 1) / kRowBlock;
+  const int64_t rb = row_block(M), blocks = (M + rb - 1) / rb;
   // Inside an OpenMP team of more than one thread Eigen's products run on the calling thread; with one
   // thread, a one-thread team is asked for explicitly below and Eigen would parallelize on its own, so
   // its thread count is pinned to 1 for the call.
@@ -22,7 +28,7 @@ void matmul(const float* A, Op opA, const float* B, Op opB, float* C, int64_t M,
   Eigen::setNbThreads(1);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t r0 = blk * kRowBlock, m = std::min(kRowBlock, M - r0);
+    const int64_t r0 = blk * rb, m = std::min(rb, M - r0);
     Map c(C + r0 * N, m, N);
     const CMap b_plain(B, K, N);
     const CMap b_trans(B, N, K);

@@ -1,17 +1,21 @@
 // Matrix products of the layers, with results independent of the thread count.
 //
 // Eigen's own multithreaded GEMM chooses its cache blocking from the number of threads, so its sums
-// can be ordered differently at 1 and 2 threads. Here the output is cut into blocks of a fixed number
-// of rows (kRowBlock, not a function of the thread count); each block is one single-threaded Eigen
-// product, and OpenMP deals the blocks out. Every output element is therefore computed by the same
-// instruction sequence whatever the thread count.
+// can be ordered differently at 1 and 2 threads. Here the output is cut into blocks of rows whose size
+// is a function of the product's shape only (row_block(M), never of the thread count); each block is
+// one single-threaded Eigen product, and OpenMP deals the blocks out. Every output element is therefore
+// computed by the same instruction sequence whatever the thread count.
 #pragma once
 
 #include <cstdint>
 
 namespace lobench::seqrec {
 
-constexpr int64_t kRowBlock = 64;
+// Rows per block of an M-row product: 64; 128 from M = 1024; 256 from M = 2048 (so at least 8 blocks
+// whenever a block is taller than 64). Each block packs the whole right-hand operand again (Eigen packs
+// per product), so tall products (the layers' x·W over B·N rows) want few, tall blocks; short ones
+// (the weight gradients, M = D or 4D) want enough blocks for the threads.
+int64_t row_block(int64_t M);
 
 enum class Op { none, transpose };
 
