@@ -132,8 +132,8 @@ TEST(SeqrecLayers, AttentionIsCausalAndIgnoresPaddingKeys) {
     for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y0[size_t((N + i) * D + d)], y1[size_t((N + i) * D + d)]) << i;
 }
 
-// The blocked products at shapes that take each block height (64, 128, 256 rows, ragged last blocks),
-// in all four transpose combinations: against a float64 product, and bit for bit the same at 1 and 2
+// The blocked products at shapes that take each block shape (64, 128, 256 rows; 4 column blocks for a
+// short wide product; ragged last blocks), in all four transpose combinations: against a float64 product, and bit for bit the same at 1 and 2
 // threads.
 TEST(SeqrecLayers, BlockedMatmulIsExactAndThreadIndependent) {
   EXPECT_EQ(row_block(1000), 64);
@@ -141,9 +141,13 @@ TEST(SeqrecLayers, BlockedMatmulIsExactAndThreadIndependent) {
   EXPECT_EQ(row_block(2047), 128);
   EXPECT_EQ(row_block(2048), 256);
   EXPECT_EQ(row_block(1 << 20), 256);
+  EXPECT_EQ(product_blocks(256, 768).cols, 192);
+  EXPECT_EQ(product_blocks(256, 768).rows, 256);
+  EXPECT_EQ(product_blocks(2048, 768).cols, 768);
+  EXPECT_EQ(product_blocks(256, 600).cols, 160);  // 160, 160, 160 and a ragged 120
   data::Rng rng(data::stream_key(5, 5, 5));
-  for (int64_t M : {37, 1100, 2300}) {
-    const int64_t K = 24, N = 40;
+  for (auto [M, N] : {std::pair<int64_t, int64_t>{37, 40}, {1100, 40}, {2300, 40}, {200, 600}}) {
+    const int64_t K = 24;
     std::vector<float> A(static_cast<size_t>(M * K)), B(static_cast<size_t>(K * N));
     for (float& v : A) v = float(rng.normal());
     for (float& v : B) v = float(rng.normal());
