@@ -185,6 +185,20 @@ TEST(SeqrecSweep, AnExistingRunFileIsRefusedBeforeAnythingIsWrittenUnlessOverwri
   EXPECT_EQ(status_of(points[1].config.out), "ok");
 }
 
+TEST(SeqrecSweep, TheProgressLineNamesThePointAndGivesTheSweepsEta) {
+  TempDir dir;
+  SeqrecSweepSpec s = tiny_sweep(dir.path);
+  s.axes.set("variant", "chunked,fused");
+  s.base.progress = true;
+  std::ostringstream out, err;
+  EXPECT_EQ(run_seqrec_sweep(s, collect_provenance("test"), out, err), 0);
+  const std::string e = err.str();
+  EXPECT_NE(e.find("[train-seqrec 1/2 yambda_chunked_s0] step 2/2"), std::string::npos) << e;
+  EXPECT_NE(e.find(", sweep "), std::string::npos) << e;  // the first point has 2 steps of the second after it
+  EXPECT_NE(e.find("[train-seqrec 2/2 yambda_fused_s0] step 1/2"), std::string::npos) << e;
+  EXPECT_NE(out.str().find("[2/2] yambda_fused_s0 fused: ok"), std::string::npos) << out.str();
+}
+
 TEST(SeqrecSweep, ABadPointIsRefusedBeforeAnyPointRuns) {
   TempDir dir;
   SeqrecSweepSpec s = tiny_sweep(dir.path);
