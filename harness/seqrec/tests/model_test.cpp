@@ -146,6 +146,26 @@ TEST(SeqrecModel, GradientDoesNotDependOnTheThreadCount) {
   EXPECT_LE(relative_l2(c2.grad, c1.grad), 1e-5);
 }
 
+// The same at a shape whose products take every block shape of blocked_matmul.hpp (1,024 rows: 128-row
+// blocks; the fc weight gradient [128, 512]: column blocks), bit for bit at 1 and 2 threads.
+TEST(SeqrecModel, GradientDoesNotDependOnTheThreadCountAtTallShapes) {
+  const int64_t V = 301;
+  const TestBatch batch = make_batch(8, 128, 2, V, 7);
+  auto config = [&](int threads) {
+    ModelConfig c = small_config(V, threads);
+    c.N = 128;
+    c.D = 128;
+    c.layers = 1;
+    c.max_batch = 8;
+    return c;
+  };
+  const Gradient one = model_gradient(config(1), "sampled", batch);
+  const Gradient two = model_gradient(config(2), "sampled", batch);
+  EXPECT_EQ(one.loss, two.loss);
+  ASSERT_EQ(one.grad.size(), two.grad.size());
+  EXPECT_EQ(std::memcmp(one.grad.data(), two.grad.data(), one.grad.size() * 4), 0);
+}
+
 // Finite differences of the whole model's loss on a tiny model (tolerance: gradient_check.hpp; the
 // larger init std makes the gradients O(1/V)·O(1) rather than vanishing, so the noise bound holds).
 TEST(SeqrecModel, WholeModelGradientMatchesFiniteDifferences) {
