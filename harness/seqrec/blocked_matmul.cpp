@@ -11,36 +11,50 @@ using CMap = Eigen::Map<const RowMat>;
 using Map = Eigen::Map<RowMat>;
 }  // namespace
 
+int64_t row_block(int64_t M) {
+  int64_t b = 64;
+  while (b < 256 && M >= 8 * (2 * b)) b *= 2;
+  return b;
+}
+
+ProductBlocks product_blocks(int64_t M, int64_t N) {
+  if (M < 1024 && N >= 512) return {M, ((N + 3) / 4 + 15) / 16 * 16};  // 4 column blocks of all rows
+  return {row_block(M), N};
+}
+
+namespace {
+
+template <class CBlock, class ABlock, class BBlock>
+void product_into(CBlock&& c, const ABlock& a, const BBlock& b, bool accumulate) {
+  if (accumulate) c.noalias() += a * b;
+  else c.noalias() = a * b;
+}
+
+}  // namespace
+
 void matmul(const float* A, Op opA, const float* B, Op opB, float* C, int64_t M, int64_t K, int64_t N,
             bool accumulate, int threads) {
   if (M <= 0 || N <= 0) return;
-  const int64_t blocks = (M + kRowBlock - 1) / kRowBlock;
+  const ProductBlocks blocks = product_blocks(M, N);
+  const int64_t row_blocks = (M + blocks.rows - 1) / blocks.rows, col_blocks = (N + blocks.cols - 1) / blocks.cols;
   // Inside an OpenMP team of more than one thread Eigen's products run on the calling thread; with one
   // thread, a one-thread team is asked for explicitly below and Eigen would parallelize on its own, so
   // its thread count is pinned to 1 for the call.
   const int saved = Eigen::nbThreads();
   Eigen::setNbThreads(1);
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t r0 = blk * kRowBlock, m = std::min(kRowBlock, M - r0);
-    Map c(C + r0 * N, m, N);
-    const CMap b_plain(B, K, N);
-    const CMap b_trans(B, N, K);
-    if (opA == Op::none) {
-      const CMap a(A + r0 * K, m, K);
-      if (opB == Op::none) {
-        if (accumulate) c.noalias() += a * b_plain; else c.noalias() = a * b_plain;
-      } else {
-        if (accumulate) c.noalias() += a * b_trans.transpose(); else c.noalias() = a * b_trans.transpose();
-      }
-    } else {
-      const auto a = CMap(A, K, M).middleCols(r0, m).transpose();
-      if (opB == Op::none) {
-        if (accumulate) c.noalias() += a * b_plain; else c.noalias() = a * b_plain;
-      } else {
-        if (accumulate) c.noalias() += a * b_trans.transpose(); else c.noalias() = a * b_trans.transpose();
-      }
-    }
+  for (int64_t blk = 0; blk < row_blocks * col_blocks; ++blk) {
+    const int64_t r0 = blk / col_blocks * blocks.rows, m = std::min(blocks.rows, M - r0);
+    const int64_t c0 = blk % col_blocks * blocks.cols, n = std::min(blocks.cols, N - c0);
+    Eigen::Map<RowMat, 0, Eigen::OuterStride<>> c(C + r0 * N + c0, m, n, Eigen::OuterStride<>(N));
+    const auto a_plain = CMap(A, M, K).middleRows(r0, m);
+    const auto a_trans = CMap(A, K, M).middleCols(r0, m).transpose();
+    const auto b_plain = CMap(B, K, N).middleCols(c0, n);
+    const auto b_trans = CMap(B, N, K).middleRows(c0, n).transpose();
+    if (opA == Op::none && opB == Op::none) product_into(c, a_plain, b_plain, accumulate);
+    else if (opA == Op::none) product_into(c, a_plain, b_trans, accumulate);
+    else if (opB == Op::none) product_into(c, a_trans, b_plain, accumulate);
+    else product_into(c, a_trans, b_trans, accumulate);
   }
   Eigen::setNbThreads(saved);
 }

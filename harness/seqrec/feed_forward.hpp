@@ -9,6 +9,11 @@
 
 namespace lobench::seqrec {
 
+// GELU (tanh form) over n values with Eigen's vectorized tanh: y = GELU(x); and its backward in
+// place, dy *= GELU'(x). Element-wise, so independent of any threading of the callers.
+void gelu_tanh(const float* x, float* y, int64_t n);
+void gelu_tanh_backward(const float* x, float* dy, int64_t n);
+// One value through the same code (for tests).
 float gelu_tanh(float x);
 float gelu_tanh_grad(float x);
 

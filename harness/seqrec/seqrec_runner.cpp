@@ -299,7 +299,7 @@ std::string epoch_line(const std::string& variant, const EpochRow& e) {
 }  // namespace
 
 SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Provenance& prov, std::ostream& log,
-                         std::ostream& progress) {
+                         std::ostream& progress, const ProgressContext& context) {
   validate(c);
   SeqrecOutcome o;
   o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
@@ -345,11 +345,15 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
       loss_sum += r.loss;
       if (step > 1) timing.add(r);
       if (file) file->append_step(step_row(r, step, epoch, n, t.opt.lr_at(step), objective.full_vocabulary()));
-      if (c.progress)
-        progress << fmt::format("\r[train-seqrec {}] step {}/{} epoch {}/{} loss {:.6g} {:.3g} s/step ETA {}   ", c.variant,
-                                step, total_steps, epoch, epochs, r.loss, r.total_s(),
-                                eta(seconds_since(t_start) / double(step) * double(total_steps - step)))
+      if (c.progress) {
+        const double per_step = seconds_since(t_start) / double(step);
+        const std::string sweep_eta =
+            context.later_steps > 0 ? ", sweep " + eta(per_step * double(total_steps - step + context.later_steps)) : "";
+        progress << fmt::format("\r[train-seqrec {}] step {}/{} epoch {}/{} loss {:.6g} {:.3g} s/step ETA {}{}   ",
+                                context.label.empty() ? c.variant : context.label, step, total_steps, epoch, epochs,
+                                r.loss, r.total_s(), eta(per_step * double(total_steps - step)), sweep_eta)
                  << std::flush;
+      }
     }
     er.epoch = epoch;
     er.steps = o.steps;

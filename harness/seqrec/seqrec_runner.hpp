@@ -37,10 +37,17 @@ struct SeqrecOutcome {
   int64_t rss_peak_bytes = 0;
 };
 
+// Where a run sits in a sweep, for its progress line: the label ("[2/6] yambda_fused_s0") and the steps
+// of the points after it, so that the line gives the ETA of the sweep beside the run's.
+struct ProgressContext {
+  std::string label;
+  int64_t later_steps = 0;
+};
+
 // Runs c (validated first) on already loaded data; writes c.out when not empty. `log` gets one line per
 // epoch; `progress` the progress line (when c.progress).
 SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& data, const Provenance& prov, std::ostream& log,
-                         std::ostream& progress);
+                         std::ostream& progress, const ProgressContext& context = {});
 // Loads the data, then the above.
 SeqrecOutcome run_seqrec(const SeqrecConfig& c, const Provenance& prov, std::ostream& log, std::ostream& progress);
 

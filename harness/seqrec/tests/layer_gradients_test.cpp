@@ -2,9 +2,12 @@
 // layers' results at 1 and 2 threads compared bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "harness/seqrec/attention.hpp"
+#include "harness/seqrec/blocked_matmul.hpp"
 #include "harness/seqrec/dropout.hpp"
 #include "harness/seqrec/embedding.hpp"
 #include "harness/seqrec/feed_forward.hpp"
@@ -127,6 +130,63 @@ TEST(SeqrecLayers, AttentionIsCausalAndIgnoresPaddingKeys) {
     for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y0[size_t(i * D + d)], y1[size_t(i * D + d)]) << i;
   for (int64_t i = 3; i < N; ++i)
     for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y0[size_t((N + i) * D + d)], y1[size_t((N + i) * D + d)]) << i;
+}
+
+// The blocked products at shapes that take each block shape (64, 128, 256 rows; 4 column blocks for a
+// short wide product; ragged last blocks), in all four transpose combinations: against a float64 product, and bit for bit the same at 1 and 2
+// threads.
+TEST(SeqrecLayers, BlockedMatmulIsExactAndThreadIndependent) {
+  EXPECT_EQ(row_block(1000), 64);
+  EXPECT_EQ(row_block(1024), 128);
+  EXPECT_EQ(row_block(2047), 128);
+  EXPECT_EQ(row_block(2048), 256);
+  EXPECT_EQ(row_block(1 << 20), 256);
+  EXPECT_EQ(product_blocks(256, 768).cols, 192);
+  EXPECT_EQ(product_blocks(256, 768).rows, 256);
+  EXPECT_EQ(product_blocks(2048, 768).cols, 768);
+  EXPECT_EQ(product_blocks(256, 600).cols, 160);  // 160, 160, 160 and a ragged 120
+  data::Rng rng(data::stream_key(5, 5, 5));
+  for (auto [M, N] : {std::pair<int64_t, int64_t>{37, 40}, {1100, 40}, {2300, 40}, {200, 600}}) {
+    const int64_t K = 24;
+    std::vector<float> A(static_cast<size_t>(M * K)), B(static_cast<size_t>(K * N));
+    for (float& v : A) v = float(rng.normal());
+    for (float& v : B) v = float(rng.normal());
+    for (Op opA : {Op::none, Op::transpose})
+      for (Op opB : {Op::none, Op::transpose}) {
+        auto a = [&](int64_t m, int64_t k) { return double(opA == Op::none ? A[size_t(m * K + k)] : A[size_t(k * M + m)]); };
+        auto b = [&](int64_t k, int64_t n) { return double(opB == Op::none ? B[size_t(k * N + n)] : B[size_t(n * K + k)]); };
+        std::vector<float> one(static_cast<size_t>(M * N), 1.0f), two = one;
+        matmul(A.data(), opA, B.data(), opB, one.data(), M, K, N, /*accumulate=*/true, 1);
+        matmul(A.data(), opA, B.data(), opB, two.data(), M, K, N, /*accumulate=*/true, 2);
+        EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * 4), 0) << M;
+        double worst = 0;
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double ref = 1.0;
+            for (int64_t k = 0; k < K; ++k) ref += a(m, k) * b(k, n);
+            worst = std::max(worst, std::abs(one[size_t(m * N + n)] - ref));
+          }
+        EXPECT_LT(worst, 1e-4) << M;
+      }
+  }
+}
+
+// The vectorized GELU (Eigen's tanh) against the formula with std::tanh in double, over many chunks.
+TEST(SeqrecLayers, VectorizedGeluMatchesTheFormula) {
+  const int64_t n = 5000;
+  std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), g(static_cast<size_t>(n), 1.0f);
+  data::Rng rng(data::stream_key(4, 4, 4));
+  for (float& v : x) v = float(12.0 * rng.uniform() - 6.0);
+  gelu_tanh(x.data(), y.data(), n);
+  gelu_tanh_backward(x.data(), g.data(), n);
+  const double k = std::sqrt(2.0 / 3.141592653589793);
+  for (int64_t i = 0; i < n; ++i) {
+    const double z = x[size_t(i)], t = std::tanh(k * (z + 0.044715 * z * z * z));
+    const double exact = 0.5 * z * (1.0 + t);
+    const double grad = 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * z * z);
+    EXPECT_NEAR(y[size_t(i)], exact, 2e-6 * std::max(1.0, std::abs(z))) << z;
+    EXPECT_NEAR(g[size_t(i)], grad, 1e-5) << z;
+  }
 }
 
 TEST(SeqrecLayers, FeedForwardBackwardMatchesFiniteDifferences) {

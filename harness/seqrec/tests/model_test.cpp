@@ -102,6 +102,31 @@ TEST(SeqrecModel, GradientIsTheSameWithDenseChunkedAndFused) {
   }
 }
 
+// The loss keeps its outputs (dA, dE) from one step to the next and does not zero them (the variants
+// overwrite them, as the step benchmark's repeated runs rely on): a second step, after a first on other
+// data, gives bit for bit the gradient of a fresh model on that second batch alone.
+TEST(SeqrecModel, AStepDoesNotDependOnThePreviousStepsLossOutputs) {
+  const int64_t V = 301;
+  const TestBatch first = make_batch(3, 8, 4, V, 5), second = make_batch(3, 8, 4, V, 6);
+  for (const char* v : {"dense", "chunked", "fused"}) {
+    const ModelConfig c = small_config(V, 2);
+    const Gradient fresh = model_gradient(c, v, second);
+    CountingAllocator alloc;
+    SasRec model(c, alloc);
+    model.init();
+    RunOptions o;
+    o.threads = c.threads;
+    o.block_v = 64;
+    Objective obj(v, o, 9);
+    TrainStep step(model, obj, alloc);
+    step.run(first.view(), /*step=*/5, nullptr);
+    const StepRecord r = step.run(second.view(), /*step=*/5, nullptr);
+    EXPECT_EQ(r.loss, fresh.loss) << v;
+    ASSERT_EQ(model.params().size(), int64_t(fresh.grad.size()));
+    EXPECT_EQ(std::memcmp(model.params().grads(), fresh.grad.data(), fresh.grad.size() * 4), 0) << v;
+  }
+}
+
 // The backbone and the sampled objective do not depend on the thread count (bit for bit). The tiled
 // loss variants are bit-reproducible for a given thread count but add per-thread dA shares (variants/
 // cpu/tile_scan.hpp), so with them a 1- and a 2-thread run agree to rounding only.
@@ -119,6 +144,26 @@ TEST(SeqrecModel, GradientDoesNotDependOnTheThreadCount) {
   EXPECT_EQ(std::memcmp(c2.grad.data(), c2_again.grad.data(), c2.grad.size() * 4), 0);
   EXPECT_LE(std::abs(c1.loss - c2.loss) / c1.loss, 1e-6);
   EXPECT_LE(relative_l2(c2.grad, c1.grad), 1e-5);
+}
+
+// The same at a shape whose products take every block shape of blocked_matmul.hpp (1,024 rows: 128-row
+// blocks; the fc weight gradient [128, 512]: column blocks), bit for bit at 1 and 2 threads.
+TEST(SeqrecModel, GradientDoesNotDependOnTheThreadCountAtTallShapes) {
+  const int64_t V = 301;
+  const TestBatch batch = make_batch(8, 128, 2, V, 7);
+  auto config = [&](int threads) {
+    ModelConfig c = small_config(V, threads);
+    c.N = 128;
+    c.D = 128;
+    c.layers = 1;
+    c.max_batch = 8;
+    return c;
+  };
+  const Gradient one = model_gradient(config(1), "sampled", batch);
+  const Gradient two = model_gradient(config(2), "sampled", batch);
+  EXPECT_EQ(one.loss, two.loss);
+  ASSERT_EQ(one.grad.size(), two.grad.size());
+  EXPECT_EQ(std::memcmp(one.grad.data(), two.grad.data(), one.grad.size() * 4), 0);
 }
 
 // Finite differences of the whole model's loss on a tiny model (tolerance: gradient_check.hpp; the

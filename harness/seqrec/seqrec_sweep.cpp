@@ -1,0 +1,244 @@
+#include "harness/seqrec/seqrec_sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "datasets/seqrec.hpp"
+#include "datasets/synthetic_seqrec.hpp"
+#include "harness/io/output_path.hpp"
+#include "harness/seqrec/seqrec_loss.hpp"
+#include "harness/seqrec/seqrec_memory.hpp"
+#include "harness/seqrec/seqrec_runner.hpp"
+#include "harness/system_memory.hpp"
+
+namespace lobench::seqrec {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string sanitize(std::string s) {
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_')) c = '-';
+  return s;
+}
+
+bool is_synthetic(const std::string& dataset) { return dataset.rfind("synthetic:", 0) == 0; }
+
+// synthetic:yambda -> "yambda"; ../shared/datasets/seqrec/LastFM.txt -> "LastFM".
+std::string dataset_stem(const std::string& dataset) {
+  const std::string s = is_synthetic(dataset) ? dataset.substr(10) : fs::path(dataset).stem().string();
+  return sanitize(s.empty() ? "data" : s);
+}
+
+bool parse_model(const std::string& model) {
+  if (model == "sasrec") return true;
+  if (model == "sasrec_untied") return false;
+  throw std::invalid_argument("--model: '" + model + "' is not a model (valid: sasrec (tied output table), sasrec_untied)");
+}
+
+int64_t non_negative(const sweep::AxisPoint& a, const char* axis) {
+  const int64_t v = a.int_at(axis);
+  if (v < 0) throw std::invalid_argument(fmt::format("--{}: {} is negative", axis, v));
+  return v;
+}
+
+// The vocabulary (items + padding) of a dataset, without generating synthetic data: what the memory
+// prediction of every point needs before anything runs. A file is read (the sequence files are small).
+int64_t vocabulary_of(const SeqrecConfig& c) {
+  if (c.dataset == "synthetic:yambda") return int64_t(data::yambda_like(c.syn_scale, c.data_seed).items) + 1;
+  if (is_synthetic(c.dataset))
+    throw std::invalid_argument("unknown synthetic dataset '" + c.dataset + "' (valid: synthetic:yambda)");
+  io::require_input_file(c.dataset, "--dataset");
+  return int64_t(data::read_sequences(c.dataset).num_items) + 1;
+}
+
+std::string summary(const std::string& head, const SeqrecConfig& c, const SeqrecOutcome& o) {
+  const auto mib = [](int64_t b) { return double(b) / (1024.0 * 1024.0); };
+  const SeqrecMemory& p = o.predicted;
+  std::string s = fmt::format("{} {}: {}{} -> {}\n", head, c.variant, o.status, o.reason.empty() ? "" : " (" + o.reason + ")",
+                              c.out);
+  s += fmt::format("  predicted MiB: parameters {:.1f}  gradients {:.1f}  optimizer {:.1f}  activations {:.1f}  loss workspace "
+                   "{:.1f}  loss outputs {:.1f}  total {:.1f}\n",
+                   mib(p.parameters), mib(p.gradients), mib(p.optimizer_state), mib(p.activations), mib(p.loss_workspace),
+                   mib(p.loss_outputs), mib(p.total()));
+  if (o.status != "ok") return s;
+  const SeqrecMemory& m = o.measured;
+  s += fmt::format("  measured  MiB: parameters {:.1f}  gradients {:.1f}  optimizer {:.1f}  activations {:.1f}  loss workspace "
+                   "{:.1f}  loss outputs {:.1f}  total {:.1f}  (process RSS peak {:.1f})\n",
+                   mib(m.parameters), mib(m.gradients), mib(m.optimizer_state), mib(m.activations), mib(m.loss_workspace),
+                   mib(m.loss_outputs), mib(m.total()), mib(o.rss_peak_bytes));
+  s += fmt::format("  {} steps, {:.4g} steps/s; mean s: forward {:.4g}  loss {:.4g}  backward {:.4g}  optimizer {:.4g}\n", o.steps,
+                   o.steps_per_s, o.mean_forward_s, o.mean_loss_s, o.mean_backward_s, o.mean_optimizer_s);
+  s += fmt::format("  test Hit@8 {:.4f}  HR@10 {:.4f}  NDCG@10 {:.4f}\n", o.test_hit_at_8, o.test_hr_at_10, o.test_ndcg_at_10);
+  return s;
+}
+
+// The data a point trains on is fixed by these (the protocol, scale and data seed are not axes).
+using DataKey = std::tuple<std::string, int64_t, int64_t>;
+DataKey data_key(const SeqrecConfig& c) { return {c.dataset, c.L, c.N}; }
+
+}  // namespace
+
+sweep::Axes seqrec_axes() {
+  using sweep::AxisKind;
+  const SeqrecConfig d;
+  sweep::Axes a;
+  a.add("dataset", AxisKind::text, {d.dataset},
+        "sequence file (USER ITEM ITEM ..., e.g. ../shared/datasets/seqrec/LastFM.txt) or synthetic:yambda");
+  a.add("L", AxisKind::integer, {std::to_string(d.L)}, "targets per position (next L items)");
+  a.add("N", AxisKind::integer, {std::to_string(d.N)}, "window length");
+  a.add("B", AxisKind::integer, {std::to_string(d.B)}, "windows per step");
+  a.add("D", AxisKind::integer, {std::to_string(d.D)}, "model width");
+  a.add("layers", AxisKind::integer, {std::to_string(d.layers)}, "transformer blocks");
+  a.add("heads", AxisKind::integer, {std::to_string(d.heads)}, "attention heads");
+  a.add("model", AxisKind::text, {"sasrec"},
+        "sasrec (output table tied to the item embeddings) | sasrec_untied (a separate output table)");
+  a.add("steps", AxisKind::integer, {std::to_string(d.steps)}, "stop after this many steps (0: --epochs)");
+  a.add("epochs", AxisKind::integer, {std::to_string(d.epochs)}, "epochs over the training windows");
+  a.add("variant", AxisKind::text, {d.variant}, "loss: dense | chunked | fused | sampled");
+  a.add("seed", AxisKind::integer, {std::to_string(d.seed)}, "seed of init, dropout, shuffling and negatives");
+  return a;
+}
+
+std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
+  if (spec.out.empty() == spec.out_dir.empty())
+    throw std::invalid_argument("train-seqrec: give --out FILE (one run) or --out-dir DIR (one run file per point), not " +
+                                std::string(spec.out.empty() ? "neither" : "both"));
+  const sweep::Axes& axes = spec.axes;
+  if (!spec.out.empty() && axes.size() > 1)
+    throw std::invalid_argument(fmt::format(
+        "train-seqrec: --out names one run file but the sweep has {} points (swept: {}); give --out-dir DIR", axes.size(),
+        fmt::format("{}", fmt::join(axes.swept(), ", "))));
+  auto swept = [&](const char* axis) { return axes.values(axis).size() > 1; };
+  std::vector<SeqrecSweepPoint> out;
+  for (const sweep::AxisPoint& a : axes.expand()) {
+    SeqrecSweepPoint p;
+    SeqrecConfig& c = p.config;
+    c = spec.base;
+    c.dataset = a.at("dataset");
+    c.L = a.int_at("L");
+    c.N = a.int_at("N");
+    c.B = a.int_at("B");
+    c.D = a.int_at("D");
+    c.layers = a.int_at("layers");
+    c.heads = a.int_at("heads");
+    c.tied = parse_model(a.at("model"));
+    c.steps = non_negative(a, "steps");
+    c.epochs = a.int_at("epochs");
+    c.variant = a.at("variant");
+    c.seed = uint64_t(non_negative(a, "seed"));
+    std::string n = dataset_stem(c.dataset);
+    if (swept("L")) n += fmt::format("_L{}", c.L);
+    if (swept("N")) n += fmt::format("_N{}", c.N);
+    if (swept("B")) n += fmt::format("_B{}", c.B);
+    if (swept("D")) n += fmt::format("_D{}", c.D);
+    if (swept("layers")) n += fmt::format("_layers{}", c.layers);
+    if (swept("heads")) n += fmt::format("_heads{}", c.heads);
+    if (swept("model") || !c.tied) n += c.tied ? "_tied" : "_untied";
+    if (swept("steps")) n += fmt::format("_steps{}", c.steps);
+    if (swept("epochs")) n += fmt::format("_epochs{}", c.epochs);
+    n += fmt::format("_{}_s{}", c.variant, c.seed);
+    p.name = sanitize(n);
+    p.describe = a.describe();
+    c.out = spec.out.empty() ? (fs::path(spec.out_dir) / (p.name + ".h5")).string() : spec.out;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void check_seqrec_sweep(const SeqrecSweepSpec& spec, const std::vector<SeqrecSweepPoint>& points) {
+  std::map<std::string, int64_t> vocabulary;  // by dataset
+  std::set<std::string> paths;
+  if (!spec.out_dir.empty()) {
+    std::error_code ec;
+    if (fs::exists(spec.out_dir, ec) && !fs::is_directory(spec.out_dir, ec))
+      throw io::PathError(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
+  }
+  for (const SeqrecSweepPoint& p : points) {
+    const SeqrecConfig& c = p.config;
+    try {
+      validate(c);
+      auto v = vocabulary.find(c.dataset);
+      if (v == vocabulary.end()) v = vocabulary.emplace(c.dataset, vocabulary_of(c)).first;
+      RunOptions ro;
+      ro.threads = c.threads;
+      ro.block_v = c.block_v;
+      const Objective objective(c.variant, ro, c.seed);  // an unknown variant throws here
+      predict_memory(c, v->second, objective);           // the model's shape checks, overflow-checked sizes
+    } catch (const io::PathError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(points.size() > 1 ? fmt::format("{} ({}): {}", p.name, p.describe, e.what()) : e.what());
+    }
+    const std::string option = spec.out.empty() ? "--out-dir" : "--out";
+    if (!paths.insert(c.out).second)
+      throw io::PathError(fmt::format("{}: two points would write the same run file '{}' (datasets with the same file "
+                                      "name?)",
+                                      option, c.out));
+    if (const std::string what = io::not_regular_file(c.out); !what.empty())
+      throw io::PathError(fmt::format("{} '{}': {} is there, not a run file", option, c.out, what));
+    std::error_code ec;
+    if (!spec.overwrite && fs::exists(c.out, ec))
+      throw io::PathError(fmt::format("{}: the run file '{}' exists (give --overwrite to replace it; nothing was written)",
+                                      option, c.out));
+  }
+}
+
+namespace {
+
+// The steps of the points after `i`, for the sweep's ETA: exact for points that give --steps, else
+// their epochs times the per-epoch steps of the data in hand (exact when they share it).
+int64_t later_steps(const std::vector<SeqrecSweepPoint>& points, size_t i, const SeqrecData& d) {
+  int64_t n = 0;
+  for (size_t j = i + 1; j < points.size(); ++j) {
+    const SeqrecConfig& c = points[j].config;
+    if (c.dry_run) continue;
+    n += c.steps > 0 ? c.steps : c.epochs * ((d.split.train.count() + c.B - 1) / c.B);
+  }
+  return n;
+}
+
+}  // namespace
+
+int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
+  const std::vector<SeqrecSweepPoint> points = expand_seqrec_sweep(spec);
+  check_seqrec_sweep(spec, points);
+  std::optional<SeqrecData> data;
+  DataKey loaded;
+  int failed = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SeqrecSweepPoint& p = points[i];
+    const SeqrecConfig& c = p.config;
+    if (!data || data_key(c) != loaded) {
+      data.reset();  // one dataset in memory at a time
+      data = load_seqrec_data(c);
+      loaded = data_key(c);
+    }
+    ProgressContext context;
+    context.label = fmt::format("{}/{} {}", i + 1, points.size(), p.name);
+    context.later_steps = later_steps(points, i, *data);
+    const std::string head = fmt::format("[{}/{}] {}", i + 1, points.size(), p.name);
+    try {
+      const SeqrecOutcome o = run_seqrec(c, *data, prov, out, err, context);
+      if (o.status == "failed") ++failed;
+      out << summary(head, c, o) << std::flush;
+    } catch (const std::exception& e) {
+      // Everything a point can be refused for was checked above: what is left is a failure while
+      // training (memory, I/O); the sweep records it and goes on with the next point.
+      ++failed;
+      out << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
+    }
+  }
+  return failed;
+}
+
+}  // namespace lobench::seqrec

@@ -1,0 +1,61 @@
+// What `lobench train-seqrec` does, callable from tests: the model, loss variant, dataset, L, N, B, D,
+// layers, heads, steps, epochs and seed are axes of the one sweep grammar (harness/sweep/axes.hpp:
+// comma lists, the last occurrence of a repeated option wins, the runs are the Cartesian product).
+// As `lobench train-xmc`: one HDF5 run file per point (harness/seqrec/seqrec_run_file.hpp), in
+// --out-dir, named by the dataset, the variant, the seed and the swept values; a single point may
+// instead name its file with --out. Points predicted to exceed --mem-limit are recorded as skipped
+// with their predicted bytes; --dry-run records every point's prediction and trains nothing.
+//
+// Every point is validated (configuration, variant, model shape, memory prediction) and every output
+// path checked before anything is written, so a refused sweep exits with its message and leaves every
+// file as it was. An existing run file is refused unless `overwrite`.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "harness/provenance.hpp"
+#include "harness/seqrec/seqrec_config.hpp"
+#include "harness/sweep/axes.hpp"
+
+namespace lobench::seqrec {
+
+// The axes of `lobench train-seqrec`, with SeqrecConfig's defaults, slowest first: dataset, L, N, B,
+// D, layers, heads, model (sasrec: tied output table | sasrec_untied), steps, epochs, variant, seed.
+sweep::Axes seqrec_axes();
+
+struct SeqrecSweepSpec {
+  sweep::Axes axes = seqrec_axes();
+  SeqrecConfig base;      // everything that is not an axis (lr, dropout, threads, mem_limit, dry_run, ...)
+  std::string out;        // the run file of a single-point sweep
+  std::string out_dir;    // the folder of the run files (one per point)
+  bool overwrite = false; // replace existing run files instead of refusing
+};
+
+struct SeqrecSweepPoint {
+  SeqrecConfig config;  // with config.out set to the point's run file
+  std::string name;     // file stem: dataset, the swept values, variant, seed
+  std::string describe; // "dataset=... L=8 ..." (every axis)
+};
+
+// The points in order (the last-declared axis varying fastest), each with its run file path. Throws
+// std::invalid_argument for an axis value out of range, for --out with more than one point, or for
+// neither / both of --out and --out-dir.
+std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec);
+
+// Validates every point (configuration, variant, model shape, memory prediction; the datasets' files
+// are read for their vocabulary) and refuses, before any file is written, an output path that exists
+// (unless spec.overwrite) or is not a regular file. Throws std::invalid_argument / io::PathError naming
+// the point and the problem.
+void check_seqrec_sweep(const SeqrecSweepSpec& spec, const std::vector<SeqrecSweepPoint>& points);
+
+// Checks (above), then runs every point: loads each dataset once for consecutive points on the same
+// (dataset, L, N), writes one run file per point (each complete and flushed when its point ends), one
+// summary per point on `out`, the progress line (point i/K, step, ETA of the point and of the sweep)
+// on `err` when spec.base.progress. Returns the number of points that failed while training (skipped
+// points are not failures).
+int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err);
+
+}  // namespace lobench::seqrec
