@@ -42,9 +42,11 @@ if [[ $what == exp2 || $what == all ]]; then
 fi
 
 if [[ $what == exp3 || $what == all ]]; then
-  # Gradient histograms: Delicious (fp32 and bf16+SR heads), and a synthetic LF-AmazonTitles-131K-shaped set.
-  "$LOBENCH" train-xmc --dataset delicious "${COMMON[@]}" --clf-format fp32,bf16 --rounding stochastic \
-    --hist-every 10 --out-dir $OUT/exp3
+  # Gradient histograms: Delicious and Bibtex (fp32 and bf16+SR heads), and a synthetic LF-AmazonTitles-131K-shaped set.
+  for ds in delicious bibtex; do
+    "$LOBENCH" train-xmc --dataset $ds "${COMMON[@]}" --clf-format fp32,bf16 --rounding stochastic \
+      --hist-every 10 --out-dir $OUT/exp3
+  done
   "$LOBENCH" train-xmc --dataset synthetic:LF-AmazonTitles-131K --syn-scale 0.02 --epochs 2 --dim 256 --batch 128 \
     --dropout 0.6 --clf-lr 0.05 --clf-format bf16 --rounding stochastic --hist-every 10 --threads 2 --quiet \
     --eval-every 0 --out-dir $OUT/exp3
