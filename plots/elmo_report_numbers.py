@@ -77,6 +77,31 @@ def exp2(root):
                   f"{v.mean():.2f}{spread} | {d:+.2f} ({100 * d / rv.mean():+.1f} %) | {se:.2f} | {res}")
 
 
+def exp2_variants(root):
+    print("\n## Experiment 2 variants (one seed) against the subnormals-on cell of the same format (3 seeds)")
+    on = collections.defaultdict(list)
+    for r in runs(f"{root}/exp2_exmy/*.h5"):
+        a = r["attrs"]
+        on[(a["clf_rounding"], int(a["clf_exponent_bits"]), int(a["clf_mantissa_bits"]))].append(r)
+    for folder in ("exp2_exmy_ftz", "exp2_exmy_sat"):
+        for r in runs(f"{root}/{folder}/*.h5"):
+            a = r["attrs"]
+            key = (a["clf_rounding"], int(a["clf_exponent_bits"]), int(a["clf_mantissa_bits"]))
+            out = []
+            for col, scale in (("p_at_1", 100.0), ("train_loss", 1.0)):
+                x = scale * ec.last(r, col)
+                ref = [scale * ec.last(q, col) for q in on[key] if ec.last(q, "weight_non_finite") == 0]
+                div = ec.last(r, "weight_non_finite") > 0
+                if div:
+                    out.append(f"{col} diverged")
+                elif ref:
+                    out.append(f"{col} {x:.2f} vs {np.mean(ref):.2f} ± {np.std(ref, ddof=1) if len(ref) > 1 else float('nan'):.2f} "
+                               f"(delta {x - np.mean(ref):+.2f})")
+                else:
+                    out.append(f"{col} {x:.2f} (subnormals-on cell diverged)")
+            print(f"{folder} {a['clf_format']} {key[0]}: " + "; ".join(out))
+
+
 def exp3(root):
     print("\n## Experiment 3: see exp3_table.md (plots/elmo_grad_hist.py)")
 
@@ -124,6 +149,7 @@ def main():
         sys.exit(f"{root}: not a folder")
     exp1(root)
     exp2(root)
+    exp2_variants(root)
     exp3(root)
     exp4(root)
     bench(root)
