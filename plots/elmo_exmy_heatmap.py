@@ -93,7 +93,7 @@ def main():
     runs = [r for d in args.dirs for r in ec.load_dir(d) if ec.status(r) == "ok"]
     is_loss = args.metric.endswith("loss")
     scale = 1.0 if is_loss else 100.0
-    digits = 2 if is_loss else 1
+    digits = 2 if is_loss else 1  # the figure's means; the table and every spread have 2 decimals
     unit = "nats/row" if is_loss else "%"
     mname = METRIC_NAMES[args.metric]
     ref = None
@@ -127,7 +127,7 @@ def main():
         vmin, cmap = max(0.0, vmax - 8.0), "viridis"  # 8 points below the reference: small gaps stay visible
     ref_text = ""
     if ref is not None and ref.values:
-        ref_text = f"fp32: {ref.text(digits, ref.seeds)} {unit}, {ref.seeds} seeds"
+        ref_text = f"fp32: {ref.text(2, ref.seeds)} {unit}, {ref.seeds} seeds"
     lines = [f"{mname} ({unit}) at the last epoch: mean ± std over seeds (min–max); "
              + (ref_text + "; " if ref_text else "")
              + "div. = the weights overflowed to inf (loss NaN), left out of the mean and counted."]
@@ -142,7 +142,7 @@ def main():
             i, j = es.index(e), ms.index(m)
             if c.values:
                 dark = c.mean > vmin + 0.6 * (vmax - vmin) if is_loss else c.mean < vmin + 0.6 * (vmax - vmin)
-                label = f"{c.mean:.{digits}f}" + (f"\n±{c.std:.{digits}f}" if len(c.values) > 1 else "")
+                label = f"{c.mean:.{digits}f}" + (f"\n±{c.std:.2f}" if len(c.values) > 1 else "")
                 if c.diverged:
                     label += f"\n{c.diverged}/{c.seeds} div."
                 ax.text(j, i, label, ha="center", va="center", fontsize=7, color="white" if dark else "black")
@@ -156,7 +156,7 @@ def main():
         ax.set_ylabel("exponent bits")
         title = f"{panel_name(key)} ({full} seed{'s' if full > 1 else ''})"
         if top is not None:
-            title += f"\nfp32: {top:.{digits}f}" + (f" ± {ref.std:.{digits}f}" if len(ref.values) > 1 else "") + f" {unit}"
+            title += f"\nfp32: {top:.{digits}f}" + (f" ± {ref.std:.2f}" if len(ref.values) > 1 else "") + f" {unit}"
         ax.set_title(title, fontsize=9)
         fig.colorbar(im, ax=ax, label=f"{mname} ({unit})")
         lines.append(f"\n**{panel_name(key, long=True)}**, {full} seed{'s' if full > 1 else ''} per cell ({mname}, {unit}; "
@@ -164,7 +164,7 @@ def main():
         lines.append("| e \\ m | " + " | ".join(str(m) for m in ms) + " |")
         lines.append("|---|" + "---|" * len(ms))
         for e in es:
-            lines.append(f"| {e} | " + " | ".join(panel[(e, m)].text(digits, full) if (e, m) in panel else ""
+            lines.append(f"| {e} | " + " | ".join(panel[(e, m)].text(2, full) if (e, m) in panel else ""
                                                    for m in ms) + " |")
     ec.save_figure_and_table(fig, args.out, lines, args.table)
 
