@@ -46,9 +46,10 @@ if [[ $what == exp2 || $what == all ]]; then
 fi
 
 if [[ $what == exp3 || $what == all ]]; then
-  # Gradient histograms: Delicious and Bibtex (fp32 and bf16+SR heads), and a synthetic LF-AmazonTitles-131K-shaped set.
+  # Gradient histograms: Delicious and Bibtex (fp32 and bf16+SR heads, 3 seeds), and a synthetic LF-AmazonTitles-131K-shaped
+  # set (one seed).
   for ds in delicious bibtex; do
-    "$LOBENCH" train-xmc --dataset $ds "${COMMON[@]}" --clf-format fp32,bf16 --rounding stochastic \
+    "$LOBENCH" train-xmc --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format fp32,bf16 --rounding stochastic \
       --hist-every 10 --out-dir $OUT/exp3
   done
   "$LOBENCH" train-xmc --dataset synthetic:LF-AmazonTitles-131K --syn-scale 0.02 --epochs 2 --dim 256 --batch 128 \
