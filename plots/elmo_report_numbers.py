@@ -77,29 +77,44 @@ def exp2(root):
                   f"{v.mean():.2f}{spread} | {d:+.2f} ({100 * d / rv.mean():+.1f} %) | {se:.2f} | {res}")
 
 
+def verdict(v, rv):
+    """Resolved: the two seed ranges do not overlap and |delta| >= 3 standard errors (needs 2+ seeds each)."""
+    v, rv = np.asarray(v, dtype=float), np.asarray(rv, dtype=float)
+    if v.size < 2 or rv.size < 2:
+        return "n/a (1 seed)"
+    se = np.sqrt(v.var(ddof=1) / v.size + rv.var(ddof=1) / rv.size)
+    apart = v.min() > rv.max() or v.max() < rv.min()
+    return "yes" if apart and abs(v.mean() - rv.mean()) >= 3 * se else "no"
+
+
 def exp2_variants(root):
-    print("\n## Experiment 2 variants (one seed) against the subnormals-on cell of the same format (3 seeds)")
+    print("\n## Experiment 2 variants (flushed subnormals, saturating overflow) against the subnormals-on cell")
+    diverged = lambda r: ec.last(r, "weight_non_finite") > 0 or not np.isfinite(ec.last(r, "train_loss"))
+    key = lambda r: (r["attrs"]["clf_rounding"], int(r["attrs"]["clf_exponent_bits"]), int(r["attrs"]["clf_mantissa_bits"]))
     on = collections.defaultdict(list)
     for r in runs(f"{root}/exp2_exmy/*.h5"):
-        a = r["attrs"]
-        on[(a["clf_rounding"], int(a["clf_exponent_bits"]), int(a["clf_mantissa_bits"]))].append(r)
+        on[key(r)].append(r)
     for folder in ("exp2_exmy_ftz", "exp2_exmy_sat"):
+        cells = collections.defaultdict(list)
         for r in runs(f"{root}/{folder}/*.h5"):
-            a = r["attrs"]
-            key = (a["clf_rounding"], int(a["clf_exponent_bits"]), int(a["clf_mantissa_bits"]))
-            out = []
+            cells[(r["attrs"]["clf_format"], key(r))].append(r)
+        for (fmt, k), rs in sorted(cells.items()):
+            div = sum(diverged(r) for r in rs)
+            out = [f"{folder} {fmt} {k[0]} ({len(rs)} seeds{', ' + str(div) + ' diverged' if div else ''})"]
+            ok = [r for r in rs if not diverged(r)]
+            ref = [q for q in on[k] if not diverged(q)]
             for col, scale in (("p_at_1", 100.0), ("train_loss", 1.0)):
-                x = scale * ec.last(r, col)
-                ref = [scale * ec.last(q, col) for q in on[key] if ec.last(q, "weight_non_finite") == 0]
-                div = ec.last(r, "weight_non_finite") > 0
-                if div:
-                    out.append(f"{col} diverged")
-                elif ref:
-                    out.append(f"{col} {x:.2f} vs {np.mean(ref):.2f} ± {np.std(ref, ddof=1) if len(ref) > 1 else float('nan'):.2f} "
-                               f"(delta {x - np.mean(ref):+.2f})")
+                if not ok:
+                    continue
+                v = [scale * ec.last(r, col) for r in ok]
+                rv = [scale * ec.last(q, col) for q in ref]
+                sd = f" ± {np.std(v, ddof=1):.2f}" if len(v) > 1 else ""
+                if rv:
+                    out.append(f"{col} {np.mean(v):.2f}{sd} vs {np.mean(rv):.2f} (delta {np.mean(v) - np.mean(rv):+.2f}, "
+                               f"resolved {verdict(v, rv)})")
                 else:
-                    out.append(f"{col} {x:.2f} (subnormals-on cell diverged)")
-            print(f"{folder} {a['clf_format']} {key[0]}: " + "; ".join(out))
+                    out.append(f"{col} {np.mean(v):.2f}{sd} (subnormals-on cell diverged)")
+            print("; ".join(out))
 
 
 def exp3(root):
