@@ -4,7 +4,7 @@
 # Needs ../shared/datasets/xmc (Delicious, Bibtex). One thread per training run (the small datasets gain
 # nothing from a second thread on a shared 2-core machine); the benchmark and exp4 use 2.
 # Times on the shared 2-core Zen 4 machine used for the report (load average ~5 from other jobs): exp1 ~15
-# min, exp2 ~100 min (255 runs), exp3 ~6 min, exp4 ~35 min (the
+# min, exp2 ~75 min (255 runs), exp3 ~6 min, exp4 ~35 min (the
 # measured multi-million-label points dominate), bench ~8 min.
 set -euo pipefail
 LOBENCH=${LOBENCH:-build/lobench}
