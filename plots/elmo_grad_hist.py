@@ -72,30 +72,60 @@ def main():
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--table")
     args = ap.parse_args()
-    fig, axes = plt.subplots(len(args.runs), 2, figsize=(13, 3.3 * len(args.runs)), squeeze=False)
-    lines = ["| run | gradient | epochs | elements | E5M2: rounds to 0 | E5M2: < min subnormal 2^-16 | E5M2: < min normal 2^-14 "
-             "| E4M3: rounds to 0 | E4M3: < min subnormal 2^-9 | E4M3: < min normal 2^-6 | ≥ 512 |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for row, path in enumerate(args.runs):
-        r = ec.load_run(path)
+    runs = [ec.load_run(p) for p in args.runs]
+    for r in runs:
         if r["grad_hist"] is None:
-            raise SystemExit(f"{path}: no /grad_hist (train with --hist-every N)")
+            raise SystemExit(f"{r['path']}: no /grad_hist (train with --hist-every N)")
+    # The figure: one row per configuration (dataset, format, rounding), its lowest seed; the tables: every run,
+    # then the mean ± std over the seeds of each configuration.
+    config = lambda r: (r["attrs"]["dataset"], r["attrs"]["clf_format"], r["attrs"]["clf_rounding"])
+    shown = {}
+    for r in sorted(runs, key=lambda r: int(r["attrs"]["seed"])):
+        shown.setdefault(config(r), r)
+    fig, axes = plt.subplots(len(shown), 2, figsize=(13, 3.3 * len(shown)), squeeze=False)
+    for row, r in enumerate(shown.values()):
         a = r["attrs"]
-        name = f"{a['dataset']} (V={a['num_labels']}), {a['clf_format']} {a['clf_rounding']}, D={a['D']}, B={a['batch']}"
-        G = r["logit_grad_hist"]
-        edges = r["grad_hist_edges_log2"]
-        panel(axes[row][0], r["grad_hist"], edges, f"weight gradient dW = G^T H\n{name}")
-        if G is not None:
-            panel(axes[row][1], G, edges, f"logit gradient G = sigmoid(z) - y\n{name}")
-        for kind, h in (("dW", r["grad_hist"]), ("G", G)):
+        name = (f"{a['dataset']} (V={a['num_labels']}), {a['clf_format']} {a['clf_rounding']}, D={a['D']}, "
+                f"B={a['batch']}, seed {a['seed']}")
+        panel(axes[row][0], r["grad_hist"], r["grad_hist_edges_log2"], f"weight gradient dW = G^T H\n{name}")
+        if r["logit_grad_hist"] is not None:
+            panel(axes[row][1], r["logit_grad_hist"], r["grad_hist_edges_log2"], f"logit gradient G = sigmoid(z) - y\n{name}")
+    lines = ["| run | gradient | epochs | elements | train loss per label (nats) | E5M2: rounds to 0 "
+             "| E5M2: < min subnormal 2^-16 (below its range) | E5M2: < min normal 2^-14 "
+             "| E4M3: rounds to 0 | E4M3: < min subnormal 2^-9 (below its range) | E4M3: < min normal 2^-6 | ≥ 512 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    summary = {}  # (configuration, gradient, epochs) -> list of (loss per label, fractions)
+    for r in runs:
+        a = r["attrs"]
+        # How confidently the negatives are separated: the mean train loss per label (over the epochs
+        # histogrammed, or the last one). sigma(z) of a negative, hence its G, shrinks as this falls.
+        loss_per_label = np.asarray(r["epochs"]["train_loss"], dtype=float) / float(a["num_labels"])
+        for kind, h in (("dW", r["grad_hist"]), ("G", r["logit_grad_hist"])):
             if h is None:
                 continue
             for sel, lab in ((slice(None), "all"), (slice(-1, None), "last")):
                 f = fractions(h[sel].sum(axis=0))
-                lines.append(f"| {os.path.basename(path)} | {kind} | {lab} | {f['total']:,} | {f['e5m2_to_zero']:.1%} | "
+                summary.setdefault((config(r), kind, lab), []).append((loss_per_label[sel].mean(), f))
+                lines.append(f"| {os.path.basename(r['path'])} | {kind} | {lab} | {f['total']:,} | "
+                             f"{loss_per_label[sel].mean():.4f} | {f['e5m2_to_zero']:.1%} | "
                              f"{f['e5m2_below_min_subnormal']:.1%} | {f['e5m2_below_min_normal']:.1%} | "
                              f"{f['e4m3_to_zero']:.1%} | {f['e4m3_below_min_subnormal']:.1%} | "
                              f"{f['e4m3_below_min_normal']:.1%} | {f['above_e4m3_max']:.2%} |")
+    cols = [("e5m2_below_min_subnormal", "E5M2: below range"), ("e5m2_to_zero", "E5M2: rounds to 0"),
+            ("e4m3_below_min_subnormal", "E4M3: below range"), ("e4m3_to_zero", "E4M3: rounds to 0"),
+            ("e4m3_below_min_normal", "E4M3: < 2^-6")]
+    lines += ["", "Mean ± std over seeds (%):", "",
+              "| dataset | format | gradient | epochs | seeds | train loss per label (nats) | "
+              + " | ".join(c[1] for c in cols) + " |", "|---|---|---|---|---|---|" + "---|" * len(cols)]
+
+    def ms(v, digits):
+        v = np.asarray(v, dtype=float)
+        return f"{v.mean():.{digits}f}" + (f" ± {v.std(ddof=1):.{digits}f}" if v.size > 1 else "")
+
+    for (cfg, kind, lab), items in summary.items():
+        lines.append(f"| {cfg[0]} | {cfg[1]} {cfg[2]} | {kind} | {lab} | {len(items)} | "
+                     f"{ms([x for x, _ in items], 4)} | "
+                     + " | ".join(ms([100 * f[c] for _, f in items], 1) for c, _ in cols) + " |")
     ec.save_figure_and_table(fig, args.out, lines, args.table)
 
 
