@@ -1,0 +1,94 @@
+"""The loop every peer runs: for each point of its command line (peer_rows.points), one row of the run file's
+own type, appended and flushed before the next point, measured the way lobench measures (peer_measure.py).
+
+A peer is an object with:
+  variant, where (framework, version and device, for the reason), on_gpu, threads (the row's `threads`:
+  the CPUs the process is bound to, 0 on a GPU), cores (the CPUs bound, or None), device_limit (bytes, or
+  None for the run file's mem_limit_bytes), block_v (recorded in the row; 0: not a tiled peer);
+  skip_reason(operand) -> text or None; predicted_bytes(P, V, D, L) -> its working set (what the skip by
+  memory compares; for a dense peer 3·P·V·4); prepare(operand, A, E, T, V) -> a step callable that runs one
+  loss-and-gradient step, blocks until it is done and returns the loss (inputs are moved to the device
+  there, untimed); how(operand) -> text; is_oom(exception) -> bool; after_timing(row) (extra columns, e.g. a
+  GPU allocator's peak); release() (drop the point's buffers).
+"""
+import gc
+import math
+
+import peer_measure
+import peer_rows
+
+
+def _threads_note(peer, meter):
+    if peer.on_gpu:
+        return ""
+    cores = ",".join(map(str, peer.cores)) if peer.cores else "?"
+    return f"; CPUs {cores} (sched_setaffinity), {meter.busy} threads worked"
+
+
+def run_points(run, args, peer):
+    """Measures every point and appends its row; returns the number of rows appended."""
+    limit = args.mem_limit_gib * 2**30 if args.mem_limit_gib else (peer.device_limit or run.mem_limit)
+    repetitions = peer_measure.repetitions_of(args)
+    names = run.dtype.names
+    rows = 0
+    for B, N, D, L, V, op in peer_rows.points(args):
+        P = B * N
+        row = run.new_row(peer.variant, B, N, D, L, V, op, peer.threads, args)
+        row["predicted_bytes"] = peer.predicted_bytes(P, V, D, L)
+        row["block_v"] = peer.block_v
+        yardstick_note = ""
+        if peer.on_gpu:
+            row["gemm_gflops"] = run.gpu_gemm_gflops(P, D, op)
+        else:
+            gemm, fma, source = run.cpu_yardsticks(peer.threads, P, D)
+            row["gemm_gflops"] = gemm
+            if "fma_peak_gflops" in names:
+                row["fma_peak_gflops"] = fma
+            if not math.isfinite(gemm):
+                yardstick_note = f"; {source}"
+        samples = []
+        why = peer.skip_reason(op)
+        if why:
+            row["status"] = b"skipped"
+            peer_rows.set_reason(row, f"{why} ({peer.where})")
+        elif row["predicted_bytes"] > limit:
+            row["status"] = b"skipped"
+            peer_rows.set_reason(row, f"OOM predicted: {row['predicted_bytes'] / 2**30:.2f} GiB > "
+                                      f"{'GPU ' if peer.on_gpu else ''}limit {limit / 2**30:.2f} GiB ({peer.where})")
+        else:
+            step = None
+            try:
+                A, E, T = peer_rows.inputs(args.seed, P, V, D, L)
+                step = peer.prepare(op, A, E, T, V)
+                for _ in range(args.warmup):
+                    step()
+                with peer_measure.RssMeter() as rss, peer_measure.ThreadMeter() as meter:
+                    samples, loss = peer_measure.time_steps(step, 0, repetitions)
+                peer_rows.set_times(row, samples)
+                row["loss"] = float(loss)
+                if "rss_growth_bytes" in names and not peer.on_gpu:
+                    row["rss_growth_bytes"] = rss.growth
+                peer.after_timing(row)
+                row["output_bytes"] = (P * D + V * D) * 4 + 8
+                row["status"] = b"ok"
+                rss_note = f"; {rss.note}" if rss.note else ""
+                peer_rows.set_reason(row, f"{peer.where}, {peer.how(op)}{_threads_note(peer, meter)}"
+                                          f"{yardstick_note}{rss_note}")
+            except Exception as e:  # an out-of-memory error at run time is recorded as lobench records OOM
+                text = str(e).strip()
+                first = text.splitlines()[0] if text else type(e).__name__
+                if peer.is_oom(e):
+                    row["status"] = b"skipped"
+                    peer_rows.set_reason(row, f"OOM: {first[:110]} ({peer.where})")
+                else:
+                    row["status"] = b"failed"
+                    peer_rows.set_reason(row, f"{type(e).__name__}: {first[:150]}")
+            finally:
+                step = None
+                peer.release()
+                gc.collect()
+        print(peer_rows.describe(row), flush=True)
+        run.append(row, samples)
+        rows += 1
+    print(f"appended {rows} {peer.variant} rows to {args.run}")
+    return rows
