@@ -22,6 +22,8 @@ def _threads_note(peer, meter):
     if peer.on_gpu:
         return ""
     cores = ",".join(map(str, peer.cores)) if peer.cores else "?"
+    if meter.total_ticks < 20:  # under 0.2 s of CPU time: too few clock ticks to tell
+        return f"; CPUs {cores} (sched_setaffinity)"
     return f"; CPUs {cores} (sched_setaffinity), {meter.busy} threads worked"
 
 
