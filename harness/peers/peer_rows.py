@@ -44,6 +44,9 @@ def add_common_args(ap, default_operands="fp32"):
     ap.add_argument("--mem-limit-gib", type=float, default=None,
                     help="skip points whose predicted working set exceeds this (default: the run file's mem_limit_bytes)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-existing", action="store_true",
+                    help="leave out points the run file already has a row of this peer for (same shape, operand, "
+                         "threads, seed, block size): what a resumed scripts/table2.sh does")
 
 
 def points(args):
@@ -140,6 +143,17 @@ class RunFile:
             return (float(self.attrs.get("sgemm_best_gflops", math.nan)), float(self.attrs.get("fma_peak_gflops", math.nan)),
                     f"the sgemm_best_gflops attribute ({threads} threads)")
         return math.nan, math.nan, f"no yardstick at {threads} threads in the run (sgemm_threads {attr_threads})"
+
+    def has_row(self, variant, B, N, D, L, V, operand, threads, seed, block_v):
+        """Whether the file already holds a row of this peer at this point."""
+        names = self.dtype.names
+        for r in self.rows:
+            row_op = (text(r["operand"]) if "operand" in names else "") or "fp32"
+            if (text(r["variant"]) == variant and (int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"])) ==
+                    (B, N, D, L, V) and row_op == operand and int(r["threads"]) == threads and int(r["seed"]) == seed
+                    and int(r["block_v"]) == block_v):
+                return True
+        return False
 
     def set_attribute(self, name, value):
         """A root attribute of the run file (a peer's configuration, e.g. its BLAS), as a string."""

@@ -35,6 +35,9 @@ def run_points(run, args, peer):
     rows = 0
     for B, N, D, L, V, op in peer_rows.points(args):
         P = B * N
+        if args.skip_existing and run.has_row(peer.variant, B, N, D, L, V, op, peer.threads, args.seed, peer.block_v):
+            print(f"{peer.variant} B={B} N={N} V={V} D={D} L={L} {op}: already in {args.run}, left out", flush=True)
+            continue
         row = run.new_row(peer.variant, B, N, D, L, V, op, peer.threads, args)
         row["predicted_bytes"] = peer.predicted_bytes(P, V, D, L)
         row["block_v"] = peer.block_v
