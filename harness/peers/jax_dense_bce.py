@@ -35,6 +35,21 @@ import peer_rows
 import peer_runner
 
 
+def make_loss(jnp):
+    """loss(A, E, multi_hot, operand): dense BCE-with-logits, the mean over P and V (what
+    Keras's binary_crossentropy(from_logits=True) and its mean over positions give)."""
+
+    def loss_fn(A, E, multi_hot, operand):
+        if operand == "bf16":
+            x = jnp.matmul(A.astype(jnp.bfloat16), E.astype(jnp.bfloat16).T, preferred_element_type=jnp.float32)
+        else:
+            x = A @ E.T
+        element = jnp.maximum(x, 0) - x * multi_hot + jnp.log1p(jnp.exp(-jnp.abs(x)))
+        return jnp.mean(element)
+
+    return loss_fn
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     peer_rows.add_common_args(ap)
@@ -45,14 +60,7 @@ def main():
         return 0
     import jax.numpy as jnp
 
-    def loss_fn(A, E, multi_hot, operand):
-        if operand == "bf16":
-            x = jnp.matmul(A.astype(jnp.bfloat16), E.astype(jnp.bfloat16).T, preferred_element_type=jnp.float32)
-        else:
-            x = A @ E.T
-        # Keras binary_crossentropy(from_logits=True): mean over V of softplus(x) - y·x, then mean over P
-        element = jnp.maximum(x, 0) - x * multi_hot + jnp.log1p(jnp.exp(-jnp.abs(x)))
-        return jnp.mean(element)
+    loss_fn = make_loss(jnp)
 
     steps = {op: jax.jit(jax.value_and_grad(lambda A, E, mh, op=op: loss_fn(A, E, mh, op), argnums=(0, 1)))
              for op in peer_rows.OPERANDS}

@@ -21,6 +21,15 @@ import peer_rows
 import peer_runner
 
 
+def make_loss(keras, jnp):
+    """loss(A, E, multi_hot): Keras's per-position mean over V, then the mean over positions."""
+
+    def loss_fn(A, E, multi_hot):
+        return jnp.mean(keras.losses.binary_crossentropy(multi_hot, A @ E.T, from_logits=True))
+
+    return loss_fn
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     peer_rows.add_common_args(ap)
@@ -40,10 +49,7 @@ def main():
         return 0
     import jax.numpy as jnp
 
-    def loss_fn(A, E, multi_hot):
-        return jnp.mean(keras.losses.binary_crossentropy(multi_hot, A @ E.T, from_logits=True))
-
-    step_fn = jax.jit(jax.value_and_grad(loss_fn, argnums=(0, 1)))
+    step_fn = jax.jit(jax.value_and_grad(make_loss(keras, jnp), argnums=(0, 1)))
 
     def make_step(operand, A_h, E_h, T_h, V):
         A, E = jnp.asarray(A_h), jnp.asarray(E_h)
