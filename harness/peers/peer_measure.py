@@ -130,9 +130,10 @@ def cv(samples):
     return math.sqrt(var) / mean if mean > 0 else math.nan
 
 
-def time_steps(step, warmup, repetitions, clock=time.perf_counter):
+def time_steps(step, warmup, repetitions, clock=time.perf_counter, self_timed=False):
     """Runs `step` (which must block until its result is ready) `warmup` times untimed, then timed until
-    `repetitions` says done; returns (samples in seconds, the last step's result)."""
+    `repetitions` says done; returns (samples in seconds, the last step's result). A self-timed step returns
+    (result, seconds) itself (a GPU step timed by device events)."""
     result = None
     for _ in range(warmup):
         result = step()
@@ -140,7 +141,10 @@ def time_steps(step, warmup, repetitions, clock=time.perf_counter):
     while not repetitions.done(samples):
         t0 = clock()
         result = step()
-        samples.append(clock() - t0)
+        seconds = clock() - t0
+        if self_timed:
+            result, seconds = result
+        samples.append(seconds)
     return samples, result
 
 

@@ -9,22 +9,27 @@ A peer is an object with:
   memory compares; for a dense peer 3·P·V·4); prepare(operand, A, E, T, V) -> a step callable that runs one
   loss-and-gradient step, blocks until it is done and returns the loss (inputs are moved to the device
   there, untimed); how(operand) -> text; is_oom(exception) -> bool; after_timing(row) (extra columns, e.g. a
-  GPU allocator's peak); release() (drop the point's buffers).
+  GPU allocator's peak); release() (drop the point's buffers); optionally self_timed (True: the step returns
+  (loss, seconds), e.g. from CUDA events).
 """
 import gc
 import math
+import os
 
 import peer_measure
 import peer_rows
 
 
-def _threads_note(peer, meter):
+def _threads_note(peer, meter, samples):
+    """Which CPUs, how many threads did the work and the CPU time per wall second of the timed steps (at most
+    the CPUs bound; less when the machine is shared)."""
     if peer.on_gpu:
         return ""
     cores = ",".join(map(str, peer.cores)) if peer.cores else "?"
     if meter.total_ticks < 20:  # under 0.2 s of CPU time: too few clock ticks to tell
         return f"; CPUs {cores} (sched_setaffinity)"
-    return f"; CPUs {cores} (sched_setaffinity), {meter.busy} threads worked"
+    per_wall = meter.total_ticks / os.sysconf("SC_CLK_TCK") / sum(samples)
+    return f"; CPUs {cores} (sched_setaffinity), {meter.busy} threads worked, CPU/wall {per_wall:.2f}"
 
 
 def run_points(run, args, peer):
@@ -68,7 +73,8 @@ def run_points(run, args, peer):
                 for _ in range(args.warmup):
                     step()
                 with peer_measure.RssMeter() as rss, peer_measure.ThreadMeter() as meter:
-                    samples, loss = peer_measure.time_steps(step, 0, repetitions)
+                    samples, loss = peer_measure.time_steps(step, 0, repetitions,
+                                                            self_timed=getattr(peer, "self_timed", False))
                 peer_rows.set_times(row, samples)
                 row["loss"] = float(loss)
                 if "rss_growth_bytes" in names and not peer.on_gpu:
@@ -77,7 +83,7 @@ def run_points(run, args, peer):
                 row["output_bytes"] = (P * D + V * D) * 4 + 8
                 row["status"] = b"ok"
                 rss_note = f"; {rss.note}" if rss.note else ""
-                peer_rows.set_reason(row, f"{peer.where}, {peer.how(op)}{_threads_note(peer, meter)}"
+                peer_rows.set_reason(row, f"{peer.where}, {peer.how(op)}{_threads_note(peer, meter, samples)}"
                                           f"{yardstick_note}{rss_note}")
             except Exception as e:  # an out-of-memory error at run time is recorded as lobench records OOM
                 text = str(e).strip()

@@ -69,6 +69,7 @@ class TorchPeer:
         self.cores = cores
         self.device_limit = None
         self.block_v = 0
+        self.self_timed = self.on_gpu
         if self.on_gpu:
             self.where = f"torch {torch.__version__}, CUDA {torch.version.cuda} ({torch.cuda.get_device_name(self.dev)})"
         else:
@@ -117,13 +118,13 @@ class TorchPeer:
         if not self.on_gpu:
             return lambda: float(loss_and_grads())
 
-        def step():  # CUDA events give the device time; perf_counter around the call adds the wait
+        def step():  # self-timed: CUDA events give the device time of the step
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             loss = loss_and_grads()
             stop.record()
             stop.synchronize()
-            return float(loss)
+            return float(loss), start.elapsed_time(stop) * 1e-3
 
         return step
 

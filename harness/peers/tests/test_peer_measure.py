@@ -137,3 +137,8 @@ def test_thread_meter_counts_the_threads_that_worked():
         for w in workers:
             w.join()
     assert meter.busy >= 2, (meter.busy, meter.total_ticks)
+
+
+def test_a_self_timed_step_reports_its_own_seconds():
+    samples, result = time_steps(lambda: ("loss", 0.25), 1, Repetitions(), self_timed=True)
+    assert samples == [0.25] * 4 and result == "loss"  # 4 × 0.25 s reaches the 1 s minimum
