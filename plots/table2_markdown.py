@@ -211,7 +211,7 @@ def main():
     out += ["## Every row", "", "%GEMM: effective 6·P·V·D throughput / the run's best SGEMM on the row's threads "
             "(above 100 % is a measurement error); FMA peak: the physical ceiling and the row's fraction of it; "
             "peak MiB: the counting allocator's working bytes (peers: not counted); RSS growth: the process's peak "
-            "resident memory over the timed steps minus before them.", ""]
+            "resident memory during a step minus before it (lobench: over the timed steps; peers: one untimed step after the allocator's free memory was returned, see harness/peers/peer_runner.py).", ""]
     out += detail_table(table) + ["", PAPER.strip()]
     text_out = "\n".join(out) + "\n"
     if args.out:

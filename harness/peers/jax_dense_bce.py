@@ -14,7 +14,7 @@ Threads (--threads N, default 2): the process is bound to its first N CPUs befor
 sizes XLA's CPU thread pool (jax_peer.py says why no XLA flag does); rows record N in `threads` and in the
 reason the CPUs and how many threads did the work. Timing as lobench's: adaptive repetitions by default
 (--min-time, --max-reps, --max-time; --reps N fixed), median, spread and flags in the row, the process's
-peak RSS growth over the timed steps in rss_growth_bytes (CPU), the run's best SGEMM and FMA peak on the
+peak RSS growth over one untimed step in rss_growth_bytes (CPU; peer_runner.py), the run's best SGEMM and FMA peak on the
 same threads as yardsticks.
 
 Operands (--operand): fp32 runs the product at jax_default_matmul_precision "float32" (no TF32 on a

@@ -1,5 +1,5 @@
 """How the peers measure, the same way lobench does (results/SCHEMA.md): threads bound for real, adaptive
-repetitions, the process's peak RSS growth over the timed steps, and the flags of an untrustworthy row.
+repetitions, the process's peak RSS growth over a step, and the flags of an untrustworthy row.
 
 Threads. XLA has no flag for the size of its CPU thread pool (XLA_FLAGS rejects
 `--intra_op_parallelism_threads`, and without the `--` the word is silently ignored); its pool, like
@@ -67,14 +67,30 @@ def _status_kib(field):
     raise KeyError(field)
 
 
+def release_free_heap():
+    """glibc's malloc_trim(0): returns the freed heap memory the allocator keeps (a dense step's [P, V] buffers,
+    freed after the warm-up, stay resident otherwise and would hide the next step's peak); False where there
+    is no glibc."""
+    import ctypes
+    try:
+        return bool(ctypes.CDLL("libc.so.6").malloc_trim(0) >= 0)
+    except (OSError, AttributeError):
+        return False
+
+
 class RssMeter:
     """The process's peak resident memory during a block minus its resident memory before it, in bytes: the
     peak (VmHWM) is reset by writing "5" to /proc/self/clear_refs; where that is refused, growth is NaN and
-    `note` says why."""
+    `note` says why. With trim, freed heap memory is returned to the system first (release_free_heap)."""
+
+    def __init__(self, trim=False):
+        self.trim = trim
 
     def __enter__(self):
         self.note = ""
         self.growth = math.nan
+        if self.trim and not release_free_heap():
+            self.note = "malloc_trim unavailable: RSS growth may miss memory the allocator kept"
         try:
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")

@@ -72,9 +72,13 @@ def run_points(run, args, peer):
                 step = peer.prepare(op, A, E, T, V)
                 for _ in range(args.warmup):
                     step()
-                with peer_measure.RssMeter() as rss, peer_measure.ThreadMeter() as meter:
+                with peer_measure.ThreadMeter() as meter:
                     samples, loss = peer_measure.time_steps(step, 0, repetitions,
                                                             self_timed=getattr(peer, "self_timed", False))
+                # The memory meter: one more, untimed step after the allocator's freed memory is returned, so
+                # that buffers kept from the previous steps neither hide this step's peak nor slow the timed ones.
+                with peer_measure.RssMeter(trim=True) as rss:
+                    step()
                 peer_rows.set_times(row, samples)
                 row["loss"] = float(loss)
                 if "rss_growth_bytes" in names and not peer.on_gpu:

@@ -4,8 +4,8 @@ forward and backward (torch.nn.functional.binary_cross_entropy_with_logits on A 
 multi-hot targets, mean reduction as Keras / Cut BCE; gradients for A and E), at the same shapes and
 inputs protocol as lobench (A, E ~ N(0, 1) float32, L targets uniform in [0, V)). On the GPU when
 torch sees one (CUDA events around each step; peak memory from torch.cuda.max_memory_allocated after
-reset_peak_memory_stats), else on the CPU (perf_counter; the process's peak RSS growth over the timed
-steps in rss_growth_bytes, no allocator counter: peak_bytes NaN).
+reset_peak_memory_stats), else on the CPU (perf_counter; the process's peak RSS growth over one untimed
+step in rss_growth_bytes, no allocator counter: peak_bytes NaN).
 
 Rows are appended to a lobench run file (results/SCHEMA.md) with variant "torch_dense" and backend
 "peer". On a GPU `peak_bytes` is the caching allocator's peak above what was allocated before the

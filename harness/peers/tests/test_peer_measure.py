@@ -142,3 +142,12 @@ def test_thread_meter_counts_the_threads_that_worked():
 def test_a_self_timed_step_reports_its_own_seconds():
     samples, result = time_steps(lambda: ("loss", 0.25), 1, Repetitions(), self_timed=True)
     assert samples == [0.25] * 4 and result == "loss"  # 4 × 0.25 s reaches the 1 s minimum
+
+
+def test_rss_meter_with_trim_still_sees_the_step():
+    assert peer_measure.release_free_heap()  # glibc here
+    with peer_measure.RssMeter(trim=True) as meter:
+        x = np.ones(32 * 2**20 // 8)
+        del x
+    if meter.reset:
+        assert meter.growth >= 28 * 2**20 and meter.note == "", (meter.growth, meter.note)
