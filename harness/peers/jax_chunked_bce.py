@@ -22,7 +22,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     peer_rows.add_common_args(ap)
     ap.add_argument("--block-v", type=int, default=2048, help="rows of E per vocabulary block (default 2048)")
-    args = ap.parse_args()
+    args = peer_rows.parse_args(ap)
     if args.block_v < 1:
         ap.error(f"--block-v {args.block_v}: needs at least 1")
     jax, cores = jax_peer.start_jax(args.threads)

@@ -53,7 +53,7 @@ def make_loss(jnp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     peer_rows.add_common_args(ap)
-    args = ap.parse_args()
+    args = peer_rows.parse_args(ap)
     jax, cores = jax_peer.start_jax(args.threads)
     if jax is None:
         print("jax is not installed (python3 -m pip install jax): no jax_dense rows written")

@@ -16,7 +16,46 @@ OPERANDS = ("fp32", "tf32", "bf16")
 
 
 def parse_list(s):
-    return [int(x) for x in s.split(",")]
+    """A comma-separated list of positive integers (a shape axis)."""
+    try:
+        values = [int(x) for x in s.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{s}' is not a comma-separated list of integers")
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"'{s}': every value must be at least 1")
+    return values
+
+
+def parse_args(ap):
+    """ap.parse_args() with the common options validated: a bad value exits 2 with a message naming it."""
+    import peer_measure
+    import os
+    args = ap.parse_args()
+    allowed = len(os.sched_getaffinity(0))
+    if args.threads < 1 or args.threads > allowed:
+        ap.error(f"--threads {args.threads}: must be in [1, {allowed}] (the CPUs this process may run on)")
+    if not os.path.isfile(args.run):
+        ap.error(f"{args.run}: no such run file (create it with `lobench run ... --out {args.run}`)")
+    import h5py
+    try:
+        with h5py.File(args.run, "r") as f:
+            if "results" not in f:
+                ap.error(f"{args.run}: no /results table (not a lobench run file)")
+    except OSError as e:
+        ap.error(f"{args.run}: cannot open as HDF5 ({e})")
+    for name in ("min_time", "max_time"):
+        value = getattr(args, name)
+        if not math.isfinite(value) or value < 0:
+            ap.error(f"--{name.replace('_', '-')} {value}: must be a finite number >= 0")
+    if args.warmup < 0:
+        ap.error(f"--warmup {args.warmup}: must be >= 0")
+    if args.mem_limit_gib is not None and not (math.isfinite(args.mem_limit_gib) and args.mem_limit_gib > 0):
+        ap.error(f"--mem-limit-gib {args.mem_limit_gib}: must be a finite number > 0")
+    try:
+        peer_measure.repetitions_of(args)
+    except ValueError as e:
+        ap.error(str(e))
+    return args
 
 
 def parse_operands(s):

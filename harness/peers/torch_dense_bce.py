@@ -148,7 +148,7 @@ class TorchPeer:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     peer_rows.add_common_args(ap, default_operands="fp32,bf16")
-    args = ap.parse_args()
+    args = peer_rows.parse_args(ap)
     cores = peer_measure.bind_cores(args.threads) if args.threads > 0 else None
     try:
         import torch
