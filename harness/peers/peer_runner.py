@@ -32,13 +32,54 @@ def _threads_note(peer, meter, samples):
     return f"; CPUs {cores} (sched_setaffinity), {meter.busy} threads worked, CPU/wall {per_wall:.2f}"
 
 
+def _set_yardsticks(run, peer, row, P, D, op):
+    """The run's GEMM rate (and FMA peak) for the row; returns a note when there is none."""
+    if peer.on_gpu:
+        row["gemm_gflops"] = run.gpu_gemm_gflops(P, D, op)
+        return ""
+    gemm, fma, source = run.cpu_yardsticks(peer.threads, P, D)
+    row["gemm_gflops"] = gemm
+    if "fma_peak_gflops" in row.dtype.names:
+        row["fma_peak_gflops"] = fma
+    return "" if math.isfinite(gemm) else f"; {source}"
+
+
+def _measure(peer, row, args, repetitions, point, yardstick_note):
+    """Times one point into the row (status ok) and returns its samples; raises what the framework raises."""
+    B, N, D, L, V, op = point
+    P = B * N
+    A, E, T = peer_rows.inputs(args.seed, P, V, D, L)
+    step = peer.prepare(op, A, E, T, V)
+    for _ in range(args.warmup):
+        step()
+    with peer_measure.ThreadMeter() as meter:
+        samples, loss = peer_measure.time_steps(step, 0, repetitions, self_timed=getattr(peer, "self_timed", False))
+    # The memory meter: one more, untimed step after the allocator's freed memory is returned, so that
+    # buffers kept from the previous steps neither hide this step's peak nor slow the timed ones.
+    rss_note = ""
+    if not peer.on_gpu:  # a GPU peer's memory is the device's (after_timing)
+        with peer_measure.RssMeter(trim=True) as rss:
+            step()
+        if "rss_growth_bytes" in row.dtype.names:
+            row["rss_growth_bytes"] = rss.growth
+        rss_note = f"; {rss.note}" if rss.note else ""
+    peer_rows.set_times(row, samples)
+    row["loss"] = float(loss)
+    peer.after_timing(row)
+    row["output_bytes"] = (P * D + V * D) * 4 + 8
+    row["status"] = b"ok"
+    peer_rows.set_reason(row, f"{peer.where}, {peer.how(op)}{_threads_note(peer, meter, samples)}"
+                              f"{yardstick_note}{rss_note}")
+    return samples
+
+
 def run_points(run, args, peer):
     """Measures every point and appends its row; returns the number of rows appended."""
     limit = args.mem_limit_gib * 2**30 if args.mem_limit_gib else (peer.device_limit or run.mem_limit)
     repetitions = peer_measure.repetitions_of(args)
-    names = run.dtype.names
     rows = 0
-    for B, N, D, L, V, op in peer_rows.points(args):
+    for point in peer_rows.points(args):
+        B, N, D, L, V, op = point
         P = B * N
         if args.skip_existing and run.has_row(peer.variant, B, N, D, L, V, op, peer.threads, args.seed, peer.block_v):
             print(f"{peer.variant} B={B} N={N} V={V} D={D} L={L} {op}: already in {args.run}, left out", flush=True)
@@ -46,16 +87,7 @@ def run_points(run, args, peer):
         row = run.new_row(peer.variant, B, N, D, L, V, op, peer.threads, args)
         row["predicted_bytes"] = peer.predicted_bytes(P, V, D, L)
         row["block_v"] = peer.block_v
-        yardstick_note = ""
-        if peer.on_gpu:
-            row["gemm_gflops"] = run.gpu_gemm_gflops(P, D, op)
-        else:
-            gemm, fma, source = run.cpu_yardsticks(peer.threads, P, D)
-            row["gemm_gflops"] = gemm
-            if "fma_peak_gflops" in names:
-                row["fma_peak_gflops"] = fma
-            if not math.isfinite(gemm):
-                yardstick_note = f"; {source}"
+        yardstick_note = _set_yardsticks(run, peer, row, P, D, op)
         samples = []
         why = peer.skip_reason(op)
         if why:
@@ -66,30 +98,10 @@ def run_points(run, args, peer):
             peer_rows.set_reason(row, f"OOM predicted: {row['predicted_bytes'] / 2**30:.2f} GiB > "
                                       f"{'GPU ' if peer.on_gpu else ''}limit {limit / 2**30:.2f} GiB ({peer.where})")
         else:
-            step = None
             try:
-                A, E, T = peer_rows.inputs(args.seed, P, V, D, L)
-                step = peer.prepare(op, A, E, T, V)
-                for _ in range(args.warmup):
-                    step()
-                with peer_measure.ThreadMeter() as meter:
-                    samples, loss = peer_measure.time_steps(step, 0, repetitions,
-                                                            self_timed=getattr(peer, "self_timed", False))
-                # The memory meter: one more, untimed step after the allocator's freed memory is returned, so
-                # that buffers kept from the previous steps neither hide this step's peak nor slow the timed ones.
-                with peer_measure.RssMeter(trim=True) as rss:
-                    step()
-                peer_rows.set_times(row, samples)
-                row["loss"] = float(loss)
-                if "rss_growth_bytes" in names and not peer.on_gpu:
-                    row["rss_growth_bytes"] = rss.growth
-                peer.after_timing(row)
-                row["output_bytes"] = (P * D + V * D) * 4 + 8
-                row["status"] = b"ok"
-                rss_note = f"; {rss.note}" if rss.note else ""
-                peer_rows.set_reason(row, f"{peer.where}, {peer.how(op)}{_threads_note(peer, meter, samples)}"
-                                          f"{yardstick_note}{rss_note}")
+                samples = _measure(peer, row, args, repetitions, point, yardstick_note)
             except Exception as e:  # an out-of-memory error at run time is recorded as lobench records OOM
+                samples = []
                 text = str(e).strip()
                 first = text.splitlines()[0] if text else type(e).__name__
                 if peer.is_oom(e):
@@ -99,7 +111,6 @@ def run_points(run, args, peer):
                     row["status"] = b"failed"
                     peer_rows.set_reason(row, f"{type(e).__name__}: {first[:150]}")
             finally:
-                step = None
                 peer.release()
                 gc.collect()
         print(peer_rows.describe(row), flush=True)
