@@ -53,22 +53,28 @@ def fmt_pct(x):
 
 
 class Rows:
-    """The rows by point and implementation; an implementation is (variant, operand, threads)."""
+    """The rows by point and implementation; an implementation is (variant, operand, threads, block_v)."""
 
     def __init__(self, rows):
         names = rows.dtype.names if len(rows) else ()
         self.rows = rows
         self.threads_vary = len({int(r["threads"]) for r in rows}) > 1
+        blocks = {}
+        for r in rows:
+            blocks.setdefault(text(r["variant"]), set()).add(int(r["block_v"]) if "block_v" in names else 0)
+        self.blocks_vary = {v for v, b in blocks.items() if len(b) > 1}
         self.by_point = {}
         for r in rows:
             op = (text(r["operand"]) if "operand" in names else "") or "fp32"
             point = (int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"]))
-            impl = (text(r["variant"]), op, int(r["threads"]))
+            impl = (text(r["variant"]), op, int(r["threads"]), int(r["block_v"]) if "block_v" in names else 0)
             self.by_point.setdefault(point, {})[impl] = r  # a later row of the same key wins (a rerun)
 
     def label(self, impl):
-        variant, op, threads = impl
+        variant, op, threads, block_v = impl
         out = variant if op == "fp32" else f"{variant} {op}"
+        if variant in self.blocks_vary:
+            out += f" block_v={block_v}"
         return f"{out} ({threads} thr)" if self.threads_vary else out
 
 

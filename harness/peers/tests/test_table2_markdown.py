@@ -14,14 +14,14 @@ COLUMNS = [("variant", object), ("backend", object), ("operand", object), ("stat
            ("flags", object), ("B", np.int64), ("N", np.int64), ("D", np.int64), ("L", np.int64), ("V", np.int64),
            ("threads", np.int32), ("reps", np.int32), ("time_median_s", float), ("time_min_s", float),
            ("time_max_s", float), ("time_cv", float), ("effective_gflops", float), ("gemm_fraction", float),
-           ("fma_peak_gflops", float), ("peak_bytes", float), ("rss_growth_bytes", float)]
+           ("fma_peak_gflops", float), ("peak_bytes", float), ("rss_growth_bytes", float), ("block_v", np.int64)]
 
 
-def row(variant, backend, t, status="ok", reason="", flags="", frac=0.5, V=100000):
+def row(variant, backend, t, status="ok", reason="", flags="", frac=0.5, V=100000, block_v=0):
     nan = math.nan
     times = (t, 0.9 * t, 1.2 * t, 0.03) if status == "ok" else (nan, nan, nan, nan)
     return (variant, backend, "fp32", status, reason, flags, 32, 32, 128, 8, V, 2, 3, *times, 100.0, frac, 400.0,
-            2**20 if backend == "cpu" else nan, 3 * 2**20)
+            2**20 if backend == "cpu" else nan, 3 * 2**20, block_v)
 
 
 def rows(*r):
@@ -61,3 +61,11 @@ def test_conditions_name_the_yardsticks():
     text = " ".join(lines)
     assert "best SGEMM 150.0 GFLOP/s on 2 threads" in text and "FMA peak 400.0" in text and "OpenBLAS 150.0 at 4096³" in text
     assert "adaptive" in text and "jax_dense" in text
+
+
+def test_block_sizes_of_one_variant_are_told_apart():
+    table = t2.Rows(rows(row("jax_chunked", "peer", 0.8, block_v=1024), row("jax_chunked", "peer", 0.6, block_v=2048),
+                         row("fused", "cpu", 0.5)))
+    detail = "\n".join(t2.detail_table(table))
+    assert "| jax_chunked block_v=1024 | 800.0 |" in detail and "| jax_chunked block_v=2048 | 600.0 |" in detail
+    assert "jax_chunked 600.0 | 500.0 | – | 1.20× |" in "\n".join(t2.summary_table(table))
