@@ -29,7 +29,7 @@ fi
 "$lobench" run @"$root/harness/sweeps/table2.args" --out "$out" "$@"
 rc=$?
 if [[ ! -f "$out" ]] || (( rc == 2 )); then
-  echo "table2.sh: lobench run exited $rc without a run file to add the peers to" >&2
+  echo "table2.sh: lobench run exited $rc (a usage or input error): the peers were not run" >&2
   exit "$rc"
 fi
 
