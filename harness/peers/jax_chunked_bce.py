@@ -10,7 +10,12 @@ every row's, 6·P·V·D, although the algorithm does 8·P·V·D (the backward re
 Usage: python3 harness/peers/jax_chunked_bce.py RUN.h5 --B 32 --N 32 --V 100000 --D 128 --L 8
        [--block-v 2048] [--reps N | --min-time 1 --max-reps 20 --max-time 30] [--warmup 1] [--threads 2]
 """
-import argparse
+import peer_measure
+
+# First of all, before numpy, h5py or the framework load and size their thread pools: bind the CPUs.
+CORES = peer_measure.bind_from_argv() if __name__ == "__main__" else None
+
+import argparse  # noqa: E402
 import sys
 
 import jax_peer
@@ -25,7 +30,8 @@ def main():
     args = peer_rows.parse_args(ap)
     if args.block_v < 1:
         ap.error(f"--block-v {args.block_v}: needs at least 1")
-    jax, cores = jax_peer.start_jax(args.threads)
+    jax = jax_peer.start_jax()
+    cores = CORES
     if jax is None:
         print("jax is not installed (python3 -m pip install jax): no jax_chunked rows written")
         return 0

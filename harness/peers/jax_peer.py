@@ -4,27 +4,26 @@ measures.
 
 Threads: XLA sizes its CPU thread pool from the CPUs the process may run on and has no flag for it (the
 XLA_FLAGS word `intra_op_parallelism_threads=N` is not an XLA flag: without `--` it is silently ignored, with
-`--` XLA aborts on an unknown flag). So start_jax binds the process to its first N CPUs before JAX is
-imported (peer_measure.bind_cores); each row's reason says which CPUs and how many threads did the work.
+`--` XLA aborts on an unknown flag). So each JAX peer script binds the process to its first N CPUs before
+anything is imported (peer_measure.bind_from_argv); each row's reason says which CPUs and how many threads
+did the work.
 """
 import os
-
-import peer_measure
 
 PRECISION = {"fp32": "float32", "tf32": "tensorfloat32", "bf16": "float32"}
 
 
-def start_jax(threads):
-    """Binds the CPUs, then imports JAX; returns (jax module or None if it is not installed, CPUs bound)."""
-    cores = peer_measure.bind_cores(threads) if threads > 0 else None
+def start_jax():
+    """Imports JAX (the CPUs already bound: peer_measure.bind_from_argv); returns the module, or None if it is
+    not installed."""
     # Allocate on demand, not 75 % of a GPU up front: the limit is the device's, and an out-of-memory
     # point fails alone.
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     try:
         import jax
     except ImportError:
-        return None, cores
-    return jax, cores
+        return None
+    return jax
 
 
 class JaxPeer:

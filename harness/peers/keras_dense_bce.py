@@ -12,7 +12,12 @@ If Keras or JAX is not installed the script says so and exits 0 without writing.
 Usage: python3 harness/peers/keras_dense_bce.py RUN.h5 --B 32 --N 32 --V 100000 --D 128 --L 8
        [--reps N | --min-time 1 --max-reps 20 --max-time 30] [--warmup 1] [--threads 2]
 """
-import argparse
+import peer_measure
+
+# First of all, before numpy, h5py or the framework load and size their thread pools: bind the CPUs.
+CORES = peer_measure.bind_from_argv() if __name__ == "__main__" else None
+
+import argparse  # noqa: E402
 import os
 import sys
 
@@ -34,7 +39,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     peer_rows.add_common_args(ap)
     args = peer_rows.parse_args(ap)
-    jax, cores = jax_peer.start_jax(args.threads)
+    jax = jax_peer.start_jax()
+    cores = CORES
     if jax is None:
         print("jax is not installed (python3 -m pip install jax): no keras_dense rows written")
         return 0

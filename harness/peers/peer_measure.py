@@ -4,8 +4,8 @@ repetitions, the process's peak RSS growth over a step, and the flags of an untr
 Threads. XLA has no flag for the size of its CPU thread pool (XLA_FLAGS rejects
 `--intra_op_parallelism_threads`, and without the `--` the word is silently ignored); its pool, like
 OpenBLAS's, OpenMP's and PyTorch's defaults, is sized from the CPUs the process may run on. So a peer
-binds itself to its first N allowed CPUs with os.sched_setaffinity before the framework is imported
-(bind_cores), sets the usual thread variables to N, and, where the framework has a call for it (PyTorch's
+binds itself to its first N allowed CPUs with os.sched_setaffinity before numpy or the framework is imported
+(bind_from_argv, first thing in each peer script), sets the usual thread variables to N, and, where the framework has a call for it (PyTorch's
 set_num_threads), uses that too. ThreadMeter then counts, from /proc/self/task, how many threads did the
 work of the timed steps: what the row's reason reports beside the bound.
 """
@@ -28,6 +28,24 @@ def bind_cores(threads):
     for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
     return cores
+
+
+def bind_from_argv(argv=None, default=2):
+    """bind_cores for the --threads of a peer's command line, to be called before numpy, h5py or any
+    framework is imported (OpenBLAS, OpenMP and XLA size their pools when they load). Returns the CPUs bound,
+    or None for a value the argument parser will reject later."""
+    import sys
+    argv = sys.argv[1:] if argv is None else argv
+    value = str(default)
+    for i, word in enumerate(argv):
+        if word == "--threads" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif word.startswith("--threads="):
+            value = word.split("=", 1)[1]
+    try:
+        return bind_cores(int(value))
+    except ValueError:
+        return None
 
 
 def _thread_ticks():

@@ -36,11 +36,15 @@ Usage: python3 harness/peers/torch_dense_bce.py RUN.h5 --B 32 --N 32 --V 100000 
        [--operand fp32,bf16] [--reps N | --min-time 1 --max-reps 20 --max-time 30] [--warmup 1]
        [--mem-limit-gib 20] [--threads 2]
 """
-import argparse
+import peer_measure
+
+# First of all, before numpy, h5py or the framework load and size their thread pools: bind the CPUs.
+CORES = peer_measure.bind_from_argv() if __name__ == "__main__" else None
+
+import argparse  # noqa: E402
 import os
 import sys
 
-import peer_measure
 import peer_rows
 import peer_runner
 
@@ -149,7 +153,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     peer_rows.add_common_args(ap, default_operands="fp32,bf16")
     args = peer_rows.parse_args(ap)
-    cores = peer_measure.bind_cores(args.threads) if args.threads > 0 else None
+    cores = CORES
     try:
         import torch
     except ImportError as e:

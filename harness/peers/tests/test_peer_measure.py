@@ -151,3 +151,12 @@ def test_rss_meter_with_trim_still_sees_the_step():
         del x
     if meter.reset:
         assert meter.growth >= 28 * 2**20 and meter.note == "", (meter.growth, meter.note)
+
+
+def test_bind_from_argv_reads_the_threads_option_before_anything_loads():
+    code = ("import os, sys, peer_measure; c = peer_measure.bind_from_argv(['run.h5', '--B', '1', '--threads', '1']); "
+            "bad = peer_measure.bind_from_argv(['--threads=zero']); "
+            "print(c == sorted(os.sched_getaffinity(0)), len(c), bad, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.join(os.path.dirname(__file__), "..")).stdout.split()
+    assert out == ["True", "1", "None", "False"]
