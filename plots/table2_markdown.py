@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Markdown table of a Table II sweep (Cut BCE paper) from one or more lobench run files.
+"""Markdown tables of a Table II sweep (Cut BCE paper) from one or more lobench run files (lobench's rows
+and the peers' rows of the same run: scripts/table2.sh).
 
-Usage: python3 plots/table2_markdown.py RUN.h5 [MORE.h5 ...] [-o TABLE.md]
+Usage: python3 plots/table2_markdown.py RUN.h5 [MORE.h5 ...] [-o TABLE.md] [--note TEXT]
 
-One line per (B, N, V): each variant's median step time, its effective throughput as a fraction of the
-GEMM rate measured in the same run (Eigen SGEMM for CPU rows, cuBLAS at the row's operand precision for
-GPU rows), its peak working memory, and its speed-up over the baseline (`dense`, or `cuda_dense` in a
-GPU run) at the same operand precision. A variant run at several operands (`--operand`) gets a column
-per operand ("cuda_fused bf16"). The paper's TPU figures are printed beside for orientation only:
-different hardware, and its timings are of the loss-and-gradient step in JAX.
+Two tables. The summary, one line per point (B, N, V): the fastest dense implementation of the run
+(lobench's `dense`, `cuda_dense` or any dense peer: `jax_dense`, `keras_dense`, `torch_dense`), the fastest
+peer, `fused`, and fused's speed-up over each (fastest time / fused time; `chunked` likewise). Then every
+row: median step time, its spread (fastest–slowest sample and CV, with the number of samples), the
+effective 6·P·V·D throughput, %GEMM against the run's best SGEMM on the row's threads (cuBLAS at the
+row's operand for GPU rows), the FMA peak beside it (the physical ceiling, and the row's fraction of it),
+peak working memory (the allocator's; peers have none) and the process's peak RSS growth, the row's flags
+(`busy`, `noisy`, `above_yardstick`: a ratio above 100 % is printed as an error, not a result) and its
+speed-up over the point's fastest dense implementation. Speed-ups compare rows at the same operand and
+threads. The paper's TPU figures are printed last for orientation only.
 """
 import argparse
 import math
@@ -23,80 +28,197 @@ Cut BCE paper, Table II (TPU; for orientation, not comparable hardware):
 """
 
 
+def is_dense(variant):
+    return variant in ("dense", "cuda_dense") or variant.endswith("_dense")
+
+
+def number(r, name):
+    return float(r[name]) if name in r.dtype.names else math.nan
+
+
+def finite(x):
+    return isinstance(x, float) and math.isfinite(x)
+
+
+def fmt_ms(seconds):
+    return f"{seconds * 1e3:,.1f}" if finite(seconds) else "–"
+
+
+def fmt_mib(x):
+    return f"{x / 2**20:,.1f}" if finite(x) else "–"
+
+
+def fmt_pct(x):
+    return f"{100 * x:.0f} %" if finite(x) else "–"
+
+
+class Rows:
+    """The rows by point and implementation; an implementation is (variant, operand, threads, block_v)."""
+
+    def __init__(self, rows):
+        names = rows.dtype.names if len(rows) else ()
+        self.rows = rows
+        self.threads_vary = len({int(r["threads"]) for r in rows}) > 1
+        blocks = {}
+        for r in rows:
+            blocks.setdefault(text(r["variant"]), set()).add(int(r["block_v"]) if "block_v" in names else 0)
+        self.blocks_vary = {v for v, b in blocks.items() if len(b) > 1}
+        self.by_point = {}
+        for r in rows:
+            op = (text(r["operand"]) if "operand" in names else "") or "fp32"
+            point = (int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"]))
+            impl = (text(r["variant"]), op, int(r["threads"]), int(r["block_v"]) if "block_v" in names else 0)
+            self.by_point.setdefault(point, {})[impl] = r  # a later row of the same key wins (a rerun)
+
+    def label(self, impl):
+        variant, op, threads, block_v = impl
+        out = variant if op == "fp32" else f"{variant} {op}"
+        if variant in self.blocks_vary:
+            out += f" block_v={block_v}"
+        return f"{out} ({threads} thr)" if self.threads_vary else out
+
+
+def ok_time(r):
+    return float(r["time_median_s"]) if r is not None and text(r["status"]) == "ok" else math.nan
+
+
+def fastest(impls, predicate):
+    """(implementation, row) of the smallest median among those the predicate accepts, or (None, None)."""
+    best = (None, None)
+    for impl, r in impls.items():
+        t = ok_time(r)
+        if predicate(impl, r) and finite(t) and (best[1] is None or t < ok_time(best[1])):
+            best = (impl, r)
+    return best
+
+
+def same_kind(impl, other):
+    return impl[1] == other[1] and impl[2] == other[2]  # operand and threads
+
+
+def speedup(base_row, row):
+    a, b = ok_time(base_row), ok_time(row)
+    return f"{a / b:.2f}×" if finite(a) and finite(b) else "–"
+
+
+def summary_table(table):
+    out = ["| B | N | V | operand, threads | fastest dense (ms) | fastest peer (ms) | fused (ms) | fused vs fastest dense "
+           "| fused vs fastest peer | chunked vs fastest dense |", "|" + "---|" * 10]
+    for (B, N, D, L, V), impls in sorted(table.by_point.items()):
+        kinds = sorted({(i[1], i[2]) for i in impls})
+        for op, threads in kinds:
+            kind = lambda i, r, op=op, threads=threads: i[1] == op and i[2] == threads  # noqa: E731
+            dense_impl, dense_row = fastest(impls, lambda i, r: kind(i, r) and is_dense(i[0]))
+            peer_impl, peer_row = fastest(impls, lambda i, r: kind(i, r) and text(r["backend"]) == "peer")
+            fused_impl, fused_row = fastest(impls, lambda i, r: kind(i, r) and i[0] in ("fused", "cuda_fused"))
+            _, chunked_row = fastest(impls, lambda i, r: kind(i, r) and i[0] in ("chunked", "cuda_chunked"))
+            if dense_row is None and fused_row is None and peer_row is None:
+                continue
+
+            def cell(impl, row):
+                return f"{impl[0]} {fmt_ms(ok_time(row))}" if row is not None else "–"
+
+            out.append(f"| {B} | {N} | {V:,} | {op}, {threads} | {cell(dense_impl, dense_row)} | {cell(peer_impl, peer_row)} | "
+                       f"{fmt_ms(ok_time(fused_row))} | {speedup(dense_row, fused_row)} | {speedup(peer_row, fused_row)} | "
+                       f"{speedup(dense_row, chunked_row)} |")
+    return out
+
+
+def status_cell(r):
+    status, reason = text(r["status"]), text(r["reason"])
+    if status == "skipped" and "OOM" in reason:
+        return "OOM"
+    return status
+
+
+def detail_table(table):
+    out = ["| B | N | V | implementation | median ms | spread: min–max ms, CV (samples) | GFLOP/s | %GEMM | FMA peak GFLOP/s "
+           "(%) | peak MiB | RSS growth MiB | flags | vs fastest dense |", "|" + "---|" * 13]
+    for (B, N, D, L, V), impls in sorted(table.by_point.items()):
+        order = sorted(impls, key=lambda i: (text(impls[i]["backend"]) == "peer", i))
+        for impl in order:
+            r = impls[impl]
+            head = f"| {B} | {N} | {V:,} | {table.label(impl)} | "
+            if text(r["status"]) != "ok":
+                out.append(head + f"{status_cell(r)} | | | | | | | | |")
+                continue
+            dense_impl, dense_row = fastest(impls, lambda i, rr: same_kind(i, impl) and is_dense(i[0]))
+            t_cv = number(r, "time_cv")
+            spread = (f"{fmt_ms(number(r, 'time_min_s'))}–{fmt_ms(number(r, 'time_max_s'))}, "
+                      f"{fmt_pct(t_cv)} ({int(r['reps'])})")
+            flags = text(r["flags"]) if "flags" in r.dtype.names else ""
+            frac = number(r, "gemm_fraction")
+            pct_gemm = f"error ({fmt_pct(frac)})" if finite(frac) and frac > 1 else fmt_pct(frac)
+            fma = number(r, "fma_peak_gflops")
+            eff = number(r, "effective_gflops")
+            fma_cell = f"{fma:,.0f} ({fmt_pct(eff / fma)})" if finite(fma) and fma > 0 else "–"
+            peak = number(r, "peak_bytes")
+            counted = text(r["backend"]) != "peer" or (finite(peak) and peak > 0)  # a GPU peer's allocator peak
+            vs = speedup(dense_row, r) if dense_row is not None and dense_impl != impl else ("1.00× (it)" if dense_impl == impl else "–")
+            out.append(head + f"{fmt_ms(ok_time(r))} | {spread} | {eff:,.1f} | {pct_gemm} | {fma_cell} | "
+                       f"{fmt_mib(peak) if counted else 'not counted'} | "
+                       f"{fmt_mib(number(r, 'rss_growth_bytes'))} | {flags or '–'} | {vs} |")
+    return out
+
+
+def conditions(attrs, rows):
+    lines = []
+    best = attrs.get("sgemm_best_gflops")
+    if best is not None:
+        parts = [f"best SGEMM {float(best):,.1f} GFLOP/s on {attrs.get('sgemm_threads', '?')} threads"]
+        if "sgemm_eigen_gflops" in attrs:
+            parts.append(f"Eigen {float(attrs['sgemm_eigen_gflops']):,.1f} at {attrs.get('sgemm_eigen_n', '?')}³")
+        if "sgemm_openblas_gflops" in attrs:
+            parts.append(f"OpenBLAS {float(attrs['sgemm_openblas_gflops']):,.1f} at {attrs.get('sgemm_openblas_n', '?')}³")
+        elif "sgemm_openblas_why" in attrs:
+            parts.append(f"OpenBLAS not measured: {attrs['sgemm_openblas_why']}")
+        if "fma_peak_gflops" in attrs:
+            parts.append(f"FMA peak {float(attrs['fma_peak_gflops']):,.1f} GFLOP/s ({attrs.get('fma_peak_isa', '?')})")
+        lines.append("Yardsticks measured in the run: " + "; ".join(parts) + ".")
+    if "min_time_s" in attrs:
+        lines.append(f"Repetitions: adaptive (total ≥ {float(attrs['min_time_s']):g} s and CV ≤ "
+                     f"{100 * float(attrs.get('cv_target', 0.05)):g} %, at most {attrs.get('max_reps', '?')}).")
+    peers = sorted({text(r["variant"]) for r in rows if text(r["backend"]) == "peer"})
+    if peers:
+        lines.append(f"Peers in the same run: {', '.join(peers)} (harness/peers/; how each was run and on which "
+                     f"threads is in its rows' reason).")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+")
     ap.add_argument("-o", "--out")
     ap.add_argument("--note", default="", help="a paragraph on the measurement conditions, printed under the title")
-    ap.add_argument("--baseline", default=None,
-                    help="variant the speed-ups divide by (default: dense, else cuda_dense, whichever is present)")
     args = ap.parse_args()
-    rows, attrs = [], {}
+    import numpy as np
+    parts, attrs = [], {}
     for path in args.runs:
-        file_rows, attrs = load(path)
-        rows.extend(file_rows)
-
-    def operand(r):  # files from before the operand column are fp32
-        op = text(r["operand"]) if "operand" in r.dtype.names else ""
-        return op or "fp32"
-
-    def column(r):
-        return text(r["variant"]) if operand(r) == "fp32" else f"{text(r['variant'])} {operand(r)}"
-
-    names = {text(r["variant"]) for r in rows}
-    baseline = args.baseline or ("dense" if "dense" in names else "cuda_dense" if "cuda_dense" in names else None)
-    op_order = {"fp32": 0, "tf32": 1, "bf16": 2}
-    columns = sorted({(text(r["variant"]), operand(r)) for r in rows},
-                     key=lambda c: (c[0] != baseline, c[0], op_order.get(c[1], 3)))
-    label = {c: c[0] if c[1] == "fp32" else f"{c[0]} {c[1]}" for c in columns}
-    points = sorted({(int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"])) for r in rows})
-    by = {(text(r["variant"]), operand(r), int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"])): r
-          for r in rows}
+        file_rows, file_attrs = load(path)
+        parts.append(file_rows)
+        attrs = attrs or file_attrs  # the first file's provenance and yardsticks
+    common = set.intersection(*(set(p.dtype.names) for p in parts))
+    rows = np.concatenate([p[[n for n in parts[0].dtype.names if n in common]] for p in parts]) if len(parts) > 1 else parts[0]
+    table = Rows(rows)
 
     on_gpu = any(text(r["backend"]) == "cuda" for r in rows)
     if on_gpu:
         machine = attrs.get("gpu_name") or attrs.get("gpu_model") or "GPU"
-        title = f"# Table II on GPU ({machine}; host {attrs.get('cpu_model', '?')}, commit {attrs.get('git_commit', '?')[:10]})"
-        yardstick = "the cuBLAS GEMM rate at the row's operand precision"
+        title = f"# Table II on GPU ({machine}; host {attrs.get('cpu_model', '?')}, commit {str(attrs.get('git_commit', '?'))[:10]})"
     else:
-        title = f"# Table II on CPU ({attrs.get('cpu_model', '?')}, commit {attrs.get('git_commit', '?')[:10]})"
-        yardstick = "the SGEMM rate"
+        title = f"# Table II on CPU ({attrs.get('cpu_model', '?')}, commit {str(attrs.get('git_commit', '?'))[:10]})"
     out = [title, ""]
-    out.append("Median time per loss-and-gradient step (ms); in brackets: effective 6·P·V·D throughput as a "
-               f"fraction of {yardstick} measured in the same run, and peak working memory. "
-               f"`speed-up` is {baseline or 'baseline'} time / variant time at the same point and operand.")
-    out.append("")
     if args.note:
         out += [args.note, ""]
-    others = [c for c in columns if c[0] != baseline]
-    head = ("| B | N | V | " + " | ".join(label[c] for c in columns) + " | " +
-            " | ".join(f"speed-up {label[c]}" for c in others) + " |")
-    out.append(head)
-    out.append("|" + "---|" * (3 + len(columns) + len(others)))
-    for (B, N, D, L, V) in points:
-        cells, times = [], {}
-        for c in columns:
-            r = by.get(c + (B, N, D, L, V))
-            if r is None:
-                cells.append("")
-            elif text(r["status"]) == "ok":
-                times[c] = r["time_median_s"]
-                measured = math.isfinite(float(r["peak_bytes"])) and (float(r["peak_bytes"]) > 0 or text(r["backend"]) != "peer")
-                mem = f"{r['peak_bytes'] / 2**20:.0f} MiB" if measured else "memory not measured"
-                frac = float(r["gemm_fraction"])
-                pct = f"{100 * frac:.0f} %" if math.isfinite(frac) and frac > 0 else "– %"
-                cells.append(f"{r['time_median_s'] * 1e3:.1f} ({pct}, {mem})")
-            elif text(r["status"]) == "skipped" and "OOM" in text(r["reason"]):
-                cells.append("OOM")
-            else:
-                cells.append(text(r["status"]))
-        speed = []
-        for c in others:
-            base = (baseline, c[1]) if (baseline, c[1]) in times else (baseline, "fp32")
-            speed.append(f"{times[base] / times[c]:.2f}×" if base in times and c in times else "–")
-        out.append(f"| {B} | {N} | {V:,} | " + " | ".join(cells) + " | " + " | ".join(speed) + " |")
-    out.append("")
-    out.append(PAPER.strip())
+    out += conditions(attrs, rows) + [""]
+    out += ["## Summary", "", "Median step times; speed-ups are the other's time / fused's (chunked's) time, at the "
+            "same operand and threads.", ""]
+    out += summary_table(table) + [""]
+    out += ["## Every row", "", "%GEMM: effective 6·P·V·D throughput / the run's best SGEMM on the row's threads "
+            "(above 100 % is a measurement error); FMA peak: the physical ceiling and the row's fraction of it; "
+            "peak MiB: the counting allocator's working bytes (peers: not counted); RSS growth: the process's peak "
+            "resident memory during a step minus before it (lobench: over the timed steps; peers: one untimed step after the allocator's free memory was returned, see harness/peers/peer_runner.py).", ""]
+    out += detail_table(table) + ["", PAPER.strip()]
     text_out = "\n".join(out) + "\n"
     if args.out:
         with open(args.out, "w") as f:

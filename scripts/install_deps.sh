@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lobench needs and a fresh machine lacks: Debian packages (Eigen, HDF5, fmt, CLI11,
 # GoogleTest, Google Benchmark, CMake, Debian's PyTorch, Open MPI for the sharded step) and Python packages
-# (numpy, h5py, matplotlib, ml_dtypes, nanobind, scikit-build-core, pytest, jax, pandas).
+# (numpy, h5py, matplotlib, ml_dtypes, nanobind, scikit-build-core, pytest, jax, keras, pandas).
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 
@@ -22,8 +22,9 @@ fi
 # PyTorch for the lobench.torch tests and examples: Debian's python3-torch, for Debian's /usr/bin/python3
 # (PyPI's torch wheels pull in gigabytes of CUDA libraries). The package serves both interpreters.
 # Debian's torch calls libblas.so.3, the unoptimised reference BLAS unless OpenBLAS provides it (its
-# dense matmuls were 6x slower that way: an unfair peer).
-torch_packages=(python3-torch python3-numpy python3-pytest libopenblas0-pthread)
+# dense matmuls were 6x slower that way: an unfair peer). h5py and pandas let the torch peer
+# (harness/peers/torch_dense_bce.py, run by /usr/bin/python3) write its rows into a run file.
+torch_packages=(python3-torch python3-numpy python3-pytest libopenblas0-pthread python3-h5py python3-pandas)
 torch_missing=()
 for p in "${torch_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || torch_missing+=("$p")
@@ -37,12 +38,14 @@ if [ ${#torch_missing[@]} -gt 0 ]; then
 fi
 
 # python3's packages: "import name:pip name". nanobind and scikit-build-core build the Python package
-# (harness/python); pytest and jax (CPU, from PyPI) run its tests.
-py_modules=(numpy:numpy h5py:h5py matplotlib:matplotlib ml_dtypes:ml_dtypes nanobind:nanobind
+# (harness/python); pytest and jax (CPU, from PyPI) run its tests; keras (3, run on the JAX backend) is
+# the Cut BCE paper's baseline peer (harness/peers/keras_dense_bce.py). "import keras" alone needs
+# TensorFlow (Keras's default backend), so keras is checked with KERAS_BACKEND=jax.
+py_modules=(numpy:numpy h5py:h5py matplotlib:matplotlib ml_dtypes:ml_dtypes nanobind:nanobind keras:keras
             scikit_build_core:scikit-build-core pytest:pytest jax:jax pandas:pandas)
 py_missing=()
 for m in "${py_modules[@]}"; do
-  python3 -c "import ${m%%:*}" >/dev/null 2>&1 || py_missing+=("${m#*:}")
+  KERAS_BACKEND=jax python3 -c "import ${m%%:*}" >/dev/null 2>&1 || py_missing+=("${m#*:}")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then
   echo "install_deps: pip install ${py_missing[*]}"

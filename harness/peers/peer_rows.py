@@ -1,5 +1,7 @@
-"""What the framework peers (jax_dense_bce.py, torch_dense_bce.py) share: the command line, the inputs
-protocol, rows of a lobench run file's /results table (results/SCHEMA.md) and their appending.
+"""What the framework peers (jax_dense_bce.py, keras_dense_bce.py, jax_chunked_bce.py, torch_dense_bce.py)
+share: the command line, the inputs protocol, rows of a lobench run file's /results table (results/SCHEMA.md),
+the run's yardsticks for a peer's row, and their appending. How they measure is peer_measure.py; the loop
+over the points, peer_runner.py.
 
 Rows take the run file's own row type, so a peer writes whatever columns that file has (files of an
 earlier schema version simply lack the newer ones). The file is read through plots/lobench_results.py.
@@ -14,7 +16,46 @@ OPERANDS = ("fp32", "tf32", "bf16")
 
 
 def parse_list(s):
-    return [int(x) for x in s.split(",")]
+    """A comma-separated list of positive integers (a shape axis)."""
+    try:
+        values = [int(x) for x in s.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{s}' is not a comma-separated list of integers")
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"'{s}': every value must be at least 1")
+    return values
+
+
+def parse_args(ap):
+    """ap.parse_args() with the common options validated: a bad value exits 2 with a message naming it."""
+    import peer_measure
+    import os
+    args = ap.parse_args()
+    allowed = len(os.sched_getaffinity(0))
+    if args.threads < 1 or args.threads > allowed:
+        ap.error(f"--threads {args.threads}: must be in [1, {allowed}] (the CPUs this process may run on)")
+    if not os.path.isfile(args.run):
+        ap.error(f"{args.run}: no such run file (create it with `lobench run ... --out {args.run}`)")
+    import h5py
+    try:
+        with h5py.File(args.run, "r") as f:
+            if "results" not in f:
+                ap.error(f"{args.run}: no /results table (not a lobench run file)")
+    except OSError as e:
+        ap.error(f"{args.run}: cannot open as HDF5 ({e})")
+    for name in ("min_time", "max_time"):
+        value = getattr(args, name)
+        if not math.isfinite(value) or value < 0:
+            ap.error(f"--{name.replace('_', '-')} {value}: must be a finite number >= 0")
+    if args.warmup < 0:
+        ap.error(f"--warmup {args.warmup}: must be >= 0")
+    if args.mem_limit_gib is not None and not (math.isfinite(args.mem_limit_gib) and args.mem_limit_gib > 0):
+        ap.error(f"--mem-limit-gib {args.mem_limit_gib}: must be a finite number > 0")
+    try:
+        peer_measure.repetitions_of(args)
+    except ValueError as e:
+        ap.error(str(e))
+    return args
 
 
 def parse_operands(s):
@@ -28,17 +69,23 @@ def parse_operands(s):
 
 
 def add_common_args(ap, default_operands="fp32"):
+    import peer_measure
     ap.add_argument("run", help="lobench run file to append to (created by `lobench run`)")
     for axis in ("B", "N", "V", "D", "L"):
         ap.add_argument(f"--{axis}", type=parse_list, required=True)
     ap.add_argument("--operand", type=parse_operands, default=parse_operands(default_operands),
                     help=f"precisions of the product's operands, comma-separated ({', '.join(OPERANDS)}; "
                          f"default {default_operands})")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2,
+                    help="CPU threads: the process is bound to its first N CPUs before the framework starts "
+                         "(peer_measure.bind_cores); recorded in the rows (0 on a GPU)")
+    peer_measure.add_timing_args(ap)
     ap.add_argument("--mem-limit-gib", type=float, default=None,
-                    help="skip points whose dense working set (3·P·V·4 bytes) exceeds this")
+                    help="skip points whose predicted working set exceeds this (default: the run file's mem_limit_bytes)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-existing", action="store_true",
+                    help="leave out points the run file already has a row of this peer for (same shape, operand, "
+                         "threads, seed, block size): what a resumed scripts/table2.sh does")
 
 
 def points(args):
@@ -69,6 +116,10 @@ def inputs(seed, P, V, D, L):
     return _last_inputs[key]
 
 
+def text(x):
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
 def dense_bytes(P, V):
     """The dense working set both peers are judged by: logits, multi-hot targets, logit gradient."""
     return 3 * P * V * 4
@@ -95,23 +146,59 @@ class RunFile:
         self.mem_limit = float(self.attrs.get("mem_limit_bytes", 20 * 2**30))
         self.version = int(self.attrs.get("schema_version", 1))
 
-    def gemm_gflops(self, P, D, operand, on_gpu):
-        """The run's GEMM rate for this (P, D): cuBLAS at this operand for a GPU peer (a GPU row's value, or
-        the file attributes when they were measured at this shape), Eigen SGEMM for a CPU peer; NaN if none."""
+    def gpu_gemm_gflops(self, P, D, operand):
+        """The run's cuBLAS rate at this operand for a GPU peer: a GPU row's value at this (P, D), or the file
+        attributes when they were measured at this shape; NaN if none."""
         names = self.dtype.names
         for r in self.rows:
-            backend = r["backend"]
-            if int(r["P"]) != P or int(r["D"]) != D or not math.isfinite(float(r["gemm_gflops"])):
+            if text(r["backend"]) != "cuda" or int(r["P"]) != P or int(r["D"]) != D:
                 continue
-            if on_gpu and backend == "cuda":
-                row_op = r["operand"] if "operand" in names else ""
-                if (row_op or "fp32") == operand and float(r["gemm_gflops"]) > 0:
-                    return float(r["gemm_gflops"])
-            elif not on_gpu and backend == "cpu" and float(r["gemm_gflops"]) > 0:
+            row_op = text(r["operand"]) if "operand" in names else ""
+            if (row_op or "fp32") == operand and float(r["gemm_gflops"]) > 0:
                 return float(r["gemm_gflops"])
-        if on_gpu and self.attrs.get("gpu_gemm_shape", "").split() == [f"m={P}", "n=8192", f"k={D}"]:
+        if self.attrs.get("gpu_gemm_shape", "").split() == [f"m={P}", "n=8192", f"k={D}"]:
             return float(self.attrs.get(f"gpu_gemm_{operand}_gflops", math.nan))
         return math.nan
+
+    def cpu_yardsticks(self, threads, P, D):
+        """(best SGEMM GFLOP/s, FMA peak GFLOP/s, where they came from) for a CPU peer on `threads` threads:
+        from a CPU row of the run on the same threads, else the run's sgemm_best_gflops / fma_peak_gflops
+        attributes when sgemm_threads is the same; NaN otherwise (a yardstick of other threads is no
+        yardstick). Files before schema version 3 have neither: their CPU rows' gemm_gflops is the SGEMM of
+        the point's tile shape, taken from a row of the same threads, P and D."""
+        names = self.dtype.names
+        if self.version < 3:
+            for r in self.rows:
+                if (text(r["backend"]) == "cpu" and int(r["P"]) == P and int(r["D"]) == D
+                        and int(r["threads"]) == threads and float(r["gemm_gflops"]) > 0):
+                    return float(r["gemm_gflops"]), math.nan, "a cpu row's tile-shape SGEMM (schema < 3)"
+            return math.nan, math.nan, "no yardstick (schema < 3, no cpu row of these threads and shape)"
+        for r in self.rows:
+            if text(r["backend"]) == "cpu" and int(r["threads"]) == threads and float(r["gemm_gflops"]) > 0:
+                fma = float(r["fma_peak_gflops"]) if "fma_peak_gflops" in names else math.nan
+                return float(r["gemm_gflops"]), fma, f"a cpu row at {threads} threads"
+        attr_threads = self.attrs.get("sgemm_threads")
+        if attr_threads is not None and int(attr_threads) == threads:
+            return (float(self.attrs.get("sgemm_best_gflops", math.nan)), float(self.attrs.get("fma_peak_gflops", math.nan)),
+                    f"the sgemm_best_gflops attribute ({threads} threads)")
+        return math.nan, math.nan, f"no yardstick at {threads} threads in the run (sgemm_threads {attr_threads})"
+
+    def has_row(self, variant, B, N, D, L, V, operand, threads, seed, block_v):
+        """Whether the file already holds a row of this peer at this point."""
+        names = self.dtype.names
+        for r in self.rows:
+            row_op = (text(r["operand"]) if "operand" in names else "") or "fp32"
+            if (text(r["variant"]) == variant and (int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"])) ==
+                    (B, N, D, L, V) and row_op == operand and int(r["threads"]) == threads and int(r["seed"]) == seed
+                    and int(r["block_v"]) == block_v):
+                return True
+        return False
+
+    def set_attribute(self, name, value):
+        """A root attribute of the run file (a peer's configuration, e.g. its BLAS), as a string."""
+        import h5py
+        with h5py.File(self.path, "a") as f:
+            f.attrs[name] = str(value)
 
     def new_row(self, variant, B, N, D, L, V, operand, threads, args):
         P = B * N
@@ -121,7 +208,7 @@ class RunFile:
                 row[k] = math.nan
         row["variant"], row["backend"], row["reduction"] = variant.encode(), b"peer", b"mean"
         for k, v in dict(B=B, N=N, P=P, V=V, D=D, L=L, threads=threads, seed=args.seed, warmup=args.warmup,
-                         reps=args.reps).items():
+                         reps=0).items():
             row[k] = v
         names = self.dtype.names
         if "operand" in names:
@@ -141,6 +228,8 @@ class RunFile:
                 row[k] = math.nan
         if self.version < 2:
             row["counts_mismatch"] = -1
+        if "flags" in names:
+            row["flags"] = b""
         row["predicted_bytes"] = dense_bytes(P, V)
         row["input_bytes"] = (P * D + V * D + P * L) * 4
         row["utc"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ").encode()
@@ -173,14 +262,21 @@ def set_reason(row, text):
 
 
 def set_times(row, samples):
-    """The timing columns from the samples (which RunFile.append writes)."""
+    """The timing columns from the samples (which RunFile.append writes), the yardstick fraction and the flags
+    (`noisy`, `above_yardstick`); gemm_gflops must be set before."""
+    import peer_measure
     med = float(np.median(samples))
+    row["reps"] = len(samples)
     row["time_median_s"], row["time_min_s"], row["time_max_s"] = med, min(samples), max(samples)
-    if "time_cv" in row.dtype.names and len(samples) > 1:
-        row["time_cv"] = float(np.std(samples, ddof=1) / np.mean(samples))
+    names = row.dtype.names
+    if "time_cv" in names and len(samples) > 1:
+        row["time_cv"] = peer_measure.cv(samples)
     row["effective_gflops"] = row["flops"] / med / 1e9
     if row["gemm_gflops"] > 0:
         row["gemm_fraction"] = row["effective_gflops"] / row["gemm_gflops"]
+    if "flags" in names:
+        cv = float(row["time_cv"]) if "time_cv" in names else math.nan
+        row["flags"] = peer_measure.flags_of(cv, float(row["gemm_fraction"])).encode()
 
 
 def describe(row):
