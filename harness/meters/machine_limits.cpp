@@ -19,6 +19,14 @@ MachineLimits measure_machine_limits(int threads, int64_t sgemm_n) {
   m.fma = fma_peak(threads);
   m.eigen = eigen_square_sgemm(sgemm_n, threads);
   m.openblas = openblas_square_sgemm(sgemm_n, threads);
+  // The FMA peak is a ceiling, the fastest moment: measured again after the products and kept at its
+  // highest, and while it is below an SGEMM rate (impossible on quiet cores: its 60 ms window fell on a
+  // busy moment) up to three times more.
+  for (int again = 0; again < 4; ++again) {
+    const FmaPeak p = fma_peak(threads);
+    if (p.gflops > m.fma.gflops) m.fma = p;
+    if (again >= 1 && !(m.fma.gflops < m.best_sgemm_gflops())) break;
+  }
   return m;
 }
 
