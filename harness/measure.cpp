@@ -36,15 +36,16 @@ double Samples::cv() const {
   return std::sqrt(var) / mean;
 }
 
+double seconds_of(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 Samples time_repeats(const std::function<void()>& fn, int warmup, int reps) {
   for (int i = 0; i < warmup; ++i) fn();
   Samples s;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    const auto t1 = std::chrono::steady_clock::now();
-    s.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
-  }
+  for (int i = 0; i < reps; ++i) s.seconds.push_back(seconds_of(fn));
   return s;
 }
 

@@ -14,6 +14,9 @@ struct Samples {
   double cv() const;  // coefficient of variation (sample standard deviation / mean); NaN below 2 samples
 };
 
+// Seconds one call of `fn` takes on a steady clock.
+double seconds_of(const std::function<void()>& fn);
+
 // Runs `fn` warmup times untimed, then reps times timed with a steady clock.
 Samples time_repeats(const std::function<void()>& fn, int warmup, int reps);
 

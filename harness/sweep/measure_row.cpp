@@ -1,7 +1,6 @@
 #include "harness/sweep/measure_row.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -29,14 +28,7 @@ Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions
   RunContext ctx{alloc, options};
   for (int i = 0; i < warmup; ++i) v.run(in, out, ctx);  // outputs' pages touched before the meter starts
   const meters::PeakRssMeter rss;
-  m.samples = collect_samples(
-                  [&] {
-                    const auto t0 = std::chrono::steady_clock::now();
-                    v.run(in, out, ctx);
-                    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                  },
-                  0, reps)
-                  .seconds;
+  m.samples = collect_samples([&] { return seconds_of([&] { v.run(in, out, ctx); }); }, 0, reps).seconds;
   m.rss_growth_bytes = rss.growth_bytes();
   m.peak_bytes = double(alloc.peak_bytes());
   return m;

@@ -138,13 +138,16 @@ class RowRunner {
     }
   }
 
+  static void set_limits(const meters::MachineLimits& limits, io::ResultRow& row) {
+    row.gemm_gflops = limits.best_sgemm_gflops();
+    row.fma_peak_gflops = limits.fma.gflops;
+  }
+
   // A skipped row still carries the machine's limits when they were measured on its threads.
   void set_skipped_yardstick(const PlannedRow& plan, io::ResultRow& row) const {
     if (is_gpu(*plan.variant)) return;
     const auto it = yardsticks_.machines().find(plan.point.options.threads);
-    if (it == yardsticks_.machines().end()) return;
-    row.gemm_gflops = it->second.best_sgemm_gflops();
-    row.fma_peak_gflops = it->second.fma.gflops;
+    if (it != yardsticks_.machines().end()) set_limits(it->second, row);
   }
 
  private:
@@ -162,8 +165,7 @@ class RowRunner {
     const bool first = yardsticks_.machines().count(threads) == 0;
     const meters::MachineLimits& limits = yardsticks_.machine(threads);
     if (first) machine_note(limits);
-    row.gemm_gflops = limits.best_sgemm_gflops();
-    row.fma_peak_gflops = limits.fma.gflops;
+    set_limits(limits, row);
     if (s_.sharded) return;  // the local yardstick would time the other ranks' waiting too
     // The previous point's "after" is this one's "before" when they share the tile shape.
     const auto key = std::tuple(sh.P(), sh.D, threads);
@@ -180,8 +182,7 @@ class RowRunner {
     const meters::MachineLimits& limits = yardsticks_.remeasure_machine(plan.point.options.threads);
     if (!(limits.best_sgemm_gflops() > before)) return;
     machine_note(limits, /*remeasured=*/true);
-    row.gemm_gflops = limits.best_sgemm_gflops();
-    row.fma_peak_gflops = limits.fma.gflops;
+    set_limits(limits, row);
     fill_timing(row, samples);
   }
 
