@@ -1,6 +1,5 @@
 #include "harness/meters/sgemm_rate.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <Eigen/Core>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "harness/measure.hpp"
+#include "variants/cpu/openblas.hpp"
 
 namespace lobench::meters {
 namespace {
@@ -31,13 +31,6 @@ SgemmRate rate_of(const Samples& s, int64_t n, std::string library) {
   return r;
 }
 
-// The OpenBLAS entry points this file calls, declared by their documented C signatures (cblas.h's
-// enums are ints: CblasRowMajor 101, CblasNoTrans 111).
-using CblasSgemm = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
-                            int lda, const float* b, int ldb, float beta, float* c, int ldc);
-using SetThreads = void (*)(int);
-using GetConfig = char* (*)();
-
 }  // namespace
 
 SgemmRate eigen_square_sgemm(int64_t n, int threads) {
@@ -52,30 +45,14 @@ SgemmRate eigen_square_sgemm(int64_t n, int threads) {
 }
 
 SgemmRate openblas_square_sgemm(int64_t n, int threads) {
-  // Loaded once and never closed: OpenBLAS keeps a thread pool that must outlive every call. Its idle
-  // threads busy-wait 2^28 cycles (about 0.1 s) by default before they sleep, and the variants' threads
-  // measured next would share the cores with them: the shortest wait OpenBLAS accepts (2^4 cycles) is
-  // set unless the user chose one.
-  static void* lib = [] {
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
-    return dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-  }();
-  if (!lib) {
+  const cpu::OpenBlas* blas = cpu::openblas();
+  if (!blas) {
     SgemmRate r;
     r.n = n;
-    r.why = fmt::format("libopenblas.so.0 not loadable ({}); install libopenblas0-pthread", dlerror());
+    r.why = cpu::openblas_unavailable();
     return r;
   }
-  const auto sgemm = reinterpret_cast<CblasSgemm>(dlsym(lib, "cblas_sgemm"));
-  const auto set_threads = reinterpret_cast<SetThreads>(dlsym(lib, "openblas_set_num_threads"));
-  const auto config = reinterpret_cast<GetConfig>(dlsym(lib, "openblas_get_config"));
-  if (!sgemm || !set_threads) {
-    SgemmRate r;
-    r.n = n;
-    r.why = "libopenblas.so.0 lacks cblas_sgemm or openblas_set_num_threads";
-    return r;
-  }
-  set_threads(threads);
+  blas->set_num_threads(threads);
   const int ni = int(n);
   std::vector<float> a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n));
   for (size_t i = 0; i < a.size(); ++i) {  // values in [-1, 1), as Eigen's Random
@@ -83,9 +60,9 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
     b[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
   }
   const Samples s = time_products(
-      [&] { sgemm(101, 111, 111, ni, ni, ni, 1.0f, a.data(), ni, b.data(), ni, 0.0f, c.data(), ni); });
-  set_threads(1);  // its pool goes idle while the variants run
-  return rate_of(s, n, config ? fmt::format("OpenBLAS ({})", config()) : std::string("OpenBLAS"));
+      [&] { blas->sgemm(101, 111, 111, ni, ni, ni, 1.0f, a.data(), ni, b.data(), ni, 0.0f, c.data(), ni); });
+  blas->set_num_threads(1);  // its pool goes idle while the variants run
+  return rate_of(s, n, fmt::format("OpenBLAS ({})", blas->config));
 }
 
 }  // namespace lobench::meters

@@ -5,7 +5,7 @@
 //
 // Benchmarks, in this order for each shape (V, D) in {(100000, 128), (200000, 128), (100000, 256)}:
 //   gemm/V:…/D:…           the yardstick: the logit product of the tiled variants, A[P×D]·E_bᵀ[D×block_v]
-//                          for every vocabulary block, the blocks taken by 2 threads (Eigen, each product
+//                          for every vocabulary block, the blocks taken by 2 threads (cpu::sgemm, each product
 //                          on its own thread), tiles as `fused` chooses them. Work 2·P·V·D.
 //   gemm_products/V:…/D:…  the three products of a fused pass (logits, dE_b += Gᵀ·A, dA += G·E_b) with no
 //                          element-wise work: the ceiling of a fused kernel built on these products.
@@ -108,7 +108,7 @@ class Products {
   void operator()() {
     const int64_t P = d_.P, V = d_.V, D = d_.D;
     const int64_t n_vblocks = (V + b_.block_v - 1) / b_.block_v;
-    cpu::EigenOnCallingThread eigen_sequential;
+    cpu::ProductsOnCallingThread products_on_calling_thread;
 #pragma omp parallel num_threads(b_.threads)
     {
       const int t = omp_get_thread_num();
@@ -118,16 +118,12 @@ class Products {
 #pragma omp for schedule(dynamic, 1)
         for (int64_t vb = 0; vb < n_vblocks; ++vb) {
           const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, V - v0);
-          auto Ab = cpu::cmat(d_.A.data() + p0 * D, rows, D, D);
-          auto Eb = cpu::cmat(d_.E.data() + v0 * D, n, D, D);
-          auto Xm = cpu::mat(X, rows, n, b_.ld);
-          Xm.noalias() = Ab * Eb.transpose();
-          if (products_ == 3) {
-            auto dEb = cpu::mat(dE_.data() + v0 * D, n, D, D);
-            if (p0 == 0) dEb.noalias() = Xm.transpose() * Ab;
-            else dEb.noalias() += Xm.transpose() * Ab;
-            cpu::mat(dA_.data() + (t * P + p0) * D, rows, D, D).noalias() += Xm * Eb;
-          }
+          const float* A_rows = d_.A.data() + p0 * D;
+          const float* E_rows = d_.E.data() + v0 * D;
+          cpu::tile_logits(A_rows, E_rows, rows, n, D, X, b_.ld);
+          if (products_ == 3)
+            cpu::tile_gradients(X, b_.ld, A_rows, E_rows, rows, n, D, dE_.data() + v0 * D, p0 == 0,
+                                dA_.data() + (t * P + p0) * D);
         }
       }
     }

@@ -1,15 +1,14 @@
 // Variant `dense`: what frameworks do. Materialise the [P, V] logits, a dense multi-hot target tensor
 // and the [P, V] logit gradient, then two GEMMs for dA and dE. It needs 3·P·V·4 bytes of working
 // memory: the baseline that runs out of memory.
-#include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
 
 #include "variants/bce/bce_tile.hpp"
-#include "variants/cpu/eigen_maps.hpp"
 #include "variants/cpu/finite_outputs.hpp"
 #include "variants/cpu/fixed_panels.hpp"
+#include "variants/cpu/sgemm.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench::cpu {
@@ -69,7 +68,7 @@ class DenseVariant final : public Variant {
   std::string name() const override { return "dense"; }
   std::string backend() const override { return "cpu"; }
   std::string description() const override {
-    return "materialized [P,V] logits, multi-hot targets and logit gradient; Eigen GEMMs";
+    return "materialized [P,V] logits, multi-hot targets and logit gradient; BLAS products in fixed panels";
   }
   int64_t predicted_working_bytes(const Shape& s, const RunOptions&) const override {
     return 3 * s.P() * s.V * int64_t(sizeof(float));
@@ -78,12 +77,11 @@ class DenseVariant final : public Variant {
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
     const int64_t P = in.P, V = in.V, D = in.D, L = in.L;
     const int threads = ctx.options.threads;
-    EigenOnCallingThread eigen_sequential;  // products in fixed panels: results independent of threads
+    ProductsOnCallingThread products_on_calling_thread;  // products in fixed panels: results independent of threads
     Buffer<float> logits(ctx.alloc, P * V), multi_hot(ctx.alloc, P * V), grad(ctx.alloc, P * V);
 
-    auto Em = cmat(in.E, V, D, D);
-    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {
-      mat(logits.data() + p0 * V, rows, V, V).noalias() = cmat(in.A + p0 * D, rows, D, D) * Em.transpose();
+    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {  // logits = A·Eᵀ
+      sgemm(Op::none, Op::transpose, rows, V, D, in.A + p0 * D, D, in.E, D, logits.data() + p0 * V, V, false);
     });
 
     // Multi-hot targets: padding ids are dropped, a repeated id sets the same 1.
@@ -100,13 +98,11 @@ class DenseVariant final : public Variant {
     dense_element_pass(in, logits.data(), multi_hot.data(), grad.data(), out, threads);
     out.reduce_loss(in);
 
-    auto Gm = cmat(grad.data(), P, V, V);
-    auto Am = cmat(in.A, P, D, D);
-    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {
-      mat(out.dA.data() + p0 * D, rows, D, D).noalias() = cmat(grad.data() + p0 * V, rows, V, V) * Em;
+    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {  // dA = G·E
+      sgemm(Op::none, Op::none, rows, D, V, grad.data() + p0 * V, V, in.E, D, out.dA.data() + p0 * D, D, false);
     });
-    for_each_fixed_panel(V, threads, [&](int64_t v0, int64_t rows) {
-      mat(out.dE.data() + v0 * D, rows, D, D).noalias() = Gm.middleCols(v0, rows).transpose() * Am;
+    for_each_fixed_panel(V, threads, [&](int64_t v0, int64_t rows) {  // dE = Gᵀ·A
+      sgemm(Op::transpose, Op::none, rows, D, P, grad.data() + v0, V, in.A, D, out.dE.data() + v0 * D, D, false);
     }, /*panel_rows=*/256);
     require_finite_outputs(in, out, name());
   }

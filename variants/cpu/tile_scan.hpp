@@ -26,6 +26,7 @@
 #include "variants/cpu/finite_outputs.hpp"
 #include "variants/sparse_targets.hpp"
 #include "variants/cpu/tile_blocks.hpp"
+#include "variants/cpu/tile_products.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench::cpu {
@@ -244,7 +245,7 @@ struct TiledRun {
   const float* make_logits(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
     const int64_t D = in.D;
     const float* E_rows = E_blocks.block(w.index, v0, n);
-    mat(w.tile, rows, n, blocks.ld).noalias() = cmat(in.A + p0 * D, rows, D, D) * cmat(E_rows, n, D, D).transpose();
+    tile_logits(in.A + p0 * D, E_rows, rows, n, D, w.tile, blocks.ld);
     return E_rows;
   }
 
@@ -266,19 +267,13 @@ struct TiledRun {
     for_each_target_in_tile(targets, v0, n, p0, rows, [&](int64_t r, int64_t j) {
       w.tile[r * blocks.ld + j] -= row_scale[p0 + r];
     });
-    auto Ab = cmat(in.A + p0 * D, rows, D, D);
-    auto Eb = cmat(E_rows, n, D, D);
-    auto X = mat(w.tile, rows, n, blocks.ld);
-    auto dEb = mat(out.dE.data() + v0 * D, n, D, D);
-    if (p0 == 0) dEb.noalias() = X.transpose() * Ab;
-    else dEb.noalias() += X.transpose() * Ab;
-    mat(w.dA, rows, D, D).noalias() += X * Eb;
+    tile_gradients(w.tile, blocks.ld, in.A + p0 * D, E_rows, rows, n, D, out.dE.data() + v0 * D, p0 == 0, w.dA);
   }
 
   const StepInputs& in;
   const TileBlocks blocks;
   const BceTileKernels& kernels;
-  EigenOnCallingThread eigen_sequential;
+  ProductsOnCallingThread products_on_calling_thread;
   SparseTargets targets;
   Buffer<float> row_scale;
   TileScanWorkspace ws;

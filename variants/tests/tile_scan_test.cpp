@@ -85,7 +85,7 @@ TEST(TileScan, EigenThreadingIsRestoredAfterARun) {
   const int before = Eigen::nbThreads();
   Eigen::setNbThreads(2);
   {
-    cpu::EigenOnCallingThread guard;
+    cpu::ProductsOnCallingThread guard;
     EXPECT_EQ(Eigen::nbThreads(), 1);
   }
   EXPECT_EQ(Eigen::nbThreads(), 2);

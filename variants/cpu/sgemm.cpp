@@ -1,0 +1,92 @@
+#include "variants/cpu/sgemm.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Core>
+#include <climits>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "variants/cpu/eigen_maps.hpp"
+#include "variants/cpu/openblas.hpp"
+
+namespace lobench::cpu {
+namespace {
+
+GemmLibrary choose_library() {
+  const char* forced = std::getenv("LOBENCH_GEMM");
+  const std::string name = forced ? forced : "";
+  if (name.empty()) return openblas() ? GemmLibrary::openblas : GemmLibrary::eigen;
+  if (name == "eigen") return GemmLibrary::eigen;
+  if (name == "openblas") {
+    if (!openblas()) throw std::runtime_error("LOBENCH_GEMM=openblas, but " + openblas_unavailable());
+    return GemmLibrary::openblas;
+  }
+  throw std::runtime_error("LOBENCH_GEMM=" + name + " is not a GEMM library lobench knows (eigen, openblas)");
+}
+
+bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+void eigen_sgemm(Op opA, Op opB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+                 int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  auto c = mat(C, M, N, ldc);
+  auto product = [&](const auto& a, const auto& b) {
+    if (accumulate) c.noalias() += a * b;
+    else c.noalias() = a * b;
+  };
+  const auto a = cmat(A, M, K, lda);
+  const auto at = cmat(A, K, M, lda);
+  const auto b = cmat(B, K, N, ldb);
+  const auto bt = cmat(B, N, K, ldb);
+  if (opA == Op::none && opB == Op::none) product(a, b);
+  else if (opA == Op::none) product(a, bt.transpose());
+  else if (opB == Op::none) product(at.transpose(), b);
+  else product(at.transpose(), bt.transpose());
+}
+
+}  // namespace
+
+GemmLibrary sgemm_library() {
+  static const GemmLibrary library = choose_library();
+  return library;
+}
+
+std::string sgemm_library_name() {
+  if (sgemm_library() == GemmLibrary::openblas) return fmt::format("{} (cblas_sgemm, 1 thread per call)", openblas()->config);
+  return fmt::format("Eigen {}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+}
+
+void sgemm(Op opA, Op opB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
+           float* C, int64_t ldc, bool accumulate) {
+  sgemm_using(sgemm_library(), opA, opB, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+}
+
+void sgemm_using(GemmLibrary library, Op opA, Op opB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                 const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  const bool ints = fits_int(M) && fits_int(N) && fits_int(K) && fits_int(lda) && fits_int(ldb) && fits_int(ldc);
+  if (library == GemmLibrary::openblas && ints && K > 0) {
+    if (!openblas()) throw std::runtime_error("OpenBLAS asked for, but " + openblas_unavailable());
+    constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+    openblas()->sgemm(kRowMajor, opA == Op::none ? kNoTrans : kTrans, opB == Op::none ? kNoTrans : kTrans, int(M),
+                      int(N), int(K), 1.0f, A, int(lda), B, int(ldb), accumulate ? 1.0f : 0.0f, C, int(ldc));
+    return;
+  }
+  // (a dimension past int: Eigen's indices are 64-bit)
+  eigen_sgemm(opA, opB, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+}
+
+ProductsOnCallingThread::ProductsOnCallingThread() : saved_eigen_(Eigen::nbThreads()) {
+  Eigen::setNbThreads(1);
+  if (const OpenBlas* blas = openblas()) {
+    saved_openblas_ = blas->get_num_threads();
+    blas->set_num_threads(1);
+  }
+}
+
+ProductsOnCallingThread::~ProductsOnCallingThread() {
+  Eigen::setNbThreads(saved_eigen_);
+  if (const OpenBlas* blas = openblas(); blas && saved_openblas_ > 0) blas->set_num_threads(saved_openblas_);
+}
+
+}  // namespace lobench::cpu

@@ -1,0 +1,128 @@
+// cpu::sgemm (variants/cpu/sgemm.hpp) against a float64 product, for every layout of the operands,
+// with and without accumulation, through both libraries; and the run guard that keeps both on the
+// calling thread.
+#include "variants/cpu/sgemm.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "variants/cpu/openblas.hpp"
+
+namespace lobench::cpu {
+namespace {
+
+struct Case {
+  int64_t M, N, K;
+  Op opA, opB;
+  bool accumulate;
+};
+
+// Row-major operands with padded leading dimensions, so that a stride mix-up cannot pass.
+struct Operands {
+  Operands(const Case& c, uint32_t seed)
+      : lda((c.opA == Op::none ? c.K : c.M) + 3), ldb((c.opB == Op::none ? c.N : c.K) + 5), ldc(c.N + 7) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    A.resize(size_t((c.opA == Op::none ? c.M : c.K) * lda));
+    B.resize(size_t((c.opB == Op::none ? c.K : c.N) * ldb));
+    C.resize(size_t(c.M * ldc));
+    for (float& x : A) x = u(rng);
+    for (float& x : B) x = u(rng);
+    for (float& x : C) x = u(rng);
+  }
+  float a(const Case& c, int64_t i, int64_t k) const { return c.opA == Op::none ? A[i * lda + k] : A[k * lda + i]; }
+  float b(const Case& c, int64_t k, int64_t j) const { return c.opB == Op::none ? B[k * ldb + j] : B[j * ldb + k]; }
+  int64_t lda, ldb, ldc;
+  std::vector<float> A, B, C;
+};
+
+void expect_product(GemmLibrary library, const Case& c) {
+  Operands o(c, uint32_t(c.M * 131 + c.N * 7 + c.K));
+  std::vector<float> out = o.C;
+  sgemm_using(library, c.opA, c.opB, c.M, c.N, c.K, o.A.data(), o.lda, o.B.data(), o.ldb, out.data(), o.ldc,
+              c.accumulate);
+  for (int64_t i = 0; i < c.M; ++i) {
+    for (int64_t j = 0; j < c.N; ++j) {
+      double want = c.accumulate ? double(o.C[i * o.ldc + j]) : 0.0, scale = std::fabs(want);
+      for (int64_t k = 0; k < c.K; ++k) {
+        want += double(o.a(c, i, k)) * double(o.b(c, k, j));
+        scale += std::fabs(double(o.a(c, i, k)) * double(o.b(c, k, j)));
+      }
+      // float32 accumulation of K + 1 terms: |error| ≤ (K + 1)·u·Σ|terms| with u = 2⁻²⁴ (Higham).
+      const double bound = double(c.K + 1) * std::ldexp(1.0, -24) * scale + 1e-30;
+      ASSERT_LE(std::fabs(double(out[i * o.ldc + j]) - want), bound)
+          << "M " << c.M << " N " << c.N << " K " << c.K << " at (" << i << ", " << j << ")";
+    }
+    // Padding between rows of C is never written.
+    for (int64_t j = c.N; j < o.ldc; ++j) ASSERT_EQ(out[i * o.ldc + j], o.C[i * o.ldc + j]);
+  }
+}
+
+std::vector<Case> ragged_cases() {
+  std::vector<Case> cases;
+  for (Op opA : {Op::none, Op::transpose})
+    for (Op opB : {Op::none, Op::transpose})
+      for (bool acc : {false, true})
+        for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 13, 5}, {65, 33, 129}, {3, 300, 17},
+                               {256, 128, 256}, {1, 97, 64}, {50, 1, 200}, {9, 9, 0}})
+          cases.push_back({M, N, K, opA, opB, acc});
+  return cases;
+}
+
+TEST(Sgemm, EigenMatchesFloat64OnRaggedShapes) {
+  for (const Case& c : ragged_cases()) expect_product(GemmLibrary::eigen, c);
+}
+
+TEST(Sgemm, OpenBlasMatchesFloat64OnRaggedShapes) {
+  if (!openblas()) GTEST_SKIP() << openblas_unavailable();
+  ProductsOnCallingThread guard;
+  for (const Case& c : ragged_cases()) expect_product(GemmLibrary::openblas, c);
+}
+
+// The tiled variants call OpenBLAS from every thread of their team at once.
+TEST(Sgemm, ConcurrentCallsGiveTheSerialResults) {
+  if (!openblas()) GTEST_SKIP() << openblas_unavailable();
+  ProductsOnCallingThread guard;
+  const Case c{96, 80, 128, Op::none, Op::transpose, false};
+  const Operands o(c, 7);
+  constexpr int kCalls = 16;
+  std::vector<std::vector<float>> serial(kCalls, o.C), parallel(kCalls, o.C);
+  auto call = [&](std::vector<float>& out, int i) {
+    sgemm_using(GemmLibrary::openblas, c.opA, c.opB, c.M - i, c.N, c.K, o.A.data() + i * o.lda, o.lda, o.B.data(),
+                o.ldb, out.data(), o.ldc, false);
+  };
+  for (int i = 0; i < kCalls; ++i) call(serial[size_t(i)], i);
+#pragma omp parallel for num_threads(4) schedule(static, 1)
+  for (int i = 0; i < kCalls; ++i) call(parallel[size_t(i)], i);
+  for (int i = 0; i < kCalls; ++i) EXPECT_EQ(serial[size_t(i)], parallel[size_t(i)]) << "call " << i;
+}
+
+TEST(Sgemm, GuardKeepsBothLibrariesOnTheCallingThreadAndRestoresThem) {
+  const int eigen_before = Eigen::nbThreads();
+  Eigen::setNbThreads(2);
+  const OpenBlas* blas = openblas();
+  if (blas) blas->set_num_threads(2);
+  {
+    ProductsOnCallingThread guard;
+    EXPECT_EQ(Eigen::nbThreads(), 1);
+    if (blas) EXPECT_EQ(blas->get_num_threads(), 1);
+  }
+  EXPECT_EQ(Eigen::nbThreads(), 2);
+  if (blas) EXPECT_EQ(blas->get_num_threads(), 2);
+  Eigen::setNbThreads(eigen_before);
+  if (blas) blas->set_num_threads(1);
+}
+
+TEST(Sgemm, LibraryNameSaysWhichLibrary) {
+  const std::string name = sgemm_library_name();
+  if (sgemm_library() == GemmLibrary::openblas) EXPECT_NE(name.find("OpenBLAS"), std::string::npos) << name;
+  else EXPECT_NE(name.find("Eigen"), std::string::npos) << name;
+}
+
+}  // namespace
+}  // namespace lobench::cpu
