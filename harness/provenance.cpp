@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "variants/cpu/sgemm.hpp"
 
 #ifndef LOBENCH_SOURCE_DIR
 #define LOBENCH_SOURCE_DIR "."
@@ -104,6 +105,7 @@ Provenance collect_provenance(const std::string& argv_joined) {
   p.libraries = fmt::format("hdf5 {}.{}.{}; eigen {}.{}.{}; fmt {}; CLI11 {}; openmp {}", H5_VERS_MAJOR, H5_VERS_MINOR,
                             H5_VERS_RELEASE, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
                             FMT_VERSION, CLI11_VERSION, _OPENMP);
+  p.sgemm_library = cpu::sgemm_library_name();
   p.argv = argv_joined;
   p.start_utc = utc_now();
   p.hardware_threads = int(std::thread::hardware_concurrency());
@@ -119,6 +121,7 @@ void write_provenance(hid_t obj, const Provenance& p) {
   if (!p.gpu_model.empty()) h5::write_attr(obj, "gpu_model", p.gpu_model);
   h5::write_attr(obj, "compiler", p.compiler);
   h5::write_attr(obj, "libraries", p.libraries);
+  h5::write_attr(obj, "sgemm_library", p.sgemm_library);
   h5::write_attr(obj, "argv", p.argv);
   h5::write_attr(obj, "start_utc", p.start_utc);
   h5::write_attr(obj, "hardware_threads", int64_t(p.hardware_threads));

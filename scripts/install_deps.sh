@@ -5,8 +5,10 @@
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 
+# libopenblas0-pthread: the CPU variants' products and the SGEMM yardstick (loaded at run time,
+# variants/cpu/openblas.hpp; without it lobench runs on Eigen's products, 1.3-1.7x slower).
 apt_packages=(cmake g++ libeigen3-dev libhdf5-dev hdf5-tools libfmt-dev libcli11-dev libgtest-dev libbenchmark-dev
-              libopenmpi-dev openmpi-bin)
+              libopenmpi-dev openmpi-bin libopenblas0-pthread)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -21,10 +23,10 @@ fi
 
 # PyTorch for the lobench.torch tests and examples: Debian's python3-torch, for Debian's /usr/bin/python3
 # (PyPI's torch wheels pull in gigabytes of CUDA libraries). The package serves both interpreters.
-# Debian's torch calls libblas.so.3, the unoptimised reference BLAS unless OpenBLAS provides it (its
-# dense matmuls were 6x slower that way: an unfair peer). h5py and pandas let the torch peer
+# Debian's torch calls libblas.so.3, the unoptimised reference BLAS unless OpenBLAS (installed above)
+# provides it (its dense matmuls were 6x slower that way: an unfair peer). h5py and pandas let the torch peer
 # (harness/peers/torch_dense_bce.py, run by /usr/bin/python3) write its rows into a run file.
-torch_packages=(python3-torch python3-numpy python3-pytest libopenblas0-pthread python3-h5py python3-pandas)
+torch_packages=(python3-torch python3-numpy python3-pytest python3-h5py python3-pandas)
 torch_missing=()
 for p in "${torch_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || torch_missing+=("$p")

@@ -2,17 +2,17 @@
 
 #include <omp.h>
 
-#include <Eigen/Core>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
+#include "variants/cpu/sgemm.hpp"
+
 namespace lobench::seqrec {
 
 namespace {
-using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using Strided = Eigen::Map<RowMat, 0, Eigen::OuterStride<>>;
-using CStrided = Eigen::Map<const RowMat, 0, Eigen::OuterStride<>>;
+using cpu::Op;
+using cpu::sgemm;
 
 bool key_visible(const int32_t* ids, int64_t i, int64_t j) { return j <= i && (ids[j] != 0 || j == i); }
 }  // namespace
@@ -49,35 +49,31 @@ void CausalSelfAttention::forward(const ParameterSet& params, const float* x, co
   const int64_t N = N_, D = D_, dh = dh_, R = B * N;
   qkv_.forward(params, x, R, qkv_buf_.data(), threads_);
   const float scale = 1.0f / std::sqrt(float(dh));
-  const int saved = Eigen::nbThreads();
-  Eigen::setNbThreads(1);
+  const cpu::ProductsOnCallingThread products_on_calling_thread;  // one head's products per thread
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (int64_t bh = 0; bh < B * H_; ++bh) {
     const int64_t b = bh / H_, h = bh % H_;
-    const float* base = qkv_buf_.data() + b * N * 3 * D;
+    const float* base = qkv_buf_.data() + b * N * 3 * D;  // rows of [q | k | v], 3D floats apart
+    const float *Q = base + h * dh, *K = base + D + h * dh, *Vh = base + 2 * D + h * dh;
     const int32_t* id = ids + b * N;
-    CStrided Q(base + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    CStrided K(base + D + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    CStrided Vh(base + 2 * D + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    Eigen::Map<RowMat> P(probs_.data() + bh * N * N, N, N);
-    P.noalias() = Q * K.transpose();
+    float* P = probs_.data() + bh * N * N;
+    sgemm(Op::none, Op::transpose, N, N, dh, Q, 3 * D, K, 3 * D, P, N, false);  // scores Q·Kᵀ
     for (int64_t i = 0; i < N; ++i) {
+      float* p = P + i * N;
       float mx = -std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j <= i; ++j)
-        if (key_visible(id, i, j)) mx = std::max(mx, P(i, j) * scale);
+        if (key_visible(id, i, j)) mx = std::max(mx, p[j] * scale);
       double sum = 0.0;
       for (int64_t j = 0; j < N; ++j) {
-        const float e = key_visible(id, i, j) ? std::exp(P(i, j) * scale - mx) : 0.0f;
-        P(i, j) = e;
+        const float e = key_visible(id, i, j) ? std::exp(p[j] * scale - mx) : 0.0f;
+        p[j] = e;
         sum += e;
       }
       const float inv = float(1.0 / sum);
-      for (int64_t j = 0; j <= i; ++j) P(i, j) *= inv;
+      for (int64_t j = 0; j <= i; ++j) p[j] *= inv;
     }
-    Strided O(ctx_.data() + b * N * D + h * dh, N, dh, Eigen::OuterStride<>(D));
-    O.noalias() = P * Vh;
+    sgemm(Op::none, Op::none, N, dh, N, P, N, Vh, 3 * D, ctx_.data() + b * N * D + h * dh, D, false);  // P·V
   }
-  Eigen::setNbThreads(saved);
   proj_.forward(params, ctx_.data(), R, y, threads_);
 }
 
@@ -86,34 +82,30 @@ void CausalSelfAttention::backward(ParameterSet& params, const float* x, const i
   const int64_t N = N_, D = D_, dh = dh_, R = B * N;
   proj_.backward(params, ctx_.data(), dy, R, dctx_.data(), threads_);
   const float scale = 1.0f / std::sqrt(float(dh));
-  const int saved = Eigen::nbThreads();
-  Eigen::setNbThreads(1);
+  const cpu::ProductsOnCallingThread products_on_calling_thread;  // one head's products per thread
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (int64_t bh = 0; bh < B * H_; ++bh) {
     const int64_t b = bh / H_, h = bh % H_;
-    const float* base = qkv_buf_.data() + b * N * 3 * D;
+    const float* base = qkv_buf_.data() + b * N * 3 * D;  // rows of [q | k | v], 3D floats apart
     float* dbase = dqkv_.data() + b * N * 3 * D;
-    CStrided Q(base + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    CStrided K(base + D + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    CStrided Vh(base + 2 * D + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    Strided dQ(dbase + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    Strided dK(dbase + D + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    Strided dV(dbase + 2 * D + h * dh, N, dh, Eigen::OuterStride<>(3 * D));
-    CStrided dO(dctx_.data() + b * N * D + h * dh, N, dh, Eigen::OuterStride<>(D));
-    Eigen::Map<const RowMat> P(probs_.data() + bh * N * N, N, N);
-    Eigen::Map<RowMat> dS(dscore_.data() + int64_t(omp_get_thread_num()) * N * N, N, N);
-    dV.noalias() = P.transpose() * dO;
-    dS.noalias() = dO * Vh.transpose();  // dP
+    const float *Q = base + h * dh, *K = base + D + h * dh, *Vh = base + 2 * D + h * dh;
+    float *dQ = dbase + h * dh, *dK = dbase + D + h * dh, *dV = dbase + 2 * D + h * dh;
+    const float* dO = dctx_.data() + b * N * D + h * dh;  // rows D floats apart
+    const float* P = probs_.data() + bh * N * N;
+    float* dS = dscore_.data() + int64_t(omp_get_thread_num()) * N * N;
+    sgemm(Op::transpose, Op::none, N, dh, N, P, N, dO, D, dV, 3 * D, false);  // dV = Pᵀ·dO
+    sgemm(Op::none, Op::transpose, N, N, dh, dO, D, Vh, 3 * D, dS, N, false);  // dP = dO·Vᵀ
     // Softmax backward: dS = P ⊙ (dP − Σ_j dP ⊙ P), then the 1/sqrt(d_h) of the scores.
     for (int64_t i = 0; i < N; ++i) {
+      const float* p = P + i * N;
+      float* ds = dS + i * N;
       double dot = 0.0;
-      for (int64_t j = 0; j <= i; ++j) dot += double(dS(i, j)) * P(i, j);
-      for (int64_t j = 0; j < N; ++j) dS(i, j) = P(i, j) * (dS(i, j) - float(dot)) * scale;
+      for (int64_t j = 0; j <= i; ++j) dot += double(ds[j]) * p[j];
+      for (int64_t j = 0; j < N; ++j) ds[j] = p[j] * (ds[j] - float(dot)) * scale;
     }
-    dQ.noalias() = dS * K;
-    dK.noalias() = dS.transpose() * Q;
+    sgemm(Op::none, Op::none, N, dh, N, dS, N, K, 3 * D, dQ, 3 * D, false);       // dQ = dS·K
+    sgemm(Op::transpose, Op::none, N, dh, N, dS, N, Q, 3 * D, dK, 3 * D, false);  // dK = dSᵀ·Q
   }
-  Eigen::setNbThreads(saved);
   qkv_.backward(params, x, dqkv_.data(), R, dx, threads_);
 }
 

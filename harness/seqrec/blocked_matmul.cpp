@@ -1,15 +1,10 @@
 #include "harness/seqrec/blocked_matmul.hpp"
 
-#include <Eigen/Core>
 #include <algorithm>
 
-namespace lobench::seqrec {
+#include "variants/cpu/sgemm.hpp"
 
-namespace {
-using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using CMap = Eigen::Map<const RowMat>;
-using Map = Eigen::Map<RowMat>;
-}  // namespace
+namespace lobench::seqrec {
 
 int64_t row_block(int64_t M) {
   int64_t b = 64;
@@ -22,41 +17,25 @@ ProductBlocks product_blocks(int64_t M, int64_t N) {
   return {row_block(M), N};
 }
 
-namespace {
-
-template <class CBlock, class ABlock, class BBlock>
-void product_into(CBlock&& c, const ABlock& a, const BBlock& b, bool accumulate) {
-  if (accumulate) c.noalias() += a * b;
-  else c.noalias() = a * b;
-}
-
-}  // namespace
-
 void matmul(const float* A, Op opA, const float* B, Op opB, float* C, int64_t M, int64_t K, int64_t N,
             bool accumulate, int threads) {
   if (M <= 0 || N <= 0) return;
   const ProductBlocks blocks = product_blocks(M, N);
   const int64_t row_blocks = (M + blocks.rows - 1) / blocks.rows, col_blocks = (N + blocks.cols - 1) / blocks.cols;
-  // Inside an OpenMP team of more than one thread Eigen's products run on the calling thread; with one
-  // thread, a one-thread team is asked for explicitly below and Eigen would parallelize on its own, so
-  // its thread count is pinned to 1 for the call.
-  const int saved = Eigen::nbThreads();
-  Eigen::setNbThreads(1);
+  // Each block is one product on the calling thread (ProductsOnCallingThread: neither Eigen nor
+  // OpenBLAS splits it further, whatever the team's size).
+  const cpu::ProductsOnCallingThread products_on_calling_thread;
+  const cpu::Op op_a = opA == Op::none ? cpu::Op::none : cpu::Op::transpose;
+  const cpu::Op op_b = opB == Op::none ? cpu::Op::none : cpu::Op::transpose;
+  const int64_t lda = opA == Op::none ? K : M, ldb = opB == Op::none ? N : K;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t blk = 0; blk < row_blocks * col_blocks; ++blk) {
     const int64_t r0 = blk / col_blocks * blocks.rows, m = std::min(blocks.rows, M - r0);
     const int64_t c0 = blk % col_blocks * blocks.cols, n = std::min(blocks.cols, N - c0);
-    Eigen::Map<RowMat, 0, Eigen::OuterStride<>> c(C + r0 * N + c0, m, n, Eigen::OuterStride<>(N));
-    const auto a_plain = CMap(A, M, K).middleRows(r0, m);
-    const auto a_trans = CMap(A, K, M).middleCols(r0, m).transpose();
-    const auto b_plain = CMap(B, K, N).middleCols(c0, n);
-    const auto b_trans = CMap(B, N, K).middleRows(c0, n).transpose();
-    if (opA == Op::none && opB == Op::none) product_into(c, a_plain, b_plain, accumulate);
-    else if (opA == Op::none) product_into(c, a_plain, b_trans, accumulate);
-    else if (opB == Op::none) product_into(c, a_trans, b_plain, accumulate);
-    else product_into(c, a_trans, b_trans, accumulate);
+    const float* a = opA == Op::none ? A + r0 * K : A + r0;  // op(A)'s rows [r0, r0+m)
+    const float* b = opB == Op::none ? B + c0 : B + c0 * K;  // op(B)'s columns [c0, c0+n)
+    cpu::sgemm(op_a, op_b, m, n, K, a, lda, b, ldb, C + r0 * N + c0, N, accumulate);
   }
-  Eigen::setNbThreads(saved);
 }
 
 void add_column_sums(const float* X, int64_t rows, int64_t cols, float* out, int threads) {

@@ -1,9 +1,9 @@
 // Matrix products of the layers, with results independent of the thread count.
 //
-// Eigen's own multithreaded GEMM chooses its cache blocking from the number of threads, so its sums
-// can be ordered differently at 1 and 2 threads. Here the output is cut into blocks whose shape is a
-// function of the product's shape only (product_blocks(M, N), never of the thread count); each block is
-// one single-threaded Eigen product, and OpenMP deals the blocks out. Every output element is therefore
+// A multithreaded GEMM chooses its cache blocking from the number of threads, so its sums can be
+// ordered differently at 1 and 2 threads. Here the output is cut into blocks whose shape is a function
+// of the product's shape only (product_blocks(M, N), never of the thread count); each block is one
+// single-threaded product (variants/cpu/sgemm.hpp: OpenBLAS, else Eigen), and OpenMP deals the blocks out. Every output element is therefore
 // computed by the same instruction sequence whatever the thread count.
 #pragma once
 
@@ -15,8 +15,8 @@ namespace lobench::seqrec {
 // whenever a block is taller than 64).
 int64_t row_block(int64_t M);
 
-// The blocks of C [M, N]. Each block's product packs its slice of the right-hand operand again (Eigen
-// packs per product), so tall products (the layers' x·W over B·N rows) take tall row blocks
+// The blocks of C [M, N]. Each block's product packs its slice of the right-hand operand again (both
+// libraries pack per product), so tall products (the layers' x·W over B·N rows) take tall row blocks
 // (row_block(M)) of all columns; short wide ones (M < 1024, N >= 512: the weight gradients xᵀ·dy of
 // the qkv and fc layers, whose right-hand operand is the [B·N, N] dy) take all rows in 4 column blocks
 // (a multiple of 16 wide), so that dy is packed once instead of once per 64 rows.
