@@ -13,6 +13,7 @@
 
 #include "datasets/seqrec.hpp"
 #include "datasets/synthetic_seqrec.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/seqrec/seqrec_loss.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
@@ -215,7 +216,10 @@ int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::o
   std::optional<SeqrecData> data;
   DataKey loaded;
   int failed = 0;
+  size_t finished = 0;
+  std::string interrupted_note;  // what became of the run a signal stopped
   for (size_t i = 0; i < points.size(); ++i) {
+    if (io::interrupt_signal()) break;  // a signal stops the sweep between runs (io/interrupt_guard.hpp)
     const SeqrecSweepPoint& p = points[i];
     const SeqrecConfig& c = p.config;
     if (!data || data_key(c) != loaded) {
@@ -231,13 +235,22 @@ int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::o
       const SeqrecOutcome o = run_seqrec(c, *data, prov, out, err, context);
       if (o.status == "failed") ++failed;
       out << summary(head, c, o) << std::flush;
+      if (o.status == "interrupted") {
+        interrupted_note = fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
+        break;
+      }
     } catch (const std::exception& e) {
       // Everything a point can be refused for was checked above: what is left is a failure while
       // training (memory, I/O); the sweep records it and goes on with the next point.
       ++failed;
       out << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
     }
+    ++finished;
   }
+  if (finished < points.size())
+    throw io::Interrupted(io::interrupt_signal(),
+                          fmt::format("{} of {} runs finished{}; run the rest again (train-seqrec has no --resume)",
+                                      finished, points.size(), interrupted_note));
   return failed;
 }
 
