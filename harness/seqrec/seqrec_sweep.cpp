@@ -217,9 +217,10 @@ int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::o
   DataKey loaded;
   int failed = 0;
   size_t finished = 0;
-  std::string interrupted_note;  // what became of the run a signal stopped
+  int stopped_by = 0;            // a signal stops the sweep between runs (io/interrupt_guard.hpp)
+  std::string interrupted_note;  // what became of the run it stopped
   for (size_t i = 0; i < points.size(); ++i) {
-    if (io::interrupt_signal()) break;  // a signal stops the sweep between runs (io/interrupt_guard.hpp)
+    if ((stopped_by = io::interrupt_signal()) != 0) break;
     const SeqrecSweepPoint& p = points[i];
     const SeqrecConfig& c = p.config;
     if (!data || data_key(c) != loaded) {
@@ -236,6 +237,7 @@ int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::o
       if (o.status == "failed") ++failed;
       out << summary(head, c, o) << std::flush;
       if (o.status == "interrupted") {
+        stopped_by = io::interrupt_signal();
         interrupted_note = fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
         break;
       }
@@ -247,8 +249,8 @@ int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::o
     }
     ++finished;
   }
-  if (finished < points.size())
-    throw io::Interrupted(io::interrupt_signal(),
+  if (stopped_by != 0)
+    throw io::Interrupted(stopped_by,
                           fmt::format("{} of {} runs finished{}; run the rest again (train-seqrec has no --resume)",
                                       finished, points.size(), interrupted_note));
   return failed;

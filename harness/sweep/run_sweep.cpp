@@ -353,11 +353,10 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
   Progress progress(records ? err : discard(), total_work, int64_t(rows.size()));
   RowRunner runner(s, file.get(), *printer, s.sgemm_n > 0 ? s.sgemm_n : auto_sgemm_n(rows, s.reps));
   RunSummary sum;
-  size_t done = 0;
+  int64_t stopped_by = 0;  // a signal stops the sweep between rows (io/interrupt_guard.hpp)
   for (const PlannedRow& plan : rows) {
-    // A signal stops the sweep between rows (io/interrupt_guard.hpp); sharded, every rank at the same row.
-    if ((s.sharded ? s.sharded->agree(io::interrupt_signal()) : io::interrupt_signal()) != 0) break;
-    ++done;
+    stopped_by = s.sharded ? s.sharded->agree(io::interrupt_signal()) : io::interrupt_signal();  // ranks agree
+    if (stopped_by != 0) break;
     if (file && file->has(plan.row.key())) {  // --resume: already measured
       progress.done(plan.work);
       continue;
@@ -373,8 +372,8 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
     progress.done(plan.work);
   }
   if (file) file->close(utc_now());
-  if (done < rows.size())
-    throw io::Interrupted(io::interrupt_signal(), fmt::format("{} of {} rows kept in {}; continue with --resume",
+  if (stopped_by != 0)
+    throw io::Interrupted(int(stopped_by), fmt::format("{} of {} rows kept in {}; continue with --resume",
                                                               file ? file->rows() : 0, rows.size(), s.out));
   sum.wall_seconds = progress.elapsed_seconds();
   sum.file = s.out;

@@ -382,11 +382,11 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
   std::optional<data::TrainTest> loaded;
   std::map<int64_t, data::TrainTest> grown;  // one label total at a time
   int failed = 0;
-  int64_t finished = 0;
-  std::string interrupted_note;  // what became of the run a signal stopped
+  int64_t finished = 0, stopped_by = 0;  // a signal stops the sweep between runs (io/interrupt_guard.hpp)
+  std::string interrupted_note;           // what became of the run it stopped
   for (const auto& entry : points) {
-    // A signal stops the sweep between runs (io/interrupt_guard.hpp); sharded, every rank at the same run.
-    if ((sh ? sh->agree(io::interrupt_signal()) : io::interrupt_signal()) != 0) break;
+    stopped_by = sh ? sh->agree(io::interrupt_signal()) : io::interrupt_signal();  // sharded: the ranks agree
+    if (stopped_by != 0) break;
     const int64_t index = entry.first;
     const SweepPoint& p = entry.second;
     on_every_rank(sh, [&] {
@@ -462,6 +462,7 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
       out << done_line(head, o, evaluates, path) << std::flush;
       ++finished;
     } catch (const io::Interrupted& e) {
+      stopped_by = e.signal;
       interrupted_note = keep_interrupted(file, path, e.signal, epochs_done, p.config.epochs);
       break;
     } catch (const std::exception& e) {
@@ -473,8 +474,8 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
       ++finished;
     }
   }
-  if (finished < int64_t(points.size()))
-    throw io::Interrupted(io::interrupt_signal(),
+  if (stopped_by != 0)
+    throw io::Interrupted(int(stopped_by),
                           fmt::format("{} of {} runs finished in {}{}; run the same command again for the rest (train-xmc "
                                       "has no --resume; --partition K/N splits a sweep)",
                                       finished, points.size(), spec.out_dir, interrupted_note));
