@@ -8,6 +8,7 @@
 
 #include "harness/cli/args_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/cli/quantize_command.hpp"
 #include "harness/cli/suggest.hpp"
 #include "harness/provenance.hpp"
@@ -39,7 +40,8 @@ int main(int argc, char** argv) {
       "lobench: exact binary cross-entropy over huge vocabularies, benchmarked and checked.\n"
       "Variants (dense, chunked, fused, ...) compute the same loss, gradients and cut metrics; `run` sweeps\n"
       "them over shapes and records time, peak memory and error against a float64 reference in HDF5.\n"
-      "Exit status: 0 success, 1 finished with failed rows, 2 bad usage or input."};
+      "Exit status: 0 success, 1 finished with failed rows, 2 bad usage or input, 128 + N stopped by signal N\n"
+      "(130 Ctrl-C, 143 SIGTERM) with every finished row kept."};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text(), "print the version, commit and build flags and exit");
   lobench::register_list_command(app);
@@ -61,6 +63,9 @@ int main(int argc, char** argv) {
     else fmt::print(stderr, "lobench: {}\n", e.what());
     fmt::print(stderr, "Run with --help for more information.\n");
     return kUsageError;
+  } catch (const lobench::io::Interrupted& e) {  // stopped by a signal, its files closed: 128 + the signal
+    fmt::print(stderr, "lobench: {}\n", e.what());
+    return e.exit_code();
   } catch (const std::exception& e) {
     fmt::print(stderr, "lobench: error: {}\n", e.what());
     return kUsageError;

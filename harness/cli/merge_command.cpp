@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "harness/cli/commands.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/io/merge_runs.hpp"
 #include "harness/provenance.hpp"
 #include "harness/train/merge_train_runs.hpp"
@@ -29,6 +30,7 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("PARTS", *parts, "the partitions' run files, or train-xmc partitions' --out-dir folders")->required();
   cmd->add_flag("--overwrite", *overwrite, "replace an existing OUT (a regular file; not for train-xmc folders)");
   cmd->callback([out, parts, overwrite, argv] {
+    const io::InterruptGuard interrupts;  // a signal leaves OUT as it was (merge writes a temporary file)
     auto is_folder = [](const std::string& p) {
       std::error_code ec;
       return std::filesystem::is_directory(p, ec);

@@ -7,6 +7,7 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/run_sweep.hpp"
 #include "harness/sweep/step_point.hpp"
@@ -113,6 +114,7 @@ void run(RunFlags& f, const std::string& argv) {
     throw std::invalid_argument("--shard: this lobench was built without MPI (install libopenmpi-dev and rebuild)");
 #endif
   }
+  const io::InterruptGuard interrupts;  // SIGINT/SIGTERM/SIGHUP stop the sweep between rows, the file closed
   const int64_t failed = sweep::run_sweep(s, prov, std::cout, std::cerr);
   set_command_exit_code(failed ? 1 : 0);
 }

@@ -11,6 +11,7 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_sweep.hpp"
 
@@ -87,6 +88,7 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
       return;
     }
     spec->base.mem_limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", *mem_limit) : cli::default_memory_limit();
+    const io::InterruptGuard interrupts;  // SIGINT/SIGTERM/SIGHUP stop the sweep between steps, files closed
     const int failed = seqrec::run_seqrec_sweep(*spec, collect_provenance(argv), std::cout, std::cerr);
     set_command_exit_code(failed ? 1 : 0);
   });

@@ -12,6 +12,7 @@
 #include "harness/cli/args_file.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/provenance.hpp"
 #include "harness/system_memory.hpp"
 #include "harness/train/sharded_training.hpp"
@@ -169,6 +170,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       throw std::invalid_argument("--shard: this lobench was built without MPI (install libopenmpi-dev and rebuild)");
 #endif
     }
+    const io::InterruptGuard interrupts;  // SIGINT/SIGTERM/SIGHUP stop the sweep between epochs, files closed
     const int failed = train::run_xmc_sweep(*spec, prov, std::cout, std::cerr);
     set_command_exit_code(failed ? 1 : 0);
   });

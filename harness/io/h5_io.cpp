@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -33,6 +37,18 @@ Handle open_file_rw(const std::string& path) {
 }
 
 bool exists(hid_t loc, const std::string& name) { return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0; }
+
+void flush_to_disk(hid_t obj) {
+  if (H5Fflush(obj, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush an HDF5 file to disk");
+  Handle file(H5Iget_file_id(obj), H5Fclose);
+  void* handle = nullptr;
+  // The sec2 driver (the default) hands out its file descriptor; other drivers keep their own ways.
+  if (!file.valid() || H5Pget_driver(Handle(H5Fget_access_plist(file), H5Pclose)) != H5FD_SEC2 ||
+      H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || !handle)
+    return;
+  if (fsync(*static_cast<int*>(handle)) != 0 && errno == EIO)  // EINVAL: a file system without fsync
+    throw Error(fmt::format("cannot write an HDF5 file to disk: {}", std::strerror(errno)));
+}
 
 namespace {
 

@@ -61,6 +61,11 @@ Handle open_file_rw(const std::string& path);
 
 bool exists(hid_t loc, const std::string& name);
 
+// Flushes the file holding `obj` (H5Fflush: every change handed to the OS, so the file on disk is
+// complete and consistent if the process dies now) and fsyncs it (so it survives power loss too, where
+// the file system supports it). Throws Error when the flush fails or the disk reports an I/O error.
+void flush_to_disk(hid_t obj);
+
 // What a dataset's header says, read without touching its data: the shape (empty: a scalar), the
 // element count (overflow-checked) and the stored element type.
 struct DatasetInfo {

@@ -1,5 +1,6 @@
 #include "harness/io/results_file.hpp"
 
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
 
 #include <fmt/format.h>
@@ -131,7 +132,28 @@ h5::Handle result_row_type() {
   return h5::Handle(t, H5Tclose);
 }
 
+namespace {
+
+// The new file's first writes, where a killed process would leave a file no reader opens, go to a
+// temporary file beside `path`, renamed onto it once complete and closed: `path` is either what was
+// there before or an empty run file.
+void create_empty(const std::string& path, const Provenance& prov) {
+  io::OutputFile out(path, {});
+  {
+    h5::Handle file = h5::create_file(out.temp_path());
+    write_provenance(file, prov);
+    h5::write_attr(file, "schema_version", io::kSchemaVersion);
+    h5::Table::create(file, "results", result_row_type(), /*chunk_rows=*/64, path);
+    h5::Table::create(file, "samples", sample_row_type(), /*chunk_rows=*/256, path);
+    h5::flush_to_disk(file);
+  }
+  out.commit();
+}
+
+}  // namespace
+
 ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMode mode) : path_(path) {
+  const io::WriteSection writing;  // a second Ctrl-C waits for the file to be consistent (interrupt_guard.hpp)
   h5::silence_errors();
   check_out_path(path, mode);
   if (mode == OutMode::resume && std::filesystem::exists(path)) {
@@ -145,12 +167,10 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
     }
     return;
   }
-  file_ = h5::create_file(path);
-  write_provenance(file_, prov);
-  h5::write_attr(file_, "schema_version", io::kSchemaVersion);
-  table_ = h5::Table::create(file_, "results", result_row_type(), /*chunk_rows=*/64, path);
-  samples_ = h5::Table::create(file_, "samples", sample_row_type(), /*chunk_rows=*/256, path);
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  create_empty(path, prov);
+  file_ = h5::open_file_rw(path);
+  table_ = h5::Table::open(file_, "results", result_row_type(), path);
+  samples_ = h5::Table::open(file_, "samples", sample_row_type(), path);
 }
 
 void ResultsFile::open_for_resume(const Provenance& prov) {
@@ -178,13 +198,16 @@ void ResultsFile::open_for_resume(const Provenance& prov) {
   h5::write_attr(file_, "resume_count", resumes + 1);
   h5::write_attr(file_, "last_resume_utc", prov.start_utc);
   h5::write_attr(file_, "last_resume_argv", prov.argv);
+  h5::flush_to_disk(file_);
 }
 
 ResultsFile::~ResultsFile() {
+  const io::WriteSection writing;
   if (file_.valid()) H5Fflush(file_, H5F_SCOPE_GLOBAL);
 }
 
 void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
+  const io::WriteSection writing;
   row.row_id = table_.rows();
   if (version_ == 1) {
     // Columns that layout lacks must hold what a version-1 reader assumes there (fp32, one process).
@@ -193,22 +216,33 @@ void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
       throw h5::Error(fmt::format("'{}' has an older layout: a row with operand {} on {} ranks cannot be recorded in "
                                   "it (write a new run file)",
                                   path_, row.operand, row.ranks));
-    table_.append(to_v1(row, samples));
+    table_.append(to_v1(row, samples), h5::Table::Flush::no);
   } else {
     // Samples first: a row is only in /results once its samples are on disk.
     for (size_t i = 0; i < samples.size(); ++i)
       samples_.append(SampleRow{row.row_id, int32_t(i), samples[i]}, h5::Table::Flush::no);
-    table_.append(row);  // flushes the file
+    table_.append(row, h5::Table::Flush::no);
   }
+  h5::flush_to_disk(file_);  // nothing left unwritten between rows: a kill now loses no row
   keys_.insert(row.key());
 }
 
-void ResultsFile::set_attr(const std::string& name, double v) { h5::write_attr(file_, name, v); }
-void ResultsFile::set_attr(const std::string& name, const std::string& v) { h5::write_attr(file_, name, v); }
+void ResultsFile::set_attr(const std::string& name, double v) {
+  const io::WriteSection writing;
+  h5::write_attr(file_, name, v);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+void ResultsFile::set_attr(const std::string& name, const std::string& v) {
+  const io::WriteSection writing;
+  h5::write_attr(file_, name, v);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
 
 void ResultsFile::close(const std::string& end_utc) {
+  const io::WriteSection writing;
   h5::write_attr(file_, "end_utc", end_utc);
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  h5::flush_to_disk(file_);
 }
 
 std::vector<ResultRow> ResultsFile::read_all(const std::string& path) {

@@ -1,7 +1,9 @@
 // The run file: one HDF5 file per run, provenance as root attributes, a `/results` table with one row
 // per (variant, point) (harness/io/result_row.hpp, the one definition of the row) and `/samples` with
-// every timed run, appended and flushed as each row completes: a killed run keeps every finished row
-// and the file can be read while the run goes on (results/SCHEMA.md).
+// every timed run, appended, flushed and fsynced as each row completes: a killed run keeps every finished
+// row and the file can be read while the run goes on (results/SCHEMA.md). A new file is created in a
+// temporary file and renamed; every write is an io::WriteSection (harness/io/README.md: what survives
+// Ctrl-C, SIGTERM, SIGKILL).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +35,7 @@ class ResultsFile {
   bool has(const std::string& key) const { return keys_.count(key) > 0; }
   int64_t rows() const { return table_.rows(); }
   int64_t schema_version() const { return version_; }
-  // Sets row_id, writes the row and its samples, and flushes before returning.
+  // Sets row_id, writes the row and its samples, and flushes and fsyncs before returning.
   void append(ResultRow row, const std::vector<double>& samples);
   void set_attr(const std::string& name, double v);
   void set_attr(const std::string& name, const std::string& v);

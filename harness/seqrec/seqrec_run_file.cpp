@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <filesystem>
 
+#include "harness/io/interrupt_guard.hpp"
+
 namespace lobench::seqrec {
 
 namespace {
@@ -50,6 +52,7 @@ void write_memory(hid_t g, const std::string& prefix, const SeqrecMemory& m) {
 SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c,
                              const DataSummary& d, const SeqrecMemory& predicted)
     : path_(path) {
+  const io::WriteSection writing;  // a second Ctrl-C waits for the flush (io/interrupt_guard.hpp)
   const std::filesystem::path p(path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
   file_ = h5::create_file(path);
@@ -96,17 +99,25 @@ SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, co
   }
   steps_ = h5::Table::create(file_, "steps", step_type(), 64, path);
   epochs_ = h5::Table::create(file_, "epochs", epoch_type(), 16, path);
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  h5::flush_to_disk(file_);
 }
 
+// Every row flushed (nothing left unwritten between steps, so a kill then loses nothing); only epochs
+// are also fsynced, as steps can be milliseconds apart.
 void SeqrecRunFile::append_step(const StepRow& r) {
-  steps_.append(r, steps_.rows() % 16 == 15 ? h5::Table::Flush::yes : h5::Table::Flush::no);
+  const io::WriteSection writing;
+  steps_.append(r, h5::Table::Flush::yes);
 }
 
-void SeqrecRunFile::append_epoch(const EpochRow& r) { epochs_.append(r, h5::Table::Flush::yes); }
+void SeqrecRunFile::append_epoch(const EpochRow& r) {
+  const io::WriteSection writing;
+  epochs_.append(r, h5::Table::Flush::no);
+  h5::flush_to_disk(file_);
+}
 
 void SeqrecRunFile::finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured,
                            int64_t steps, double steps_per_s, int64_t rss_peak_bytes) {
+  const io::WriteSection writing;
   h5::write_attr(file_, "status", status);
   h5::write_attr(file_, "reason", reason);
   h5::write_attr(file_, "steps", steps);
@@ -117,7 +128,7 @@ void SeqrecRunFile::finish(const std::string& status, const std::string& reason,
     write_memory(g, "measured_", *measured);
   }
   h5::write_attr(file_, "end_utc", utc_now());
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  h5::flush_to_disk(file_);
 }
 
 std::vector<StepRow> SeqrecRunFile::read_steps(const std::string& path) {

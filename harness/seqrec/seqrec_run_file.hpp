@@ -2,7 +2,8 @@
 // attributes, /memory (predicted and measured bytes by part, as attributes), /steps (one row per
 // training step: the time split, loss, cut metrics, memory) and /epochs (one row per epoch: losses and
 // dev / test ranking metrics), both appended and flushed as they complete, so a killed run keeps them.
-// status is "ok", "skipped" (with the reason, e.g. predicted out of memory), "dry_run" or "failed".
+// status is "ok", "skipped" (with the reason, e.g. predicted out of memory), "dry_run", "failed" or
+// "interrupted" (a signal stopped the run between steps; the steps done are kept).
 #pragma once
 
 #include <string>
@@ -45,7 +46,7 @@ class SeqrecRunFile {
   // Creates `path` (replacing it; its folder is created) with provenance, configuration and data.
   SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c, const DataSummary& data,
                 const SeqrecMemory& predicted);
-  void append_step(const StepRow& r);  // flushed every 16 rows and at finish
+  void append_step(const StepRow& r);  // flushed as written
   void append_epoch(const EpochRow& r);
   void finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured, int64_t steps,
               double steps_per_s, int64_t rss_peak_bytes);

@@ -15,6 +15,7 @@
 #include "datasets/random.hpp"
 #include "datasets/seqrec_metrics.hpp"
 #include "datasets/synthetic_seqrec.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
 #include "harness/seqrec/train_step.hpp"
 #include "harness/system_memory.hpp"
@@ -345,6 +346,12 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
       loss_sum += r.loss;
       if (step > 1) timing.add(r);
       if (file) file->append_step(step_row(r, step, epoch, n, t.opt.lr_at(step), objective.full_vocabulary()));
+      // A signal stops the run between steps, the steps done kept (io/interrupt_guard.hpp).
+      if (const int sig = io::interrupt_signal(); sig && o.steps < total_steps) {
+        if (c.progress) progress << "\n";
+        return finish("interrupted", fmt::format("{} after {} of {} steps", io::signal_name(sig), o.steps, total_steps),
+                      nullptr);
+      }
       if (c.progress) {
         const double per_step = seconds_since(t_start) / double(step);
         const std::string sweep_eta =

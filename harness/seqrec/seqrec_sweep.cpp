@@ -13,6 +13,7 @@
 
 #include "datasets/seqrec.hpp"
 #include "datasets/synthetic_seqrec.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/seqrec/seqrec_loss.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
@@ -215,7 +216,11 @@ int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::o
   std::optional<SeqrecData> data;
   DataKey loaded;
   int failed = 0;
+  size_t finished = 0;
+  int stopped_by = 0;            // a signal stops the sweep between runs (io/interrupt_guard.hpp)
+  std::string interrupted_note;  // what became of the run it stopped
   for (size_t i = 0; i < points.size(); ++i) {
+    if ((stopped_by = io::interrupt_signal()) != 0) break;
     const SeqrecSweepPoint& p = points[i];
     const SeqrecConfig& c = p.config;
     if (!data || data_key(c) != loaded) {
@@ -231,13 +236,23 @@ int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::o
       const SeqrecOutcome o = run_seqrec(c, *data, prov, out, err, context);
       if (o.status == "failed") ++failed;
       out << summary(head, c, o) << std::flush;
+      if (o.status == "interrupted") {
+        stopped_by = io::interrupt_signal();
+        interrupted_note = fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
+        break;
+      }
     } catch (const std::exception& e) {
       // Everything a point can be refused for was checked above: what is left is a failure while
       // training (memory, I/O); the sweep records it and goes on with the next point.
       ++failed;
       out << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
     }
+    ++finished;
   }
+  if (stopped_by != 0)
+    throw io::Interrupted(stopped_by,
+                          fmt::format("{} of {} runs finished{}; run the rest again (train-seqrec has no --resume)",
+                                      finished, points.size(), interrupted_note));
   return failed;
 }
 

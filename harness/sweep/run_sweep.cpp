@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "harness/cli/option_checks.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/sweep/measure_row.hpp"
 #include "harness/sweep/plan.hpp"
 #include "harness/sweep/point_inputs.hpp"
@@ -352,7 +353,10 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
   Progress progress(records ? err : discard(), total_work, int64_t(rows.size()));
   RowRunner runner(s, file.get(), *printer, s.sgemm_n > 0 ? s.sgemm_n : auto_sgemm_n(rows, s.reps));
   RunSummary sum;
+  int64_t stopped_by = 0;  // a signal stops the sweep between rows (io/interrupt_guard.hpp)
   for (const PlannedRow& plan : rows) {
+    stopped_by = s.sharded ? s.sharded->agree(io::interrupt_signal()) : io::interrupt_signal();  // ranks agree
+    if (stopped_by != 0) break;
     if (file && file->has(plan.row.key())) {  // --resume: already measured
       progress.done(plan.work);
       continue;
@@ -368,6 +372,9 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
     progress.done(plan.work);
   }
   if (file) file->close(utc_now());
+  if (stopped_by != 0)
+    throw io::Interrupted(int(stopped_by), fmt::format("{} of {} rows kept in {}; continue with --resume",
+                                                              file ? file->rows() : 0, rows.size(), s.out));
   sum.wall_seconds = progress.elapsed_seconds();
   sum.file = s.out;
   printer->summary(sum);

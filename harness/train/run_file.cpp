@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "harness/io/interrupt_guard.hpp"
 #include "precision_sim/format.hpp"
 
 namespace lobench::train {
@@ -86,6 +87,7 @@ EpochRow EpochRow::from(const EpochRecord& r) {
 TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset,
                            const TrainConfig& c, const DataShape& s, const MemoryPrediction& predicted)
     : path_(path), output_(std::make_unique<io::OutputFile>(path, std::vector<std::string>{}, "run file")) {
+  const io::WriteSection writing;  // a second Ctrl-C waits for the flush (io/interrupt_guard.hpp)
   file_ = h5::create_file(output_->temp_path());
   write_provenance(file_, prov);
   h5::write_attr(file_, "schema", std::string("lobench train-xmc run, version 1"));
@@ -146,14 +148,16 @@ TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, cons
                    std::string("logit gradient G = sigmoid(z) - y of the classifier (every label x row of the batch), "
                                "steps where step % hist_every == 0; bins as /grad_hist"));
   }
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  h5::flush_to_disk(file_);
 }
 
 TrainRunFile::~TrainRunFile() {
+  const io::WriteSection writing;
   if (file_.valid()) H5Fflush(file_, H5F_SCOPE_GLOBAL);
 }
 
 void TrainRunFile::append_epoch(const EpochRecord& r, const GradientHistogram* dW_hist, const GradientHistogram* G_hist) {
+  const io::WriteSection writing;
   // One flush for the epoch's rows in all three tables, below.
   epochs_.append(EpochRow::from(r), h5::Table::Flush::no);
   if (dW_hist && hist_.valid()) {
@@ -162,13 +166,23 @@ void TrainRunFile::append_epoch(const EpochRecord& r, const GradientHistogram* d
     hist_.append(dW_hist->counts.data(), dW_hist->counts.size() * sizeof(int64_t), h5::Table::Flush::no);
     logit_hist_.append(G.counts.data(), G.counts.size() * sizeof(int64_t), h5::Table::Flush::no);
   }
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);  // a killed run keeps every finished epoch
+  h5::flush_to_disk(file_);  // a killed run keeps every finished epoch
 }
 
-void TrainRunFile::set_attr(const std::string& name, const std::string& value) { h5::write_attr(file_, name, value); }
-void TrainRunFile::set_attr(const std::string& name, int64_t value) { h5::write_attr(file_, name, value); }
+void TrainRunFile::set_attr(const std::string& name, const std::string& value) {
+  const io::WriteSection writing;
+  h5::write_attr(file_, name, value);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
+
+void TrainRunFile::set_attr(const std::string& name, int64_t value) {
+  const io::WriteSection writing;
+  h5::write_attr(file_, name, value);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+}
 
 void TrainRunFile::finish(const RunOutcome* o, const std::string& status, const std::string& reason) {
+  const io::WriteSection writing;  // up to the rename
   h5::write_attr(file_, "status", status);
   h5::write_attr(file_, "reason", reason);
   if (o) {
@@ -179,7 +193,7 @@ void TrainRunFile::finish(const RunOutcome* o, const std::string& status, const 
     h5::write_attr(file_, "mean_step_s", o->mean_step_s);
   }
   h5::write_attr(file_, "end_utc", utc_now());
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  h5::flush_to_disk(file_);
   epochs_ = h5::Table();
   hist_ = h5::Table();
   logit_hist_ = h5::Table();

@@ -46,7 +46,8 @@ class TrainRunFile {
   // A root attribute more (where the run sits in its sweep, how it was sharded), before finish().
   void set_attr(const std::string& name, const std::string& value);
   void set_attr(const std::string& name, int64_t value);
-  // status: ok | skipped | failed; reason: why (or empty). Closes the file and renames it onto `path`.
+  // status: ok | skipped | failed | interrupted (by a signal, between epochs); reason: why (or empty).
+  // Closes the file and renames it onto `path`.
   void finish(const RunOutcome* outcome, const std::string& status, const std::string& reason);
 
   static std::vector<EpochRow> read_epochs(const std::string& path);

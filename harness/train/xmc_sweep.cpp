@@ -17,6 +17,7 @@
 #include "datasets/xc_format.hpp"
 #include "datasets/xmc_presets.hpp"
 #include "harness/io/h5_io.hpp"
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/run_file.hpp"
 #include "harness/train/sharded_training.hpp"
@@ -331,6 +332,22 @@ std::string done_line(const std::string& head, const RunOutcome& o, bool evaluat
       path);
 }
 
+// A run a signal stopped between epochs: its file, with the epochs done, becomes NAME.h5 with status
+// "interrupted" (figures read only status "ok"), unless a file of that name is there already (an earlier
+// sweep's run, kept rather than replaced by a partial one). Returns what became of it, for the message.
+std::string keep_interrupted(std::optional<TrainRunFile>& file, const std::string& path, int sig, int64_t epochs,
+                             int64_t of) {
+  if (!file) return "";
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(path, ec))) {
+    file.reset();  // the temporary file is removed
+    return fmt::format(" (the run in progress stopped after {} of {} epochs; '{}' already existed and is kept)", epochs,
+                       of, path);
+  }
+  file->finish(nullptr, "interrupted", fmt::format("{} after {} of {} epochs", io::signal_name(sig), epochs, of));
+  return fmt::format(" (the run in progress stopped after {} of {} epochs: '{}', status interrupted)", epochs, of, path);
+}
+
 }  // namespace
 
 // Long because a sharded sweep passes a checkpoint at every step where one rank alone could fail; the
@@ -365,7 +382,11 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
   std::optional<data::TrainTest> loaded;
   std::map<int64_t, data::TrainTest> grown;  // one label total at a time
   int failed = 0;
+  int64_t finished = 0, stopped_by = 0;  // a signal stops the sweep between runs (io/interrupt_guard.hpp)
+  std::string interrupted_note;           // what became of the run it stopped
   for (const auto& entry : points) {
+    stopped_by = sh ? sh->agree(io::interrupt_signal()) : io::interrupt_signal();  // sharded: the ranks agree
+    if (stopped_by != 0) break;
     const int64_t index = entry.first;
     const SweepPoint& p = entry.second;
     on_every_rank(sh, [&] {
@@ -404,7 +425,10 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
       file->finish(nullptr, "skipped", why);
       out << skipped_line(head, why, pred, evaluates, path) << std::flush;
     });
-    if (skip) continue;
+    if (skip) {
+      ++finished;
+      continue;
+    }
     on_every_rank(sh, [&] {
       if (shape.num_labels <= loaded_shape.num_labels || grown.count(shape.num_labels)) return;
       grown.clear();
@@ -420,9 +444,14 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
         << std::flush;
     ProgressBar bar(err, spec.progress, tty);
     const ProgressFn progress = [&](int e, int E, int64_t s, int64_t S, double l, double t) { bar.update(e, E, s, S, l, t); };
+    int64_t epochs_done = 0;
     const EpochFn on_epoch = [&](const EpochRecord& r, const GradientHistogram* h, const GradientHistogram* g) {
       if (file) file->append_epoch(r, h, g);
       bar.epoch_done(r, p.config.epochs);
+      ++epochs_done;
+      // Unsharded, a signal also stops a run between epochs (sharded ranks could be inside a collective).
+      if (!sh && io::interrupt_signal() && epochs_done < p.config.epochs)
+        throw io::Interrupted(io::interrupt_signal(), "training stopped between epochs");
     };
     try {
       ShardedTotals totals;
@@ -431,14 +460,25 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
       if (file && sh) record_totals(*file, totals);
       if (file) file->finish(&o, "ok", "");
       out << done_line(head, o, evaluates, path) << std::flush;
+      ++finished;
+    } catch (const io::Interrupted& e) {
+      stopped_by = e.signal;
+      interrupted_note = keep_interrupted(file, path, e.signal, epochs_done, p.config.epochs);
+      break;
     } catch (const std::exception& e) {
       ++failed;
       if (file) file->finish(nullptr, "failed", e.what());
       out << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
       // A failure of this rank alone: the others may be inside a collective, waiting for it.
       if (sh && !sh->shared_failure(e)) sh->abort_all(e.what());
+      ++finished;
     }
   }
+  if (stopped_by != 0)
+    throw io::Interrupted(int(stopped_by),
+                          fmt::format("{} of {} runs finished in {}{}; run the same command again for the rest (train-xmc "
+                                      "has no --resume; --partition K/N splits a sweep)",
+                                      finished, points.size(), spec.out_dir, interrupted_note));
   return failed;
 }
 
