@@ -5,8 +5,10 @@
 // exactly, so |Δp|/lr = |g|/(|g| + ε) per element: the ratio below is that damping, measured.
 // Over --steps steps of training (windows shuffled per epoch, dropout on, no weight decay), at step 1
 // and every --print-every steps, per parameter group (the item table, the positions, the blocks' weight matrices, the gains, shifts
-// and biases): RMS(g), the median |g|, the fraction of elements with |g| < ε, and RMS(Δp)/lr of the
-// AdamW step actually taken (1 = Adam's normalised step; ≪ 1 = ε-damped).
+// and biases): RMS(g), the median |g|, the fraction of elements with |g| < ε, RMS(Δp)/lr of the AdamW
+// step actually taken (1 at step 1 = Adam's normalised step; later also below 1 when g's sign or scale
+// changes from step to step, which is not ε's doing), and ε's own share of it: the mean over elements
+// of sqrt(v̂)/(sqrt(v̂) + ε), the factor by which ε shrinks each element's step (1 = ε negligible).
 //
 //   seqrec_grad_scale_bench --dataset ../shared/datasets/seqrec/Beauty.txt [--protocol leave_one_out]
 //       [--L 1] [--N 50] [--B 256] [--D 64] [--layers 2] [--heads 1] [--dropout 0.5] [--lr 1e-3]
@@ -16,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -44,7 +47,7 @@ constexpr const char* kGroups[4] = {"item table", "positions", "weight matrices"
 
 struct GroupStats {
   std::vector<float> abs_g;
-  double sum_g2 = 0, sum_dp2 = 0;
+  double sum_g2 = 0, sum_dp2 = 0, sum_damping = 0;
   int64_t below_eps = 0;
 };
 
@@ -101,8 +104,8 @@ int main(int argc, char** argv) {
   std::vector<float> before(size_t(ps.size()));
   fmt::print("{} V {} train windows {}; {} reduction {}, eps {:g}, lr {:g}, B {} N {} D {}\n", d.name, d.V, tw.count(),
              c.variant, c.reduction, c.adam_eps, c.lr, c.B, c.N, c.D);
-  fmt::print("{:>4} {:>10} {:<20} {:>9} {:>11} {:>11} {:>10} {:>12}\n", "step", "loss", "group", "elements", "RMS(g)",
-             "median|g|", "|g|<eps", "RMS(dp)/lr");
+  fmt::print("{:>4} {:>10} {:<20} {:>9} {:>11} {:>11} {:>10} {:>12} {:>12}\n", "step", "loss", "group", "elements",
+             "RMS(g)", "median|g|", "|g|<eps", "RMS(dp)/lr", "eps damping");
   const int64_t per_epoch = (tw.count() + c.B - 1) / c.B, N = c.N, L = c.L;
   std::vector<int64_t> order(size_t(tw.count()));
   std::vector<int32_t> ids, targets;
@@ -138,6 +141,8 @@ int main(int argc, char** argv) {
         st.sum_g2 += double(gi) * gi;
         st.sum_dp2 += double(dp) * dp;
         st.below_eps += std::abs(gi) < c.adam_eps;
+        const double root_v = std::sqrt(double(opt.second_moment()[i]));
+        st.sum_damping += root_v + c.adam_eps > 0 ? root_v / (root_v + c.adam_eps) : 1.0;
       }
     }
     for (int k = 0; k < 4; ++k) {
@@ -145,9 +150,10 @@ int main(int argc, char** argv) {
       const double n = double(st.abs_g.size());
       if (n == 0) continue;
       std::nth_element(st.abs_g.begin(), st.abs_g.begin() + st.abs_g.size() / 2, st.abs_g.end());
-      fmt::print("{:>4} {:>10.5g} {:<20} {:>9} {:>11.3e} {:>11.3e} {:>9.1f}% {:>12.4f}\n", s, r.loss, kGroups[k],
+      fmt::print("{:>4} {:>10.5g} {:<20} {:>9} {:>11.3e} {:>11.3e} {:>9.1f}% {:>12.4f} {:>12.4f}\n", s, r.loss, kGroups[k],
                  st.abs_g.size(), std::sqrt(st.sum_g2 / n), st.abs_g[st.abs_g.size() / 2],
-                 100.0 * double(st.below_eps) / n, std::sqrt(st.sum_dp2 / n) / double(opt.lr_at(s)));
+                 100.0 * double(st.below_eps) / n, std::sqrt(st.sum_dp2 / n) / double(opt.lr_at(s)), st.sum_damping / n);
+      std::fflush(stdout);
     }
   }
   return 0;
