@@ -70,8 +70,9 @@ TEST(SeqrecAdamW, Bf16KahanAccumulatesUpdatesBelowTheSpacing) {
 }
 
 // Adam's first step is lr·g/(|g| + ε) per element (m̂ = g, sqrt(v̂) = |g|): lr whatever the gradient's
-// scale while ε ≪ |g|, and damped by |g|/(|g| + ε) once |g| nears ε (what the paper's mean over P·V
-// does to the SASRec gradients, results/seqrec-cpu.md section 3). ε = 0 restores lr at any scale.
+// scale while ε ≪ |g|, and damped by |g|/(|g| + ε) once |g| nears ε (the suspicion for the paper's mean
+// over P·V, which results/seqrec-cpu.md section 3 measured not to hold on Beauty). ε = 0 restores lr at
+// any scale.
 TEST(SeqrecAdamW, TheFirstStepIsLrAtAnyGradientScaleUnlessEpsIsComparable) {
   for (float eps : {1e-8f, 0.0f}) {
     for (float scale : {1.0f, 1e-4f, 1e-8f, 1e-10f}) {
