@@ -46,6 +46,7 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--dropout", c->dropout, "dropout on embeddings and residual branches")->capture_default_str();
   cmd->add_flag("--untied", *untied, "the same as --model sasrec_untied: a separate output table");
   cmd->add_option("--lr", c->lr, "AdamW learning rate")->capture_default_str();
+  cmd->add_option("--adam-eps", c->adam_eps, "AdamW's epsilon (the update is m / (sqrt(v) + eps))")->capture_default_str();
   cmd->add_option("--weight-decay", c->weight_decay, "AdamW decoupled weight decay (matrices, embeddings)")->capture_default_str();
   cmd->add_option("--warmup", c->warmup_steps, "linear warm-up steps")->capture_default_str();
   cmd->add_option("--opt-precision", c->optimizer_precision, "fp32 | bf16 (bf16 parameters and state, Kahan)")

@@ -32,8 +32,9 @@ const lp::Quantizer& bf16() {
 }  // namespace
 
 AdamW::AdamW(const AdamWConfig& cfg, ParameterSet& params, CountingAllocator& alloc) : cfg_(cfg) {
-  if (!(cfg.lr > 0.0f) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) || !(cfg.beta2 >= 0 && cfg.beta2 < 1) || cfg.warmup_steps < 0)
-    throw std::invalid_argument("AdamW: lr must be > 0, betas in [0, 1), warmup >= 0");
+  if (!(cfg.lr > 0.0f) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) || !(cfg.beta2 >= 0 && cfg.beta2 < 1) || cfg.warmup_steps < 0 ||
+      !(cfg.eps >= 0.0f && std::isfinite(cfg.eps)))
+    throw std::invalid_argument("AdamW: lr must be > 0, betas in [0, 1), eps finite and >= 0, warmup >= 0");
   const int64_t n = params.size();
   if (cfg.precision == OptimizerPrecision::fp32) {
     m32_ = Buffer<float>(alloc, n);

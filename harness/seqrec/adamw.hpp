@@ -46,6 +46,9 @@ class AdamW {
   // One step on params.grads() (not cleared; the caller zeroes them before the next backward).
   void step(ParameterSet& params, int threads);
   int64_t steps_done() const { return t_; }
+  // The bias-corrected second moment v̂ (fp32 only; nullptr for bf16_kahan): what ε is added to the root
+  // of, for diagnostics (harness/seqrec/bench/grad_scale_bench.cpp).
+  const float* second_moment() const { return cfg_.precision == OptimizerPrecision::fp32 ? v32_.data() : nullptr; }
 
  private:
   AdamWConfig cfg_;

@@ -22,9 +22,12 @@ struct SeqrecConfig {
   // Objective: a CPU step variant (dense, chunked, fused) or "sampled" (SASRec's one negative).
   std::string variant = "chunked";
   int64_t block_v = 0;  // the variant's vocabulary block (0: it chooses)
+  // Full-vocabulary reduction (seqrec_loss.hpp LossReduction): mean (the paper's) | sum | mean_positions.
+  std::string reduction = "mean";
   // Optimizer.
   float lr = 5e-4f;
   float weight_decay = 0.0f;
+  float adam_eps = 1e-8f;  // AdamW's ε (compare it with the gradients' scale: results/seqrec-cpu.md, section 3)
   int64_t warmup_steps = 0;
   std::string optimizer_precision = "fp32";  // or bf16 (bf16 + Kahan)
   // Schedule: `steps` > 0 stops after that many steps (epochs then only bound it), else `epochs`.

@@ -9,7 +9,24 @@
 
 namespace lobench::seqrec {
 
-FullVocabularyLoss::FullVocabularyLoss(const std::string& name, const RunOptions& options) : options_(options) {
+std::string to_string(LossReduction r) {
+  switch (r) {
+    case LossReduction::mean: return "mean";
+    case LossReduction::sum: return "sum";
+    case LossReduction::mean_positions: return "mean_positions";
+  }
+  return "?";
+}
+
+LossReduction parse_loss_reduction(const std::string& s) {
+  if (s == "mean") return LossReduction::mean;
+  if (s == "sum") return LossReduction::sum;
+  if (s == "mean_positions") return LossReduction::mean_positions;
+  throw std::invalid_argument("unknown loss reduction '" + s + "' (valid: mean, sum, mean_positions)");
+}
+
+FullVocabularyLoss::FullVocabularyLoss(const std::string& name, const RunOptions& options, LossReduction reduction)
+    : options_(options), reduction_(reduction) {
   variant_ = Registry::instance().find(name);
   if (!variant_ || variant_->backend() != "cpu" || name == "reference") {
     std::string valid;
@@ -26,13 +43,24 @@ Shape FullVocabularyLoss::shape(int64_t P, int64_t V, int64_t D, int64_t L) cons
   s.V = V;
   s.D = D;
   s.L = L;
-  s.reduction = Reduction::mean;
+  s.reduction = contract_reduction();
   s.weighted = true;
   return s;
 }
 
 int64_t FullVocabularyLoss::predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const {
-  return variant_->predicted_working_bytes(shape(P, V, D, L), options_);
+  const int64_t scaled = reduction_ == LossReduction::mean_positions ? P * int64_t(sizeof(float)) : 0;
+  return variant_->predicted_working_bytes(shape(P, V, D, L), options_) + scaled;
+}
+
+const float* FullVocabularyLoss::variant_weights(const LossBatch& b) {
+  if (reduction_ != LossReduction::mean_positions) return b.weights;
+  if (scaled_.size() != b.P) scaled_ = Buffer<float>(alloc_, b.P);
+  double wsum = 0.0;
+  for (int64_t p = 0; p < b.P; ++p) wsum += b.weights[p];
+  const float inv = wsum > 0.0 ? float(1.0 / wsum) : 0.0f;  // no weight at all: loss and gradients 0
+  for (int64_t p = 0; p < b.P; ++p) scaled_[p] = b.weights[p] * inv;
+  return scaled_.data();
 }
 
 std::optional<std::string> FullVocabularyLoss::skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const {
@@ -48,14 +76,14 @@ LossResult FullVocabularyLoss::compute(const LossBatch& b, float* d_hidden, floa
   in.A = b.hidden;
   in.E = b.table;
   in.targets = b.targets;
-  in.weights = b.weights;
-  in.reduction = Reduction::mean;
+  in.reduction = contract_reduction();
   // Sized when the shape changes only: every variant overwrites all of its outputs (the step contract's
   // run() computes them; `lobench run` times repeated runs into one StepOutputs the same way), so
   // zeroing them every step would be a [V, D] pass on one thread that the step benchmark does not pay
   // (tested: SeqrecModel.AStepDoesNotDependOnThePreviousStepsLossOutputs).
   if (out_.dA.size() != size_t(b.P * b.D) || out_.dE.size() != size_t(b.V * b.D)) out_.resize(b.P, b.V, b.D);
   alloc_.reset_peak();
+  in.weights = variant_weights(b);  // after the reset: a new [P] buffer counts in this step's peak
   RunContext ctx{alloc_, options_};
   variant_->run(in, out_, ctx);
   LossResult r;
@@ -152,9 +180,14 @@ LossResult SampledNegativeLoss::compute(const LossBatch& b, uint64_t step, float
 
 namespace lobench::seqrec {
 
-Objective::Objective(const std::string& name, const RunOptions& options, uint64_t seed)
+Objective::Objective(const std::string& name, const RunOptions& options, uint64_t seed, LossReduction reduction)
     : name_(name), sampled_(seed, options.threads) {
-  if (name != "sampled") full_.emplace(name, options);
+  if (name != "sampled") {
+    full_.emplace(name, options, reduction);
+  } else if (reduction == LossReduction::sum) {
+    throw std::invalid_argument("the reduction 'sum' does not apply to `sampled` (its loss is the mean over positions "
+                                "of its two terms: give --reduction mean or mean_positions)");
+  }
 }
 
 LossResult Objective::compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table) {

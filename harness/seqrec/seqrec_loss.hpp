@@ -3,8 +3,8 @@
 // FullVocabularyLoss: multi-label BCE of every position's hidden state against all V items through
 // the step contract (variants/step.hpp): any registered CPU variant (`dense` = the framework BCE
 // that materializes [P, V] logits, `chunked` = Cut BCE, `fused`) computes the loss, d hidden (dA) and
-// d O (dE), with the next L items as targets, padding positions at weight 0 and `mean` reduction
-// (Σ_p w_p·mean_v BCE / Σ_p w_p), exactly the Cut BCE paper's objective.
+// d O (dE), with the next L items as targets, padding positions at weight 0 and, by default, `mean`
+// reduction (Σ_p w_p·mean_v BCE / Σ_p w_p), exactly the Cut BCE paper's objective (see LossReduction).
 //
 // SampledNegativeLoss: SASRec's own objective: for each position with weight > 0, BCE on its next item
 // (the first target) and on one item drawn uniformly from [1, V) other than it:
@@ -16,10 +16,23 @@
 #include <optional>
 #include <string>
 
+#include "variants/counting_allocator.hpp"
 #include "variants/step.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench::seqrec {
+
+// How the full-vocabulary loss turns its P·V element losses l[p, v] into one scalar. All three have the
+// same minimiser (they differ by a constant factor for a given batch); what differs is the gradient's
+// scale, which matters to AdamW through its ε (results/seqrec-cpu.md, section 3):
+//   mean            Σ_p w_p·(1/V)·Σ_v l / Σ_p w_p   the Cut BCE paper's (Keras), the default
+//   sum             Σ_p w_p·Σ_v l                   Renee / ELMO (the step contract's `sum`)
+//   mean_positions  Σ_p w_p·Σ_v l / Σ_p w_p         = V × mean: the mean over positions of the sum over V
+// mean_positions runs the contract's `sum` with the weights w_p / Σ_p w_p (a [P] buffer from the loss's
+// counting allocator), so every variant computes it as it is.
+enum class LossReduction { mean, sum, mean_positions };
+std::string to_string(LossReduction r);
+LossReduction parse_loss_reduction(const std::string& s);  // std::invalid_argument listing the valid ones
 
 struct LossBatch {
   int64_t P = 0, V = 0, D = 0, L = 0;
@@ -38,9 +51,11 @@ struct LossResult {
 class FullVocabularyLoss {
  public:
   // Throws std::invalid_argument for an unknown variant name (listing the registered CPU ones).
-  FullVocabularyLoss(const std::string& variant, const RunOptions& options);
+  FullVocabularyLoss(const std::string& variant, const RunOptions& options,
+                     LossReduction reduction = LossReduction::mean);
   const Variant& variant() const { return *variant_; }
-  // The variant's analytic working bytes at this shape, plus the StepOutputs it fills.
+  LossReduction reduction() const { return reduction_; }
+  // The variant's analytic working bytes at this shape (+ the [P] scaled weights of mean_positions).
   int64_t predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const;
   static int64_t output_bytes(int64_t P, int64_t V, int64_t D) { return StepOutputs::bytes(P, V, D); }
   std::optional<std::string> skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const;
@@ -55,10 +70,15 @@ class FullVocabularyLoss {
 
  private:
   Shape shape(int64_t P, int64_t V, int64_t D, int64_t L) const;
+  Reduction contract_reduction() const { return reduction_ == LossReduction::mean ? Reduction::mean : Reduction::sum; }
+  // The weights the variant sees: b.weights, or w_p / Σ_p w_p for mean_positions (into scaled_).
+  const float* variant_weights(const LossBatch& b);
   const Variant* variant_ = nullptr;
   RunOptions options_;
+  LossReduction reduction_ = LossReduction::mean;
   StepOutputs out_;
   CountingAllocator alloc_;
+  Buffer<float> scaled_;  // after alloc_: it returns its bytes there when destroyed
   int64_t max_peak_ = 0;
 };
 
@@ -82,7 +102,11 @@ namespace lobench::seqrec {
 // variant (full-vocabulary BCE).
 class Objective {
  public:
-  Objective(const std::string& name, const RunOptions& options, uint64_t seed);
+  // `reduction` applies to the full-vocabulary variants. `sampled` always computes the weighted mean over
+  // positions of the sum of its two terms, i.e. mean_positions over the items it scores; it accepts mean
+  // (the default) and mean_positions for that, and refuses sum (std::invalid_argument).
+  Objective(const std::string& name, const RunOptions& options, uint64_t seed,
+            LossReduction reduction = LossReduction::mean);
   bool full_vocabulary() const { return full_.has_value(); }
   const std::string& name() const { return name_; }
   LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table);

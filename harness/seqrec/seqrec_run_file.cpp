@@ -81,8 +81,10 @@ SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, co
   h5::write_attr(file_, "tied", int64_t(c.tied));
   h5::write_attr(file_, "variant", c.variant);
   h5::write_attr(file_, "block_v", c.block_v);
+  h5::write_attr(file_, "reduction", c.reduction);
   h5::write_attr(file_, "lr", double(c.lr));
   h5::write_attr(file_, "weight_decay", double(c.weight_decay));
+  h5::write_attr(file_, "adam_eps", double(c.adam_eps));
   h5::write_attr(file_, "warmup_steps", c.warmup_steps);
   h5::write_attr(file_, "optimizer_precision", c.optimizer_precision);
   h5::write_attr(file_, "max_steps", c.steps);

@@ -169,6 +169,8 @@ void validate(const SeqrecConfig& c) {
   if (c.block_v < 0) fail("--block-v must be >= 0");
   if (c.threads < 1) fail("--threads must be >= 1");
   if (!(c.lr > 0.0f) || !(c.weight_decay >= 0.0f) || c.warmup_steps < 0) fail("--lr > 0, --weight-decay >= 0, --warmup >= 0");
+  if (!(c.adam_eps >= 0.0f) || !std::isfinite(c.adam_eps)) fail("--adam-eps must be finite and >= 0");
+  parse_loss_reduction(c.reduction);
   if (c.mem_limit < 0) fail("--mem-limit must be >= 0");
   parse_optimizer_precision(c.optimizer_precision);
   data::validate(data::SplitOptions{data::parse_split_protocol(c.protocol), c.L, c.N});
@@ -234,6 +236,7 @@ struct Training {
     AdamWConfig oc;
     oc.lr = c.lr;
     oc.weight_decay = c.weight_decay;
+    oc.eps = c.adam_eps;
     oc.warmup_steps = c.warmup_steps;
     oc.precision = parse_optimizer_precision(c.optimizer_precision);
     return oc;
@@ -307,7 +310,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   RunOptions ro;
   ro.threads = c.threads;
   ro.block_v = c.block_v;
-  Objective objective(c.variant, ro, c.seed);
+  Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction));
   o.predicted = predict_memory(c, d.V, objective);
   const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
   std::unique_ptr<SeqrecRunFile> file;

@@ -106,6 +106,9 @@ sweep::Axes seqrec_axes() {
   a.add("steps", AxisKind::integer, {std::to_string(d.steps)}, "stop after this many steps (0: --epochs)");
   a.add("epochs", AxisKind::integer, {std::to_string(d.epochs)}, "epochs over the training windows");
   a.add("variant", AxisKind::text, {d.variant}, "loss: dense | chunked | fused | sampled");
+  a.add("reduction", AxisKind::text, {d.reduction},
+        "full-vocabulary loss reduction: mean (the paper's: mean over positions and V) | sum | mean_positions "
+        "(mean over positions of the sum over V)");
   a.add("seed", AxisKind::integer, {std::to_string(d.seed)}, "seed of init, dropout, shuffling and negatives");
   return a;
 }
@@ -136,6 +139,7 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
     c.steps = non_negative(a, "steps");
     c.epochs = a.int_at("epochs");
     c.variant = a.at("variant");
+    c.reduction = a.at("reduction");
     c.seed = uint64_t(non_negative(a, "seed"));
     std::string n = dataset_stem(c.dataset);
     if (swept("L")) n += fmt::format("_L{}", c.L);
@@ -147,6 +151,7 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
     if (swept("model") || !c.tied) n += c.tied ? "_tied" : "_untied";
     if (swept("steps")) n += fmt::format("_steps{}", c.steps);
     if (swept("epochs")) n += fmt::format("_epochs{}", c.epochs);
+    if (swept("reduction") || c.reduction != SeqrecConfig{}.reduction) n += "_" + c.reduction;
     n += fmt::format("_{}_s{}", c.variant, c.seed);
     p.name = sanitize(n);
     p.describe = a.describe();
@@ -173,7 +178,7 @@ void check_seqrec_sweep(const SeqrecSweepSpec& spec, const std::vector<SeqrecSwe
       RunOptions ro;
       ro.threads = c.threads;
       ro.block_v = c.block_v;
-      const Objective objective(c.variant, ro, c.seed);  // an unknown variant throws here
+      const Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction));  // unknown variant: throws
       predict_memory(c, v->second, objective);           // the model's shape checks, overflow-checked sizes
     } catch (const io::PathError&) {
       throw;

@@ -69,6 +69,43 @@ TEST(SeqrecAdamW, Bf16KahanAccumulatesUpdatesBelowTheSpacing) {
   }
 }
 
+// Adam's first step is lr·g/(|g| + ε) per element (m̂ = g, sqrt(v̂) = |g|): lr whatever the gradient's
+// scale while ε ≪ |g|, and damped by |g|/(|g| + ε) once |g| nears ε (the suspicion for the paper's mean
+// over P·V, which results/seqrec-cpu.md section 3 measured not to hold on Beauty). ε = 0 restores lr at
+// any scale.
+TEST(SeqrecAdamW, TheFirstStepIsLrAtAnyGradientScaleUnlessEpsIsComparable) {
+  for (float eps : {1e-8f, 0.0f}) {
+    for (float scale : {1.0f, 1e-4f, 1e-8f, 1e-10f}) {
+      ParameterSet ps;
+      ps.add("w", 4, /*decay=*/false);
+      CountingAllocator alloc;
+      ps.allocate(alloc);
+      std::fill_n(ps.values(), 4, 0.0f);  // from 0, so that Δp is represented to float32 precision
+      const float g[4] = {scale, -scale, 3 * scale, -0.5f * scale};
+      std::copy(g, g + 4, ps.grads());
+      AdamWConfig cfg;
+      cfg.lr = 1e-3f;
+      cfg.eps = eps;
+      AdamW opt(cfg, ps, alloc);
+      opt.step(ps, 1);
+      for (int i = 0; i < 4; ++i) {
+        const double a = std::abs(double(g[i])), expected = -1e-3 * double(g[i]) / (a + double(eps));
+        EXPECT_NEAR(ps.values()[i], expected, 1e-5 * std::abs(expected)) << eps << " " << scale << " " << i;
+      }
+      // Undamped: |Δp| = lr; at |g| = 1e-10 against ε = 1e-8: lr/101.
+      if (eps == 0.0f || scale >= 1e-4f) EXPECT_NEAR(-ps.values()[0], 1e-3, 1e-3 * 1e-4) << eps << " " << scale;
+      if (eps > 0.0f && scale == 1e-10f) EXPECT_NEAR(-ps.values()[0], 1e-3 / 101, 1e-3 / 101 * 1e-4);
+    }
+  }
+  AdamWConfig bad;
+  bad.eps = -1e-8f;
+  ParameterSet ps;
+  ps.add("w", 1, false);
+  CountingAllocator alloc;
+  ps.allocate(alloc);
+  EXPECT_THROW(AdamW(bad, ps, alloc), std::invalid_argument);
+}
+
 TEST(SeqrecAdamW, ResultsDoNotDependOnTheThreadCount) {
   for (OptimizerPrecision prec : {OptimizerPrecision::fp32, OptimizerPrecision::bf16_kahan}) {
     std::vector<float> out[2];

@@ -171,7 +171,9 @@ TEST(SeqrecModel, GradientDoesNotDependOnTheThreadCountAtTallShapes) {
 TEST(SeqrecModel, WholeModelGradientMatchesFiniteDifferences) {
   const int64_t V = 23;
   const TestBatch batch = make_batch(2, 5, 2, V, 3);
-  for (const char* objective : {"chunked", "sampled"}) {
+  // chunked under the paper's mean and under mean_positions (V times the gradient), and sampled.
+  for (auto [objective, reduction] : {std::pair{"chunked", LossReduction::mean}, std::pair{"chunked", LossReduction::mean_positions},
+                                      std::pair{"sampled", LossReduction::mean}}) {
     ModelConfig c;
     c.V = V;
     c.N = 5;
@@ -186,22 +188,23 @@ TEST(SeqrecModel, WholeModelGradientMatchesFiniteDifferences) {
     SasRec model(c, alloc);
     model.init();
     RunOptions o;
-    Objective obj(objective, o, 4);
+    Objective obj(objective, o, 4, reduction);
     TrainStep step(model, obj, alloc);
     step.run(batch.view(), 2, nullptr);
+    const double scale = reduction == LossReduction::mean_positions ? 1000.0 / double(V) : 1000.0;
     std::vector<float> analytic(model.params().grads(), model.params().grads() + model.params().size());
     std::vector<float> dh(size_t(2 * 5 * 8)), dt(size_t(V * 8));
     auto f = [&] {
       const float* h = model.forward(batch.ids.data(), 2, 2, true);
       LossBatch lb{10, V, 8, 2, h, model.output_table(), batch.targets.data(), batch.weights.data()};
-      return obj.compute(lb, 2, dh.data(), dt.data()).loss * 1000.0;  // scaled: see below
+      return obj.compute(lb, 2, dh.data(), dt.data()).loss * scale;  // scaled: see below
     };
-    // f is the loss ×1000 so that its O(1/V) gradients are O(1) like the layer tests'.
-    for (float& g : analytic) g *= 1000.0f;
+    // f is the loss ×1000 (mean_positions: ×1000/V) so that its gradients are O(1) like the layer tests'.
+    for (float& g : analytic) g *= float(scale);
     for (const ParamInfo& t : model.params().tensors()) {
       const double err = testing::fd_relative_error(model.params().values() + t.ref.offset, t.ref.size,
                                                     analytic.data() + t.ref.offset, f, 40);
-      EXPECT_LT(err, testing::kTolerance) << objective << " " << t.name;
+      EXPECT_LT(err, testing::kTolerance) << objective << " " << to_string(reduction) << " " << t.name;
     }
   }
 }
