@@ -174,7 +174,14 @@ def conditions(attrs, rows):
             parts.append(f"OpenBLAS not measured: {attrs['sgemm_openblas_why']}")
         if "fma_peak_gflops" in attrs:
             parts.append(f"FMA peak {float(attrs['fma_peak_gflops']):,.1f} GFLOP/s ({attrs.get('fma_peak_isa', '?')})")
-        lines.append("Yardsticks measured in the run: " + "; ".join(parts) + ".")
+        lines.append("Yardsticks measured in the run (its last measurement): " + "; ".join(parts) + ".")
+        # A resumed run, or one whose limits were re-measured, has rows against different yardsticks:
+        # each row's %GEMM is against its own (gemm_gflops), whose range is said here.
+        own = [number(r, "gemm_gflops") for r in rows if text(r["backend"]) == "cpu" and text(r["status"]) == "ok"]
+        own = [g for g in own if finite(g) and g > 0]
+        if own and max(own) > 1.01 * min(own):
+            lines.append(f"The rows' own yardsticks (each row's %GEMM is against its own) range from {min(own):,.1f} to "
+                         f"{max(own):,.1f} GFLOP/s: the machine's speed changed during the run.")
     if "min_time_s" in attrs:
         lines.append(f"Repetitions: adaptive (total ≥ {float(attrs['min_time_s']):g} s and CV ≤ "
                      f"{100 * float(attrs.get('cv_target', 0.05)):g} %, at most {attrs.get('max_reps', '?')}).")
