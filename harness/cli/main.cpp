@@ -11,6 +11,7 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/cli/quantize_command.hpp"
 #include "harness/cli/suggest.hpp"
+#include "variants/cpu/sgemm.hpp"
 #include "harness/provenance.hpp"
 
 namespace {
@@ -29,6 +30,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> args;
   try {
     args = lobench::expand_args_files(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "lobench: {}\n", e.what());
+    return kUsageError;
+  }
+  try {
+    lobench::cpu::sgemm_library();  // LOBENCH_GEMM, checked before any command starts
   } catch (const std::exception& e) {
     fmt::print(stderr, "lobench: {}\n", e.what());
     return kUsageError;

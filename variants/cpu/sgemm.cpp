@@ -77,6 +77,9 @@ void sgemm_using(GemmLibrary library, Op opA, Op opB, int64_t M, int64_t N, int6
 }
 
 ProductsOnCallingThread::ProductsOnCallingThread() : saved_eigen_(Eigen::nbThreads()) {
+  // The library is chosen here, before any product: a bad LOBENCH_GEMM throws on the caller's thread,
+  // not inside the OpenMP region that makes the products (where an exception would terminate).
+  sgemm_library();
   Eigen::setNbThreads(1);
   if (const OpenBlas* blas = openblas()) {
     saved_openblas_ = blas->get_num_threads();

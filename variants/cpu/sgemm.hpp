@@ -37,7 +37,8 @@ GemmLibrary sgemm_library();
 // "OpenBLAS 0.3.21 DYNAMIC_ARCH ... (cblas_sgemm, 1 thread per call)" or "Eigen 3.4.0".
 std::string sgemm_library_name();
 
-// For its lifetime, both libraries run every product on the calling thread: Eigen splits a product
+// For its lifetime, both libraries run every product on the calling thread (and the library is chosen
+// on construction: a bad LOBENCH_GEMM throws here): Eigen splits a product
 // over its own threads whenever the caller's team has one thread (it checks only omp_get_num_threads()),
 // and OpenBLAS over its pool; either would nest parallelism under the caller's, make a one-thread run
 // use every core, and (Eigen) choose its blocking, and so its sums' order, from the thread count.
