@@ -10,6 +10,7 @@
 
 #include "harness/measure.hpp"
 #include "variants/cpu/openblas.hpp"
+#include "variants/cpu/sgemm.hpp"
 
 namespace lobench::meters {
 namespace {
@@ -53,14 +54,16 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
     return r;
   }
   blas->set_num_threads(threads);
-  const int ni = int(n);
   std::vector<float> a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n));
   for (size_t i = 0; i < a.size(); ++i) {  // values in [-1, 1), as Eigen's Random
     a[i] = float(int64_t(i * 2654435761u % 2000) - 1000) / 1000.0f;
     b[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
   }
-  const Samples s = time_products(
-      [&] { blas->sgemm(101, 111, 111, ni, ni, ni, 1.0f, a.data(), ni, b.data(), ni, 0.0f, c.data(), ni); });
+  // (sgemm_using runs OpenBLAS on its pool's `threads` threads here: no ProductsOnCallingThread around it)
+  const Samples s = time_products([&] {
+    cpu::sgemm_using(cpu::GemmLibrary::openblas, cpu::Op::none, cpu::Op::none, n, n, n, a.data(), n, b.data(), n,
+                     c.data(), n, false);
+  });
   blas->set_num_threads(1);  // its pool goes idle while the variants run
   return rate_of(s, n, fmt::format("OpenBLAS ({})", blas->config));
 }

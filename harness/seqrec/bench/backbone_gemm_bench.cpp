@@ -100,11 +100,11 @@ int main(int argc, char** argv) {
     // OpenBLAS at the same size on the same threads (the machine's best SGEMM is the faster library).
     if (const cpu::OpenBlas* blas = cpu::openblas()) {
       auto* C2 = &keep.emplace_back(S, S);
-      const int n = int(S);
       c.push_back({fmt::format("OpenBLAS SGEMM {}^3, its {} threads", S, threads), 2.0 * double(S) * S * S,
-                   [&A, &B, C2, blas, n, threads] {
+                   [&A, &B, C2, blas, S, threads] {
                      blas->set_num_threads(threads);
-                     blas->sgemm(101, 111, 111, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C2->data(), n);
+                     cpu::sgemm_using(cpu::GemmLibrary::openblas, cpu::Op::none, cpu::Op::none, S, S, S, A.data(), S,
+                                      B.data(), S, C2->data(), S, false);
                      blas->set_num_threads(1);
                    }, {}});
     } else {

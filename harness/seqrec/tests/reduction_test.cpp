@@ -14,6 +14,7 @@
 #include "harness/seqrec/seqrec_loss.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
 #include "harness/seqrec/seqrec_runner.hpp"
+#include "harness/seqrec/tests/seqrec_test_support.hpp"
 
 namespace lobench::seqrec {
 namespace {
@@ -114,10 +115,8 @@ TEST(SeqrecReduction, NamesAreParsedAndTheSampledObjectiveRefusesSum) {
   EXPECT_NO_THROW(Objective("sampled", RunOptions{}, 0, LossReduction::mean_positions));
 }
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("seqrec_reduction_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("seqrec_reduction_") {}
 };
 
 // Through a whole run: the first step's loss (the same initial model on the same batch) is V times the
@@ -125,23 +124,13 @@ struct TempDir {
 TEST(SeqrecReduction, ARunsReductionReachesTheVariantAndItsRunFile) {
   TempDir dir;
   auto config = [&](const std::string& reduction) {
-    SeqrecConfig c;
-    c.dataset = "synthetic:yambda";
-    c.syn_scale = 0.002;
-    c.L = 2;
-    c.N = 16;
-    c.B = 4;
-    c.D = 16;
-    c.layers = 1;
-    c.heads = 2;
-    c.variant = "fused";
+    SeqrecConfig c = testing::tiny_run("fused", dir.path / (reduction + ".h5"));
+    c.lr = SeqrecConfig{}.lr;
     c.reduction = reduction;
     c.adam_eps = 1e-12f;
     c.steps = 1;
     c.eval_every = -1;
     c.threads = 1;
-    c.progress = false;
-    c.out = (dir.path / (reduction + ".h5")).string();
     return c;
   };
   std::ostringstream log, progress;

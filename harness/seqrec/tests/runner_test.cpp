@@ -7,35 +7,17 @@
 #include "harness/io/h5_io.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
 #include "harness/seqrec/seqrec_runner.hpp"
+#include "harness/seqrec/tests/seqrec_test_support.hpp"
 
 namespace lobench::seqrec {
 namespace {
 
 namespace fs = std::filesystem;
 
-SeqrecConfig tiny(const std::string& variant, const fs::path& out) {
-  SeqrecConfig c;
-  c.dataset = "synthetic:yambda";
-  c.syn_scale = 0.002;
-  c.L = 2;
-  c.N = 16;
-  c.B = 4;
-  c.D = 16;
-  c.layers = 1;
-  c.heads = 2;
-  c.variant = variant;
-  c.steps = 6;
-  c.lr = 1e-2f;
-  c.threads = 2;
-  c.progress = false;
-  c.out = out.string();
-  return c;
-}
+SeqrecConfig tiny(const std::string& variant, const fs::path& out) { return testing::tiny_run(variant, out); }
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("seqrec_runner_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("seqrec_runner_") {}
 };
 
 TEST(SeqrecRunner, MeasuredMemoryEqualsPredictedAndTheRunFileHasEveryStep) {

@@ -11,16 +11,15 @@
 #include "harness/io/output_path.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
 #include "harness/seqrec/seqrec_sweep.hpp"
+#include "harness/seqrec/tests/seqrec_test_support.hpp"
 
 namespace lobench::seqrec {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("seqrec_sweep_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("seqrec_sweep_") {}
 };
 
 // A sweep of tiny synthetic runs (the runner test's shape) into `dir`.
