@@ -1,5 +1,6 @@
 #include "harness/seqrec/sasrec_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -44,7 +45,7 @@ void validate(const ModelConfig& c) {
 int64_t SasRec::parameter_count(const ModelConfig& c) {
   const int64_t D = c.D;
   const int64_t per_block = 2 * 2 * D /* LNs */ + (D * 3 * D + 3 * D) + (D * D + D) + (D * 4 * D + 4 * D) + (4 * D * D + D);
-  return c.V * D * (c.tied ? 1 : 2) + c.N * D + c.layers * per_block + 2 * D;
+  return c.V * D * (c.tied ? 1 : 2) + (c.item_bias ? c.V : 0) + c.N * D + c.layers * per_block + 2 * D;
 }
 
 int64_t SasRec::activation_bytes(const ModelConfig& c) {
@@ -57,6 +58,7 @@ SasRec::SasRec(const ModelConfig& cfg, CountingAllocator& alloc) : cfg_(cfg) {
   validate(cfg);
   items_ = params_.add("items", cfg.V * cfg.D, /*decay=*/true);
   out_ = cfg.tied ? items_ : params_.add("output_items", cfg.V * cfg.D, /*decay=*/true);
+  if (cfg.item_bias) bias_ = params_.add("output_bias", cfg.V, /*decay=*/false);
   embed_ = Embedding(params_, "embed", items_, cfg.V, cfg.N, cfg.D);
   drop_embed_ = Dropout(cfg.dropout, cfg.seed, /*site=*/1);
   for (int64_t l = 0; l < cfg.layers; ++l)
@@ -83,6 +85,7 @@ void SasRec::init() {
   fill_normal(params_.value(embed_.positions()), embed_.positions().size, cfg_.seed, 102, s / 2);
   for (size_t l = 0; l < blocks_.size(); ++l) blocks_[l]->init(params_, cfg_.seed, 200 + 10 * l, s, s_out);
   ln_f_.init(params_);
+  if (bias_.valid()) std::fill_n(params_.value(bias_), bias_.size, 0.0f);
 }
 
 const float* SasRec::forward(const int32_t* ids, int64_t B, uint64_t step, bool training) {

@@ -1,7 +1,8 @@
 // SASRec (Kang & McAuley 2018) with a GPT-2 style backbone, as the Cut BCE paper trains it:
 //   x0 = dropout(E[ids] + P)  (padding positions zero),  x_{l+1} = block_l(x_l)  (pre-LN, causal),
-//   hidden = LayerNorm_f(x_L)  [B·N, D],  logits = hidden · Oᵀ  with O = E (tied, SASRec) or a separate
-// output table [V, D]. The loss (harness/seqrec/seqrec_loss.hpp) takes hidden and O; its gradients come
+//   hidden = LayerNorm_f(x_L)  [B·N, D],  logits = hidden · Oᵀ (+ b)  with O = E (tied, SASRec) or a
+// separate output table [V, D], and b an optional learned per-item logit bias [V] (not SASRec's; see
+// ModelConfig::item_bias). The loss (harness/seqrec/seqrec_loss.hpp) takes hidden and O; its gradients come
 // back as d hidden (backward) and an accumulation into O's gradient.
 // Every buffer (parameters, gradients, activations) comes from the counting allocator at construction;
 // activation_bytes() is the exact count.
@@ -25,6 +26,11 @@ struct ModelConfig {
   int64_t max_batch = 1;
   float dropout = 0.0f;
   bool tied = true;  // output table = item table
+  // A learned per-item logit bias b [V] (no weight decay). Full-vocabulary BCE must first push all V
+  // logits down to about −ln V before anything ranks; without a bias the tables do it through a direction
+  // shared by every row, which in a tied table also swamps the input embeddings (results/seqrec-cpu.md,
+  // section 3). The runner initialises b at each item's best constant logit (set_output_bias).
+  bool item_bias = false;
   float init_std = 0.02f;  // GPT-2's
   uint64_t seed = 0;
   int threads = 1;
@@ -42,7 +48,8 @@ class SasRec {
   static int64_t activation_bytes(const ModelConfig& c);
 
   // GPT-2 initialisation: N(0, std²) matrices and item table, positions N(0, (std/2)²), output
-  // projections of each branch N(0, std²/(2·layers)), LayerNorms γ = 1, β = 0, biases 0.
+  // projections of each branch N(0, std²/(2·layers)), LayerNorms γ = 1, β = 0, biases 0 (the item
+  // logit bias too: the runner then sets it from the data, see item_bias).
   void init();
 
   // Bytes the constructor took from the allocator for parameters + gradients, and for activations
@@ -55,6 +62,10 @@ class SasRec {
   // The output table O [V, D] and its gradient.
   const float* output_table() const { return params_.value(out_); }
   float* output_grad() { return params_.grad(out_); }
+  // The per-item logit bias [V] and its gradient, or null without ModelConfig::item_bias.
+  const float* output_bias() const { return bias_.valid() ? params_.value(bias_) : nullptr; }
+  float* output_bias_grad() { return bias_.valid() ? params_.grad(bias_) : nullptr; }
+  float* mutable_output_bias() { return bias_.valid() ? params_.value(bias_) : nullptr; }
 
   // ids [B, N] with values in [0, V) (0 = padding; std::invalid_argument otherwise). Returns hidden
   // [B·N, D], valid until the next forward.
@@ -65,7 +76,7 @@ class SasRec {
  private:
   ModelConfig cfg_;
   ParameterSet params_;
-  ParamRef items_, out_;
+  ParamRef items_, out_, bias_;
   Embedding embed_;
   Dropout drop_embed_;
   std::vector<std::unique_ptr<TransformerBlock>> blocks_;

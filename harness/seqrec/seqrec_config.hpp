@@ -19,6 +19,9 @@ struct SeqrecConfig {
   int64_t B = 8, D = 256, layers = 3, heads = 4;
   float dropout = 0.1f;
   bool tied = true;
+  // A learned per-item logit bias, initialised at each item's best constant logit (sasrec_model.hpp
+  // ModelConfig::item_bias); the axis output_bias = none (SASRec's, the default) | item.
+  bool item_bias = false;
   // Objective: a CPU step variant (dense, chunked, fused) or "sampled" (SASRec's one negative).
   std::string variant = "chunked";
   int64_t block_v = 0;  // the variant's vocabulary block (0: it chooses)

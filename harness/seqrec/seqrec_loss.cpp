@@ -25,8 +25,27 @@ LossReduction parse_loss_reduction(const std::string& s) {
   throw std::invalid_argument("unknown loss reduction '" + s + "' (valid: mean, sum, mean_positions)");
 }
 
-FullVocabularyLoss::FullVocabularyLoss(const std::string& name, const RunOptions& options, LossReduction reduction)
-    : options_(options), reduction_(reduction) {
+std::vector<float> constant_predictor_logits(const int32_t* targets, const float* weights, int64_t P, int64_t L, int64_t V) {
+  std::vector<double> n(size_t(V), 0.0);
+  double W = 0.0;
+  for (int64_t p = 0; p < P; ++p) {
+    const double w = weights[p];
+    if (w == 0.0) continue;
+    W += w;
+    const int32_t* t = targets + p * L;
+    for (int64_t l = 0; l < L; ++l) {
+      if (t[l] < 1 || t[l] >= V || std::find(t, t + l, t[l]) != t + l) continue;  // padding, or a repeat
+      n[size_t(t[l])] += w;
+    }
+  }
+  std::vector<float> b(static_cast<size_t>(V));
+  for (int64_t v = 0; v < V; ++v) b[size_t(v)] = float(std::log((n[size_t(v)] + 0.5) / (W - n[size_t(v)] + 0.5)));
+  return b;
+}
+
+FullVocabularyLoss::FullVocabularyLoss(const std::string& name, const RunOptions& options, LossReduction reduction,
+                                       bool item_bias)
+    : options_(options), reduction_(reduction), item_bias_(item_bias) {
   variant_ = Registry::instance().find(name);
   if (!variant_ || variant_->backend() != "cpu" || name == "reference") {
     std::string valid;
@@ -41,7 +60,7 @@ Shape FullVocabularyLoss::shape(int64_t P, int64_t V, int64_t D, int64_t L) cons
   s.B = 1;
   s.N = P;
   s.V = V;
-  s.D = D;
+  s.D = variant_D(D);
   s.L = L;
   s.reduction = contract_reduction();
   s.weighted = true;
@@ -50,7 +69,8 @@ Shape FullVocabularyLoss::shape(int64_t P, int64_t V, int64_t D, int64_t L) cons
 
 int64_t FullVocabularyLoss::predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const {
   const int64_t scaled = reduction_ == LossReduction::mean_positions ? P * int64_t(sizeof(float)) : 0;
-  return variant_->predicted_working_bytes(shape(P, V, D, L), options_) + scaled;
+  const int64_t widened = item_bias_ ? (P + V) * (D + 1) * int64_t(sizeof(float)) : 0;
+  return variant_->predicted_working_bytes(shape(P, V, D, L), options_) + scaled + widened;
 }
 
 const float* FullVocabularyLoss::variant_weights(const LossBatch& b) {
@@ -67,11 +87,33 @@ std::optional<std::string> FullVocabularyLoss::skip_reason(int64_t P, int64_t V,
   return variant_->skip_reason(shape(P, V, D, L), options_);
 }
 
-LossResult FullVocabularyLoss::compute(const LossBatch& b, float* d_hidden, float* d_table) {
+void FullVocabularyLoss::widen(const LossBatch& b) {
+  const int64_t D = b.D, W = D + 1;
+  if (widened_a_.size() != b.P * W) widened_a_ = Buffer<float>(alloc_, b.P * W);
+  if (widened_e_.size() != b.V * W) widened_e_ = Buffer<float>(alloc_, b.V * W);
+  float* a = widened_a_.data();
+  float* e = widened_e_.data();
+#pragma omp parallel for schedule(static) num_threads(options_.threads)
+  for (int64_t p = 0; p < b.P; ++p) {
+    std::copy_n(b.hidden + p * D, D, a + p * W);
+    a[p * W + D] = 1.0f;
+  }
+#pragma omp parallel for schedule(static) num_threads(options_.threads)
+  for (int64_t v = 0; v < b.V; ++v) {
+    std::copy_n(b.table + v * D, D, e + v * W);
+    e[v * W + D] = b.bias[v];
+  }
+}
+
+LossResult FullVocabularyLoss::compute(const LossBatch& b, float* d_hidden, float* d_table, float* d_bias) {
+  if (item_bias_ != (b.bias != nullptr) || (item_bias_ && d_bias == nullptr))
+    throw std::invalid_argument(item_bias_ ? "FullVocabularyLoss: made for a per-item bias, called without one (or its gradient)"
+                                           : "FullVocabularyLoss: a bias was given to a loss made without item_bias");
+  const int64_t W = variant_D(b.D);
   StepInputs in;
   in.P = b.P;
   in.V = b.V;
-  in.D = b.D;
+  in.D = W;
   in.L = b.L;
   in.A = b.hidden;
   in.E = b.table;
@@ -81,7 +123,12 @@ LossResult FullVocabularyLoss::compute(const LossBatch& b, float* d_hidden, floa
   // run() computes them; `lobench run` times repeated runs into one StepOutputs the same way), so
   // zeroing them every step would be a [V, D] pass on one thread that the step benchmark does not pay
   // (tested: SeqrecModel.AStepDoesNotDependOnThePreviousStepsLossOutputs).
-  if (out_.dA.size() != size_t(b.P * b.D) || out_.dE.size() != size_t(b.V * b.D)) out_.resize(b.P, b.V, b.D);
+  if (out_.dA.size() != size_t(b.P * W) || out_.dE.size() != size_t(b.V * W)) out_.resize(b.P, b.V, W);
+  if (item_bias_) {
+    widen(b);  // before the peak's reset: like the outputs, they stay allocated from step to step
+    in.A = widened_a_.data();
+    in.E = widened_e_.data();
+  }
   alloc_.reset_peak();
   in.weights = variant_weights(b);  // after the reset: a new [P] buffer counts in this step's peak
   RunContext ctx{alloc_, options_};
@@ -97,11 +144,22 @@ LossResult FullVocabularyLoss::compute(const LossBatch& b, float* d_hidden, floa
     r.fn += out_.counts[size_t(p * 4 + kFN)];
     r.tn += out_.counts[size_t(p * 4 + kTN)];
   }
-  std::copy(out_.dA.begin(), out_.dA.end(), d_hidden);
-  const int64_t n = b.V * b.D;
+  const float* dA = out_.dA.data();
   const float* dE = out_.dE.data();
+  const int64_t D = b.D;
+  if (!item_bias_) {
+    std::copy_n(dA, b.P * D, d_hidden);
+    const int64_t n = b.V * D;
 #pragma omp parallel for schedule(static) num_threads(options_.threads)
-  for (int64_t i = 0; i < n; ++i) d_table[i] += dE[i];
+    for (int64_t i = 0; i < n; ++i) d_table[i] += dE[i];
+    return r;
+  }
+  for (int64_t p = 0; p < b.P; ++p) std::copy_n(dA + p * W, D, d_hidden + p * D);
+#pragma omp parallel for schedule(static) num_threads(options_.threads)
+  for (int64_t v = 0; v < b.V; ++v) {
+    for (int64_t d = 0; d < D; ++d) d_table[v * D + d] += dE[v * W + d];
+    d_bias[v] += dE[v * W + D];
+  }
   return r;
 }
 
@@ -180,18 +238,22 @@ LossResult SampledNegativeLoss::compute(const LossBatch& b, uint64_t step, float
 
 namespace lobench::seqrec {
 
-Objective::Objective(const std::string& name, const RunOptions& options, uint64_t seed, LossReduction reduction)
+Objective::Objective(const std::string& name, const RunOptions& options, uint64_t seed, LossReduction reduction,
+                     bool item_bias)
     : name_(name), sampled_(seed, options.threads) {
   if (name != "sampled") {
-    full_.emplace(name, options, reduction);
+    full_.emplace(name, options, reduction, item_bias);
+  } else if (item_bias) {
+    throw std::invalid_argument("the per-item logit bias (--output-bias item) applies to the full-vocabulary variants "
+                                "(dense, chunked, fused), not to `sampled`");
   } else if (reduction == LossReduction::sum) {
     throw std::invalid_argument("the reduction 'sum' does not apply to `sampled` (its loss is the mean over positions "
                                 "of its two terms: give --reduction mean or mean_positions)");
   }
 }
 
-LossResult Objective::compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table) {
-  return full_ ? full_->compute(b, d_hidden, d_table) : sampled_.compute(b, step, d_hidden, d_table);
+LossResult Objective::compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table, float* d_bias) {
+  return full_ ? full_->compute(b, d_hidden, d_table, d_bias) : sampled_.compute(b, step, d_hidden, d_table);
 }
 
 int64_t Objective::predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const {
@@ -199,7 +261,7 @@ int64_t Objective::predicted_working_bytes(int64_t P, int64_t V, int64_t D, int6
 }
 
 int64_t Objective::output_bytes(int64_t P, int64_t V, int64_t D) const {
-  return full_ ? FullVocabularyLoss::output_bytes(P, V, D) : 0;
+  return full_ ? full_->output_bytes(P, V, D) : 0;
 }
 
 std::optional<std::string> Objective::skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const {

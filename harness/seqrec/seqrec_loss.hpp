@@ -6,6 +6,11 @@
 // d O (dE), with the next L items as targets, padding positions at weight 0 and, by default, `mean`
 // reduction (Σ_p w_p·mean_v BCE / Σ_p w_p), exactly the Cut BCE paper's objective (see LossReduction).
 //
+// With a per-item logit bias b (SasRec's ModelConfig::item_bias) the logits are hidden·Oᵀ + b. The step
+// contract has no bias, so FullVocabularyLoss gives the variant one more column on each side,
+// [hidden | 1]·[O | b]ᵀ, which is the same sum exactly; the extra column of dE is b's gradient and the
+// extra column of dA is dropped.
+//
 // SampledNegativeLoss: SASRec's own objective: for each position with weight > 0, BCE on its next item
 // (the first target) and on one item drawn uniformly from [1, V) other than it:
 //   ℓ_p = softplus(−h·o_pos) + softplus(h·o_neg),  loss = Σ w_p ℓ_p / Σ w_p.
@@ -15,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "variants/counting_allocator.hpp"
 #include "variants/step.hpp"
@@ -40,6 +46,7 @@ struct LossBatch {
   const float* table = nullptr;     // [V, D] output table O
   const int32_t* targets = nullptr; // [P, L]; ids outside [1, V) are padding
   const float* weights = nullptr;   // [P]
+  const float* bias = nullptr;      // [V] per-item logit bias, or null (no bias)
 };
 
 struct LossResult {
@@ -48,37 +55,55 @@ struct LossResult {
   int64_t working_peak_bytes = 0;          // the loss's own peak working memory, as counted
 };
 
+// Each item's best constant logit under the full-vocabulary BCE, from the training targets [P, L] and
+// position weights [P]: with n_v = Σ_p w_p·[v among p's targets] (repeats once, ids outside [1, V)
+// ignored) and W = Σ_p w_p, b_v = ln((n_v + ½) / (W − n_v + ½)), i.e. σ(b_v) = (n_v + ½)/(W + 1): the
+// Krichevsky–Trofimov estimate of the item's frequency, finite for items never seen. At these logits the
+// bias gradient of the sum over positions, Σ_p w_p (σ(b_v) − y_pv) = (W/2 − n_v)/(W + 1), is at most ½
+// in magnitude against W for the uncalibrated start; the model starts as the popularity predictor.
+std::vector<float> constant_predictor_logits(const int32_t* targets, const float* weights, int64_t P, int64_t L, int64_t V);
+
 class FullVocabularyLoss {
  public:
   // Throws std::invalid_argument for an unknown variant name (listing the registered CPU ones).
+  // `item_bias`: every batch carries a bias (LossBatch::bias) and compute() is given its gradient.
   FullVocabularyLoss(const std::string& variant, const RunOptions& options,
-                     LossReduction reduction = LossReduction::mean);
+                     LossReduction reduction = LossReduction::mean, bool item_bias = false);
   const Variant& variant() const { return *variant_; }
   LossReduction reduction() const { return reduction_; }
-  // The variant's analytic working bytes at this shape (+ the [P] scaled weights of mean_positions).
+  bool item_bias() const { return item_bias_; }
+  // The variant's analytic working bytes at this shape (+ the [P] scaled weights of mean_positions, + the
+  // [P, D+1] and [V, D+1] widened inputs of a bias).
   int64_t predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const;
-  static int64_t output_bytes(int64_t P, int64_t V, int64_t D) { return StepOutputs::bytes(P, V, D); }
+  // The step outputs' bytes (dA and dE one column wider with a bias).
+  int64_t output_bytes(int64_t P, int64_t V, int64_t D) const { return StepOutputs::bytes(P, V, variant_D(D)); }
   std::optional<std::string> skip_reason(int64_t P, int64_t V, int64_t D, int64_t L) const;
 
-  // d_hidden [P, D] is overwritten; d_table [V, D] is accumulated into. The variant's working memory
+  // d_hidden [P, D] is overwritten; d_table [V, D] (and, with a bias, d_bias [V]) are accumulated into.
+  // std::invalid_argument when the batch's bias does not match item_bias(). The variant's working memory
   // comes from this loss's own counting allocator (the model's buffers are all allocated up front, so
   // the step's peak is the model's bytes + this peak + the outputs).
-  LossResult compute(const LossBatch& b, float* d_hidden, float* d_table);
+  LossResult compute(const LossBatch& b, float* d_hidden, float* d_table, float* d_bias = nullptr);
   int64_t workspace_peak_bytes() const { return max_peak_; }  // largest step peak so far
   // Bytes the StepOutputs' vectors hold now (their capacities).
   int64_t allocated_output_bytes() const;
 
  private:
-  Shape shape(int64_t P, int64_t V, int64_t D, int64_t L) const;
+  Shape shape(int64_t P, int64_t V, int64_t D, int64_t L) const;  // D: the model's (widened here for a bias)
+  int64_t variant_D(int64_t D) const { return item_bias_ ? D + 1 : D; }
+  // [hidden | 1] and [O | b] into widened_a_ / widened_e_.
+  void widen(const LossBatch& b);
   Reduction contract_reduction() const { return reduction_ == LossReduction::mean ? Reduction::mean : Reduction::sum; }
   // The weights the variant sees: b.weights, or w_p / Σ_p w_p for mean_positions (into scaled_).
   const float* variant_weights(const LossBatch& b);
   const Variant* variant_ = nullptr;
   RunOptions options_;
   LossReduction reduction_ = LossReduction::mean;
+  bool item_bias_ = false;
   StepOutputs out_;
   CountingAllocator alloc_;
   Buffer<float> scaled_;  // after alloc_: it returns its bytes there when destroyed
+  Buffer<float> widened_a_, widened_e_;
   int64_t max_peak_ = 0;
 };
 
@@ -105,11 +130,13 @@ class Objective {
   // `reduction` applies to the full-vocabulary variants. `sampled` always computes the weighted mean over
   // positions of the sum of its two terms, i.e. mean_positions over the items it scores; it accepts mean
   // (the default) and mean_positions for that, and refuses sum (std::invalid_argument).
+  // `item_bias` (a per-item logit bias) applies to the full-vocabulary variants only; with `sampled` it
+  // is refused (std::invalid_argument).
   Objective(const std::string& name, const RunOptions& options, uint64_t seed,
-            LossReduction reduction = LossReduction::mean);
+            LossReduction reduction = LossReduction::mean, bool item_bias = false);
   bool full_vocabulary() const { return full_.has_value(); }
   const std::string& name() const { return name_; }
-  LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table);
+  LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table, float* d_bias = nullptr);
   // Working bytes of the loss (the variant's, counted by its own allocator) and its outputs.
   int64_t predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const;
   int64_t output_bytes(int64_t P, int64_t V, int64_t D) const;

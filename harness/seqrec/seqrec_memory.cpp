@@ -16,6 +16,7 @@ ModelConfig model_config(const SeqrecConfig& c, int64_t V) {
   m.max_batch = c.B;
   m.dropout = c.dropout;
   m.tied = c.tied;
+  m.item_bias = c.item_bias;
   m.seed = c.seed;
   m.threads = c.threads;
   return m;

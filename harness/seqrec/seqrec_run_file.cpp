@@ -79,6 +79,7 @@ SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, co
   h5::write_attr(file_, "heads", c.heads);
   h5::write_attr(file_, "dropout", double(c.dropout));
   h5::write_attr(file_, "tied", int64_t(c.tied));
+  h5::write_attr(file_, "output_bias", std::string(c.item_bias ? "item" : "none"));
   h5::write_attr(file_, "variant", c.variant);
   h5::write_attr(file_, "block_v", c.block_v);
   h5::write_attr(file_, "reduction", c.reduction);

@@ -91,8 +91,22 @@ data::RankingScores evaluate(SasRec& model, const SeqrecData& d, const data::Eva
     for (int64_t i = 0; i < b; ++i) std::copy_n(hidden + (i * N + N - 1) * D, D, H.begin() + (u0 + i) * D);
   }
   const History h = exclude_history ? history_of(d, w, idx) : History{};
-  const auto top = data::top_items(H.data(), users, model.output_table(), m.V, D,
-                                   exclude_history ? h.view() : data::Exclusions{}, 0, m.threads);
+  const data::Exclusions exclude = exclude_history ? h.view() : data::Exclusions{};
+  if (!model.output_bias()) {
+    const auto top = data::top_items(H.data(), users, model.output_table(), m.V, D, exclude, 0, m.threads);
+    return data::score_top_items(top, subset_targets(w, idx), users, w.L, m.V);
+  }
+  // With the item bias: [H | 1]·[O | b]ᵀ, as the loss scores it (seqrec_loss.hpp).
+  std::vector<float> Hw(size_t(users * (D + 1))), Ow(size_t(m.V * (D + 1)));
+  for (int64_t u = 0; u < users; ++u) {
+    std::copy_n(H.begin() + u * D, D, Hw.begin() + u * (D + 1));
+    Hw[size_t(u * (D + 1) + D)] = 1.0f;
+  }
+  for (int64_t v = 0; v < m.V; ++v) {
+    std::copy_n(model.output_table() + v * D, D, Ow.begin() + v * (D + 1));
+    Ow[size_t(v * (D + 1) + D)] = model.output_bias()[v];
+  }
+  const auto top = data::top_items(Hw.data(), users, Ow.data(), m.V, D + 1, exclude, 0, m.threads);
   return data::score_top_items(top, subset_targets(w, idx), users, w.L, m.V);
 }
 
@@ -225,11 +239,15 @@ DataSummary summarize(const SeqrecConfig& c, const SeqrecData& d, const std::vec
 
 // The model, its optimizer and step, built from the config; every buffer from `alloc`, up front.
 struct Training {
-  Training(const SeqrecConfig& c, int64_t V, Objective& objective)
+  Training(const SeqrecConfig& c, const data::TrainWindows& tw, int64_t V, Objective& objective)
       : model(model_config(c, V), alloc), opt(optimizer_config(c), model.params(), alloc),
         opt_bytes(alloc.current_bytes() - model.allocated_parameter_bytes() - model.allocated_activation_bytes()),
         step(model, objective, alloc) {
     model.init();
+    if (float* b = model.mutable_output_bias()) {
+      const std::vector<float> b0 = constant_predictor_logits(tw.targets.data(), tw.weights.data(), tw.count() * tw.N, tw.L, V);
+      std::copy(b0.begin(), b0.end(), b);
+    }
     opt.prepare(model.params());
   }
   static AdamWConfig optimizer_config(const SeqrecConfig& c) {
@@ -310,7 +328,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   RunOptions ro;
   ro.threads = c.threads;
   ro.block_v = c.block_v;
-  Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction));
+  Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction), c.item_bias);
   o.predicted = predict_memory(c, d.V, objective);
   const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
   std::unique_ptr<SeqrecRunFile> file;
@@ -329,7 +347,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
                   nullptr);
   if (c.dry_run) return finish("dry_run", "", nullptr);
 
-  Training t(c, d.V, objective);
+  Training t(c, d.split.train, d.V, objective);
   const data::TrainWindows& tw = d.split.train;
   const int64_t per_epoch = (tw.count() + c.B - 1) / c.B;
   const int64_t total_steps = c.steps > 0 ? c.steps : c.epochs * per_epoch;

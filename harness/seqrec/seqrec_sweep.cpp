@@ -46,6 +46,12 @@ bool parse_model(const std::string& model) {
   throw std::invalid_argument("--model: '" + model + "' is not a model (valid: sasrec (tied output table), sasrec_untied)");
 }
 
+bool parse_output_bias(const std::string& v) {
+  if (v == "none") return false;
+  if (v == "item") return true;
+  throw std::invalid_argument("--output-bias: '" + v + "' is not an output bias (valid: none (SASRec's), item)");
+}
+
 int64_t non_negative(const sweep::AxisPoint& a, const char* axis) {
   const int64_t v = a.int_at(axis);
   if (v < 0) throw std::invalid_argument(fmt::format("--{}: {} is negative", axis, v));
@@ -103,6 +109,9 @@ sweep::Axes seqrec_axes() {
   a.add("heads", AxisKind::integer, {std::to_string(d.heads)}, "attention heads");
   a.add("model", AxisKind::text, {"sasrec"},
         "sasrec (output table tied to the item embeddings) | sasrec_untied (a separate output table)");
+  a.add("output-bias", AxisKind::text, {"none"},
+        "none (SASRec's logits h·o) | item (h·o + b_v: a learned per-item bias, initialised at each item's best "
+        "constant logit; full-vocabulary variants only)");
   a.add("steps", AxisKind::integer, {std::to_string(d.steps)}, "stop after this many steps (0: --epochs)");
   a.add("epochs", AxisKind::integer, {std::to_string(d.epochs)}, "epochs over the training windows");
   a.add("variant", AxisKind::text, {d.variant}, "loss: dense | chunked | fused | sampled");
@@ -136,6 +145,7 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
     c.layers = a.int_at("layers");
     c.heads = a.int_at("heads");
     c.tied = parse_model(a.at("model"));
+    c.item_bias = parse_output_bias(a.at("output-bias"));
     c.steps = non_negative(a, "steps");
     c.epochs = a.int_at("epochs");
     c.variant = a.at("variant");
@@ -149,6 +159,7 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
     if (swept("layers")) n += fmt::format("_layers{}", c.layers);
     if (swept("heads")) n += fmt::format("_heads{}", c.heads);
     if (swept("model") || !c.tied) n += c.tied ? "_tied" : "_untied";
+    if (swept("output-bias") || c.item_bias) n += c.item_bias ? "_itembias" : "_nobias";
     if (swept("steps")) n += fmt::format("_steps{}", c.steps);
     if (swept("epochs")) n += fmt::format("_epochs{}", c.epochs);
     if (swept("reduction") || c.reduction != SeqrecConfig{}.reduction) n += "_" + c.reduction;
@@ -178,7 +189,7 @@ void check_seqrec_sweep(const SeqrecSweepSpec& spec, const std::vector<SeqrecSwe
       RunOptions ro;
       ro.threads = c.threads;
       ro.block_v = c.block_v;
-      const Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction));  // unknown variant: throws
+      const Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction), c.item_bias);  // unknown variant: throws
       predict_memory(c, v->second, objective);           // the model's shape checks, overflow-checked sizes
     } catch (const io::PathError&) {
       throw;

@@ -31,7 +31,8 @@ StepRecord TrainStep::run(const Batch& batch, uint64_t step, AdamW* opt) {
   lb.table = model_.output_table();
   lb.targets = batch.targets;
   lb.weights = batch.weights;
-  const LossResult loss = objective_.compute(lb, step, d_hidden_.data(), model_.output_grad());
+  lb.bias = model_.output_bias();
+  const LossResult loss = objective_.compute(lb, step, d_hidden_.data(), model_.output_grad(), model_.output_bias_grad());
   r.loss_s = seconds_since(t0);
   r.loss = loss.loss;
   r.tp = loss.tp;
