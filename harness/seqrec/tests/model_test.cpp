@@ -171,9 +171,16 @@ TEST(SeqrecModel, GradientDoesNotDependOnTheThreadCountAtTallShapes) {
 TEST(SeqrecModel, WholeModelGradientMatchesFiniteDifferences) {
   const int64_t V = 23;
   const TestBatch batch = make_batch(2, 5, 2, V, 3);
-  // chunked under the paper's mean and under mean_positions (V times the gradient), and sampled.
-  for (auto [objective, reduction] : {std::pair{"chunked", LossReduction::mean}, std::pair{"chunked", LossReduction::mean_positions},
-                                      std::pair{"sampled", LossReduction::mean}}) {
+  // chunked under the paper's mean, under mean_positions (V times the gradient) and with the per-item
+  // logit bias, and sampled.
+  struct Case {
+    const char* objective;
+    LossReduction reduction;
+    bool item_bias;
+  };
+  for (auto [objective, reduction, item_bias] : {Case{"chunked", LossReduction::mean, false},
+                                                 Case{"chunked", LossReduction::mean_positions, false},
+                                                 Case{"fused", LossReduction::mean, true}, Case{"sampled", LossReduction::mean, false}}) {
     ModelConfig c;
     c.V = V;
     c.N = 5;
@@ -183,36 +190,41 @@ TEST(SeqrecModel, WholeModelGradientMatchesFiniteDifferences) {
     c.max_batch = 2;
     c.dropout = 0.1f;
     c.init_std = 0.5f;
-    c.tied = std::string(objective) == "chunked";
+    c.tied = std::string(objective) != "sampled";
+    c.item_bias = item_bias;
     CountingAllocator alloc;
     SasRec model(c, alloc);
     model.init();
+    if (item_bias)  // away from 0, where a wrong sign or a missing term would hide
+      for (int64_t v = 0; v < V; ++v) model.mutable_output_bias()[v] = -1.0f + 0.1f * float(v % 7);
     RunOptions o;
-    Objective obj(objective, o, 4, reduction);
+    Objective obj(objective, o, 4, reduction, item_bias);
     TrainStep step(model, obj, alloc);
     step.run(batch.view(), 2, nullptr);
     const double scale = reduction == LossReduction::mean_positions ? 1000.0 / double(V) : 1000.0;
     std::vector<float> analytic(model.params().grads(), model.params().grads() + model.params().size());
-    std::vector<float> dh(size_t(2 * 5 * 8)), dt(size_t(V * 8));
+    std::vector<float> dh(size_t(2 * 5 * 8)), dt(size_t(V * 8)), db(static_cast<size_t>(V));
     auto f = [&] {
       const float* h = model.forward(batch.ids.data(), 2, 2, true);
       LossBatch lb{10, V, 8, 2, h, model.output_table(), batch.targets.data(), batch.weights.data()};
-      return obj.compute(lb, 2, dh.data(), dt.data()).loss * scale;  // scaled: see below
+      lb.bias = model.output_bias();
+      return obj.compute(lb, 2, dh.data(), dt.data(), item_bias ? db.data() : nullptr).loss * scale;  // scaled: see below
     };
     // f is the loss ×1000 (mean_positions: ×1000/V) so that its gradients are O(1) like the layer tests'.
     for (float& g : analytic) g *= float(scale);
     for (const ParamInfo& t : model.params().tensors()) {
       const double err = testing::fd_relative_error(model.params().values() + t.ref.offset, t.ref.size,
                                                     analytic.data() + t.ref.offset, f, 40);
-      EXPECT_LT(err, testing::kTolerance) << objective << " " << to_string(reduction) << " " << t.name;
+      EXPECT_LT(err, testing::kTolerance) << objective << " " << to_string(reduction) << " bias " << item_bias << " " << t.name;
     }
   }
 }
 
 TEST(SeqrecModel, MemoryIsCountedExactly) {
-  for (bool tied : {true, false}) {
+  for (auto [tied, item_bias] : {std::pair{true, false}, std::pair{false, false}, std::pair{true, true}}) {
     ModelConfig c = small_config(301, 2);
     c.tied = tied;
+    c.item_bias = item_bias;
     CountingAllocator alloc;
     SasRec model(c, alloc);
     EXPECT_EQ(model.params().size(), SasRec::parameter_count(c));

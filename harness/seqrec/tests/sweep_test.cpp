@@ -214,6 +214,26 @@ TEST(SeqrecSweep, ABadPointIsRefusedBeforeAnyPointRuns) {
   s.axes.set("variant", "chunked,nosuch");
   EXPECT_THROW(run_seqrec_sweep(s, collect_provenance("test"), out, err), std::invalid_argument);
   EXPECT_TRUE(fs::is_empty(dir.path));
+  // The per-item bias: an unknown value, and the sampled objective (it has no full-vocabulary logits).
+  for (const char* bad : {"none,per_item", "item"}) {
+    s = tiny_sweep(dir.path);
+    s.axes.set("output-bias", bad);
+    s.axes.set("variant", "fused,sampled");
+    try {
+      run_seqrec_sweep(s, collect_provenance("test"), out, err);
+      FAIL() << "--output-bias " << bad << " with fused,sampled ran";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(bad) == "item" ? "sampled" : "per_item"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(fs::is_empty(dir.path));
+  }
+  s = tiny_sweep(dir.path);
+  s.axes.set("output-bias", "none,item");
+  const auto named = expand_seqrec_sweep(s);
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_FALSE(named[0].config.item_bias);
+  EXPECT_TRUE(named[1].config.item_bias);
+  EXPECT_NE(named[1].name.find("_itembias"), std::string::npos) << named[1].name;
   s = tiny_sweep(dir.path);
   s.axes.set("dataset", "synthetic:yambda," + (dir.path / "nosuch.txt").string());
   EXPECT_ANY_THROW(run_seqrec_sweep(s, collect_provenance("test"), out, err));
