@@ -3,12 +3,16 @@
 
     python3 plots/seqrec_figures.py memory results/seqrec/table3_*.h5 -o results/seqrec/table3_memory.png
     python3 plots/seqrec_figures.py parity results/seqrec/lastfm_L8_*_s*.h5 -o results/seqrec/lastfm_parity.png
+    python3 plots/seqrec_figures.py curves results/seqrec/beauty_loo_*.h5 --published 0.0605 -o results/seqrec/beauty_curves.png
 
 `memory`: per run, the peak memory by part (parameters, gradients, optimizer state, activations, loss
 workspace, loss outputs), predicted beside measured (GiB, stacked); a run recorded as skipped (OOM
 predicted) shows its prediction only, hatched, with the limit it exceeded in its label.
 `parity`: per variant and seed, the training loss per step (top) and test Hit@8 per evaluated epoch
 (bottom): identical math gives curves on top of each other.
+`curves`: test HR@10 (L = 1) or Hit@8 (L > 1) per evaluated epoch, one line
+per run file (its name), the popularity baseline of each dataset dashed and, with --published, the
+published figure dotted.
 """
 import argparse
 import collections
@@ -98,13 +102,46 @@ def parity(paths, out):
     print(f"wrote {out}")
 
 
+def curves(paths, out, published=None):
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    baselines = {}
+    metric_name = "HR@10"
+    for i, p in enumerate(paths):
+        with h5py.File(p, "r") as f:
+            L = int(f.attrs.get("L", 1))
+            metric, metric_name = ("test_hr_at_10", "HR@10") if L == 1 else ("test_hit_at_8", "Hit@8")
+            e = f["epochs"][:]
+            ok = np.isfinite(e[metric])
+            name = os.path.basename(p).removesuffix(".h5")
+            ax.plot(e["epoch"][ok], e[metric][ok], "-o", ms=3, color=f"C{i % 10}", label=name)
+            pop = float(f.attrs.get("popularity_" + metric, np.nan))
+            baselines.setdefault(os.path.basename(attr(f, "dataset", "?")), pop)
+    for j, (dataset, pop) in enumerate(sorted(baselines.items())):
+        if np.isfinite(pop):
+            ax.axhline(pop, ls="--", lw=1, color="grey", label=f"popularity, {dataset}: {pop:.4f}")
+    if published is not None:
+        ax.axhline(published, ls=":", lw=1.5, color="black", label=f"published: {published:.4f}")
+    ax.set_xlabel("epoch (runs with other batch sizes take other numbers of steps per epoch)")
+    ax.set_ylabel(f"test {metric_name}")
+    ax.set_title(f"Test {metric_name} per evaluated epoch")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    print(f"wrote {out}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("figure", choices=("memory", "parity"))
+    ap.add_argument("figure", choices=("memory", "parity", "curves"))
     ap.add_argument("runs", nargs="+")
     ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--published", type=float, help="curves: a published figure to draw beside the runs")
     args = ap.parse_args()
-    (memory if args.figure == "memory" else parity)(args.runs, args.out)
+    if args.figure == "curves":
+        curves(args.runs, args.out, args.published)
+    else:
+        (memory if args.figure == "memory" else parity)(args.runs, args.out)
 
 
 if __name__ == "__main__":
