@@ -42,7 +42,7 @@ bool excluded(const Exclusions& ex, int64_t u, int32_t item) {
 }  // namespace
 
 std::vector<int32_t> top_items(const float* hidden, int64_t users, const float* table, int64_t V, int64_t D,
-                               const Exclusions& exclude, int64_t block_v, int threads) {
+                               const Exclusions& exclude, int64_t block_v, int threads, const float* bias) {
   if (users < 0 || V < 2 || D < 1) throw std::invalid_argument("top_items: need users >= 0, V >= 2, D >= 1");
   if (!exclude.empty() && int64_t(exclude.offsets.size()) != users + 1)
     throw std::invalid_argument("top_items: exclusions must have users + 1 offsets");
@@ -65,6 +65,7 @@ std::vector<int32_t> top_items(const float* hidden, int64_t users, const float* 
         const int64_t nv = std::min(bv, V - v0);
         Eigen::Map<const RowMat> E(table + v0 * D, nv, D);
         scores.topLeftCorner(nu, nv).noalias() = H * E.transpose();
+        if (bias) scores.topLeftCorner(nu, nv).rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias + v0, nv);
         if (v0 == 0) scores.col(0).head(nu).setConstant(-std::numeric_limits<float>::infinity());  // padding item
         if (!exclude.empty())
           for (int64_t i = 0; i < nu; ++i)

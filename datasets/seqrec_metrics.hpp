@@ -31,11 +31,11 @@ struct Exclusions {
   bool empty() const { return offsets.empty(); }
 };
 
-// top [users, K] from hidden [users, D] · tableᵀ [V, D]: blocks of block_v items (0: 8192), users in
-// chunks of 64 per thread (the working set is threads·64·block_v floats). Threads take user chunks, so
-// the result does not depend on their number.
+// top [users, K] from hidden [users, D] · tableᵀ [V, D] (+ bias [V] on every user's scores, when given):
+// blocks of block_v items (0: 8192), users in chunks of 64 per thread (the working set is
+// threads·64·block_v floats). Threads take user chunks, so the result does not depend on their number.
 std::vector<int32_t> top_items(const float* hidden, int64_t users, const float* table, int64_t V, int64_t D,
-                               const Exclusions& exclude, int64_t block_v, int threads);
+                               const Exclusions& exclude, int64_t block_v, int threads, const float* bias = nullptr);
 
 // top [users, K] of a popularity ranking (`counts` [V], higher first), skipping excluded items.
 std::vector<int32_t> top_popular(std::span<const int64_t> counts, int64_t users, const Exclusions& exclude);

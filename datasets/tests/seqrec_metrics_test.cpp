@@ -53,6 +53,31 @@ TEST(DatasetsSeqrecMetrics, BlockScoredTopItemsEqualTheFullSort) {
   EXPECT_EQ(top_items(h.data(), users, E.data(), V, D, {}, 100, 2), brute_top(h, E, users, V, D, {}));
 }
 
+// A per-item bias on the scores (the SASRec model's --output-bias item) ranks as the widened product
+// [h | 1]·[E | b]ᵀ does, exactly (grid values again), for every block size and thread count.
+TEST(DatasetsSeqrecMetrics, ABiasOnTheScoresRanksAsTheWidenedProduct) {
+  const int64_t users = 70, V = 517, D = 6;
+  Rng rng(4);
+  std::vector<float> h(size_t(users * D)), E(size_t(V * D)), b(static_cast<size_t>(V));
+  for (float& x : h) x = float(int64_t(rng.below(9)) - 4) / 8.0f;
+  for (float& x : E) x = float(int64_t(rng.below(5)) - 2);
+  for (float& x : b) x = float(int64_t(rng.below(17)) - 8) / 4.0f;
+  std::vector<float> hw, Ew;
+  for (int64_t u = 0; u < users; ++u) {
+    hw.insert(hw.end(), h.begin() + u * D, h.begin() + (u + 1) * D);
+    hw.push_back(1.0f);
+  }
+  for (int64_t v = 0; v < V; ++v) {
+    Ew.insert(Ew.end(), E.begin() + v * D, E.begin() + (v + 1) * D);
+    Ew.push_back(b[size_t(v)]);
+  }
+  const auto want = brute_top(hw, Ew, users, V, D + 1, {});
+  ASSERT_NE(want, brute_top(h, E, users, V, D, {}));  // the bias changes the ranking
+  for (int threads : {1, 2})
+    for (int64_t bv : {64, 200, 0})
+      EXPECT_EQ(top_items(h.data(), users, E.data(), V, D, {}, bv, threads, b.data()), want) << bv << " " << threads;
+}
+
 TEST(DatasetsSeqrecMetrics, HitRateAndNdcgByHand) {
   // Two users, top lists 1..10 and 11..20.
   std::vector<int32_t> top(20);

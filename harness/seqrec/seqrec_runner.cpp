@@ -92,21 +92,8 @@ data::RankingScores evaluate(SasRec& model, const SeqrecData& d, const data::Eva
   }
   const History h = exclude_history ? history_of(d, w, idx) : History{};
   const data::Exclusions exclude = exclude_history ? h.view() : data::Exclusions{};
-  if (!model.output_bias()) {
-    const auto top = data::top_items(H.data(), users, model.output_table(), m.V, D, exclude, 0, m.threads);
-    return data::score_top_items(top, subset_targets(w, idx), users, w.L, m.V);
-  }
-  // With the item bias: [H | 1]·[O | b]ᵀ, as the loss scores it (seqrec_loss.hpp).
-  std::vector<float> Hw(size_t(users * (D + 1))), Ow(size_t(m.V * (D + 1)));
-  for (int64_t u = 0; u < users; ++u) {
-    std::copy_n(H.begin() + u * D, D, Hw.begin() + u * (D + 1));
-    Hw[size_t(u * (D + 1) + D)] = 1.0f;
-  }
-  for (int64_t v = 0; v < m.V; ++v) {
-    std::copy_n(model.output_table() + v * D, D, Ow.begin() + v * (D + 1));
-    Ow[size_t(v * (D + 1) + D)] = model.output_bias()[v];
-  }
-  const auto top = data::top_items(Hw.data(), users, Ow.data(), m.V, D + 1, exclude, 0, m.threads);
+  // With the item bias (null without): h·o + b, the logits the loss trains.
+  const auto top = data::top_items(H.data(), users, model.output_table(), m.V, D, exclude, 0, m.threads, model.output_bias());
   return data::score_top_items(top, subset_targets(w, idx), users, w.L, m.V);
 }
 
