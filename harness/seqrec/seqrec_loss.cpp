@@ -144,23 +144,27 @@ LossResult FullVocabularyLoss::compute(const LossBatch& b, float* d_hidden, floa
     r.fn += out_.counts[size_t(p * 4 + kFN)];
     r.tn += out_.counts[size_t(p * 4 + kTN)];
   }
+  hand_back_gradients(b, d_hidden, d_table, d_bias);
+  return r;
+}
+
+void FullVocabularyLoss::hand_back_gradients(const LossBatch& b, float* d_hidden, float* d_table, float* d_bias) const {
   const float* dA = out_.dA.data();
   const float* dE = out_.dE.data();
-  const int64_t D = b.D;
+  const int64_t D = b.D, W = variant_D(D);
   if (!item_bias_) {
     std::copy_n(dA, b.P * D, d_hidden);
     const int64_t n = b.V * D;
 #pragma omp parallel for schedule(static) num_threads(options_.threads)
     for (int64_t i = 0; i < n; ++i) d_table[i] += dE[i];
-    return r;
+    return;
   }
-  for (int64_t p = 0; p < b.P; ++p) std::copy_n(dA + p * W, D, d_hidden + p * D);
+  for (int64_t p = 0; p < b.P; ++p) std::copy_n(dA + p * W, D, d_hidden + p * D);  // the 1s' column is dropped
 #pragma omp parallel for schedule(static) num_threads(options_.threads)
   for (int64_t v = 0; v < b.V; ++v) {
     for (int64_t d = 0; d < D; ++d) d_table[v * D + d] += dE[v * W + d];
     d_bias[v] += dE[v * W + D];
   }
-  return r;
 }
 
 int64_t FullVocabularyLoss::allocated_output_bytes() const {

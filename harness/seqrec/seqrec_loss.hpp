@@ -93,6 +93,8 @@ class FullVocabularyLoss {
   int64_t variant_D(int64_t D) const { return item_bias_ ? D + 1 : D; }
   // [hidden | 1] and [O | b] into widened_a_ / widened_e_.
   void widen(const LossBatch& b);
+  // dA into d_hidden, dE added into d_table (and, with a bias, its last column into d_bias).
+  void hand_back_gradients(const LossBatch& b, float* d_hidden, float* d_table, float* d_bias) const;
   Reduction contract_reduction() const { return reduction_ == LossReduction::mean ? Reduction::mean : Reduction::sum; }
   // The weights the variant sees: b.weights, or w_p / Σ_p w_p for mean_positions (into scaled_).
   const float* variant_weights(const LossBatch& b);
