@@ -16,6 +16,7 @@
 #include "datasets/seqrec_metrics.hpp"
 #include "datasets/synthetic_seqrec.hpp"
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/meters/peak_rss.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
 #include "harness/seqrec/train_step.hpp"
 #include "harness/system_memory.hpp"
@@ -333,6 +334,10 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
                                          o.predicted.total(), format_bytes(double(c.mem_limit)), c.mem_limit),
                   nullptr);
   if (c.dry_run) return finish("dry_run", "", nullptr);
+  // The kernel's peak RSS restarts here, so a run's "process RSS peak" is its own, not that of an
+  // earlier point of the same sweep (a `dense` point before a `fused` one would otherwise lend it its
+  // logits' peak).
+  const meters::PeakRssMeter rss_since_here;
 
   Training t(c, d.split.train, d.V, objective);
   const data::TrainWindows& tw = d.split.train;

@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/meters/peak_rss.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
 #include "harness/seqrec/seqrec_runner.hpp"
 #include "harness/seqrec/tests/seqrec_test_support.hpp"
@@ -53,6 +56,23 @@ TEST(SeqrecRunner, MeasuredMemoryEqualsPredictedAndTheRunFileHasEveryStep) {
     auto f = h5::open_file_read(c.out);
     EXPECT_EQ(h5::read_attr_string(f, "status").value_or(""), "ok");
   }
+}
+
+// The RSS peak a run reports is its own: 256 MiB touched and freed before it do not show in it.
+TEST(SeqrecRunner, TheRssPeakIsTheRunsOwnNotTheProcesssEarlierPeak) {
+  TempDir dir;
+  meters::fix_malloc_mmap_threshold();  // the freed block goes back to the kernel
+  {
+    std::vector<char> big(size_t(256) << 20);
+    std::fill(big.begin(), big.end(), char(1));
+    ASSERT_GE(meters::peak_resident_bytes() - meters::resident_bytes(), 0);
+  }
+  const int64_t earlier_peak = meters::peak_resident_bytes();
+  std::ostringstream log, progress;
+  const SeqrecOutcome o = run_seqrec(tiny("fused", dir.path / "rss.h5"), collect_provenance("test"), log, progress);
+  ASSERT_EQ(o.status, "ok") << o.reason;
+  EXPECT_GT(o.rss_peak_bytes, 0);
+  EXPECT_LT(o.rss_peak_bytes, earlier_peak - (int64_t(128) << 20)) << "the 256 MiB block's peak leaked into the run's";
 }
 
 TEST(SeqrecRunner, AMemoryLimitBelowThePredictionIsRecordedAsSkipped) {
