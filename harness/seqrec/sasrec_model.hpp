@@ -29,7 +29,8 @@ struct ModelConfig {
   // A learned per-item logit bias b [V] (no weight decay). Full-vocabulary BCE must first push all V
   // logits down to about −ln V before anything ranks; without a bias the tables do it through a direction
   // shared by every row, which in a tied table also swamps the input embeddings (results/seqrec-cpu.md,
-  // section 3). The runner initialises b at each item's best constant logit (set_output_bias).
+  // section 3). The runner initialises b at each item's best constant logit
+  // (constant_predictor_logits, written through mutable_output_bias()).
   bool item_bias = false;
   float init_std = 0.02f;  // GPT-2's
   uint64_t seed = 0;

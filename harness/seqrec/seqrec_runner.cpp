@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -26,15 +25,6 @@ namespace lobench::seqrec {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-int64_t status_kib(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const std::string k = std::string(key) + ":";
-  while (std::getline(in, line))
-    if (line.rfind(k, 0) == 0) return std::stoll(line.substr(k.size())) * 1024;
-  return 0;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -158,8 +148,9 @@ StepRow step_row(const StepRecord& r, int64_t step, int64_t epoch, int64_t batch
 
 }  // namespace
 
-int64_t process_rss_bytes() { return status_kib("VmRSS"); }
-int64_t process_rss_peak_bytes() { return status_kib("VmHWM"); }
+// The meters' readers of /proc/self/status (-1 where unreadable), as 0 where unknown.
+int64_t process_rss_bytes() { return std::max<int64_t>(0, meters::resident_bytes()); }
+int64_t process_rss_peak_bytes() { return std::max<int64_t>(0, meters::peak_resident_bytes()); }
 
 void validate(const SeqrecConfig& c) {
   auto fail = [](const std::string& m) { throw std::invalid_argument("train-seqrec: " + m); };

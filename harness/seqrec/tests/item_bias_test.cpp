@@ -86,14 +86,7 @@ Gradients reference(const Inputs& in, bool mean) {
   return g;
 }
 
-double relative_l2(const std::vector<float>& a, const std::vector<double>& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - ref[i]) * (double(a[i]) - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / den);
-}
+using testing::relative_l2;
 
 TEST(ItemBias, EveryVariantMatchesTheFloat64ReferenceAndCountsItsMemory) {
   const Inputs in = make_inputs(1);

@@ -9,6 +9,7 @@
 
 #include "harness/seqrec/sasrec_model.hpp"
 #include "harness/seqrec/tests/gradient_check.hpp"
+#include "harness/seqrec/tests/seqrec_test_support.hpp"
 #include "harness/seqrec/train_step.hpp"
 
 namespace lobench::seqrec {
@@ -77,14 +78,7 @@ Gradient model_gradient(const ModelConfig& c, const std::string& objective, cons
   return {r.loss, std::vector<float>(model.params().grads(), model.params().grads() + model.params().size())};
 }
 
-double relative_l2(const std::vector<float>& a, const std::vector<float>& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - ref[i]) * (double(a[i]) - ref[i]);
-    den += double(ref[i]) * ref[i];
-  }
-  return std::sqrt(num / den);
-}
+using testing::relative_l2;
 
 TEST(SeqrecModel, GradientIsTheSameWithDenseChunkedAndFused) {
   const int64_t V = 301;

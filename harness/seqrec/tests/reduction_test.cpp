@@ -67,16 +67,7 @@ Result run(const std::string& variant, LossReduction r, const Inputs& in) {
   return out;
 }
 
-// Relative L2 distance of a from factor·ref.
-double relative_l2(const std::vector<float>& a, const std::vector<float>& ref, double factor) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double r = factor * double(ref[i]);
-    num += (double(a[i]) - r) * (double(a[i]) - r);
-    den += r * r;
-  }
-  return std::sqrt(num / den);
-}
+using testing::relative_l2;
 
 TEST(SeqrecReduction, MeanPositionsIsVTimesMeanAndSumIsVTimesTheWeightSumTimesMean) {
   const Inputs in = make_inputs();

@@ -1,11 +1,14 @@
-// What the train-seqrec tests share: a temporary folder removed at the end of the test, and the
-// tiny synthetic-Yambda run (V = 1,755 with padding, 1 layer, D = 16) they train.
+// What the train-seqrec tests share: a temporary folder removed at the end of the test, the tiny
+// synthetic-Yambda run (V = 1,755 with padding, 1 layer, D = 16) they train, and the relative L2
+// distance their gradient comparisons use.
 #pragma once
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "harness/seqrec/seqrec_config.hpp"
 
@@ -40,6 +43,18 @@ inline SeqrecConfig tiny_run(const std::string& variant, const std::filesystem::
   c.progress = false;
   c.out = out.string();
   return c;
+}
+
+// ‖a − factor·ref‖₂ / ‖factor·ref‖₂, summed in float64 (ref: float or double).
+template <class T>
+double relative_l2(const std::vector<float>& a, const std::vector<T>& ref, double factor = 1.0) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double r = factor * double(ref[i]);
+    num += (double(a[i]) - r) * (double(a[i]) - r);
+    den += r * r;
+  }
+  return std::sqrt(num / den);
 }
 
 }  // namespace lobench::seqrec::testing
