@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lobench needs and a fresh machine lacks: Debian packages (Eigen, HDF5, fmt, CLI11,
 # GoogleTest, Google Benchmark, CMake, Debian's PyTorch, Open MPI for the sharded step) and Python packages
-# (numpy, h5py, matplotlib, ml_dtypes, nanobind, scikit-build-core, pytest, jax, keras, pandas).
+# (requirements.lock: numpy, h5py, matplotlib, ml_dtypes, nanobind, scikit-build-core, pytest, jax, keras,
+# pandas and what they pull in, each at its pinned version).
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 
@@ -39,20 +40,16 @@ if [ ${#torch_missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${torch_missing[@]}" >/dev/null
 fi
 
-# python3's packages: "import name:pip name". nanobind and scikit-build-core build the Python package
-# (harness/python); pytest and jax (CPU, from PyPI) run its tests; keras (3, run on the JAX backend) is
-# the Cut BCE paper's baseline peer (harness/peers/keras_dense_bce.py). "import keras" alone needs
-# TensorFlow (Keras's default backend), so keras is checked with KERAS_BACKEND=jax.
-py_modules=(numpy:numpy h5py:h5py matplotlib:matplotlib ml_dtypes:ml_dtypes nanobind:nanobind keras:keras
-            scikit_build_core:scikit-build-core pytest:pytest jax:jax pandas:pandas)
-py_missing=()
-for m in "${py_modules[@]}"; do
-  KERAS_BACKEND=jax python3 -c "import ${m%%:*}" >/dev/null 2>&1 || py_missing+=("${m#*:}")
-done
-if [ ${#py_missing[@]} -gt 0 ]; then
-  echo "install_deps: pip install ${py_missing[*]}"
+# python3's packages: exactly the versions of requirements.lock (the environment the tests pass with and
+# every peer row is measured in; scripts/check_env.py says what differs). nanobind and scikit-build-core
+# build the Python package (harness/python); pytest, jax and ml_dtypes run its tests and the format oracle;
+# keras (3, on the JAX backend) is the Cut BCE paper's baseline peer; h5py, pandas and matplotlib read run
+# files and draw the figures. Only when something differs is pip called, so a second run is quick.
+if ! python3 scripts/check_env.py >/dev/null 2>&1; then
+  echo "install_deps: pip install -r requirements.lock"
   # A Debian-managed interpreter refuses plain pip installs (PEP 668); fall back to the flag for it.
-  python3 -m pip install -q "${py_missing[@]}" 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages "${py_missing[@]}"
+  python3 -m pip install -q -r requirements.lock 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages -r requirements.lock
 fi
+python3 scripts/check_env.py
 echo "install_deps: all dependencies present"
