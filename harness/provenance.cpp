@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "variants/cpu/openblas.hpp"
 #include "variants/cpu/sgemm.hpp"
 
 #ifndef LOBENCH_SOURCE_DIR
@@ -105,6 +106,13 @@ Provenance collect_provenance(const std::string& argv_joined) {
   p.libraries = fmt::format("hdf5 {}.{}.{}; eigen {}.{}.{}; fmt {}; CLI11 {}; openmp {}", H5_VERS_MAJOR, H5_VERS_MINOR,
                             H5_VERS_RELEASE, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
                             FMT_VERSION, CLI11_VERSION, _OPENMP);
+  // The BLAS the products ran on is loaded at run time, so its version is the loaded library's own
+  // report, not a header's; the CUDA toolkit is the one the backend was compiled with.
+  if (const cpu::OpenBlas* blas = cpu::openblas()) p.libraries += "; " + blas->config;
+  else p.libraries += "; openblas not loaded (" + cpu::openblas_unavailable() + ")";
+#ifdef LOBENCH_CUDA_TOOLKIT_VERSION
+  p.libraries += "; cuda toolkit " LOBENCH_CUDA_TOOLKIT_VERSION;
+#endif
   p.sgemm_library = cpu::sgemm_library_name();
   p.argv = argv_joined;
   p.start_utc = utc_now();

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# What a Python user does, as CI does it: `pip install .` from this checkout into a fresh virtual
+# environment (pip builds the extension in isolation with the pinned build requirements: a configure
+# with tests off, no CUDA), then, from outside the source tree, `import lobench` and one step checked
+# against a float64 evaluation of the contract in NumPy. The environment is removed afterwards.
+#   scripts/pip_install_check.sh [PYTHON]     (default python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${1:-python3}
+src=$PWD
+venv=$(mktemp -d "${TMPDIR:-/tmp}/lobench-venv.XXXXXX")
+trap 'rm -rf "$venv"' EXIT
+start=$SECONDS
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
+"$venv/bin/python" -m pip install -q "$src"
+cd "$venv"   # not the checkout: the installed package must be the one imported
+"$venv/bin/python" - <<'PY'
+import numpy as np
+import lobench
+
+rng = np.random.default_rng(0)
+P, V, D, L = 37, 301, 24, 3
+A = rng.standard_normal((P, D), dtype=np.float32)
+E = rng.standard_normal((V, D), dtype=np.float32)
+T = rng.integers(-1, V + 1, size=(P, L)).astype(np.int32)   # -1 and V are padding
+out = lobench.bce(A, E, T)
+# float64 contract: mean over V and positions, targets counted once, padding ignored
+x = A.astype(np.float64) @ E.astype(np.float64).T
+y = np.zeros_like(x)
+for p in range(P):
+    ids = T[p][(T[p] >= 0) & (T[p] < V)]
+    y[p, ids] = 1.0
+loss = (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))) - y * x).mean()
+rel = abs(out.loss - loss) / abs(loss)
+assert rel < 1e-6, f"loss {out.loss} vs float64 {loss}: relative error {rel:.2e}"
+print(f"pip_install_check: lobench {getattr(lobench, '__version__', '?')} from {lobench.__file__}; "
+      f"variants {lobench.variants()}; loss relative error {rel:.1e}")
+PY
+echo "pip_install_check: ok ($((SECONDS - start)) s)"
