@@ -8,6 +8,11 @@ and draws, for each rounding mode (rows of panels), log10 of the relative error 
 against the float64 reference on the ORIGINAL E (what the storage format costs; columns of panels).
 Cells where the error is NaN or inf (the format overflowed: E ~ N(0,1) has values beyond a 2-exponent-bit
 format's range, or the gradient became non-finite) are drawn grey.
+
+Formats stored under their ml_dtypes or common names are placed on their eXmY cell and labelled with the
+name: float8_e4m3fn -> e4m3, float8_e5m2 -> e5m2, float8_e3m4 -> e3m4, float16 -> e5m10, bfloat16 -> e8m7,
+tf32 -> e8m10 (the sweep writes these names for the cells that have one). A float8 "fn"/"fnuz" format
+differs from the generic eXmY in its special values only, so it shares the cell.
 """
 import argparse
 import re
@@ -21,25 +26,59 @@ import numpy as np  # noqa: E402
 from lobench_results import load, text  # noqa: E402
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("run")
-    ap.add_argument("-o", "--out")
-    ap.add_argument("--variant", default="fused")
-    args = ap.parse_args()
-    rows, _ = load(args.run)
-    pat = re.compile(r"^e(\d+)m(\d+)$")
-    cells = {}
+# Named formats with no eXmY spelling in their name: (exponent bits, mantissa bits).
+NAMED_FORMATS = {"float16": (5, 10), "fp16": (5, 10), "half": (5, 10), "bfloat16": (8, 7), "bf16": (8, 7),
+                 "tf32": (8, 10), "float32": (8, 23), "fp32": (8, 23)}
+GENERIC = re.compile(r"^e(\d+)m(\d+)$")
+# ml_dtypes spellings: float8_e4m3fn, float8_e5m2fnuz, float8_e4m3b11fnuz, float6_e3m2fn, float4_e2m1fn ...
+ML_DTYPES = re.compile(r"^float\d+_e(\d+)m(\d+)[a-z0-9]*$")
+
+
+def exmy_cell(name):
+    """(exponent bits, mantissa bits, label) of a storage format name, or None when it is not one.
+    label is the name for named formats (drawn in the cell) and "" for a generic eXmY."""
+    m = GENERIC.match(name)
+    if m:
+        return int(m.group(1)), int(m.group(2)), ""
+    m = ML_DTYPES.match(name)
+    if m:
+        return int(m.group(1)), int(m.group(2)), name
+    if name in NAMED_FORMATS:
+        return (*NAMED_FORMATS[name], name)
+    return None
+
+
+def collect_cells(rows, variant):
+    """{(rounding, e, m): row} of the ok rows of `variant` whose e_format maps to an eXmY cell,
+    {(e, m): label} of the cells stored under a name, and the set of (e, m) tried at all (failed or
+    skipped cells stay on the axes, grey). Two ok rows on one cell: the first is kept."""
+    cells, labels, tried = {}, {}, set()
     for r in rows:
-        m = pat.match(text(r["e_format"]))
-        if not m or text(r["variant"]) != args.variant or text(r["status"]) != "ok":
+        cell = exmy_cell(text(r["e_format"]))
+        if cell is None or text(r["variant"]) != variant:
             continue
-        cells[(text(r["e_rounding"]), int(m.group(1)), int(m.group(2)))] = r
+        e, m, label = cell
+        tried.add((e, m))
+        if text(r["status"]) != "ok":
+            continue
+        key = (text(r["e_rounding"]), e, m)
+        if key in cells:
+            continue
+        cells[key] = r
+        if label:
+            labels[(e, m)] = label
+    return cells, labels, tried
+
+
+def draw(run, variant):
+    """The figure of one run file (a matplotlib Figure; the caller saves it)."""
+    rows, _ = load(run)
+    cells, labels, tried = collect_cells(rows, variant)
     if not cells:
-        raise SystemExit(f"{args.run}: no ok rows of variant {args.variant} with an eXmY e_format")
+        raise SystemExit(f"{run}: no ok rows of variant {variant} with an eXmY or named storage format")
     roundings = sorted({k[0] for k in cells})
-    E = sorted({k[1] for k in cells})
-    M = sorted({k[2] for k in cells})
+    E = sorted({e for e, _ in tried})
+    M = sorted({m for _, m in tried})
     metrics = [("rel_loss_err", "loss"), ("rel_dA_err", "dA"), ("rel_dE_err", "dE")]
     fig, axes = plt.subplots(len(roundings), 3, figsize=(13, 3.6 * len(roundings)), squeeze=False)
     for i, rnd in enumerate(roundings):
@@ -51,8 +90,7 @@ def main():
                     if r is not None and np.isfinite(r[col]) and r[col] > 0:
                         grid[a, b] = np.log10(r[col])
             ax = axes[i][j]
-            cmap = plt.get_cmap("viridis").copy()
-            cmap.set_bad("lightgrey")
+            cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
             im = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, vmin=-8, vmax=0)
             ax.set_xticks(range(len(M)))
             ax.set_xticklabels(M)
@@ -61,15 +99,31 @@ def main():
             ax.set_xlabel("mantissa bits")
             ax.set_ylabel("exponent bits")
             ax.set_title(f"{title}: log10 relative error ({rnd})", fontsize=9)
-            for a in range(len(E)):
-                for b in range(len(M)):
-                    if np.isfinite(grid[a, b]):
-                        ax.text(b, a, f"{grid[a, b]:.0f}", ha="center", va="center", fontsize=6, color="white")
+            for a, e in enumerate(E):
+                for b, m in enumerate(M):
+                    value = f"{grid[a, b]:.0f}" if np.isfinite(grid[a, b]) else ""
+                    name = labels.get((e, m), "")
+                    if name:  # a named format: its name under the value, boxed so it is found at a glance
+                        ax.text(b, a, f"{value}\n{name.replace('float8_', 'f8 ')}", ha="center", va="center",
+                                fontsize=4.5, color="white", fontweight="bold",
+                                bbox=dict(boxstyle="square,pad=0.1", fc="none", ec="white", lw=0.6))
+                    elif value:
+                        ax.text(b, a, value, ha="center", va="center", fontsize=6, color="white")
             fig.colorbar(im, ax=ax, fraction=0.046)
     r0 = next(iter(cells.values()))
-    fig.suptitle(f"E stored in eXmY, float32 accumulation, variant {args.variant}: errors vs the float64 reference on the "
+    fig.suptitle(f"E stored in eXmY, float32 accumulation, variant {variant}: errors vs the float64 reference on the "
                  f"original E\nB={r0['B']} N={r0['N']} V={r0['V']} D={r0['D']} L={r0['L']}, E ~ N(0, 1)", fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run")
+    ap.add_argument("-o", "--out")
+    ap.add_argument("--variant", default="fused")
+    args = ap.parse_args()
+    fig = draw(args.run, args.variant)
     out = args.out or args.run.rsplit(".", 1)[0] + "_heatmap.png"
     fig.savefig(out, dpi=110)
     print(f"wrote {out}")
