@@ -8,12 +8,23 @@ harness/peers/ reads through it, and `lobench.results` re-exports it.
 Strings are decoded to str; measurements that were not taken are NaN. Files of every schema version read:
 version 1 wrote 0 or -1 for measurements not taken and kept the samples in a time_samples_s column; both
 are converted here. The run file's root attributes are in df.attrs.
+
+Training files (`lobench train-xmc` / `train-seqrec`, root attribute "schema" = "lobench train-... run")
+have no /results table: read() returns their per-epoch table (/epochs), read_table() any of their tables
+(/epochs, /steps) and read_memory() the /memory group's predicted and measured bytes; kind() says which
+sort of file a path is. Every failure raises RunFileError (a ValueError) naming the file, never
+SystemExit; paths that are not regular files (FIFOs, devices, directories) are refused before opening.
 """
 import math
-import sys
+import os
+import stat
 
 import h5py
 import numpy as np
+
+
+class RunFileError(ValueError):
+    """A file that is not a readable lobench run or training file; the message names the file."""
 
 # Columns that are measurements: NaN when the row was not measured (skipped or failed).
 MEASUREMENTS = ("time_median_s", "time_min_s", "time_max_s", "time_cv", "effective_gflops", "gemm_fraction",
@@ -27,19 +38,56 @@ def text(x):
 
 
 def _attrs(f):
-    return {k: (v.decode() if isinstance(v, bytes) else (v.item() if isinstance(v, np.generic) else v))
+    return {k: (v.decode(errors="replace") if isinstance(v, bytes) else (v.item() if isinstance(v, np.generic) else v))
             for k, v in f.attrs.items()}
 
 
-def _open(path):
+def _open(path, table="results"):
+    """The file opened read-only, after refusing what is not a regular file (opening a FIFO blocks)."""
+    name = os.fspath(path)
     try:
-        f = h5py.File(path, "r")
+        st = os.stat(name)
     except OSError as e:
-        sys.exit(f"{path}: cannot open as HDF5 ({e})")
-    if "results" not in f:
+        raise RunFileError(f"{name}: cannot read ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (FIFO, socket or device)"
+        raise RunFileError(f"{name}: {what}; expected a lobench run file (HDF5)")
+    try:
+        f = h5py.File(name, "r")
+    except (OSError, ValueError) as e:
+        raise RunFileError(f"{name}: cannot open as HDF5 ({e})") from None
+    if table is not None and table not in f:
+        tables = [k for k in f.keys() if isinstance(f.get(k, getlink=False), h5py.Dataset)]
         f.close()
-        sys.exit(f"{path}: no /results table (is this a lobench run file?)")
+        raise RunFileError(f"{name}: no /{table} table (tables: {', '.join(tables) or 'none'}; "
+                           "is this a lobench run file?)")
     return f
+
+
+def _guarded(path, what, fn):
+    """fn() with the reader's own failures (missing fields, undecodable text, damaged data) as
+    RunFileError naming the file and what was being read."""
+    try:
+        return fn()
+    except RunFileError:
+        raise
+    except (KeyError, UnicodeDecodeError, ValueError, TypeError, OSError, IndexError) as e:
+        raise RunFileError(f"{os.fspath(path)}: cannot read {what} ({type(e).__name__}: {e})") from None
+
+
+def kind(path):
+    """'run' (a /results table), 'train-xmc', 'train-seqrec' (training files), or RunFileError."""
+    def probe():
+        with _open(path, table=None) as f:
+            schema = text(f.attrs.get("schema", ""))
+            if "results" in f:
+                return "run"
+            for k in ("train-xmc", "train-seqrec"):
+                if k in schema:
+                    return k
+            raise RunFileError(f"{os.fspath(path)}: neither a /results table nor a training file's schema "
+                               f"attribute (schema = {schema!r})")
+    return _guarded(path, "the file's kind", probe)
 
 
 def _columns(rows, version):
@@ -70,19 +118,66 @@ def _columns(rows, version):
 
 
 def read(path):
-    """The /results table of a run file as a pandas.DataFrame (attributes in df.attrs)."""
+    """The /results table of a run file as a pandas.DataFrame (attributes in df.attrs); for a training
+    file, its /epochs table."""
+    if kind(path) != "run":
+        return read_table(path, "epochs")
+    return _guarded(path, "/results", lambda: _read_results(path))
+
+
+def _read_results(path):
     import pandas as pd
     with _open(path) as f:
         rows = f["results"][:]
         attrs = _attrs(f)
-    version = int(attrs.get("schema_version", 1))
-    df = pd.DataFrame(_columns(rows, version))
+    if rows.dtype.names is None:
+        raise RunFileError(f"{os.fspath(path)}: /results is not a table (dtype {rows.dtype})")
+    version = attrs.get("schema_version", 1)
+    if isinstance(version, bool) or not isinstance(version, (int, np.integer)) or not 1 <= int(version) <= 1000:
+        raise RunFileError(f"{os.fspath(path)}: schema_version {version!r} is not a version this reader knows")
+    df = pd.DataFrame(_columns(rows, int(version)))
     df.attrs.update(attrs)
     return df
 
 
+def read_table(path, name):
+    """Any table of a run or training file (/results, /epochs, /steps, /samples) as a DataFrame, strings
+    decoded, root attributes in df.attrs."""
+    import pandas as pd
+
+    def table():
+        with _open(path, table=name) as f:
+            rows = f[name][:]
+            attrs = _attrs(f)
+        if rows.dtype.names is None:
+            raise RunFileError(f"{os.fspath(path)}: /{name} is not a table (dtype {rows.dtype})")
+        cols = {}
+        for field in rows.dtype.names:
+            col = rows[field]
+            cols[field] = (np.array([x.decode(errors="replace") for x in col], dtype=object)
+                           if col.dtype.kind == "S" else col)
+        df = pd.DataFrame(cols)
+        df.attrs.update(attrs)
+        return df
+    return _guarded(path, f"/{name}", table)
+
+
+def read_memory(path):
+    """A training file's /memory group (predicted_* and measured_* bytes) as a dict."""
+    def memory():
+        with _open(path, table=None) as f:
+            if "memory" not in f:
+                raise RunFileError(f"{os.fspath(path)}: no /memory group (not a training file?)")
+            return _attrs(f["memory"])
+    return _guarded(path, "/memory", memory)
+
+
 def read_samples(path):
     """Every timed run as a pandas.DataFrame with columns row_id, sample, seconds."""
+    return _guarded(path, "the timing samples", lambda: _read_samples(path))
+
+
+def _read_samples(path):
     import pandas as pd
     with _open(path) as f:
         if "samples" in f:

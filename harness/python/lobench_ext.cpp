@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 #include <omp.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli/option_checks.hpp"
+#include "harness/system_memory.hpp"
 #include "variants/counting_allocator.hpp"
 #include "variants/step.hpp"
 #include "variants/variant.hpp"
@@ -86,10 +89,43 @@ void require_finite(const float* x, int64_t rows, int64_t cols, const char* name
                               .c_str());
 }
 
+// OpenMP after fork: libgomp's thread pool belongs to the parent, so a child forked after the parent
+// ran a parallel region hangs in its first one (multiprocessing's "fork" start does exactly that). The
+// pthread_atfork child handler marks such a child, and every step it runs is single-threaded.
+bool g_omp_started = false;
+bool g_forked_after_omp = false;
+void mark_forked_child() { g_forked_after_omp = g_omp_started; }
+
+// The thread count of one call, with the CLI's limits (harness/cli/option_checks.hpp): an explicit
+// value must be in [1, kMaxThreads]; the default is OpenMP's (OMP_NUM_THREADS) capped at the CLI's
+// default, every core, so OMP_NUM_THREADS=100000 cannot ask for 100000 threads.
 int resolve_threads(std::optional<int> threads) {
-  if (!threads) return omp_get_max_threads();
-  if (*threads < 1) throw nb::value_error(("argument 'threads' must be at least 1, got " + std::to_string(*threads)).c_str());
-  return *threads;
+  if (threads && (*threads < 1 || *threads > cli::kMaxThreads))
+    throw nb::value_error(("argument 'threads' must be in [1, " + std::to_string(cli::kMaxThreads) + "], got " +
+                           std::to_string(*threads)).c_str());
+  if (g_forked_after_omp) return 1;
+  g_omp_started = true;
+  return threads ? *threads : std::clamp(omp_get_max_threads(), 1, cli::default_threads());
+}
+
+// The bytes one step of `v` needs (inputs, outputs and the variant's predicted working set), as
+// `lobench check` predicts them, and a ValueError naming the need and the limit when they exceed it.
+double planned_bytes(const Variant& v, const Shape& s, const RunOptions& opts) {
+  const double inputs = 4.0 * (double(s.P()) * double(s.D) + double(s.V) * double(s.D) + double(s.P()) * double(s.L) +
+                               (s.weighted ? double(s.P()) : 0.0));
+  return inputs + double(StepOutputs::bytes(s.P(), s.V, s.D)) + double(v.predicted_working_bytes(s, opts));
+}
+
+void require_memory(const Variant& v, const Shape& s, const RunOptions& opts, int64_t mem_limit) {
+  const int64_t limit = mem_limit > 0 ? mem_limit : cli::default_memory_limit();
+  const double need = planned_bytes(v, s, opts);
+  if (need > double(limit))
+    throw nb::value_error(("memory: shapes P = " + std::to_string(s.P()) + ", V = " + std::to_string(s.V) +
+                           ", D = " + std::to_string(s.D) + ", L = " + std::to_string(s.L) + " need " +
+                           format_bytes(need) + " with variant '" + v.name() +
+                           "' (inputs, outputs and working set), more than the memory limit " +
+                           format_bytes(double(limit)) + (mem_limit > 0 ? " (mem_limit)" : " (memory available now)"))
+                              .c_str());
 }
 
 const Variant& find_cpu_variant(const std::string& name) {
@@ -114,7 +150,7 @@ nb::object numpy_view(T* data, std::initializer_list<size_t> shape, nb::handle o
 // peak_working_bytes (counted), e_stored_bytes, step_seconds (the variant's run() alone), variant.
 nb::dict bce(Matrix A, Matrix E, Ids targets, std::optional<Vector> weights, const std::string& reduction,
              const std::string& variant, const std::string& e_format, const std::string& e_rounding, uint64_t seed,
-             std::optional<int> threads) {
+             std::optional<int> threads, int64_t mem_limit) {
   const int64_t P = int64_t(A.shape(0)), D = int64_t(A.shape(1)), V = int64_t(E.shape(0)), L = int64_t(targets.shape(1));
   if (P < 1 || D < 1) throw nb::value_error(("argument 'A' is empty (shape " + fmt_shape({P, D}) + ")").c_str());
   if (V < 1) throw nb::value_error("argument 'E' is empty: expected at least one row (V >= 1)");
@@ -143,6 +179,7 @@ nb::dict bce(Matrix A, Matrix E, Ids targets, std::optional<Vector> weights, con
   const Shape shape{1, P, V, D, L, red, weights.has_value()};
   if (auto why = v.skip_reason(shape, opts))
     throw nb::value_error(("variant '" + variant + "' cannot run this input: " + *why).c_str());
+  require_memory(v, shape, opts, mem_limit);
   precision::RoundingOptions rounding;
   if (!opts.e_is_float32()) {
     try {
@@ -292,11 +329,23 @@ nb::dict quantize(InArray<float> x, const std::string& format, const std::string
 NB_MODULE(_ext, m) {
   using namespace lobench::python;
   m.doc() = "lobench's C++ BCE step and number formats (use the lobench package, not this module)";
+  pthread_atfork(nullptr, nullptr, &mark_forked_child);
   m.def("bce", &bce, "A"_a.noconvert(), "E"_a.noconvert(), "targets"_a.noconvert(), "weights"_a.noconvert().none(),
-        "reduction"_a, "variant"_a, "e_format"_a, "e_rounding"_a, "seed"_a, "threads"_a.none());
+        "reduction"_a, "variant"_a, "e_format"_a, "e_rounding"_a, "seed"_a, "threads"_a.none(), "mem_limit"_a = 0);
+  // The memory a step would need (bytes, as `lobench check` predicts it) and the default limit.
+  m.def("planned_bytes", [](int64_t P, int64_t V, int64_t D, int64_t L, bool weighted, const std::string& variant,
+                            std::optional<int> threads) {
+    lobench::RunOptions opts;
+    opts.threads = resolve_threads(threads);
+    return planned_bytes(find_cpu_variant(variant), lobench::Shape{1, P, V, D, L, lobench::Reduction::mean, weighted},
+                         opts);
+  });
+  m.def("default_memory_limit", &lobench::cli::default_memory_limit);
+  m.def("max_threads_limit", [] { return lobench::cli::kMaxThreads; });
+  m.def("forked_child", [] { return g_forked_after_omp; });
   m.def("variants", &variants);
   m.def("quantize", &quantize, "x"_a.noconvert(), "format"_a, "rounding"_a, "seed"_a, "bits"_a, "threads"_a.none());
   m.def("formats", &lobench::precision::format_names);
   m.def("roundings", &lobench::precision::rounding_names);
-  m.def("max_threads", &omp_get_max_threads);
+  m.def("max_threads", [] { return resolve_threads(std::nullopt); });
 }

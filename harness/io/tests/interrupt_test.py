@@ -62,7 +62,7 @@ def file_rows(path, label):
         with h5py.File(path, "r") as f:
             n, samples = len(f["results"]), len(f["samples"])
         df = lr.read(path)
-    except (OSError, KeyError, SystemExit) as e:
+    except (OSError, KeyError, SystemExit, lr.RunFileError) as e:
         check(False, f"{label}: {path} does not open: {e}")
         return None
     check(len(df) == n, f"{label}: lobench_results reads {len(df)} rows, h5py {n}")

@@ -24,8 +24,12 @@ from typing import Optional
 import numpy as np
 
 from . import _ext
+from . import _validate
+from ._validate import MemoryLimitError
+from ._version import __version__
 
-__all__ = ["bce", "BCEResult", "variants", "variant_info", "quantize", "QuantizeResult", "formats", "roundings"]
+__all__ = ["bce", "BCEResult", "variants", "variant_info", "quantize", "QuantizeResult", "formats", "roundings",
+           "planned_bytes", "MemoryLimitError", "__version__"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,14 +98,18 @@ def _ids(targets: np.ndarray, V: int) -> np.ndarray:
 
 def bce(A, E, targets, weights=None, reduction: str = "mean", variant: str = "fused",
         e_format: Optional[str] = None, threads: Optional[int] = None, convert: bool = False,
-        e_rounding: str = "nearest_even", seed: int = 0) -> BCEResult:
+        e_rounding: str = "nearest_even", seed: int = 0, mem_limit: Optional[int] = None) -> BCEResult:
     """Loss, per-position loss, dA, dE and cut counts of BCE(A·Eᵀ, multi-hot(targets)).
 
     A: [P, D] float32; E: [V, D] float32; targets: [P, L] int32 (ids outside [0, V) are padding,
     repeats count once); weights: [P] float32 >= 0 or None (all ones); reduction: "mean" or "sum";
     variant: a name from lobench.variants(); e_format: E's storage format (None or "fp32": float32;
     else a name from lobench.formats(), E rounded into it with e_rounding / seed, the variant reading
-    the packed codes; the gradients are those of the rounded E); threads: None = OpenMP's default.
+    the packed codes; the gradients are those of the rounded E); threads: None = OpenMP's default
+    (OMP_NUM_THREADS) capped at the number of cores, else an int in [1, 1024] as the CLI's --threads (in
+    a child forked after this process ran a step, always 1: OpenMP's threads do not survive fork);
+    mem_limit: bytes the step may use (None: memory available now minus max(1 GiB, 10 %), the CLI's
+    --mem-limit default); a step predicted to need more raises MemoryLimitError before allocating.
     convert=True accepts other float / integer dtypes and non-contiguous arrays (copying them);
     otherwise the inputs are used in place and a wrong dtype, rank or layout raises.
     """
@@ -121,11 +129,27 @@ def bce(A, E, targets, weights=None, reduction: str = "mean", variant: str = "fu
         raise ValueError(f"argument 'reduction' must be 'mean' or 'sum', got {reduction!r}")
     if not isinstance(variant, str):
         raise TypeError(f"argument 'variant' must be a str (one of {variants()}), got {type(variant).__name__}")
-    if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
-        raise ValueError(f"argument 'threads' must be None or an int >= 1, got {threads!r}")
-    r = _ext.bce(A, E, targets, weights, reduction, variant, e_format or "", e_rounding, int(seed),
-                 None if threads is None else int(threads))
+    threads = _validate.threads(threads)
+    seed = _validate.seed(seed)
+    mem_limit = _validate.memory_limit(mem_limit)
+    if not isinstance(e_rounding, str):
+        raise TypeError(f"argument 'e_rounding' must be a str (see lobench.roundings()), got {type(e_rounding).__name__}")
+    if e_format is not None and not isinstance(e_format, str):
+        raise TypeError(f"argument 'e_format' must be None or a str (see lobench.formats()), got {type(e_format).__name__}")
+    try:
+        r = _ext.bce(A, E, targets, weights, reduction, variant, e_format or "", e_rounding, seed, threads, mem_limit)
+    except ValueError as e:
+        _validate.raise_memory(e)
     return BCEResult(**r)
+
+
+def planned_bytes(P: int, V: int, D: int, L: int, weighted: bool = False, variant: str = "fused",
+                  threads: Optional[int] = None) -> float:
+    """Bytes one step of `variant` would need (inputs, outputs, predicted working set), as `lobench check`
+    predicts them; bce() refuses a step whose prediction exceeds its mem_limit."""
+    for name, v in (("P", P), ("V", V), ("D", D), ("L", L)):
+        _validate.integer(v, name, 0, 2**62)
+    return _ext.planned_bytes(int(P), int(V), int(D), int(L), bool(weighted), variant, _validate.threads(threads))
 
 
 def variant_info() -> list:
@@ -166,10 +190,10 @@ def quantize(x, format: str, rounding: str = "nearest_even", seed: int = 0, bits
                         "(convert with x.astype(np.float32): float64 inputs would be rounded twice)")
     if not isinstance(format, str):
         raise TypeError(f"argument 'format' must be a str (see lobench.formats()), got {type(format).__name__}")
-    if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
-        raise ValueError(f"argument 'threads' must be None or an int >= 1, got {threads!r}")
-    r = _ext.quantize(np.ascontiguousarray(x), format, rounding, int(seed), 0 if bits is None else int(bits),
-                      None if threads is None else int(threads))
+    if not isinstance(rounding, str):
+        raise TypeError(f"argument 'rounding' must be a str (see lobench.roundings()), got {type(rounding).__name__}")
+    r = _ext.quantize(np.ascontiguousarray(x), format, rounding, _validate.seed(seed), _validate.sr_bits(bits),
+                      _validate.threads(threads))
     return QuantizeResult(**r)
 
 
@@ -186,6 +210,6 @@ def roundings() -> list:
 def __getattr__(name):
     # lobench.torch / lobench.jax import their framework only when first used; lobench.results (the
     # run-file reader, plots/lobench_results.py) imports pandas and h5py only then.
-    if name in ("torch", "jax", "results"):
+    if name in ("torch", "jax", "results", "nn"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'lobench' has no attribute {name!r}")

@@ -1,0 +1,64 @@
+"""`python -m lobench ARGS` (and the `lobench` command pip installs): runs lobench's C++ command-line
+program with ARGS. The wheel carries the Python library only, so the program is looked up: $LOBENCH_CLI,
+else a `lobench` on PATH that is not this entry point. Without one, a message says how to get it and the
+exit status is 2. `--version` answers here (the Python package's version)."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import List, Optional
+
+from ._version import __version__
+
+_GUARD = "LOBENCH_PYTHON_DELEGATED"  # set for the program we start: a second hop means a loop
+
+
+def _is_this_entry_point(path: str) -> bool:
+    """A `lobench` script made by pip for this package (a Python file naming lobench.__main__)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0] and b"lobench" in head
+
+
+def find_cli() -> Optional[str]:
+    explicit = os.environ.get("LOBENCH_CLI")
+    if explicit:
+        return explicit
+    me = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        cand = shutil.which("lobench", path=d) if d else None
+        if cand and os.path.realpath(cand) != me and not _is_this_entry_point(cand):
+            return cand
+    return None
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        print(f"lobench (Python package) {__version__}")
+        return 0
+    if os.environ.get(_GUARD):
+        print("lobench: the lobench command found on PATH is this Python entry point again; set LOBENCH_CLI to the "
+              "C++ program (build/harness/lobench)", file=sys.stderr)
+        return 2
+    cli = find_cli()
+    if cli is None:
+        print("lobench: no lobench command found: the Python package holds the library only. Build the C++ program "
+              "(scripts/build.sh; it is build/harness/lobench) and put it on PATH or in $LOBENCH_CLI.",
+              file=sys.stderr)
+        return 2
+    env = dict(os.environ, **{_GUARD: "1"})
+    try:
+        os.execve(cli, [cli] + args, env)
+    except OSError as e:
+        print(f"lobench: cannot run {cli}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""lobench.results (plots/lobench_results.py): every run and training file in results/ reads, and
+anything else raises RunFileError naming the file (never SystemExit, never blocks on a FIFO)."""
+import glob
+import os
+
+import numpy as np
+import pytest
+
+h5py = pytest.importorskip("h5py")
+pytest.importorskip("pandas")
+import lobench  # noqa: E402
+
+results = lobench.results
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "results")
+
+
+def lobench_files():
+    """Files in results/ that lobench itself wrote: a /results table or a training file's schema."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "**", "*.h5"), recursive=True)):
+        with h5py.File(path, "r") as f:
+            schema = f.attrs.get("schema", b"")
+            schema = schema.decode() if isinstance(schema, bytes) else str(schema)
+            if "results" in f or "train-" in schema:
+                out.append(path)
+    return out
+
+
+def test_every_committed_run_and_training_file_reads():
+    files = lobench_files()
+    if not files:
+        pytest.skip("no results/ tree next to the sources")
+    kinds = {}
+    for path in files:
+        df = results.read(path)
+        kind = results.kind(path)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        assert len(df.columns) > 0, path
+        if kind != "run":
+            assert "epoch" in df.columns and results.read_memory(path), path
+    assert kinds.get("run", 0) > 0 and kinds.get("train-xmc", 0) > 0 and kinds.get("train-seqrec", 0) > 0, kinds
+
+
+def test_training_tables():
+    seqrec = [p for p in lobench_files() if results.kind(p) == "train-seqrec"]
+    if not seqrec:
+        pytest.skip("no train-seqrec files in results/")
+    steps = results.read_table(seqrec[0], "steps")
+    assert {"step", "loss", "tp"} <= set(steps.columns)
+    assert "lobench train-seqrec" in steps.attrs["schema"]
+
+
+def test_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.h5"
+    os.mkfifo(fifo)
+    with pytest.raises(results.RunFileError, match=r"pipe.h5: not a regular file"):
+        results.read(fifo)
+    with pytest.raises(results.RunFileError, match="not a regular file"):
+        results.read_samples(fifo)
+
+
+@pytest.mark.parametrize("make, pattern", [
+    (lambda p: None, r"cannot read \(No such file"),
+    (lambda p: os.mkdir(p), r"a directory"),
+    (lambda p: open(p, "w").write("not hdf5"), r"cannot open as HDF5"),
+])
+def test_unreadable_paths_name_the_file(tmp_path, make, pattern):
+    path = str(tmp_path / "x.h5")
+    make(path)
+    with pytest.raises(results.RunFileError, match=pattern) as e:
+        results.read(path)
+    assert path in str(e.value) and isinstance(e.value, ValueError)
+
+
+def test_damaged_tables_raise_run_file_errors(tmp_path):
+    no_table = tmp_path / "empty.h5"
+    with h5py.File(no_table, "w") as f:
+        f.attrs["schema_version"] = 2
+    with pytest.raises(results.RunFileError, match="empty.h5: neither a /results table"):
+        results.read(no_table)
+    not_a_table = tmp_path / "flat.h5"
+    with h5py.File(not_a_table, "w") as f:
+        f["results"] = np.arange(3.0)
+    with pytest.raises(results.RunFileError, match=r"flat.h5: /results is not a table"):
+        results.read(not_a_table)
+    no_status = tmp_path / "v1.h5"  # version 1 without the status column the sentinels need
+    with h5py.File(no_status, "w") as f:
+        f["results"] = np.zeros(2, dtype=[("loss", "f8")])
+        f.attrs["schema_version"] = 1
+    with pytest.raises(results.RunFileError, match=r"v1.h5: cannot read /results \(KeyError"):
+        results.read(no_status)
+    bad_version = tmp_path / "v99.h5"
+    with h5py.File(bad_version, "w") as f:
+        f["results"] = np.zeros(2, dtype=[("loss", "f8")])
+        f.attrs["schema_version"] = 2.7
+    with pytest.raises(results.RunFileError, match=r"schema_version 2.7"):
+        results.read(bad_version)
+    bad_text = tmp_path / "latin1.h5"
+    with h5py.File(bad_text, "w") as f:
+        f["results"] = np.array([(b"\xff\xfe", 1.0)], dtype=[("variant", "S2"), ("loss", "f8")])
+        f.attrs["schema_version"] = 2
+    df = results.read(bad_text)  # undecodable text is replaced, never a UnicodeDecodeError
+    assert df["variant"][0] == "\ufffd\ufffd"
