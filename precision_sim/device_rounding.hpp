@@ -178,6 +178,23 @@ LOBENCH_HD inline uint32_t round_up_decision(Rounding mode, uint32_t q, uint32_t
   return 0;
 }
 
+// Formats without zero (exponent-only, e8m0fnu), |x| = a below 2^(1-bias): the smallest value 2^-bias
+// has no neighbour below (there is no zero), so every a <= 2^-bias gives it in every mode (toward
+// zero / down have nothing smaller to go to, stochastic has one candidate); above it the binade
+// [2^-bias, 2^(1-bias)) is an ordinary one whose significand is the implicit 1 alone, so ties round up
+// as in the normal range. For bias 127 that binade is float32 subnormals 0x00400000..0x007FFFFF: the
+// kept bit is bit 22, 22 bits are discarded. (Rounding on the grid {0, 2^(1-bias)} and reading 0 as
+// 2^-bias, as ml_dtypes 0.6 did, sent (2^-127, 1.5 * 2^-127) to 2^-126 instead of its nearest 2^-127.)
+LOBENCH_HD inline Rounded round_below_smallest_binade(uint32_t a, const DevicePlan& p, Rounding mode,
+                                                      uint32_t neg, uint32_t word, int k) {
+  const uint32_t sign_code = neg ? p.code_sign : 0;
+  if (a <= p.min_bits) return {p.min_bits | (neg << 31), sign_code};
+  const int s = p.min_bits >= 0x800000u ? 23 : 22;  // bits below the kept one: normal or subnormal float32
+  const uint32_t up = round_up_decision(mode, 1u, a - p.min_bits, s, neg, word, k);
+  const uint32_t mag = up ? (p.emin_f << 23) : p.min_bits;  // 2^(1-bias) (code 1) or 2^-bias (code 0)
+  return {mag | (neg << 31), up | sign_code};
+}
+
 // The scalar reference: rounds float32 bits x into the format. `word` is the element's random word
 // (ignored by deterministic modes), k the stochastic bit count (1..31).
 LOBENCH_HD inline Rounded round_bits(uint32_t x, const DevicePlan& p, Rounding mode, uint32_t word, int k) {
@@ -202,6 +219,8 @@ LOBENCH_HD inline Rounded round_bits(uint32_t x, const DevicePlan& p, Rounding m
     const uint32_t up = round_up_decision(mode, q, r, p.s0, neg, word, k);
     mag = (a & ~p.lowmask) + (up << p.s0);
     code_mag = (mag >> p.s0) - p.code_offset;
+  } else if (!p.has_zero) {
+    return round_below_smallest_binade(a, p, mode, neg, word, k);
   } else {
     // Below the smallest normal the grid spacing is fixed (2^sub_exp), so the shift depends on |x|'s
     // own exponent. sig is the significand with its implicit bit; value = sig * 2^(E - 150).
@@ -218,10 +237,7 @@ LOBENCH_HD inline Rounded round_bits(uint32_t x, const DevicePlan& p, Rounding m
     return overflow_away(mode, neg) ? Rounded{p.overflow.f[neg], p.overflow.code[neg]}
                                     : Rounded{p.max_signed.f[neg], p.max_signed.code[neg]};
   }
-  if (mag == 0) {
-    if (!p.has_zero) return {p.min_bits, 0};
-    if (!p.signed_zero) return {0, 0};
-  }
+  if (mag == 0 && !p.signed_zero) return {0, 0};  // formats without zero never get here (above)
   return {mag | (neg << 31), code_mag | (neg ? p.code_sign : 0)};
 }
 

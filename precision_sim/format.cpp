@@ -84,6 +84,7 @@ const std::vector<std::pair<std::string, Maker>>& preset_table() {
       {"float8_e4m3b11fnuz", formats::float8_e4m3b11fnuz},
       {"float8_e5m2", formats::float8_e5m2},
       {"float8_e5m2fnuz", formats::float8_e5m2fnuz},
+      {"float8_e5m3fnu", formats::float8_e5m3fnu},
       {"float8_e8m0fnu", formats::float8_e8m0fnu},
       {"float6_e2m3fn", formats::float6_e2m3fn},
       {"float6_e3m2fn", formats::float6_e3m2fn},
@@ -100,7 +101,7 @@ const std::vector<std::pair<std::string, std::string>>& alias_table() {
       {"fp16", "float16"},           {"half", "float16"},         {"e4m3fn", "float8_e4m3fn"},
       {"fp8_e4m3", "float8_e4m3fn"}, {"fp8_e5m2", "float8_e5m2"}, {"e4m3fnuz", "float8_e4m3fnuz"},
       {"e4m3b11fnuz", "float8_e4m3b11fnuz"},                      {"e5m2fnuz", "float8_e5m2fnuz"},
-      {"e8m0fnu", "float8_e8m0fnu"}, {"e2m1fn", "float4_e2m1fn"}, {"fp4_e2m1", "float4_e2m1fn"},
+      {"e5m3fnu", "float8_e5m3fnu"}, {"e8m0fnu", "float8_e8m0fnu"}, {"e2m1fn", "float4_e2m1fn"}, {"fp4_e2m1", "float4_e2m1fn"},
       {"e2m3fn", "float6_e2m3fn"},   {"fp6_e2m3", "float6_e2m3fn"}, {"e3m2fn", "float6_e3m2fn"},
       {"fp6_e3m2", "float6_e3m2fn"},
   };
@@ -227,6 +228,9 @@ Format float8_e5m2() { return named(ieee_like(5, 2), "float8_e5m2"); }
 Format float8_e5m2fnuz() {
   return make_format(5, 2, 16, true, Specials::fnuz, Overflow::special, true, "float8_e5m2fnuz");
 }
+Format float8_e5m3fnu() {
+  return make_format(5, 3, 15, true, Specials::fn, Overflow::special, false, "float8_e5m3fnu");
+}
 Format float8_e8m0fnu() {
   Format f;
   f.name = "float8_e8m0fnu";
@@ -246,7 +250,7 @@ Format float4_e2m1fn() { return make_format(2, 1, 1, true, Specials::finite, Ove
 
 std::vector<Format> ml_dtypes_presets() {
   return {bfloat16(),        float16(),         float8_e3m4(),     float8_e4m3(),     float8_e4m3fn(),
-          float8_e4m3fnuz(), float8_e4m3b11fnuz(), float8_e5m2(),  float8_e5m2fnuz(), float8_e8m0fnu(),
+          float8_e4m3fnuz(), float8_e4m3b11fnuz(), float8_e5m2(),  float8_e5m2fnuz(), float8_e5m3fnu(), float8_e8m0fnu(),
           float6_e2m3fn(),   float6_e3m2fn(),   float4_e2m1fn()};
 }
 

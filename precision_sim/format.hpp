@@ -7,6 +7,7 @@
 //   ieee    top exponent = inf (mantissa 0) or NaN (otherwise): float16, bfloat16, e5m2, e4m3, e3m4.
 //   fn      no inf; only the all-ones code S.1..1.1..1 is NaN, the rest of the top binade is finite
 //           (OCP e4m3fn: max 448). With M = 0 (e8m0fnu) the top binade is that one NaN code.
+//           Unsigned fn formats (e8m0fnu, e5m3fnu) have one NaN, the all-ones code 0xFF.
 //   fnuz    no inf, no negative zero; the code "sign bit only" (0x80) is NaN; every exponent is finite.
 //   finite  every code is a finite number (OCP MX fp4/fp6: e2m1fn, e2m3fn, e3m2fn; ml_dtypes keeps the
 //           "fn" suffix for them although they have no NaN).
@@ -42,7 +43,7 @@ struct Format {
   bool has_zero = true;
   Specials specials = Specials::ieee;
   Overflow overflow = Overflow::special;
-  bool is_signed = true;  // unsigned formats (e8m0fnu) have no sign bit; they require Specials::fn
+  bool is_signed = true;  // unsigned formats (e8m0fnu, e5m3fnu) have no sign bit; they require Specials::fn
 
   // Storage width in bits (sign + exponent + mantissa).
   int bits() const { return (is_signed ? 1 : 0) + exponent_bits + mantissa_bits; }
@@ -85,6 +86,7 @@ Format float8_e4m3fnuz();  // bias 8, 0x80 NaN (AMD/Graphcore)
 Format float8_e4m3b11fnuz();  // bias 11, 0x80 NaN
 Format float8_e5m2();
 Format float8_e5m2fnuz();  // bias 16, 0x80 NaN
+Format float8_e5m3fnu();   // unsigned e5m3, bias 15, subnormals, max 114688, 0xFF NaN, no inf
 Format float8_e8m0fnu();   // unsigned exponent-only scale: 2^-127 .. 2^127, 0xFF NaN, no zero
 Format float6_e2m3fn();    // OCP MX, all finite, max 7.5
 Format float6_e3m2fn();    // OCP MX, all finite, max 28
@@ -97,7 +99,7 @@ std::vector<Format> all_presets();
 
 // Parses a format name. Accepted:
 //   * the ml_dtypes names (float8_e4m3fn, bfloat16, float6_e3m2fn, ...), float16, float32, tf32;
-//   * short aliases: bf16, fp16, half, fp32, f32, e4m3fn, e4m3fnuz, e4m3b11fnuz, e5m2fnuz, e8m0fnu,
+//   * short aliases: bf16, fp16, half, fp32, f32, e4m3fn, e4m3fnuz, e4m3b11fnuz, e5m2fnuz, e5m3fnu, e8m0fnu,
 //     e2m1fn, e2m3fn, e3m2fn, fp8_e4m3 (= float8_e4m3fn, the OCP format), fp8_e5m2, fp6_e2m3,
 //     fp6_e3m2, fp4_e2m1;
 //   * a bare eXmY (1 <= X <= 8, 1 <= Y <= 23): the IEEE-like generic format. Beware that e4m3 is

@@ -25,10 +25,14 @@
 //           fnuz: 0x80). Payloads are not kept. Formats without NaN (MX fp4/fp6) give a zero of the
 //           *opposite* sign (+NaN -> -0): that is what ml_dtypes does (its "NaN" for these types is
 //           the code 0b1000..., negated for a negative NaN), reproduced so codes match bit for bit.
-//   Unsigned formats (e8m0fnu): negative inputs (not -0) -> NaN, or the smallest value under
-//           `saturate`. Formats without zero (e8m0fnu): ±0 -> NaN, or the smallest value under
-//           `saturate`; a result that rounds to zero becomes the smallest value 2^-127 (ml_dtypes rounds
-//           as if code 0x00 were zero and then reads it as 2^-127, so 2^-127*(1+2^-22) -> 2^-126).
+//   Unsigned formats (e8m0fnu, e5m3fnu): negative inputs (not -0) -> NaN, or the smallest value (zero
+//           if the format has one) under `saturate`. Formats without zero (e8m0fnu): ±0 -> NaN, or the
+//           smallest value under `saturate`. Below 2^-126 the only values are 2^-127 and 2^-126: every
+//           input at or below 2^-127 gives 2^-127 in every mode (nothing lies below it), and inputs in
+//           (2^-127, 2^-126) round between those two neighbours; ties (1.5 * 2^-127) round up, as in
+//           every binade of a format whose significand is the implicit 1 alone (ml_dtypes 0.7.0 agrees
+//           on every float32 input; 0.6.0 rounded as if code 0x00 were zero, sending (2^-127,
+//           1.5 * 2^-127) to 2^-126). Stochastic rounding is then unbiased above 2^-127 only.
 //   Zero results keep the input's sign, except in fnuz and unsigned formats (no -0).
 //
 // Stochastic rounding. Let r be the discarded part of |x| measured in units of 2^-k of the target

@@ -220,6 +220,12 @@ TEST(DeviceRounding, DocumentedCorners) {
   EXPECT_EQ(encode_hd(3.0f, e8m0, rne, 0, 1), 0x81u);
   EXPECT_EQ(f2u(round_hd(1e-45f, e8m0, rne, 0, 1)), 0x00400000u);  // 2^-127, a float32 subnormal
   EXPECT_EQ(f2u(decode_hd(0x00u, e8m0)), 0x00400000u);
+  // Below 2^-126 the neighbours are 2^-127 (0x00) and 2^-126 (0x01); ties (1.5 * 2^-127) round up.
+  for (uint32_t b = 1; b < 0x00800000u; ++b)
+    ASSERT_EQ(encode_hd(u2f(b), e8m0, rne, 0, 1), b < 0x00600000u ? 0x00u : 0x01u) << std::hex << b;
+  EXPECT_EQ(encode_hd(u2f(0x00400001u), e8m0, Rounding::up, 0, 1), 0x01u);
+  EXPECT_EQ(encode_hd(u2f(0x003FFFFFu), e8m0, Rounding::up, 0, 1), 0x00u);  // nothing lies below 2^-127
+  EXPECT_EQ(f2u(round_hd(u2f(0x00000001u), e8m0, Rounding::stochastic, 0xFFFFFFFFu, 23)), 0x00400000u);
   EXPECT_EQ(encode_hd(NAN, e2m1, rne, 0, 1), 0x8u);  // ml_dtypes: +NaN -> -0
   EXPECT_EQ(encode_hd(100.0f, e2m1, rne, 0, 1), 0x7u);
   EXPECT_EQ(f2u(decode_hd(0x80u, make_device_plan(formats::float8_e4m3fnuz()))), 0xFFC00000u);

@@ -34,6 +34,7 @@ TEST(Format, PresetLimitsMatchTheirDefinitions) {
       {"float8_e4m3b11fnuz", 8, 30, std::ldexp(1.0, -10), std::ldexp(1.0, -13), false, true},
       {"float8_e5m2", 8, 57344, std::ldexp(1.0, -14), std::ldexp(1.0, -16), true, true},
       {"float8_e5m2fnuz", 8, 57344, std::ldexp(1.0, -15), std::ldexp(1.0, -17), false, true},
+      {"float8_e5m3fnu", 8, 114688, std::ldexp(1.0, -14), std::ldexp(1.0, -17), false, true},
       {"float8_e8m0fnu", 8, std::ldexp(1.0, 127), std::ldexp(1.0, -127), std::ldexp(1.0, -127), false, true},
       {"float6_e2m3fn", 6, 7.5, 1.0, 0.125, false, false},
       {"float6_e3m2fn", 6, 28, 0.25, 0.0625, false, false},
@@ -50,8 +51,9 @@ TEST(Format, PresetLimitsMatchTheirDefinitions) {
     EXPECT_EQ(f.has_inf(), t.inf);
     EXPECT_EQ(f.has_nan(), t.nan);
   }
-  EXPECT_EQ(formats::all_presets().size(), 15u);
-  EXPECT_EQ(formats::ml_dtypes_presets().size(), 13u);
+  EXPECT_EQ(formats::all_presets().size(), 16u);
+  EXPECT_EQ(formats::ml_dtypes_presets().size(), 14u);
+  EXPECT_FALSE(parse_format("float8_e5m3fnu").is_signed);
 }
 
 TEST(Format, AliasesAndCase) {
@@ -62,6 +64,8 @@ TEST(Format, AliasesAndCase) {
   EXPECT_EQ(parse_format("fp32").name, "float32");
   EXPECT_EQ(parse_format("e4m3fn").name, "float8_e4m3fn");
   EXPECT_EQ(parse_format("e8m0fnu").name, "float8_e8m0fnu");
+  EXPECT_EQ(parse_format("E5M3FNU").name, "float8_e5m3fnu");
+  EXPECT_EQ(parse_format("e5m3fnu_sat").name, "float8_e5m3fnu_sat");
   EXPECT_EQ(parse_format("e2m1fn").name, "float4_e2m1fn");
   EXPECT_EQ(parse_format("fp6_e3m2").name, "float6_e3m2fn");
 }

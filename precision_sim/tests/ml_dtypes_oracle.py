@@ -3,7 +3,11 @@
 
   ml_dtypes_oracle.py decode FORMAT   u64 n, then n uint32: float32 bits of every code 0 .. 2^bits-1
   ml_dtypes_oracle.py sample FORMAT   u64 n, u32 code_bytes, n uint32 inputs, n codes (uint8/uint16)
+  ml_dtypes_oracle.py subnormals FORMAT  as `sample`, for the 2^24 inputs 0x00000000..0x007FFFFF and
+                                      0x80000000..0x807FFFFF: both zeros and every float32 subnormal
   ml_dtypes_oracle.py stream FORMAT   codes of all 2^32 float32 inputs in bit-pattern order, in chunks
+  ml_dtypes_oracle.py float_types     the names of every real floating-point type ml_dtypes exports,
+                                      one per line (complex types, pairs of these, are left out)
 
 `sample` is a deterministic stratified set of >= 2^24 float32 inputs: 2^15 random mantissas for each
 sign and each of the 256 float32 exponents, plus every value of the format, every midpoint between
@@ -89,8 +93,34 @@ def sample_inputs(dt):
     return np.concatenate(parts).astype(np.uint32)
 
 
+def subnormal_inputs():
+    positive = np.arange(0, 1 << 23, dtype=np.uint32)
+    return np.concatenate([positive, positive | np.uint32(0x80000000)])
+
+
+def float_type_names():
+    """Every attribute of ml_dtypes that is a NumPy scalar type with finfo, complex types excepted."""
+    names = []
+    for name in sorted(dir(ml_dtypes)):
+        obj = getattr(ml_dtypes, name)
+        if not isinstance(obj, type):
+            continue
+        try:
+            dt = np.dtype(obj)
+            ml_dtypes.finfo(dt)
+        except (TypeError, ValueError):
+            continue
+        if dt.kind == "c" or "complex" in name:
+            continue
+        names.append(name)
+    return names
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("decode", "sample", "stream"):
+    if len(sys.argv) == 2 and sys.argv[1] == "float_types":
+        sys.stdout.write("".join(n + "\n" for n in float_type_names()))
+        return
+    if len(sys.argv) != 3 or sys.argv[1] not in ("decode", "sample", "subnormals", "stream"):
         sys.stderr.write(__doc__)
         sys.exit(1)
     mode, name = sys.argv[1], sys.argv[2]
@@ -100,8 +130,8 @@ def main():
         v = decode_all(dt).view(np.uint32)
         out.write(struct.pack("<Q", v.size))
         out.write(v.tobytes())
-    elif mode == "sample":
-        x = sample_inputs(dt)
+    elif mode in ("sample", "subnormals"):
+        x = sample_inputs(dt) if mode == "sample" else subnormal_inputs()
         codes = to_codes(x.view(np.float32), dt)
         out.write(struct.pack("<QI", x.size, codes.itemsize))
         out.write(x.tobytes())

@@ -39,8 +39,8 @@ int OraclePipe::close() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-OracleSample read_sample(const std::string& format_name) {
-  OraclePipe pipe({"sample", format_name});
+OracleSample read_sample(const std::string& format_name, const std::string& mode) {
+  OraclePipe pipe({mode, format_name});
   uint64_t n = 0;
   uint32_t code_bytes = 0;
   pipe.read_exact(&n, sizeof n);
@@ -73,6 +73,24 @@ std::vector<uint32_t> read_decode(const std::string& format_name) {
   if (const int status = pipe.close(); status != 0)
     throw std::runtime_error("oracle failed with exit status " + std::to_string(status));
   return v;
+}
+
+std::vector<std::string> read_float_types() {
+  OraclePipe pipe({"float_types"});
+  std::vector<std::string> names;
+  std::string line;
+  char c = 0;
+  while (std::fread(&c, 1, 1, pipe.file()) == 1) {
+    if (c != '\n') {
+      line += c;
+    } else if (!line.empty()) {
+      names.push_back(line);
+      line.clear();
+    }
+  }
+  if (const int status = pipe.close(); status != 0)
+    throw std::runtime_error("oracle failed with exit status " + std::to_string(status) + ": " + pipe.command());
+  return names;
 }
 
 bool same_value_bits(uint32_t ours, uint32_t expected) {

@@ -23,6 +23,7 @@ class OraclePipe {
   void read_exact(void* dst, size_t bytes);
   int close();  // exit status (0 = success)
   const std::string& command() const { return command_; }
+  FILE* file() const { return pipe_; }  // for reading a text answer
 
  private:
   std::string command_;
@@ -34,8 +35,11 @@ struct OracleSample {
   std::vector<uint32_t> codes;   // expected codes
 };
 
-// The whole `sample` answer; throws (with the script's exit status) on any failure.
-OracleSample read_sample(const std::string& format_name);
+// The whole `sample` answer (or, with mode "subnormals", the answer for every float32 subnormal and
+// both zeros); throws (with the script's exit status) on any failure.
+OracleSample read_sample(const std::string& format_name, const std::string& mode = "sample");
+// The `float_types` answer: every real floating-point type ml_dtypes exports, by name.
+std::vector<std::string> read_float_types();
 // The `decode` answer: float32 bits of every code.
 std::vector<uint32_t> read_decode(const std::string& format_name);
 

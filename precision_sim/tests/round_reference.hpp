@@ -35,10 +35,14 @@ inline double ref_round(float xf, const Format& f, Rounding mode, uint32_t word,
   }
   if (!f.is_signed && neg) return sat ? (f.has_zero ? 0.0 : f.min_positive()) : nan;
   const double ax = std::fabs(x);
+  // No zero (e8m0fnu): nothing lies below the smallest value, so every mode gives it for |x| <= it.
+  if (!f.has_zero && ax <= f.min_positive()) return sgn * f.min_positive();
   // Grid spacing at |x| (unbounded above).
   double ulp;
   const double min_normal = std::ldexp(1.0, f.emin());
-  if (ax < min_normal) {
+  if (!f.has_zero && ax < min_normal) {
+    ulp = f.min_positive();  // the binade [2^-bias, 2^(1-bias)): neighbours 2^-bias and 2^(1-bias)
+  } else if (ax < min_normal) {
     ulp = f.subnormals ? std::ldexp(1.0, f.emin() - f.mantissa_bits) : min_normal;
   } else {
     int e;
@@ -74,10 +78,7 @@ inline double ref_round(float xf, const Format& f, Rounding mode, uint32_t word,
     if (!away || sat || f.specials == Specials::finite) return sgn * maxv;
     return f.has_inf() ? sgn * inf : nan;
   }
-  if (r == 0) {
-    if (!f.has_zero) return f.min_positive();
-    return f.has_negative_zero() ? sgn * 0.0 : 0.0;
-  }
+  if (r == 0) return f.has_negative_zero() ? sgn * 0.0 : 0.0;  // formats without zero returned above
   return sgn * r;
 }
 

@@ -79,11 +79,15 @@ TEST(Rounding, MxFormatsSaturateAndMapNaNToFlippedZero) {
 
 TEST(Rounding, E8m0fnuHasNoZeroAndNoSign) {
   EXPECT_EQ(code("e8m0fnu", 1.0f), 0x7Fu);
-  EXPECT_EQ(code("e8m0fnu", 1.5f), 0x80u);  // tie: even exponent field
+  // Ties round up whatever the exponent field's parity (the significand is the implicit 1 alone).
+  EXPECT_EQ(code("e8m0fnu", 1.5f), 0x80u);
   EXPECT_EQ(code("e8m0fnu", 3.0f), 0x81u);
   EXPECT_EQ(code("e8m0fnu", 0.0f), 0xFFu);
   EXPECT_EQ(code("e8m0fnu", -1.0f), 0xFFu);
-  EXPECT_EQ(code("e8m0fnu", u2f(0x00400001u)), 0x01u);  // ml_dtypes: rounds as if 0x00 were zero
+  // 2^-127 * (1 + 2^-22) is nearer 2^-127 (code 0x00) than 2^-126 (0x01). This test used to expect
+  // 0x01, written against ml_dtypes 0.6.0, which rounded as if code 0x00 were zero; ml_dtypes 0.7.0
+  // gives the nearest value, and so do we (Rounding.E8m0fnuBelowTwoToMinus126 covers the whole range).
+  EXPECT_EQ(code("e8m0fnu", u2f(0x00400001u)), 0x00u);
   EXPECT_EQ(code("e8m0fnu", 1e-45f), 0x00u);
   EXPECT_EQ(code("e8m0fnu", 2.5e38f), 0xFEu);  // below 1.5 * 2^127
   EXPECT_EQ(code("e8m0fnu", 2.6e38f), 0xFFu);  // above: overflow to NaN
@@ -91,6 +95,84 @@ TEST(Rounding, E8m0fnuHasNoZeroAndNoSign) {
   EXPECT_EQ(code("e8m0fnu_sat", -1.0f), 0x00u);
   EXPECT_EQ(code("e8m0fnu_sat", 2.6e38f), 0xFEu);
   EXPECT_EQ(f2u(Quantizer(formats::float8_e8m0fnu()).round(1e-45f)), 0x00400000u);  // 2^-127
+}
+
+// float32 inputs below 2^-126 (the float32 subnormals, bits 0x00000001..0x007FFFFF) for e8m0fnu: the
+// only candidates are 2^-127 (code 0x00, bits 0x00400000) and 2^-126 (code 0x01, bits 0x00800000).
+// Nearest: code 0 up to 0x005FFFFF, the tie 1.5 * 2^-127 (0x00600000) and above round up (ml_dtypes
+// 0.7.0 does the same). Every mode: nothing below 2^-127 (no zero), so all inputs at or below it give
+// code 0; above it, only the two neighbours. Every ISA path.
+TEST(Rounding, E8m0fnuBelowTwoToMinus126) {
+  std::vector<float> x;
+  for (uint32_t b = 1; b < 0x00800000u; ++b) x.push_back(u2f(b));
+  for (Isa isa : available_isas()) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    const Quantizer q(formats::float8_e8m0fnu(), isa);
+    std::vector<uint8_t> c(x.size());
+    q.encode(x, c);
+    size_t bad = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const uint32_t want = f2u(x[i]) < 0x00600000u ? 0x00u : 0x01u;
+      if (c[i] != want && ++bad <= 5) ADD_FAILURE() << "input " << std::hex << f2u(x[i]) << ": code " << int{c[i]};
+    }
+    EXPECT_EQ(bad, 0u);
+    for (Rounding mode : kAllRoundings) {
+      RoundingOptions opt;
+      opt.mode = mode;
+      opt.seed = 5;
+      std::vector<float> y(x.size());
+      q.round(x, y, opt);
+      size_t outside = 0, above_from_below = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const uint32_t b = f2u(y[i]);
+        if (b != 0x00400000u && b != 0x00800000u) ++outside;
+        if (f2u(x[i]) <= 0x00400000u && b != 0x00400000u) ++above_from_below;
+      }
+      EXPECT_EQ(outside, 0u) << rounding_name(mode);
+      EXPECT_EQ(above_from_below, 0u) << rounding_name(mode) << ": an input <= 2^-127 left the smallest value";
+    }
+  }
+  // Directed modes inside (2^-127, 2^-126): up goes to 2^-126, toward zero and down to 2^-127.
+  EXPECT_EQ(code("e8m0fnu", u2f(0x00400001u), Rounding::up), 0x01u);
+  EXPECT_EQ(code("e8m0fnu", u2f(0x007FFFFFu), Rounding::toward_zero), 0x00u);
+  EXPECT_EQ(code("e8m0fnu", u2f(0x007FFFFFu), Rounding::down), 0x00u);
+  EXPECT_EQ(code("e8m0fnu", u2f(0x00600000u), Rounding::nearest_away), 0x01u);
+  EXPECT_EQ(code("e8m0fnu", u2f(0x005FFFFFu), Rounding::nearest_away), 0x00u);
+}
+
+// Stochastic rounding between 2^-127 and 2^-126 chooses 2^-126 with probability (x - 2^-127) / 2^-127.
+TEST(Rounding, E8m0fnuStochasticBelowTwoToMinus126IsProportional) {
+  const Quantizer q(formats::float8_e8m0fnu());
+  for (uint32_t bits : {0x00500000u, 0x00700000u}) {  // 1.25 and 1.75 * 2^-127
+    const double p_up = (static_cast<double>(bits) - 0x00400000) / 0x00400000;
+    for (Rounding mode : {Rounding::stochastic, Rounding::stochastic_exact}) {
+      const std::vector<float> x(1 << 16, u2f(bits));
+      std::vector<float> y(x.size());
+      RoundingOptions opt;
+      opt.mode = mode;
+      opt.seed = 11;
+      q.round(x, y, opt);
+      size_t up = 0;
+      for (float v : y) up += f2u(v) == 0x00800000u;
+      const double frac = static_cast<double>(up) / x.size();
+      EXPECT_NEAR(frac, p_up, 0.01) << rounding_name(mode) << " at " << std::hex << bits;  // ~6 sigma
+    }
+  }
+}
+
+// float8_e5m3fnu (ml_dtypes 0.7.0): unsigned, bias 15, subnormals, max 114688, 0xFF NaN, no inf.
+TEST(Rounding, E5m3fnuCornersAsMlDtypes) {
+  EXPECT_EQ(code("e5m3fnu", 1.0f), 0x78u);
+  EXPECT_EQ(code("e5m3fnu", 114688.0f), 0xFEu);
+  EXPECT_EQ(code("e5m3fnu", 1e9f), 0xFFu);       // overflow: NaN
+  EXPECT_EQ(code("e5m3fnu", INFINITY), 0xFFu);
+  EXPECT_EQ(code("e5m3fnu", -1.0f), 0xFFu);      // negative: NaN
+  EXPECT_EQ(code("e5m3fnu", -1e-30f), 0xFFu);    // even a tiny one
+  EXPECT_EQ(code("e5m3fnu", -0.0f), 0x00u);      // -0 is +0
+  EXPECT_EQ(code("e5m3fnu", std::ldexp(1.0f, -17)), 0x01u);  // smallest subnormal
+  EXPECT_EQ(code("e5m3fnu", std::ldexp(1.0f, -18)), 0x00u);  // half of it: tie to even (0)
+  EXPECT_EQ(code("e5m3fnu_sat", 1e9f), 0xFEu);
+  EXPECT_EQ(code("e5m3fnu_sat", -1.0f), 0x00u);
 }
 
 TEST(Rounding, SaturatingPolicyFollowsItsRules) {
