@@ -1,109 +1,225 @@
 #!/usr/bin/env python3
-"""Static HTML performance dashboard from the committed history of `step_bench` runs.
+"""A static performance site from a history store of benchmark runs (plots/perf_history.py).
 
-Usage: python3 plots/bench_dashboard.py results/bench/history/*.json -o results/bench/dashboard.html
+Usage: python3 plots/bench_dashboard.py STORE -o SITE [--threshold 10] [--alpha 0.05] [--clock cpu]
+                                        [--baseline COMMIT] [--commit-url URL_WITH_{commit}]
 
-Each JSON file is one Google Benchmark run of step_bench (its context carries the commit and date).
-For each variant, two figures over the runs in commit-date order: effective GFLOP/s (the benchmark's
-`GFLOP/s` counter) and its fraction of the SGEMM rate measured in the same run (`frac_gemm` (the ratio that is
-comparable across machines). The page embeds the figures as PNG files written beside it.
+STORE is the history folder (STORE/<machine>/<date>_<commit>.json|.h5), never the source tree; SITE is
+written new (index.html, one page per machine and benchmark, dashboard.js, and plotly.min.js copied from
+the installed `plotly` Python package, so the site works offline and from file://).
+
+Every benchmark page has two interactive time series (Plotly): the gated metric (time relative to the
+yardstick of the same run, plots/perf_runs.py; the median of the repetitions, bars from their min to
+max) and its fraction of the yardstick's rate; hovering a point shows the commit, date, machine, spread
+and the gate's verdict against the previous run. Points where the gate (plots/perf_stats.py, the same
+test and metric as `lobench compare`) finds the run slower than the previous one carry a red marker,
+faster ones a green one. The page and the index give the latest run against the previous one and
+against the baseline (the run of --baseline COMMIT, else the machine's first run), and flag rows above
+their yardstick (a fraction over 1 is a measurement error), untested ones and noisy ones (CV > 5 %).
 """
 import argparse
+import html
 import json
 import os
+import re
+import shutil
+import sys
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import perf_compare
+import perf_history
+import perf_runs
+
+NOISY_CV = 0.05
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def load(path):
-    """(context, {benchmark: median entry}, {benchmark: (min, max) of the repetitions' values per metric})."""
-    with open(path) as f:
-        data = json.load(f)
-    ctx = data.get("context", {})
-    rows, reps = {}, {}
-    for b in data.get("benchmarks", []):
-        name = b.get("run_name", b["name"])
-        if b.get("run_type") == "aggregate":
-            if b.get("aggregate_name") == "median":
-                rows[name] = b
-            continue
-        reps.setdefault(name, []).append(b)
-        rows.setdefault(name, b)  # a run without aggregates: its first repetition
-    spread = {}
-    for name, entries in reps.items():
-        for metric in ("GFLOP/s", "frac_gemm"):
-            vals = [e[metric] for e in entries if metric in e]
-            if vals:
-                spread[(name, metric)] = (min(vals), max(vals))
-    return ctx, rows, spread
+def plotly_js():
+    """Path of plotly.min.js inside the installed plotly package (vendored into the site)."""
+    try:
+        import plotly
+    except ImportError:
+        raise perf_runs.RunFileError("the dashboard needs the Python package plotly (pip install plotly)")
+    path = os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
+    if not os.path.isfile(path):
+        raise perf_runs.RunFileError(f"{path}: missing from the installed plotly package")
+    return path
+
+
+def slug(name):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")
+
+
+def pair(base_run, cand_run, name, threshold, alpha):
+    """The gate's row for one benchmark between two runs, or None when either lacks it."""
+    b, c = base_run.series.get(name), cand_run.series.get(name)
+    if b is None or c is None:
+        return None
+    one = perf_runs.Run(base_run.path, base_run.kind, series={name: b})
+    two = perf_runs.Run(cand_run.path, cand_run.kind, series={name: c})
+    rows = perf_compare.compare_runs(one, two, threshold, alpha)
+    return rows[0] if rows else None
+
+
+def point(run, name, vs_prev):
+    s = run.series[name]
+    frac = s.fraction
+    return {"date": run.date, "commit": run.commit, "machine": run.machine_text, "file": os.path.basename(run.path),
+            "median": float(np.median(s.values)), "min": float(np.min(s.values)), "max": float(np.max(s.values)),
+            "cv": perf_compare.perf_stats.relative_spread(s.values), "n": int(len(s.values)),
+            "frac": None if frac is None else float(np.median(frac)),
+            "frac_min": None if frac is None else float(np.min(frac)),
+            "frac_max": None if frac is None else float(np.max(frac)),
+            "verdict": vs_prev["verdict"] if vs_prev else "first",
+            "ratio": vs_prev["ratio"] if vs_prev else None, "p": vs_prev["p_value"] if vs_prev else None}
+
+
+def clean(x):
+    """JSON has no NaN: None instead."""
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [clean(v) for v in x]
+    return x
+
+
+def benchmark_series(runs, name, baseline, threshold, alpha):
+    """(points in time order, latest vs previous, latest vs baseline) of one benchmark on one machine."""
+    having = [r for r in runs if name in r.series]
+    points, prev = [], None
+    for r in having:
+        points.append(point(r, name, pair(prev, r, name, threshold, alpha) if prev else None))
+        prev = r
+    latest = having[-1]
+    vs_prev = pair(having[-2], latest, name, threshold, alpha) if len(having) > 1 else None
+    vs_base = pair(baseline, latest, name, threshold, alpha) if baseline is not latest else None
+    return points, vs_prev, vs_base
+
+
+def flags(points, series):
+    out = []
+    last = points[-1]
+    if last["frac"] is not None and last["frac"] > 1:
+        out.append("above yardstick")
+    if last["cv"] > NOISY_CV:
+        out.append(f"noisy (CV {100 * last['cv']:.0f} %)")
+    if not series.gated:
+        out.append("yardstick")
+    return out
+
+
+def verdict_cell(row):
+    if row is None:
+        return "<td>-</td>"
+    v = row["verdict"]
+    interval = "" if row["ratio_lo"] is None or not np.isfinite(row["ratio_lo"]) else \
+        f" [{row['ratio_lo']:.3f}, {row['ratio_hi']:.3f}]"
+    p = "" if not np.isfinite(row["p_value"]) else f", p {row['p_value']:.3g}"
+    return f'<td class="{v}">{row["ratio"]:.3f}{interval}{p} <b>{v}</b></td>'
+
+
+PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>{title}</title>
+<script>window.lobenchErrors = [];
+window.addEventListener("error", function (e) {{ window.lobenchErrors.push(String(e.message)); }});
+(function () {{ var f = console.error; console.error = function () {{
+  window.lobenchErrors.push(Array.prototype.join.call(arguments, " ")); f.apply(console, arguments); }}; }})();</script>
+<style>body{{font-family:sans-serif;max-width:1200px;margin:auto;padding:0 1em}}
+table{{border-collapse:collapse}}td,th{{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;font-size:13px}}
+.slower{{background:#fdd}}.faster{{background:#dfd}}.flag{{color:#b60}}.chart{{height:420px}}</style>
+{head}</head><body>
+<div id="lobench-status" data-charts="0" data-regressions="0" data-errors="0" data-ready="0"></div>
+{body}</body></html>
+"""
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def benchmark_page(site, machine, name, points, vs_prev, vs_base, fl, metric, commit_url):
+    data = clean({"name": name, "machine": machine, "metric": metric, "points": points, "commitUrl": commit_url})
+    data_json = json.dumps(data).replace("</", "<\\/")  # no "</script>" inside the script element
+    body = (f'<p><a href="../index.html">all benchmarks</a></p><h1>{html.escape(name)}</h1>'
+            f'<p>machine <code>{html.escape(machine)}</code> ({html.escape(points[-1]["machine"])}); '
+            f'{len(points)} runs; metric: {html.escape(metric)} (lower is faster)'
+            f'{"; <span class=flag>" + html.escape(", ".join(fl)) + "</span>" if fl else ""}</p>'
+            '<table><tr><th>latest against</th><th>ratio [95 % interval], p, verdict</th></tr>'
+            f'<tr><td>previous run</td>{verdict_cell(vs_prev)}</tr><tr><td>baseline</td>{verdict_cell(vs_base)}</tr>'
+            '</table><div id="metric" class="chart"></div><div id="fraction" class="chart"></div>'
+            f'<script type="application/json" id="lobench-data">{data_json}</script>'
+            '<script src="../dashboard.js"></script>')
+    head = '<script src="../plotly.min.js"></script>'
+    write(os.path.join(site, slug(machine), slug(name) + ".html"), PAGE.format(title=html.escape(name), head=head, body=body))
+
+
+def index_page(site, entries, args):
+    rows = []
+    for e in sorted(entries, key=lambda e: (e["rank"], e["machine"], e["name"])):
+        rows.append(f'<tr><td><code>{html.escape(e["machine"])}</code></td><td><a href="{e["href"]}">'
+                    f'{html.escape(e["name"])}</a></td><td>{e["latest"]:.4g}</td><td>{e["commit"]}</td>'
+                    f'{verdict_cell(e["vs_prev"])}{verdict_cell(e["vs_base"])}'
+                    f'<td class="flag">{html.escape(", ".join(e["flags"]))}</td></tr>')
+    body = (f"<h1>Benchmarks</h1><p>History {html.escape(os.path.abspath(args.store))}; gate: threshold "
+            f"{args.threshold:g} %, alpha {args.alpha}, Mann–Whitney U on the repetitions; clock {args.clock}. "
+            "Regressions first.</p><table><tr><th>machine</th><th>benchmark</th><th>latest (median)</th>"
+            "<th>commit</th><th>vs previous run</th><th>vs baseline</th><th>flags</th></tr>"
+            + "".join(rows) + "</table><script src=\"dashboard.js\"></script>")
+    write(os.path.join(site, "index.html"), PAGE.format(title="lobench benchmarks", head="", body=body))
+
+
+def build(args):
+    machines = perf_history.machines(args.store)
+    if not machines:
+        raise perf_runs.RunFileError(f"{args.store}: no runs in the history folder")
+    if os.path.abspath(args.out) == os.path.abspath(args.store):
+        raise perf_runs.RunFileError("the site and the history store must be different folders")
+    machines = {m: [perf_runs.load(r.path, args.clock) for r in runs] for m, runs in machines.items()}
+    os.makedirs(args.out, exist_ok=True)
+    shutil.copyfile(plotly_js(), os.path.join(args.out, "plotly.min.js"))
+    shutil.copyfile(os.path.join(HERE, "bench_dashboard.js"), os.path.join(args.out, "dashboard.js"))
+    entries, threshold = [], args.threshold / 100
+    for machine, runs in machines.items():
+        baseline = next((r for r in runs if args.baseline and r.commit.startswith(args.baseline)), runs[0])
+        names = list(dict.fromkeys(n for r in runs for n in r.series))
+        for name in names:
+            points, vs_prev, vs_base = benchmark_series(runs, name, baseline, threshold, args.alpha)
+            series = next(r.series[name] for r in reversed(runs) if name in r.series)
+            fl = flags(points, series)
+            benchmark_page(args.out, machine, name, points, vs_prev, vs_base, fl, series.metric, args.commit_url)
+            verdicts = {(vs_prev or {}).get("verdict"), (vs_base or {}).get("verdict")}
+            entries.append({"machine": machine, "name": name, "href": f"{slug(machine)}/{slug(name)}.html",
+                            "latest": points[-1]["median"], "commit": html.escape(points[-1]["commit"]),
+                            "vs_prev": vs_prev, "vs_base": vs_base, "flags": fl,
+                            "rank": 0 if "slower" in verdicts and series.gated else 1})
+    index_page(args.out, entries, args)
+    return entries
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("runs", nargs="+")
-    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("store")
+    ap.add_argument("-o", "--out", required=True, help="the site folder")
+    ap.add_argument("--threshold", type=float, default=10.0, help="percent (the gate's, default 10)")
+    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--clock", choices=perf_runs.CLOCKS, default=perf_runs.DEFAULT_CLOCK)
+    ap.add_argument("--baseline", default="", help="commit (prefix) of the baseline run (default: each machine's first)")
+    ap.add_argument("--commit-url", default="", help="link for a commit, {commit} replaced (e.g. a web view of the repo)")
     args = ap.parse_args()
-    history = sorted((load(p) + (p,) for p in args.runs), key=lambda x: x[0].get("date", ""))
-    labels = [f"{ctx.get('commit', os.path.basename(p))[:8]}\n{ctx.get('date', '')[:10]}" for ctx, _, _, p in history]
-    names = sorted({n for _, rows, _, _ in history for n in rows if not n.startswith("gemm/")})
-    outdir = os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(outdir, exist_ok=True)
-
-    figs = []
-    panels = (("GFLOP/s", "effective rate (GFLOP/s; 6·P·V·D flop per step)",
-               "Effective rate of each step benchmark per commit"),
-              ("frac_gemm", "fraction of the same run's SGEMM rate (1 = SGEMM)",
-               "Rate relative to the SGEMM measured in the same run (comparable across machines)"))
-    for metric, ylabel, title in panels:
-        fig, ax = plt.subplots(figsize=(12, 4.8))
-        for n in names:
-            ys, lo, hi = [], [], []
-            for _, rows, spread, _ in history:
-                y = rows.get(n, {}).get(metric, float("nan"))
-                a, b = spread.get((n, metric), (y, y))
-                ys.append(y)
-                lo.append(y - a)
-                hi.append(b - y)
-            ax.errorbar(range(len(history)), ys, yerr=[lo, hi], fmt="o-", capsize=3, label=n)
-        ax.set_xticks(range(len(history)))
-        ax.set_xticklabels(labels, fontsize=7)
-        ax.set_xlabel("commit and date of the run (median of the repetitions; bars: their min–max)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(True, alpha=0.3)
-        # Outside the axes, so that no series is hidden behind it.
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-        fig.tight_layout()
-        png = os.path.join(outdir, "dashboard_" + metric.replace("/", "_per_") + ".png")
-        fig.savefig(png, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        figs.append(os.path.basename(png))
-
-    last_ctx, last_rows, last_spread, last_path = history[-1]
-    def spread_text(n):
-        a, b = last_spread.get((n, "frac_gemm"), (float("nan"), float("nan")))
-        return f"{100 * a:.0f}–{100 * b:.0f} %"
-    table = "".join(
-        f"<tr><td>{n}</td><td>{last_rows[n].get('real_time', float('nan')):.2f} {last_rows[n].get('time_unit', '')}</td>"
-        f"<td>{last_rows[n].get('GFLOP/s', float('nan')):.1f}</td><td>{100 * last_rows[n].get('frac_gemm', float('nan')):.0f} %</td>"
-        f"<td>{spread_text(n)}</td></tr>"
-        for n in names if n in last_rows)
-    html = f"""<!doctype html><html><head><meta charset="utf-8"><title>lobench performance</title>
-<style>body{{font-family:sans-serif;max-width:1100px;margin:auto}}td,th{{padding:2px 10px;text-align:right}}td:first-child{{text-align:left}}</style></head>
-<body><h1>lobench CPU step benchmark</h1>
-<p>{len(history)} runs of <code>step_bench</code>. Absolute rates depend on the machine and its load; the fraction of the
-SGEMM rate measured in the same run is the comparable number.</p>
-{''.join(f'<p><img src="{f}" width="100%"></p>' for f in figs)}
-<h2>Latest run: {last_ctx.get('commit', '?')} ({last_ctx.get('date', '')}, {last_ctx.get('host_name', '')})</h2>
-<table><tr><th>benchmark</th><th>median time per step</th><th>GFLOP/s</th><th>of SGEMM (median)</th><th>of SGEMM (min–max)</th></tr>{table}</table>
-</body></html>"""
-    with open(args.out, "w") as f:
-        f.write(html)
-    print(f"wrote {args.out}")
+    try:
+        entries = build(args)
+    except perf_runs.RunFileError as e:
+        print(f"bench_dashboard: {e}", file=sys.stderr)
+        return 2
+    slower = sum(e["rank"] == 0 for e in entries)
+    print(f"wrote {args.out}/index.html: {len(entries)} benchmark pages, {slower} with a regression")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

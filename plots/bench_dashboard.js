@@ -1,0 +1,76 @@
+// The dashboard's charts (plots/bench_dashboard.py writes the pages and copies this file beside them).
+// A benchmark page carries its data in <script id="lobench-data">; this draws the gated metric and its
+// fraction of the yardstick's rate with Plotly, marks the gate's regressions, and reports into
+// #lobench-status what it drew and any error (read by the headless-browser test).
+(function () {
+  "use strict";
+  var status = document.getElementById("lobench-status");
+  function report(charts, regressions) {
+    status.dataset.charts = String(charts);
+    status.dataset.regressions = String(regressions);
+    status.dataset.errors = String(window.lobenchErrors.length);
+    status.dataset.errorText = window.lobenchErrors.join(" | ");
+    status.dataset.ready = "1";
+  }
+  var holder = document.getElementById("lobench-data");
+  if (!holder) { report(0, 0); return; }
+  var d = JSON.parse(holder.textContent);
+  var pts = d.points;
+  var x = pts.map(function (p, i) { return p.date && p.date !== "?" ? p.date : i; });
+  function pct(v) { return v === null ? "-" : (100 * v).toFixed(1) + " %"; }
+  var hover = pts.map(function (p) {
+    return "commit " + p.commit + "<br>" + p.date + "<br>" + p.machine + "<br>median " + p.median.toPrecision(4) +
+      " (min " + p.min.toPrecision(4) + ", max " + p.max.toPrecision(4) + ", CV " + pct(p.cv) + ", n " + p.n + ")" +
+      "<br>vs previous: " + p.verdict + (p.ratio === null ? "" : " " + p.ratio.toFixed(3) +
+      (p.p === null ? "" : ", p " + p.p.toPrecision(3)));
+  });
+  function series(y, lo, hi, name, color) {
+    return { x: x, y: y, name: name, mode: "lines+markers", type: "scatter", line: { color: color },
+             error_y: { type: "data", symmetric: false, array: hi.map(function (v, i) { return v - y[i]; }),
+                        arrayminus: lo.map(function (v, i) { return y[i] - v; }), thickness: 1 },
+             text: hover, customdata: pts.map(function (p) { return p.commit; }),
+             hovertemplate: "%{text}<extra></extra>" };
+  }
+  function markers(y, verdict, name, symbol, color) {
+    var idx = pts.map(function (p, i) { return p.verdict === verdict ? i : -1; }).filter(function (i) { return i >= 0; });
+    return { x: idx.map(function (i) { return x[i]; }), y: idx.map(function (i) { return y[i]; }), name: name,
+             mode: "markers", type: "scatter", marker: { symbol: symbol, size: 16, color: color },
+             text: idx.map(function (i) { return hover[i]; }),
+             customdata: idx.map(function (i) { return pts[i].commit; }), hovertemplate: "%{text}<extra>" + name + "</extra>",
+             meta: verdict };
+  }
+  var layout = function (title, ytitle) {
+    return { title: { text: title }, xaxis: { title: { text: "run" } }, yaxis: { title: { text: ytitle } },
+             legend: { orientation: "h", y: -0.25 }, margin: { t: 50 }, hovermode: "closest", shapes: [] };
+  };
+  var y = pts.map(function (p) { return p.median; });
+  var slow = markers(y, "slower", "regression (gate: slower than the previous run)", "triangle-up", "#d00");
+  var fast = markers(y, "faster", "improvement (gate: faster)", "triangle-down", "#080");
+  var metricLayout = layout(d.name + " on " + d.machine, "time / yardstick time (lower is faster)");
+  var charts = [Plotly.newPlot("metric", [series(y, pts.map(function (p) { return p.min; }),
+                               pts.map(function (p) { return p.max; }), "median of the repetitions", "#1f77b4"),
+                               slow, fast], metricLayout, { responsive: true, displaylogo: false })];
+  var hasFrac = pts.some(function (p) { return p.frac !== null; });
+  if (hasFrac) {
+    var f = pts.map(function (p) { return p.frac; });
+    var fl = layout("fraction of the yardstick's rate (above 1: a measurement error)", "fraction of SGEMM rate");
+    fl.shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: 1, y1: 1, line: { dash: "dash", color: "#b60" } });
+    var above = pts.map(function (p, i) { return p.frac !== null && p.frac > 1 ? i : -1; })
+                   .filter(function (i) { return i >= 0; });
+    charts.push(Plotly.newPlot("fraction", [series(f, pts.map(function (p) { return p.frac_min; }),
+        pts.map(function (p) { return p.frac_max; }), "median fraction", "#9467bd"),
+        { x: above.map(function (i) { return x[i]; }), y: above.map(function (i) { return f[i]; }), mode: "markers",
+          type: "scatter", name: "above the yardstick", marker: { symbol: "x", size: 14, color: "#b60" } }],
+        fl, { responsive: true, displaylogo: false }));
+  }
+  var metricDiv = document.getElementById("metric");
+  if (d.commitUrl) {
+    metricDiv.on("plotly_click", function (ev) {
+      var commit = ev.points[0].customdata;
+      if (commit) window.open(d.commitUrl.replace("{commit}", commit), "_blank");
+    });
+  }
+  Promise.all(charts).then(function () {
+    report(document.querySelectorAll(".js-plotly-plot").length, slow.x.length);
+  }, function (e) { window.lobenchErrors.push(String(e)); report(0, 0); });
+})();

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Compare the repetitions of the same benchmarks in a baseline run and a candidate run.
+
+Usage: python3 plots/perf_compare.py BASE CANDIDATE [--threshold 10] [--alpha 0.05] [--format text]
+       (also `lobench compare BASE CANDIDATE ...`, which runs this script)
+
+BASE and CANDIDATE are Google Benchmark JSON files (step_bench, or any benchmark binary) or lobench run
+files. Each benchmark's repetitions are compared as times relative to the yardstick measured in the same
+run (plots/perf_runs.py says which metric each kind of file gives), so a slower or busier machine does
+not read as a regression. Per benchmark: the medians, their ratio CANDIDATE / BASE with a 95 % bootstrap
+interval, the Mann–Whitney U p-value, each side's noise (coefficient of variation of its repetitions)
+and a verdict (plots/perf_stats.py): `slower` when the ratio exceeds 1 + threshold and p < alpha,
+`faster` for the mirror image, `same` otherwise.
+
+Exit status: 0 nothing slower, 1 at least one gated benchmark slower, 2 usage (a file missing or not a
+run, no benchmark in common, a bad option, or a gated benchmark with too few repetitions to test: a gate
+that cannot see a regression must not pass; --allow-untested accepts that, e.g. to browse old runs).
+Formats: text (a table like Google Benchmark's compare.py), csv, jsonl, markdown (for a PR comment).
+"""
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+
+import numpy as np
+
+import perf_runs
+import perf_stats
+
+COLUMNS = ("benchmark", "metric", "n_base", "n_cand", "base", "cand", "ratio", "ratio_lo", "ratio_hi", "p_value",
+           "noise_base", "noise_cand", "verdict", "gated")
+
+
+def compare_runs(base, cand, threshold=0.10, alpha=0.05):
+    """One dict per benchmark in both runs (COLUMNS), in the candidate's order."""
+    rows = []
+    for name, c in cand.series.items():
+        b = base.series.get(name)
+        if b is None:
+            continue
+        ratio = float(np.median(c.values) / np.median(b.values))
+        testable = perf_stats.min_p(len(b.values), len(c.values)) < alpha
+        if testable:
+            _, p = perf_stats.mann_whitney(b.values, c.values)
+            lo, hi = perf_stats.ratio_interval(b.values, c.values)
+        else:
+            p, lo, hi = math.nan, math.nan, math.nan
+        v = perf_stats.verdict(ratio, p, threshold, alpha) if testable else "untested"
+        rows.append({"benchmark": name, "metric": c.metric, "n_base": len(b.values), "n_cand": len(c.values),
+                     "base": float(np.median(b.values)), "cand": float(np.median(c.values)), "ratio": ratio,
+                     "ratio_lo": lo, "ratio_hi": hi, "p_value": p, "noise_base": perf_stats.relative_spread(b.values),
+                     "noise_cand": perf_stats.relative_spread(c.values), "verdict": v, "gated": c.gated and b.gated})
+    return rows
+
+
+def summary(rows, base, cand, threshold, alpha):
+    gated = [r for r in rows if r["gated"]]
+    slower = [r for r in gated if r["verdict"] == "slower"]
+    untested = [r for r in rows if r["verdict"] == "untested"]
+    noise = [max(r["noise_base"], r["noise_cand"]) for r in gated]
+    lines = [f"baseline {base.path} (commit {base.commit}, {base.machine})",
+             f"candidate {cand.path} (commit {cand.commit}, {cand.machine})",
+             f"threshold {100 * threshold:.0f} %, alpha {alpha}; noise (CV of the repetitions, median over benchmarks) "
+             f"{100 * float(np.median(noise)) if noise else float('nan'):.1f} %, largest "
+             f"{100 * max(noise) if noise else float('nan'):.1f} %"]
+    if base.machine != cand.machine:
+        lines.append("note: the runs are from different machines; only ratios to each run's own yardstick compare")
+    if untested:
+        lines.append(f"note: {len(untested)} benchmark(s) untested: too few repetitions for p < {alpha} "
+                     f"(Mann–Whitney needs at least 4 against 4; use --benchmark_repetitions >= 5)")
+    lines.append(f"{len(slower)} slower, {sum(r['verdict'] == 'faster' for r in gated)} faster, "
+                 f"{sum(r['verdict'] == 'same' for r in gated)} same of {len(gated)} gated benchmarks")
+    return lines
+
+
+def fmt_num(x, spec):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def as_text(rows, lines):
+    w = max([len("benchmark")] + [len(r["benchmark"]) for r in rows])
+    out = [f"{'benchmark':<{w}}  {'base':>10} {'cand':>10} {'ratio':>7} {'95% interval':>15} {'p':>8} "
+           f"{'noise b/c':>11}  verdict"]
+    for r in rows:
+        interval = f"[{fmt_num(r['ratio_lo'], '.3f')}, {fmt_num(r['ratio_hi'], '.3f')}]"
+        noise = f"{100 * r['noise_base']:.1f}/{100 * r['noise_cand']:.1f}%"
+        tag = "" if r["gated"] else " (yardstick, not gated)"
+        out.append(f"{r['benchmark']:<{w}}  {r['base']:>10.4g} {r['cand']:>10.4g} {r['ratio']:>7.3f} {interval:>15} "
+                   f"{fmt_num(r['p_value'], '.4f'):>8} {noise:>11}  {r['verdict']}{tag}")
+    return "\n".join(out + [""] + lines) + "\n"
+
+
+def as_markdown(rows, lines):
+    out = ["| benchmark | base | candidate | ratio | 95 % interval | p | noise base / cand | verdict |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        mark = {"slower": "**slower**", "faster": "faster", "same": "same"}.get(r["verdict"], r["verdict"])
+        out.append(f"| `{r['benchmark']}` | {r['base']:.4g} | {r['cand']:.4g} | {r['ratio']:.3f} | "
+                   f"{fmt_num(r['ratio_lo'], '.3f')}–{fmt_num(r['ratio_hi'], '.3f')} | {fmt_num(r['p_value'], '.4f')} | "
+                   f"{100 * r['noise_base']:.1f} % / {100 * r['noise_cand']:.1f} % | {mark}"
+                   f"{'' if r['gated'] else ' (yardstick)'} |")
+    return "\n".join(out + [""] + [f"- {line}" for line in lines]) + "\n"
+
+
+def as_csv(rows):
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    return buf.getvalue()
+
+
+def as_jsonl(rows):
+    clean = lambda v: None if isinstance(v, float) and math.isnan(v) else v  # noqa: E731 (JSON has no NaN)
+    return "".join(json.dumps({k: clean(v) for k, v in r.items()}) + "\n" for r in rows)
+
+
+def render(rows, lines, form):
+    if form == "text":
+        return as_text(rows, lines)
+    if form == "markdown":
+        return as_markdown(rows, lines)
+    return as_csv(rows) if form == "csv" else as_jsonl(rows)
+
+
+class UsageParser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv=None):
+    ap = UsageParser(prog="lobench compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("base", metavar="BASE")
+    ap.add_argument("cand", metavar="CANDIDATE")
+    ap.add_argument("--threshold", type=float, default=10.0, help="percent slower that fails (default 10)")
+    ap.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default 0.05)")
+    ap.add_argument("--format", choices=("text", "csv", "jsonl", "markdown"), default="text")
+    ap.add_argument("--clock", choices=perf_runs.CLOCKS, default=perf_runs.DEFAULT_CLOCK,
+                    help="step_bench JSON: compare process CPU time (default) or wall time (plots/perf_runs.py)")
+    ap.add_argument("--filter", default="", help="only benchmarks whose name contains this")
+    ap.add_argument("--allow-untested", action="store_true",
+                    help="exit 0 rather than 2 when benchmarks have too few repetitions to test")
+    args = ap.parse_args(argv)
+    if not (0 <= args.threshold < 1000) or not (0 < args.alpha < 1):
+        ap.error(f"--threshold {args.threshold} must be in [0, 1000) percent and --alpha {args.alpha} in (0, 1)")
+    try:
+        base, cand = perf_runs.load(args.base, args.clock), perf_runs.load(args.cand, args.clock)
+    except perf_runs.RunFileError as e:
+        print(f"lobench compare: {e}", file=sys.stderr)
+        return 2
+    threshold = args.threshold / 100
+    rows = [r for r in compare_runs(base, cand, threshold, args.alpha) if args.filter in r["benchmark"]]
+    if not rows:
+        print(f"lobench compare: {args.base} and {args.cand} have no benchmark in common"
+              f"{' matching ' + repr(args.filter) if args.filter else ''}", file=sys.stderr)
+        return 2
+    lines = summary(rows, base, cand, threshold, args.alpha)
+    sys.stdout.write(render(rows, lines, args.format))
+    if args.format in ("csv", "jsonl"):
+        print("\n".join(lines), file=sys.stderr)
+    if any(r["gated"] and r["verdict"] == "slower" for r in rows):
+        return 1
+    if not args.allow_untested and any(r["gated"] and r["verdict"] == "untested" for r in rows):
+        print("lobench compare: gated benchmarks were not tested (too few repetitions); --allow-untested accepts that",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""plots/bench_dashboard.py: a site from a history store with one injected regression; its pages carry
+the gate's verdicts, and in headless Chromium they draw their charts, show the regression marker and log
+no error."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import perf_history
+from gbench_fixture import write_gbench
+
+PLOTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The site vendors plotly.min.js from the Python package plotly (scripts/install_deps.sh installs it).
+pytest.importorskip("plotly", reason="the dashboard needs the Python package plotly")
+BASE = {"gemm": 50.0, "fused": 160.0, "chunked": 210.0}
+REGRESSED_RUN = 3  # fused 1.3x slower from this run on
+
+
+def make_store(tmp_path):
+    store, inbox = tmp_path / "history", tmp_path / "inbox"
+    inbox.mkdir()
+    for k in range(5):
+        times = dict(BASE, fused=BASE["fused"] * (1.3 if k >= REGRESSED_RUN else 1.0))
+        path = write_gbench(str(inbox / f"run{k}.json"), times, commit=f"c{k}aaaa", seed=k,
+                            date=f"2026-12-0{k + 1}T10:00:00+00:00")
+        perf_history.record(str(store), path)
+    return store
+
+
+def build_site(tmp_path, *extra):
+    store = make_store(tmp_path)
+    site = tmp_path / "site"
+    r = subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o", str(site),
+                        *extra], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return store, site
+
+
+def page_data(path):
+    text = open(path).read()
+    m = re.search(r'<script type="application/json" id="lobench-data">(.*?)</script>', text, re.S)
+    return json.loads(m.group(1).replace("<\\/", "</"))
+
+
+def test_history_is_per_machine_and_append_only(tmp_path):
+    store = make_store(tmp_path)
+    (machine,) = os.listdir(store)
+    assert machine.startswith("ci-") and len(os.listdir(store / machine)) == 5
+    again = perf_history.record(str(store), str(tmp_path / "inbox" / "run0.json"))
+    assert len(os.listdir(store / machine)) == 6 and again.endswith(".1.json")
+
+
+def test_pages_carry_the_gates_verdicts(tmp_path):
+    store, site = build_site(tmp_path)
+    (machine,) = os.listdir(store)
+    pages = sorted(os.listdir(site / machine))
+    assert pages == ["chunked_V_16000_D_64_manual_time.html", "fused_V_16000_D_64_manual_time.html",
+                     "gemm_V_16000_D_64_manual_time.html"]
+    fused = page_data(site / machine / pages[1])
+    verdicts = [p["verdict"] for p in fused["points"]]
+    assert verdicts == ["first", "same", "same", "slower", "same"]
+    assert fused["points"][REGRESSED_RUN]["ratio"] == pytest.approx(1.3, rel=0.05)
+    assert all(p["commit"] and p["date"] and p["machine"] and p["cv"] > 0 for p in fused["points"])
+    chunked = page_data(site / machine / pages[0])
+    assert "slower" not in [p["verdict"] for p in chunked["points"]]
+    index = open(site / "index.html").read()
+    # regressions first: the fused row (slower against the baseline) precedes the others
+    assert index.index("fused_V_16000") < index.index("chunked_V_16000")
+    assert "plotly.min.js" in os.listdir(site) and "dashboard.js" in os.listdir(site)
+
+
+def test_above_the_yardstick_is_flagged(tmp_path):
+    store, site = build_site(tmp_path)
+    index = open(site / "index.html").read()
+    # fused: 6 PVD in 160 ms against gemm's 2 PVD in 50 ms is 0.94 of the rate: not flagged
+    assert "above yardstick" not in index
+    inbox = tmp_path / "inbox"
+    fast = write_gbench(str(inbox / "fast.json"), dict(BASE, fused=120.0), commit="fast", seed=9,
+                        date="2026-12-09T10:00:00+00:00")
+    perf_history.record(str(store), fast)
+    subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o", str(site)], check=True,
+                   capture_output=True)
+    assert "above yardstick" in open(site / "index.html").read()
+
+
+def test_refuses_the_store_as_site_and_an_empty_store(tmp_path):
+    store = make_store(tmp_path)
+    r = subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o", str(store)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "different folders" in r.stderr
+    (tmp_path / "empty").mkdir()
+    r = subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(tmp_path / "empty"), "-o",
+                        str(tmp_path / "s2")], capture_output=True, text=True)
+    assert r.returncode == 2 and "no runs" in r.stderr
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def render(browser, page, tmp_path, shot):
+    """Loads page in headless Chromium: (DOM after the scripts ran, browser log)."""
+    common = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--allow-file-access-from-files", "--virtual-time-budget=8000", "--window-size=1200,1000",
+              f"--user-data-dir={tmp_path / 'chrome-profile'}", "--enable-logging=stderr", "--v=0"]
+    dom = subprocess.run(common + ["--dump-dom", f"file://{page}"], capture_output=True, text=True, timeout=120)
+    subprocess.run(common + [f"--screenshot={shot}", f"file://{page}"], capture_output=True, text=True, timeout=120)
+    return dom.stdout, dom.stderr
+
+
+@pytest.mark.skipif(chromium() is None, reason="no Chromium (Debian package chromium) installed")
+def test_site_renders_in_headless_chromium(tmp_path):
+    store, site = build_site(tmp_path)
+    (machine,) = os.listdir(store)
+    browser = chromium()
+    for page, regressions in (("fused_V_16000_D_64_manual_time.html", 1), ("chunked_V_16000_D_64_manual_time.html", 0)):
+        shot = tmp_path / (page + ".png")
+        dom, log = render(browser, site / machine / page, tmp_path, shot)
+        status = re.search(r'<div id="lobench-status"([^>]*)>', dom)
+        assert status, f"no status element in the DOM of {page}:\n{dom[:2000]}\n{log[-2000:]}"
+        attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', status.group(1)))
+        assert attrs["ready"] == "1", attrs
+        assert attrs["errors"] == "0", attrs.get("error-text")
+        assert attrs["charts"] == "2", attrs
+        assert attrs["regressions"] == str(regressions), attrs
+        assert "main-svg" in dom  # Plotly drew its SVG
+        console = [ln for ln in log.splitlines() if "CONSOLE" in ln and ("error" in ln.lower() or "Uncaught" in ln)]
+        assert not console, console
+        # every point drawn: 5 runs in each of the two charts, plus one marker per regression
+        assert dom.count('class="point plotly-customdata"') == 2 * 5 + regressions
+        png = shot.read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000  # a rendered page, not a blank one
+    dom, log = render(browser, site / "index.html", tmp_path, tmp_path / "index.png")
+    assert 'data-errors="0"' in dom and 'data-ready="1"' in dom
