@@ -1,17 +1,26 @@
-"""lobench.jax: lobench's BCE step as a JAX op on the CPU, with RecML's cut_binary_cross_entropy
-signature and semantics.
+"""lobench.jax: RecML's cut_binary_cross_entropy (recml/core/ops/binary_cross_entropy_ops.py), its
+signature and semantics, with lobench's fused C++ step as the backward on the CPU.
 
     from lobench.jax import cut_binary_cross_entropy
-    loss = cut_binary_cross_entropy(activations, embeddings, targets, weights)     # [B, N, D], [V, D], [B, N, L]
+    loss = cut_binary_cross_entropy(activations, embeddings, targets, weights)   # [B, N, D], [V, D], [B, N, L]
     grads = jax.grad(lambda a, e: cut_binary_cross_entropy(a, e, targets))(activations, embeddings)
 
-Semantics (RecML's op): per-position loss = the mean over all V of BCE-with-logits(a·e_v, y_v), y_v = 1
-when v is one of the position's ids (ids outside [0, V) are ignored, a repeated id counts once); loss =
-Σ w·l / (Σ w + 1e-8), without weights Σ l / (#positions + 1e-8). return_metrics adds TP, FP, FN, TN
-(prediction: logit > 0), weighted by w and summed, as float32 scalars.
+Semantics (RecML's; docs/python.md lists where lobench differs): per-position loss l = the mean over
+all V of BCE-with-logits(a·e_v, y_v), y_v = 1 when v is one of the position's ids (ids outside
+[0, V) are ignored, a repeated id counts once); losses = l·w; loss = Σ losses / (Σ w + 1e-8), without
+weights Σ l / (#positions + 1e-8). Activations [B, N, D] or [X, B, N, D] (targets [X, B, N, L] or a
+shared [B, N, L]); lobench also takes [P, D]. return_per_target_losses adds `losses` [..., B, N];
+return_metrics adds TP, FP, FN, TN (prediction: logit > 0) weighted by w, summed to scalars unless
+return_per_target_metrics. As in RecML, the metrics carry gradients to the weights only.
 
-The step runs in C++ (jax.pure_callback, so it works under jit and grad); the custom_vjp's forward
-computes the gradients too, in the same fused pass, and keeps them as residuals (no recomputation).
+How it computes: the forward pass (loss, losses, counts) is an XLA scan over vocabulary blocks
+(lobench/_jax_blocked.py; float32, or float64 for float64 inputs under jax_enable_x64). The backward
+recomputes: lobench's C++ step (jax.pure_callback, one fused pass, float32) with the per-position
+cotangents as weights, or the same blocked JAX formula for float64 inputs and for non-finite values
+(NaN propagates; nothing raises inside a callback). The backward's own derivatives (grad of grad,
+jax.hessian) are those of the blocked formula (a custom_jvp), so every order is exact. Arguments are
+checked before anything is traced into a callback. Inputs live on the host CPU: with a `mesh`, the op
+runs per shard under shard_map (tokens split over the mesh, E replicated, dE summed over shards).
 """
 from __future__ import annotations
 
@@ -23,81 +32,103 @@ import jax.numpy as jnp
 import numpy as np
 
 import lobench
+from lobench import _jax_blocked as blocked
+from lobench import _validate
 
 __all__ = ["cut_binary_cross_entropy"]
 
 EPS = 1e-8  # RecML's denominator guard: Σ w + EPS
 
 
-def _host_step(A, E, T, W, *, variant, threads, want_grads):
-    """The C++ step on the host arrays, in RecML's normalisation. Returns loss (float32), metrics [4]
-    (float32, weighted sums), and, with want_grads, dA, dE, dW (float32)."""
-    A, E, T = np.asarray(A), np.asarray(E), np.asarray(T)
-    W = None if W is None else np.asarray(W)
-    r = lobench.bce(A, E, T, W, reduction="mean", variant=variant, threads=threads)
-    sw = float(A.shape[0]) if W is None else float(np.sum(W, dtype=np.float64))
-    # lobench's mean is Σ w·l / Σ w (0 when Σ w = 0); RecML's divides by Σ w + EPS.
-    c = sw / (sw + EPS)
-    loss = np.float32(r.loss * c)
-    w = np.ones(A.shape[0]) if W is None else W.astype(np.float64)
-    metrics = (r.counts * w[:, None]).sum(axis=0).astype(np.float32)
-    if not want_grads:
-        return loss, metrics
-    dA = r.dA if c == 1.0 else (r.dA * np.float32(c))
-    dE = r.dE if c == 1.0 else (r.dE * np.float32(c))
-    # d loss / d w_p = (l_p − loss) / (Σ w + EPS).
-    dW = ((r.per_position_loss - r.loss * c) / (sw + EPS)).astype(np.float32)
-    return loss, metrics, dA, dE, dW
+def _compute_dtype(*xs):
+    return jnp.float64 if any(x.dtype == jnp.float64 for x in xs) else jnp.float32
 
 
-def _callback(A, E, T, W, variant, threads, want_grads):
-    P, D = A.shape
+# ----- the backward's gradients: the C++ step, differentiated through the blocked formula -----
+
+def _host_gradients(A, E, T, g, *, variant, threads):
+    """dA, dE (float32) of Σ_p g_p·S_p by lobench's C++ step, g as the position weights (reduction
+    "sum"); a negative g is handled by two steps over max(g, 0) and max(−g, 0)."""
+    A = np.ascontiguousarray(A, np.float32)
+    E = np.ascontiguousarray(E, np.float32)
+    T = np.ascontiguousarray(T, np.int32) if T.shape[1] else np.full((A.shape[0], 1), -1, np.int32)
+    g = np.asarray(g, np.float32)
+    if not g.any() or A.shape[0] == 0 or A.shape[1] == 0:
+        return np.zeros(A.shape, np.float32), np.zeros(E.shape, np.float32)
+
+    def step(w):
+        r = lobench.bce(A, E, T, w, reduction="sum", variant=variant, threads=threads)
+        return r.dA, r.dE
+    if not (g < 0).any():
+        return step(g)
+    pA, pE = step(np.maximum(g, 0))
+    nA, nE = step(np.maximum(-g, 0))
+    return pA - nA, pE - nE
+
+
+@partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _gradients(cfg, A, E, T, g):
+    """dA, dE of Σ_p g_p·S_p in A's and E's dtypes."""
+    variant, threads, block_v = cfg
+    compute = _compute_dtype(A, E, g)
+    if compute == jnp.float64:
+        dA, dE = blocked.gradients(A, E, T, g, compute, block_v)
+        return dA.astype(A.dtype), dE.astype(E.dtype)
+    shapes = (jax.ShapeDtypeStruct(A.shape, jnp.float32), jax.ShapeDtypeStruct(E.shape, jnp.float32))
+    host = partial(_host_gradients, variant=variant, threads=threads)
+    finite = jnp.all(jnp.isfinite(A)) & jnp.all(jnp.isfinite(E)) & jnp.all(jnp.isfinite(g))
+    dA, dE = jax.lax.cond(finite,
+                          lambda: jax.pure_callback(host, shapes, A, E, T, g, vmap_method="sequential"),
+                          lambda: blocked.gradients(A, E, T, g, jnp.float32, block_v))
+    return dA.astype(A.dtype), dE.astype(E.dtype)
+
+
+@_gradients.defjvp
+def _gradients_jvp(cfg, primals, tangents):
+    A, E, T, g = primals
+    tA, tE, _, tg = tangents
+    compute = _compute_dtype(A, E, g)
+
+    def formula(a, e, gg):
+        dA, dE = blocked.gradients(a, e, T, gg, compute, cfg[2])
+        return dA.astype(A.dtype), dE.astype(E.dtype)
+    return jax.jvp(formula, (A, E, g), (tA, tE, tg))
+
+
+# ----- the op: per-position losses and counts, RecML's custom_vjp structure -----
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _per_position(cfg, A, E, T):
+    return _per_position_fwd(cfg, A, E, T)[0]
+
+
+def _per_position_fwd(cfg, A, E, T):
+    compute = _compute_dtype(A, E)
+    S, counts = blocked.per_position(A, E, T, compute, cfg[2])
     V = E.shape[0]
-    out = [jax.ShapeDtypeStruct((), jnp.float32), jax.ShapeDtypeStruct((4,), jnp.float32)]
-    if want_grads:
-        out += [jax.ShapeDtypeStruct((P, D), jnp.float32), jax.ShapeDtypeStruct((V, D), jnp.float32),
-                jax.ShapeDtypeStruct((P,), jnp.float32)]
-    fn = partial(_host_step, variant=variant, threads=threads, want_grads=want_grads)
-    if W is None:
-        host = lambda a, e, t: fn(a, e, t, None)  # noqa: E731
-        return jax.pure_callback(host, tuple(out), A, E, T, vmap_method="sequential")
-    return jax.pure_callback(fn, tuple(out), A, E, T, W, vmap_method="sequential")
+    return (S / V, counts), (A, E, T)
 
 
-@partial(jax.custom_vjp, nondiff_argnums=(0, 1))
-def _cut_bce(variant, threads, A, E, T, W):
-    return _callback(A, E, T, W, variant, threads, want_grads=False)
+def _per_position_bwd(cfg, residuals, cotangents):
+    A, E, T = residuals
+    d_losses = cotangents[0]  # the counts have no gradient with respect to A and E (as in RecML)
+    dA, dE = _gradients(cfg, A, E, T, d_losses / E.shape[0])
+    return dA, dE, np.zeros(T.shape, jax.dtypes.float0)
 
 
-def _cut_bce_fwd(variant, threads, A, E, T, W):
-    loss, metrics, dA, dE, dW = _callback(A, E, T, W, variant, threads, want_grads=True)
-    return (loss, metrics), (dA, dE, None if W is None else dW)
+_per_position.defvjp(_per_position_fwd, _per_position_bwd)
 
 
-def _cut_bce_bwd(variant, threads, residuals, cotangents):
-    dA, dE, dW = residuals
-    g = cotangents[0]  # the metrics' cotangents are dropped (counts have no gradient)
-    return g * dA, g * dE, None, None if dW is None else g * dW
-
-
-_cut_bce.defvjp(_cut_bce_fwd, _cut_bce_bwd)
-
-
-def cut_binary_cross_entropy(activations, embeddings, targets, weights=None, return_metrics: bool = False,
-                             *, variant: str = "fused", threads: Optional[int] = None):
-    """RecML's cut_binary_cross_entropy on the CPU through lobench's C++ step.
-
-    activations: [B, N, D] (or [P, D]) floats; embeddings: [V, D]; targets: integer ids [B, N, L]
-    (or [P, L]); weights: one per position, shape activations.shape[:-1], or None. Returns loss, or
-    (loss, tp, fp, fn, tn) with return_metrics. The step computes in float32; the gradients come back
-    in the inputs' dtypes. variant: a name from lobench.variants(); threads: None = OpenMP's default."""
+def _check(activations, embeddings, targets, weights):
+    """jnp arrays of the arguments, or TypeError / ValueError naming the argument (before tracing)."""
     if isinstance(targets, np.ndarray) and targets.dtype.kind in "iu" and targets.dtype.itemsize > 4:
-        # Without jax_enable_x64, jnp.asarray would wrap wide ids into int32 range: pad them first.
+        # Without jax_enable_x64, jnp.asarray would wrap wide ids into int32 range: make them -1 first.
         V = np.shape(embeddings)[0]
         targets = np.where((targets >= 0) & (targets < V), targets, -1).astype(np.int32)
     A, E, T = jnp.asarray(activations), jnp.asarray(embeddings), jnp.asarray(targets)
-    if A.ndim not in (2, 3):
-        raise ValueError(f"argument 'activations' must have rank 3 [B, N, D] (or 2, [P, D]), got shape {A.shape}")
+    if A.ndim not in (2, 3, 4):
+        raise ValueError(f"argument 'activations' must have rank 3 [B, N, D] or 4 [X, B, N, D] (or 2, [P, D]), "
+                         f"got shape {A.shape}")
     if not jnp.issubdtype(A.dtype, jnp.floating):
         raise TypeError(f"argument 'activations' must be floating point, got {A.dtype}")
     if E.ndim != 2 or E.shape[1] != A.shape[-1]:
@@ -105,25 +136,103 @@ def cut_binary_cross_entropy(activations, embeddings, targets, weights=None, ret
                          f"got {E.shape}")
     if not jnp.issubdtype(E.dtype, jnp.floating):
         raise TypeError(f"argument 'embeddings' must be floating point, got {E.dtype}")
-    if T.ndim != A.ndim or T.shape[:-1] != A.shape[:-1]:
-        raise ValueError(f"argument 'targets' must have shape {A.shape[:-1]} + (L,), got {T.shape}")
+    shared = A.ndim == 4 and T.ndim == 3 and T.shape[:-1] == A.shape[1:-1]
+    if not shared and (T.ndim != A.ndim or T.shape[:-1] != A.shape[:-1]):
+        raise ValueError(f"argument 'targets' must have shape {A.shape[:-1]} + (L,)"
+                         + (f" or {A.shape[1:-1]} + (L,) (shared over X)" if A.ndim == 4 else "") + f", got {T.shape}")
     if not jnp.issubdtype(T.dtype, jnp.integer):
         raise TypeError(f"argument 'targets' must be integer ids, got {T.dtype}")
     W = None
     if weights is not None:
         W = jnp.asarray(weights)
         if W.shape != A.shape[:-1]:
-            raise ValueError(f"argument 'weights' must have shape {A.shape[:-1]} (activations.shape[:-1]), got {W.shape}")
-        if not jnp.issubdtype(W.dtype, jnp.floating):
-            raise TypeError(f"argument 'weights' must be floating point, got {W.dtype}")
-    V, D = E.shape
-    P = int(np.prod(A.shape[:-1]))
+            raise ValueError(f"argument 'weights' must have shape {A.shape[:-1]} (activations.shape[:-1], one weight "
+                             f"per position), got {W.shape}")
+        if not (jnp.issubdtype(W.dtype, jnp.floating) or jnp.issubdtype(W.dtype, jnp.integer)):
+            raise TypeError(f"argument 'weights' must be numeric, got {W.dtype}")
+    return A, E, (jnp.broadcast_to(T, A.shape[:-1] + T.shape[-1:]) if shared else T), W
+
+
+def _ids(T, P, V):
+    """[P, L] int32 ids, those outside [0, V) replaced by -1 (wide ids never wrap into range)."""
     t = T.reshape(P, T.shape[-1])
-    if t.dtype != jnp.int32:  # ids outside [0, V) are padding: make them -1 before narrowing
+    if t.dtype != jnp.int32:
         t = jnp.where((t >= 0) & (t < V), t, -1).astype(jnp.int32)
-    a = A.reshape(P, D).astype(jnp.float32)
-    w = None if W is None else W.reshape(P).astype(jnp.float32)
-    loss, metrics = _cut_bce(variant, threads, a, E.astype(jnp.float32), t, w)
+    return t
+
+
+def _sharded(cfg, mesh, act_spec, A2, E, T2):
+    """(_per_position under shard_map: positions split over the mesh axes named in act_spec, E and
+    the gradients' dE replicated (the shard_map transpose sums dE over the shards)."""
+    from jax.sharding import PartitionSpec
+    axes = tuple(a for a in (act_spec or ()) if a is not None)
+    if not axes:
+        axes = tuple(mesh.axis_names)
+    rows = PartitionSpec(axes if len(axes) > 1 else axes[0])
+    n = int(np.prod([mesh.shape[a] for a in axes]))
+    if A2.shape[0] % n:
+        raise ValueError(f"argument 'mesh': {A2.shape[0]} positions do not split evenly over the {n} shards of "
+                         f"mesh axes {axes}")
+    fn = jax.shard_map(partial(_per_position, cfg), mesh=mesh, in_specs=(rows, PartitionSpec(), rows),
+                       out_specs=(rows, rows), check_vma=False)
+    return fn(A2, E, T2)
+
+
+def cut_binary_cross_entropy(activations, embeddings, targets, weights=None, return_metrics: bool = False, *,
+                             return_per_target_losses: bool = False, return_per_target_metrics: bool = False,
+                             block_v: Optional[int] = None, mesh=None, act_spec=None, emb_spec=None,
+                             variant: str = "fused", threads: Optional[int] = None):
+    """RecML's cut_binary_cross_entropy: returns loss; (loss, losses) with return_per_target_losses;
+    (loss, tp, fp, fn, tn) with return_metrics; (loss, losses, tp, fp, fn, tn) with both.
+
+    activations: floating [B, N, D] or [X, B, N, D] (or [P, D]); embeddings: floating [V, D];
+    targets: integer ids, activations.shape[:-1] + (L,) (with 4-D activations also a shared
+    [B, N, L]; L may be 0); weights: activations.shape[:-1] (one per position, any sign, float or
+    integer) or None. block_v: the vocabulary tile of the blocked JAX passes (None: a tile of 4M
+    logits). mesh / act_spec: run per shard under shard_map (positions split over the mesh axes of
+    act_spec, or all of the mesh's axes); emb_spec must leave E replicated (None or PartitionSpec()).
+    variant: the C++ step's variant (lobench.variants()); threads: None (OpenMP's default, capped at
+    the cores) or 1..1024. Loss dtype: float32, float64 for float64 inputs under jax_enable_x64."""
+    A, E, T, W = _check(activations, embeddings, targets, weights)
+    for name, value in (("return_metrics", return_metrics), ("return_per_target_losses", return_per_target_losses),
+                        ("return_per_target_metrics", return_per_target_metrics)):
+        _validate.flag(value, name)
+    if not isinstance(variant, str) or variant not in lobench.variants():
+        raise ValueError(f"argument 'variant' must be one of {lobench.variants()}, got {variant!r}")
+    threads = _validate.threads(threads)
+    block_v = _validate.integer(block_v, "block_v", 1, 2**31 - 1, allow_none=True)
+    if emb_spec is not None and any(a is not None for a in tuple(emb_spec)):
+        raise NotImplementedError(f"argument 'emb_spec' {emb_spec}: lobench.jax keeps the embeddings replicated on "
+                                  "every shard (PartitionSpec()); vocabulary- or D-sharded E is not implemented")
+    if (act_spec is not None or emb_spec is not None) and mesh is None:
+        raise ValueError("arguments 'act_spec' / 'emb_spec' need 'mesh'")
+    V, D = E.shape
+    lead = A.shape[:-1]
+    P = int(np.prod(lead)) if lead else 1
+    T2 = _ids(T, P, V)
+    if T2.shape[1] and P:
+        # The C++ backward's memory, planned now (shapes are static) rather than failing in a callback.
+        need = lobench.planned_bytes(P, V, D, max(1, T2.shape[1]), True, variant, threads)
+        limit = lobench._ext.default_memory_limit()
+        if need > limit:
+            raise lobench.MemoryLimitError(f"shapes P = {P}, V = {V}, D = {D} need {need / 2**30:.2f} GiB in the "
+                                           f"backward step, more than the memory limit {limit / 2**30:.2f} GiB")
+    cfg = (variant, threads, block_v)
+    A2 = A.reshape(P, D)
+    if mesh is None:
+        l, counts = _per_position(cfg, A2, E, T2)
+    else:
+        l, counts = _sharded(cfg, mesh, act_spec, A2, E, T2)
+    losses, counts = l.reshape(lead), counts.reshape(lead + (4,))
+    if W is not None:
+        losses = losses * W
+        counts = counts * W[..., None]
+        weight_sum = jnp.sum(W)
+    else:
+        weight_sum = P
+    loss = jnp.sum(losses) / (weight_sum + EPS)
+    out = (loss, losses) if return_per_target_losses else (loss,)
     if return_metrics:
-        return loss, metrics[0], metrics[1], metrics[2], metrics[3]
-    return loss
+        metrics = [counts[..., k] for k in range(4)]
+        out += tuple(metrics if return_per_target_metrics else [jnp.sum(m) for m in metrics])
+    return out[0] if len(out) == 1 else out
