@@ -1,25 +1,67 @@
 #!/usr/bin/env bash
-# The performance gate: runs step_bench (reduced Table II shapes, about a minute) and judges it against
-# the committed baseline as ratios to the SGEMM time measured in the same run (plots/bench_compare.py).
-# Fails only on a clear regression: a ratio more than max(50 %, 4 noise sigmas) worse than the baseline.
-#   scripts/bench_check.sh [OUT.json]      (default: build/step_bench.json)
-#   scripts/bench_check.sh --record        also copy the run into results/bench/history/ (for the dashboard)
+# The performance gate: runs step_bench at small shapes with enough repetitions to test, then compares
+# it with a baseline run of the same machine (`lobench compare`'s statistics, plots/perf_compare.py:
+# Mann-Whitney U on the repetitions of each benchmark's time relative to the SGEMM of the same shape in
+# the same run; a benchmark fails when it is more than --threshold percent slower with p < 0.05).
+#
+#   scripts/bench_check.sh [options] [OUT.json]          (OUT default: build/step_bench.json)
+#     --baseline FILE    compare with this run (default: the newest run of this machine in --history,
+#                        else results/bench/baseline.json); `none`: no comparison (seeds a new store)
+#     --history DIR      the history store, a folder outside the source tree ($LOBENCH_BENCH_HISTORY)
+#     --record           add the run to the history store, whatever the verdict (the dashboard marks a
+#                        regression; a main-branch job records, a pull-request job only compares)
+#     --site DIR         then regenerate the dashboard from the history store into DIR
+#     --threshold PCT    percent slower that fails (default 10)
+#     --reps N           repetitions per benchmark (default 9; at least 4 to be testable)
+#     --shapes LIST      VxD shapes (default 16000x64,32000x128: about 30 s on 2 idle cores)
+#     --step-bench PATH  the benchmark binary (default build/variants/bench/step_bench)
+# Exit status: 0 pass, 1 a benchmark slower beyond the threshold, 2 usage or a missing/invalid baseline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-record=0
-out=build/step_bench.json
-for a in "$@"; do
-  case "$a" in
+out=build/step_bench.json baseline="" history="${LOBENCH_BENCH_HISTORY:-}" record=0 site="" threshold=10 reps=9
+shapes=16000x64,32000x128 bench=build/variants/bench/step_bench
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --baseline) baseline="${2:?--baseline needs a file}"; shift ;;
+    --history) history="${2:?--history needs a folder}"; shift ;;
     --record) record=1 ;;
-    *) out="$a" ;;
+    --site) site="${2:?--site needs a folder}"; shift ;;
+    --threshold) threshold="${2:?--threshold needs a percentage}"; shift ;;
+    --reps) reps="${2:?--reps needs a count}"; shift ;;
+    --shapes) shapes="${2:?--shapes needs VxD,...}"; shift ;;
+    --step-bench) bench="${2:?--step-bench needs a path}"; shift ;;
+    -h|--help) usage ;;
+    -*) echo "bench_check.sh: unknown option $1" >&2; usage ;;
+    *) out="$1" ;;
   esac
+  shift
 done
+[[ "$reps" =~ ^[0-9]+$ ]] && [ "$reps" -ge 4 ] || { echo "bench_check.sh: --reps $reps: need at least 4 to test" >&2; exit 2; }
+[ -x "$bench" ] || { echo "bench_check.sh: $bench: not built (cmake --build build --target step_bench)" >&2; exit 2; }
+if [ "$record" = 1 ] && [ -z "$history" ]; then echo "bench_check.sh: --record needs --history DIR" >&2; exit 2; fi
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-build/variants/bench/step_bench --benchmark_min_time=0.3 --benchmark_repetitions=3 \
-  --benchmark_out="$out" --benchmark_out_format=json --benchmark_context=commit="$commit"
-python3 plots/bench_compare.py results/bench/baseline.json "$out" --min-threshold 0.5 --sigmas 4
-if [ "$record" = 1 ]; then
-  mkdir -p results/bench/history
-  cp "$out" "results/bench/history/$(date -u +%Y%m%dT%H%M%SZ)_${commit}.json"
-  python3 plots/bench_dashboard.py results/bench/history/*.json -o results/bench/dashboard.html
+mkdir -p "$(dirname "$out")"
+start=$SECONDS
+LOBENCH_BENCH_SHAPES="$shapes" "$bench" --benchmark_filter='^(gemm|fused|chunked)/' \
+  --benchmark_repetitions="$reps" --benchmark_min_time=0.01 --benchmark_enable_random_interleaving=true \
+  --benchmark_out="$out" --benchmark_out_format=json --benchmark_context=commit="$commit" > /dev/null
+echo "bench_check: step_bench ($shapes, $reps repetitions) in $((SECONDS - start)) s -> $out"
+if [ -z "$baseline" ] && [ -n "$history" ] && [ -d "$history" ]; then
+  baseline=$(python3 plots/perf_history.py latest "$history" "$out" || true)
 fi
+baseline="${baseline:-results/bench/baseline.json}"
+rc=0
+if [ "$baseline" = none ]; then
+  echo "bench_check: --baseline none: not compared"
+else
+  echo "bench_check: baseline $baseline"
+  python3 plots/perf_compare.py "$baseline" "$out" --threshold "$threshold" || rc=$?
+fi
+if [ "$rc" != 2 ] && [ "$record" = 1 ]; then
+  echo "bench_check: recorded $(python3 plots/perf_history.py record "$history" "$out")"
+fi
+if [ -n "$site" ] && [ -n "$history" ] && [ -d "$history" ]; then
+  python3 plots/bench_dashboard.py "$history" -o "$site" --threshold "$threshold"
+fi
+exit "$rc"

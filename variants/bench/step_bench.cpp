@@ -21,6 +21,13 @@
 //                a machine shared with other jobs, but blind to time lost to waiting;
 //   peak_MiB     the variant's peak working memory (counting allocator).
 //
+// Environment (for the performance gate, scripts/bench_check.sh):
+//   LOBENCH_BENCH_SHAPES=20000x64,40000x64   the (V, D) shapes instead of the three above;
+//   LOBENCH_BENCH_EXTRA_WORK=1.3             an injected regression: every variant benchmark's timed step
+//                                            also runs the variant on (f - 1)·V entries, so it does f times
+//                                            the work; gemm and gemm_products are untouched. The variants
+//                                            themselves never read it.
+//
 //   build/variants/bench/step_bench --benchmark_min_time=0.5
 //       --benchmark_out=step.json --benchmark_out_format=json --benchmark_context=commit=$(git rev-parse HEAD)
 #include <benchmark/benchmark.h>
@@ -31,6 +38,9 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -190,6 +200,19 @@ void bench_gemm_products(benchmark::State& state, int64_t V, int64_t D) {
   report(state, d, time_iterations(state, three), 6);
 }
 
+// LOBENCH_BENCH_EXTRA_WORK: the factor f >= 1 of work a variant benchmark's step does (1 when unset).
+double extra_work_factor() {
+  const char* s = std::getenv("LOBENCH_BENCH_EXTRA_WORK");
+  if (!s || !*s) return 1.0;
+  char* end = nullptr;
+  const double f = std::strtod(s, &end);
+  if (*end || !(f >= 1.0) || f > 16.0) {
+    std::fprintf(stderr, "LOBENCH_BENCH_EXTRA_WORK=%s is not a factor in [1, 16]\n", s);
+    std::exit(2);
+  }
+  return f;
+}
+
 void bench_variant(benchmark::State& state, const std::string& name, int64_t V, int64_t D) {
   const StepData& d = inputs(V, D);
   const Variant* v = Registry::instance().find(name);
@@ -197,20 +220,46 @@ void bench_variant(benchmark::State& state, const std::string& name, int64_t V, 
     state.SkipWithError(("no variant " + name).c_str());
     return;
   }
-  StepOutputs out;
+  StepOutputs out, extra_out;
   out.resize(d.P, d.V, d.D);
+  // The injected regression: the same variant on (f - 1)·V more entries, inside the timed step.
+  const int64_t extra_V = std::llround((extra_work_factor() - 1.0) * double(V));
+  const StepData* extra = extra_V > 0 ? &inputs(extra_V, D) : nullptr;
+  if (extra) extra_out.resize(extra->P, extra->V, extra->D);
   CountingAllocator alloc;
   const Timing t = time_iterations(state, [&] {
     RunContext ctx{alloc, RunOptions{kThreads, 0, 0}};
     v->run(d.view(), out, ctx);
+    if (extra) v->run(extra->view(), extra_out, ctx);
   });
   report(state, d, t, 6);
   if (name == "chunked") report(state, d, t, 8, "_8PVD");
   state.counters["peak_MiB"] = double(alloc.peak_bytes()) / (1 << 20);
 }
 
+// The (V, D) shapes: LOBENCH_BENCH_SHAPES ("VxD,VxD") or the three reduced Table II shapes.
+std::vector<std::pair<int64_t, int64_t>> bench_shapes() {
+  const char* s = std::getenv("LOBENCH_BENCH_SHAPES");
+  if (!s || !*s) return {{100000, 128}, {200000, 128}, {100000, 256}};
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  std::string list = s;
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    long long V = 0, D = 0;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%lldx%lld%c", &V, &D, &tail) != 2 || V < 1 || D < 1 || V > (1LL << 31) || D > 65536) {
+      std::fprintf(stderr, "LOBENCH_BENCH_SHAPES=%s: '%s' is not VxD (for example 20000x64)\n", s, item.c_str());
+      std::exit(2);
+    }
+    shapes.emplace_back(V, D);
+    at = comma + 1;
+  }
+  return shapes;
+}
+
 void register_all() {
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{100000, 128}, {200000, 128}, {100000, 256}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = bench_shapes();
   for (const auto& [V, D] : shapes) {
     const std::string args = "/V:" + std::to_string(V) + "/D:" + std::to_string(D);
     auto tune = [](benchmark::internal::Benchmark* b) { b->UseManualTime()->Unit(benchmark::kMillisecond); };
