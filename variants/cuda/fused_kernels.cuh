@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "variants/cuda/bce_element.cuh"
 #include "variants/cuda/fused_tiles.cuh"
@@ -97,17 +98,22 @@ __device__ void load_tile(T* dst, int ldo, MatrixSource<T> src, const float* tab
       uint2 v = make_uint2(0u, 0u);
       if (first + r < n) v = *reinterpret_cast<const uint2*>(src.codes + (first + r) * D + q * 8);
       // Widened in registers, then one 16-byte store (bf16) or two (float): dst + r·ldo + 8q is 16-byte aligned.
-      alignas(16) T w[8];
+      T w[8];
 #pragma unroll
       for (int b = 0; b < 8; ++b) {
         const uint32_t word = b < 4 ? v.x : v.y;
         // Rows beyond n are written as 0 (not as whatever code 0 decodes to).
         w[b] = first + r < n ? to_operand<T>(table[(word >> (8 * (b % 4))) & 0xffu]) : to_operand<T>(0.0f);
       }
+      // The eight values' bytes into 16-byte words by memcpy (reading a T array through a uint4 pointer
+      // would be type punning, undefined behaviour); the compiler turns it into register moves.
+      constexpr int kWords = int(8 * sizeof(T) / 16);
+      uint4 packed[kWords];
+      static_assert(sizeof(packed) == sizeof(w), "eight operand values fill whole 16-byte words");
+      memcpy(packed, w, sizeof(w));
       uint4* out = reinterpret_cast<uint4*>(dst + r * ldo + q * 8);
-      const uint4* in = reinterpret_cast<const uint4*>(w);
 #pragma unroll
-      for (int u = 0; u < int(8 * sizeof(T) / 16); ++u) out[u] = in[u];
+      for (int u = 0; u < kWords; ++u) out[u] = packed[u];
     }
   } else {
     for (int i = threadIdx.x; i < kTile * D; i += kThreads) {

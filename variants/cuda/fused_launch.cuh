@@ -64,6 +64,7 @@ template <class Ops, class Epilogue>
 void launch_fused(DeviceProblem& pb, const int32_t* tgt, int64_t splits, float* dA_part, double* loss_part,
                   long long* counts_part, const Epilogue& epilogue, cudaStream_t s) {
   using T = typename Ops::Operand;
+  require_supported_d(pb.D, "launch_fused");  // before any launch: wider accumulators would be dropped
   const int Dp = padded_d(pb.D);
   const int bytes = SmemLayout::make<T>(Dp, int(pb.L), Ops::kRegisterAccumulators).bytes;
   MatrixSource<T> A, E;

@@ -4,6 +4,7 @@
 
 #include "variants/cuda/cuda_check.hpp"
 #include "variants/cuda/fused_launch.cuh"
+#include "variants/cuda/fused_limits.hpp"
 #include "precision_sim/device_rounding.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
@@ -65,6 +66,7 @@ SrSgdReport fused_sr_sgd_step(const StepInputs& in_, std::vector<float>& W, cons
   if (!(format.bits() <= 8 || format.same_encoding(precision::parse_format("bfloat16"))))
     throw std::invalid_argument("fused SR-SGD stores W in bfloat16 or a format of at most 8 bits, not " + format.name);
   if (int64_t(W.size()) != in_.V * in_.D) throw std::invalid_argument("fused SR-SGD: W must hold V·D values");
+  fused::require_supported_d(in_.D, "fused SR-SGD");  // before the first CUDA call
   const precision::Quantizer q(format);
   const int sr_bits = q.resolved_sr_bits(o.sr_bits);
 

@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 #include <mma.h>
 
+#include "variants/cuda/fused_limits.hpp"
 #include "variants/cuda/operand_type.cuh"
 
 namespace lobench::cuda::fused {
@@ -29,7 +30,7 @@ constexpr int kTile = 64;      // positions and embeddings per tile
 constexpr int kThreads = 256;  // 8 warps
 constexpr int kWarps = kThreads / 32;
 constexpr int kLdS = kTile + 4;
-constexpr int kMaxDp = 256;                                  // D padded to 16, at most
+constexpr int kMaxDp = kMaxD;                                // D padded to 16, at most (fused_limits.hpp)
 constexpr int kMaxAccFrags = (kTile / 16) * (kMaxDp / 16) / kWarps;  // 16×16 accumulators per warp
 
 // Row stride (elements) of an operand tile of Dp columns: +16 bytes keeps fragment origins 32-byte

@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "variants/accuracy.hpp"
@@ -154,6 +155,77 @@ TEST(CudaConformance, EReadAsFp8CodesMatchesTheReferenceOnTheDecodedE) {
                        v->name() + " E " + format + " operand " + operand + " on " + c.label());
         }
       }
+    }
+  }
+}
+
+// The configuration the benchmarks run (D = 128, L = 8), which the ragged cases (D ≤ 33) never reach:
+// Dp = 128 fills half of each warp's accumulator fragments, L = 8 fills the target slots, and D is a
+// multiple of 8 and 16, so the kernels take their vectorised tile loads (16-byte values; 8-byte codes
+// for E read as float8). A few thousand V over ragged position and vocabulary tiles, per operand.
+TEST(CudaConformance, ProductionConfigurationMatchesTheReference) {
+  LOBENCH_REQUIRE_GPU();
+  const Shape s{2, 150, 4099, 128, 8, Reduction::mean, true};  // P = 300: 5 position tiles, the last ragged
+  SyntheticSpec spec;
+  spec.seed = 128;
+  spec.pad_fraction = 0.1;
+  spec.dup_fraction = 0.2;
+  const StepData d = make_synthetic(s, spec);
+  struct Config {
+    const char* operand;
+    const char* e_format;
+  };
+  for (const Config c : {Config{"fp32", "fp32"}, Config{"tf32", "fp32"}, Config{"bf16", "fp32"},
+                         Config{"bf16", "float8_e4m3fn"}}) {
+    RunOptions o;
+    o.operand = c.operand;
+    o.e_format = c.e_format;
+    StepInputs in = d.view();
+    StepData d_ref = d;
+    precision::RoundingOptions ro;
+    std::unique_ptr<PackedMatrix> stored;
+    if (std::string(c.e_format) != "fp32") {
+      stored = std::make_unique<PackedMatrix>(d.E.data(), d.V, d.D, c.e_format, ro, 1);
+      in.E = nullptr;
+      in.E_stored = stored.get();
+      d_ref.E = stored->decode_all();
+    }
+    if (std::string(c.operand) == "bf16") {
+      d_ref.A = rounded(d_ref.A, "bfloat16");
+      d_ref.E = rounded(d_ref.E, "bfloat16");
+    }
+    for (const Variant* v : gpu_variants()) {
+      const std::string where = v->name() + " operand " + c.operand + " E " + c.e_format + " at D = 128, L = 8";
+      ASSERT_FALSE(v->skip_reason(s, o).has_value()) << where << ": " << *v->skip_reason(s, o);
+      StepOutputs out = poisoned(in.P, in.V, in.D);
+      CountingAllocator alloc;
+      RunContext ctx{alloc, o};
+      v->run(in, out, ctx);
+      expect_close(out, d_ref.view(), tolerance_for(c.operand), where);
+    }
+  }
+}
+
+// skip_reason declines D > 256 for cuda_fused; a caller that launches anyway is refused where the
+// kernels are launched (fused_limits.hpp), not answered with silently dropped gradient columns.
+TEST(CudaConformance, FusedRefusesDAbove256WhereLaunched) {
+  LOBENCH_REQUIRE_GPU();
+  const Variant* fused = Registry::instance().find("cuda_fused");
+  ASSERT_TRUE(fused);
+  const Shape s{1, 5, 200, 264, 2, Reduction::mean, false};
+  const StepData d = make_synthetic(s, SyntheticSpec{});
+  ASSERT_TRUE(fused->skip_reason(s, RunOptions{}).has_value());
+  for (const char* operand : {"fp32", "bf16"}) {
+    RunOptions o;
+    o.operand = operand;
+    StepOutputs out = poisoned(d.P, d.V, d.D);
+    CountingAllocator alloc;
+    RunContext ctx{alloc, o};
+    try {
+      fused->run(d.view(), out, ctx);
+      ADD_FAILURE() << "cuda_fused ran at D = 264 (" << operand << ")";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("launch_fused: D = 264"), std::string::npos) << e.what();
     }
   }
 }

@@ -3,10 +3,14 @@
 // skip with a reason instead of failing.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <string>
 #include <vector>
 
 #include "variants/cuda/device_allocator.hpp"
+#include "variants/cuda/fused_limits.hpp"
+#include "variants/cuda/fused_sr_sgd.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench {
@@ -48,6 +52,39 @@ TEST(CudaVariants, SkipWithAReasonWithoutADevice) {
     ASSERT_TRUE(reason.has_value()) << v->name();
     EXPECT_NE(reason->find("CUDA"), std::string::npos) << *reason;
   }
+}
+
+// The fused kernels' accumulator holds D ≤ 256 (fused_limits.hpp); wider rows would be dropped without
+// an error. The check sits where the kernels are launched, before any CUDA call, so it refuses the
+// shape with or without a device.
+TEST(FusedLimits, DAbove256IsRefusedWithTheReason) {
+  EXPECT_NO_THROW(cuda::fused::require_supported_d(1, "test"));
+  EXPECT_NO_THROW(cuda::fused::require_supported_d(256, "test"));
+  for (const int64_t D : {int64_t(0), int64_t(257), int64_t(272), int64_t(1024)}) {
+    try {
+      cuda::fused::require_supported_d(D, "test");
+      ADD_FAILURE() << "D = " << D << " accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("D = " + std::to_string(D)), std::string::npos) << what;
+      EXPECT_NE(what.find("256"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(FusedLimits, TheFusedSgdUpdateRefusesDAbove256BeforeTouchingTheDevice) {
+  const Shape s{1, 3, 10, 264, 2, Reduction::mean, false};
+  const StepData d = make_synthetic(s, SyntheticSpec{});
+  std::vector<float> W(d.E.size(), 0.0f);
+  const std::vector<float> before = W;
+  StepOutputs out;
+  try {
+    cuda::fused_sr_sgd_step(d.view(), W, cuda::SrSgdOptions{}, 0.5f, 0, out);
+    ADD_FAILURE() << "D = 264 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fused SR-SGD: D = 264"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(W, before);  // nothing written
 }
 
 }  // namespace
