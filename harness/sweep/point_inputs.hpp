@@ -1,7 +1,8 @@
 // The inputs of the current group of rows and what is derived from them, each computed once and shared
 // by every variant (and option) that reads them: the synthetic A, E, targets and weights; the float64
-// reference on them (what the format costs); E rounded into a storage format and the reference on its
-// decoded values (what the kernel costs).
+// reference on them (what the format costs); E rounded into a storage format; and the reference on the
+// inputs as the variant reads them, E decoded and, for bf16 operands, A and E rounded to bfloat16 (what
+// the kernel costs: the rows' kernel errors and count mismatches are judged against it).
 #pragma once
 
 #include <memory>
@@ -29,8 +30,10 @@ class PointInputs {
 
   StepInputs inputs() const;  // E_stored set when the point's E is in a storage format
   const cpu::ReferenceResult* reference() const { return ref_.get(); }
-  // The reference on E as the variant reads it (decoded from its format); the same as reference() for fp32.
-  const cpu::ReferenceResult* kernel_reference() const { return stored_ ? ref_stored_.get() : ref_.get(); }
+  // The reference on the inputs as the variant reads them: E decoded from its storage format, and A and
+  // E rounded to bfloat16 for bf16 operands (what the kernel costs); the same as reference() for fp32 E
+  // with fp32 or tf32 operands.
+  const cpu::ReferenceResult* kernel_reference() const { return kernel_differs_ ? ref_kernel_.get() : ref_.get(); }
   int64_t e_stored_bytes() const { return stored_ ? stored_->stored_bytes() : 0; }
 
  private:
@@ -39,8 +42,10 @@ class PointInputs {
   CountingAllocator ref_alloc_;
   std::unique_ptr<cpu::ReferenceResult> ref_;
   std::unique_ptr<PackedMatrix> stored_;
-  std::unique_ptr<cpu::ReferenceResult> ref_stored_;
   std::string stored_key_;
+  std::unique_ptr<cpu::ReferenceResult> ref_kernel_;  // on the kernel's inputs, when they differ from the originals
+  std::string kernel_key_;
+  bool kernel_differs_ = false;
 };
 
 }  // namespace lobench::sweep
