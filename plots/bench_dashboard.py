@@ -158,11 +158,18 @@ def benchmark_page(site, machine, name, points, vs_prev, vs_base, fl, metric, co
     write(os.path.join(site, slug(machine), slug(name) + ".html"), PAGE.format(title=html.escape(name), head=head, body=body))
 
 
+def commit_link(commit, url):
+    """The commit (already escaped), linked when a --commit-url template was given."""
+    if not url:
+        return commit
+    return f'<a href="{html.escape(url.replace("{commit}", commit))}">{commit}</a>'
+
+
 def index_page(site, entries, args):
     rows = []
     for e in sorted(entries, key=lambda e: (e["rank"], e["machine"], e["name"])):
         rows.append(f'<tr><td><code>{html.escape(e["machine"])}</code></td><td><a href="{e["href"]}">'
-                    f'{html.escape(e["name"])}</a></td><td>{e["latest"]:.4g}</td><td>{e["commit"]}</td>'
+                    f'{html.escape(e["name"])}</a></td><td>{e["latest"]:.4g}</td><td>{commit_link(e["commit"], args.commit_url)}</td>'
                     f'{verdict_cell(e["vs_prev"])}{verdict_cell(e["vs_base"])}'
                     f'<td class="flag">{html.escape(", ".join(e["flags"]))}</td></tr>')
     body = (f"<h1>Benchmarks</h1><p>History {html.escape(os.path.abspath(args.store))}; gate: threshold "

@@ -13,6 +13,7 @@ void register_check_command(CLI::App& app, const std::string& argv);     // chec
 void register_train_xmc_command(CLI::App& app, const std::string& argv); // train_xmc_command.cpp
 void register_schema_command(CLI::App& app);                             // schema_command.cpp
 void register_merge_command(CLI::App& app, const std::string& argv);     // merge_command.cpp
+void register_compare_command(CLI::App& app);                            // compare_command.cpp
 void register_train_seqrec_command(CLI::App& app, const std::string& argv);  // train_seqrec_command.cpp
 
 // Commands report their exit status here (0 success, 1 finished with failures, 2 bad input).

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   lobench::register_quantize_command(app);
   lobench::register_schema_command(app);
   lobench::register_merge_command(app, joined);
+  lobench::register_compare_command(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 parses a reversed vector
   try {

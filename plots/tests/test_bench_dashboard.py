@@ -55,7 +55,7 @@ def test_history_is_per_machine_and_append_only(tmp_path):
 
 
 def test_pages_carry_the_gates_verdicts(tmp_path):
-    store, site = build_site(tmp_path)
+    store, site = build_site(tmp_path, "--commit-url", "https://example.org/commit/{commit}")
     (machine,) = os.listdir(store)
     pages = sorted(os.listdir(site / machine))
     assert pages == ["chunked_V_16000_D_64_manual_time.html", "fused_V_16000_D_64_manual_time.html",
@@ -71,6 +71,8 @@ def test_pages_carry_the_gates_verdicts(tmp_path):
     # regressions first: the fused row (slower against the baseline) precedes the others
     assert index.index("fused_V_16000") < index.index("chunked_V_16000")
     assert "plotly.min.js" in os.listdir(site) and "dashboard.js" in os.listdir(site)
+    assert '<a href="https://example.org/commit/c4aaaa">c4aaaa</a>' in index
+    assert fused["commitUrl"] == "https://example.org/commit/{commit}"
 
 
 def test_above_the_yardstick_is_flagged(tmp_path):
