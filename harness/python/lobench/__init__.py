@@ -11,9 +11,11 @@ over all V of BCE-with-logits(a_p·e_v, y_pv), y_pv = 1 when v is one of the row
 per-position losses (Σ w·l / Σ w, 0 when Σ w = 0) for reduction="mean", or Σ w·l for "sum". dA and dE
 are its gradients.
 
-Front ends: `lobench.torch.binary_cross_entropy` (a torch.autograd.Function) and
-`lobench.jax.cut_binary_cross_entropy` (a jax.custom_vjp, RecML's signature). Number formats:
-`lobench.quantize`, `lobench.formats`.
+Front ends (docs/python.md says exactly where each differs from what it replaces):
+`lobench.torch.binary_cross_entropy` (PyTorch's F.binary_cross_entropy_with_logits semantics; module
+form lobench.nn.CutBCEWithLogitsLoss) and `lobench.jax.cut_binary_cross_entropy` (RecML's op).
+Number formats: `lobench.quantize`, `lobench.formats`. Run files: `lobench.results`. Threads, memory
+and argument ranges are the CLI's (threads in [1, 1024], memory planned before allocating).
 """
 from __future__ import annotations
 
