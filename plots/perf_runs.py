@@ -120,6 +120,9 @@ def load_google_benchmark(path, clock=DEFAULT_CLOCK):
               fingerprint(ctx.get("host_name"), description), f"{ctx.get('host_name', '?')}: {description}")
     threads = float(ctx.get("threads", 1) or 1)
     reps = _gb_repetitions(data, path)
+    if not reps and data["benchmarks"]:
+        raise RunFileError(f"{path}: only aggregates (mean, median, ...), no repetitions to test; run the benchmark "
+                           "without --benchmark_report_aggregates_only")
     timed = {name: _gb_seconds(es, clock, threads) for name, es in reps.items()}
     yard = {name.partition("/")[2]: name for name in reps if name.partition("/")[0] == YARDSTICK_FAMILY}
     unit = "process CPU" if clock == "cpu" else "wall"

@@ -89,6 +89,12 @@ def test_usage_errors_exit_2(runs, tmp_path):
     other = write_gbench(str(tmp_path / "other.json"), {"gemm": 1.0}, seed=1)
     rc, _, err = cli(base, other, "--filter", "fused")
     assert rc == 2 and "no benchmark in common" in err
+    aggregates = json.load(open(base))
+    for b in aggregates["benchmarks"]:
+        b["run_type"], b["aggregate_name"] = "aggregate", "median"
+    json.dump(aggregates, open(tmp_path / "aggregates.json", "w"))
+    rc, _, err = cli(base, tmp_path / "aggregates.json")
+    assert rc == 2 and "only aggregates" in err
     assert cli(base, base, "--threshold", -1)[0] == 2
     assert cli(base, base, "--format", "xml")[0] == 2
 
