@@ -210,3 +210,43 @@ def test_mesh_runs_per_shard_under_shard_map():
     out = subprocess.run([sys.executable, "-c", MESH_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "mesh ok" in out.stdout
+
+
+def test_bfloat16_inputs_are_computed_in_float32():
+    A, E, T, W = case()
+    a, e = jnp.asarray(A, jnp.bfloat16), jnp.asarray(E, jnp.bfloat16)
+    loss, (gA, gE) = jax.value_and_grad(lambda x, y: cut(x, y, T, W), argnums=(0, 1))(a, e)
+    assert loss.dtype == jnp.float32 and gA.dtype == jnp.bfloat16 and gE.dtype == jnp.bfloat16
+    a64, e64 = np.asarray(a, np.float64), np.asarray(e, np.float64)  # the rounded inputs, exactly
+    with enable_x64():
+        r, (rA, rE) = jax.value_and_grad(lambda x, y: dense_recml(x, y, T, W.astype(np.float64))[0],
+                                         argnums=(0, 1))(a64, e64)
+    assert abs(float(loss) - float(r)) <= 1e-6 * float(r)
+    assert rel(np.asarray(gA, np.float64), rA) <= 2 ** -7 and rel(np.asarray(gE, np.float64), rE) <= 2 ** -7
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_gradients_match_finite_differences_of_the_float64_loss(x64):
+    from conftest import directional_fd
+    A, E, T, W = case(seed=5)
+    signed = W * np.where(np.random.default_rng(4).random(W.shape) < 0.4, -1, 1).astype(np.float32)
+    with enable_x64():
+        def loss64(a, e, w):
+            return float(dense_recml(jnp.asarray(a), jnp.asarray(e), T, jnp.asarray(w))[0])
+    dtype = np.float64 if x64 else np.float32
+    rng = np.random.default_rng(6)
+    with (enable_x64() if x64 else jax.enable_x64(False)):
+        args = [x.astype(dtype) for x in (A, E, signed)]
+        grads = jax.grad(lambda a, e, w: cut(a, e, T, w), argnums=(0, 1, 2))(*args)
+    for i, g in enumerate(grads):
+        u = rng.standard_normal(args[i].shape)
+
+        def along(x, i=i):
+            xs = [np.asarray(a, np.float64) for a in args]
+            xs[i] = x
+            with enable_x64():
+                return loss64(*xs)
+        fd = directional_fd(along, args[i], u, h=1e-5)
+        g = np.asarray(g, np.float64)
+        tol = 1e-7 if x64 else 1e-5  # |u·(g − g*)| <= tol·|u|·|g*|
+        assert abs(float(np.sum(g * u)) - fd) <= tol * np.linalg.norm(u) * np.linalg.norm(g), i
