@@ -201,6 +201,11 @@ r, rg = jax.value_and_grad(lambda a, e, w: cut(a, e, T, w), argnums=(0, 1, 2))(A
 rel = lambda x, y: float(np.linalg.norm(np.asarray(x) - np.asarray(y)) / np.linalg.norm(np.asarray(y)))
 assert abs(float(loss) - float(r)) <= 1e-6 * float(r), (loss, r)
 assert all(rel(x, y) <= 1e-6 for x, y in zip(g, rg)), [rel(x, y) for x, y in zip(g, rg)]
+# RecML's spellings: a 2-D mesh with D sharded over 'model' in act_spec, E replicated (P()).
+mesh2 = Mesh(np.array(jax.devices()).reshape(2, 2), ("data", "model"))
+l2 = cut(A, E, T, W, mesh=mesh2, act_spec=PS("data", None, "model"), emb_spec=PS())
+l3 = cut(A, E, T, W, mesh=mesh2, act_spec=PS("data"))
+assert abs(float(l2) - float(r)) <= 1e-6 * float(r) and abs(float(l3) - float(r)) <= 1e-6 * float(r)
 print("mesh ok", len(g[0].sharding.device_set))
 """
 
