@@ -11,8 +11,10 @@ are converted here. The run file's root attributes are in df.attrs.
 
 Training files (`lobench train-xmc` / `train-seqrec`, root attribute "schema" = "lobench train-... run")
 have no /results table: read() returns their per-epoch table (/epochs), read_table() any of their tables
-(/epochs, /steps) and read_memory() the /memory group's predicted and measured bytes; kind() says which
-sort of file a path is. Every failure raises RunFileError (a ValueError) naming the file, never
+(/epochs, /steps) and read_memory() the /memory group's predicted and measured bytes. Column files
+(`train-xmc --layouts-out`, `train_step_bench --out`: equal-length 1-D datasets at the root, and for
+layouts one group of them per head layout) read as one row per entry, a "group" column naming the
+group. kind() says which sort of file a path is. Every failure raises RunFileError (a ValueError) naming the file, never
 SystemExit; paths that are not regular files (FIFOs, devices, directories) are refused before opening.
 """
 import math
@@ -85,8 +87,10 @@ def kind(path):
             for k in ("train-xmc", "train-seqrec"):
                 if k in schema:
                     return k
-            raise RunFileError(f"{os.fspath(path)}: neither a /results table nor a training file's schema "
-                               f"attribute (schema = {schema!r})")
+            if _column_layout(f) is not None:
+                return "columns"
+            raise RunFileError(f"{os.fspath(path)}: neither a /results table, a training file's schema "
+                               f"attribute (schema = {schema!r}) nor equal-length columns")
     return _guarded(path, "the file's kind", probe)
 
 
@@ -117,10 +121,53 @@ def _columns(rows, version):
     return cols
 
 
+def _column_layout(f):
+    """(root column names, {group: column names}) when every dataset of the file is 1-D of one length
+    (at the root or one group deep), else None."""
+    lengths, root, groups = set(), [], {}
+    for name, item in f.items():
+        if isinstance(item, h5py.Dataset):
+            if item.ndim != 1 or item.dtype.names is not None:
+                return None
+            lengths.add(item.shape[0])
+            root.append(name)
+        elif isinstance(item, h5py.Group):
+            cols = []
+            for sub, x in item.items():
+                if not isinstance(x, h5py.Dataset) or x.ndim != 1 or x.dtype.names is not None:
+                    return None
+                lengths.add(x.shape[0])
+                cols.append(sub)
+            groups[name] = cols
+    if len(lengths) != 1 or not (root or groups):
+        return None
+    return root, groups
+
+
+def _read_columns(path):
+    import pandas as pd
+    with _open(path, table=None) as f:
+        layout = _column_layout(f)
+        if layout is None:
+            raise RunFileError(f"{os.fspath(path)}: not a file of equal-length columns")
+        root, groups = layout
+        base = {name: f[name][:] for name in root}
+        if not groups:
+            df = pd.DataFrame(base)
+        else:
+            parts = [pd.DataFrame({**base, "group": g, **{c: f[g][c][:] for c in cols}}) for g, cols in groups.items()]
+            df = pd.concat(parts, ignore_index=True)
+        df.attrs.update(_attrs(f))
+    return df
+
+
 def read(path):
     """The /results table of a run file as a pandas.DataFrame (attributes in df.attrs); for a training
-    file, its /epochs table."""
-    if kind(path) != "run":
+    file, its /epochs table; for a column file, its columns."""
+    k = kind(path)
+    if k == "columns":
+        return _guarded(path, "the columns", lambda: _read_columns(path))
+    if k != "run":
         return read_table(path, "epochs")
     return _guarded(path, "/results", lambda: _read_results(path))
 
