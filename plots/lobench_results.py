@@ -78,7 +78,8 @@ def _guarded(path, what, fn):
 
 
 def kind(path):
-    """'run' (a /results table), 'train-xmc', 'train-seqrec' (training files), or RunFileError."""
+    """'run' (a /results table), 'train-xmc', 'train-seqrec' (training files), 'columns' (equal-length
+    1-D datasets: --layouts-out, step benches), or RunFileError."""
     def probe():
         with _open(path, table=None) as f:
             schema = text(f.attrs.get("schema", ""))
