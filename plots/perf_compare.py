@@ -69,7 +69,8 @@ def summary(rows, base, cand, threshold, alpha):
         lines.append("note: the runs are from different machines; only ratios to each run's own yardstick compare")
     if untested:
         lines.append(f"note: {len(untested)} benchmark(s) untested: too few repetitions for p < {alpha} "
-                     f"(Mann–Whitney needs at least 4 against 4; use --benchmark_repetitions >= 5)")
+                     f"(Mann–Whitney needs at least 4 against 4: Google Benchmark --benchmark_repetitions >= 5, "
+                     f"lobench run --reps >= 5)")
     lines.append(f"{len(slower)} slower, {sum(r['verdict'] == 'faster' for r in gated)} faster, "
                  f"{sum(r['verdict'] == 'same' for r in gated)} same of {len(gated)} gated benchmarks")
     return lines
@@ -161,6 +162,7 @@ def main(argv=None):
         return 2
     lines = summary(rows, base, cand, threshold, args.alpha)
     sys.stdout.write(render(rows, lines, args.format))
+    sys.stdout.flush()  # the table before any message on stderr
     if args.format in ("csv", "jsonl"):
         print("\n".join(lines), file=sys.stderr)
     if any(r["gated"] and r["verdict"] == "slower" for r in rows):
