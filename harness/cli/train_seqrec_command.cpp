@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "datasets/public_datasets.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
 #include "harness/io/interrupt_guard.hpp"
@@ -31,13 +32,20 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
       "train-seqrec",
       "Train the Cut BCE paper's multi-label SASRec (GPT-2 causal backbone, tied item/output embeddings) with a\n"
       "full-vocabulary BCE variant (dense = framework BCE, chunked = Cut BCE, fused) or SASRec's one sampled\n"
-      "negative, on a sequence file (USER ITEM ITEM ...) or synthetic:yambda. List options (--variant, --B, ...,\n"
+      "negative, on a public set (beauty, sports, toys, lastfm: --data-dir), a sequence file or synthetic:yambda. List options (--variant, --B, ...,\n"
       "--seed) take comma-separated values; the runs are their Cartesian product, one HDF5 run file each (--out\n"
       "for a single run, else --out-dir): per-step time split, loss and cut metrics, per-epoch dev/test Hit@8,\n"
       "HR@10, NDCG@10, memory predicted and measured. A repeated option's last occurrence wins.");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   spec->axes.register_options(cmd);
   cmd->add_option("--seeds", *seeds, "the same axis as --seed (train-xmc's name for it)");
+  cmd->add_option("--data-dir", spec->data_dir,
+                  "data folder holding seqrec/ (or the seqrec folder itself), for --dataset beauty|sports|toys|lastfm; "
+                  "default: $LOBENCH_DATA. No other folder is looked at; a file path in --dataset is read as given");
+  auto no_verify = std::make_shared<bool>(false);
+  cmd->add_flag("--no-verify", *no_verify,
+                "do not check a public set's file against its size and SHA-256 (a modified copy; also "
+                "LOBENCH_NO_VERIFY=1)");
   cmd->add_option("--syn-scale", c->syn_scale, "synthetic:yambda: fraction of users and items (1 = 9,074 x 876,939)")
       ->capture_default_str();
   cmd->add_option("--data-seed", c->data_seed, "synthetic generator seed")->capture_default_str();
@@ -68,7 +76,8 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_flag("--quiet", *quiet, "no progress line");
   auto* model_opt = cmd->get_option("--model");
   auto* seed_opt = cmd->get_option("--seed");
-  cmd->callback([spec, mem_limit, mem, quiet, untied, list, seeds, model_opt, seed_opt, argv] {
+  cmd->callback([spec, mem_limit, mem, quiet, untied, list, seeds, model_opt, seed_opt, no_verify, argv] {
+    spec->verify = data::verification_wanted(*no_verify);
     if (*untied) {
       if (model_opt->count() > 0) throw std::invalid_argument("train-seqrec: give --untied or --model, not both");
       spec->axes.set("model", "sasrec_untied");

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "datasets/public_datasets.hpp"
 #include "harness/cli/args_file.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
@@ -87,12 +88,17 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       "A repeated option's last occurrence wins (as for every lobench command).");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--dataset", spec->dataset,
-                  "delicious | bibtex (Mulan files in --data-dir), mulan:DIR/NAME, xc:TRAIN,TEST (XC repository "
-                  "format), synthetic:PRESET (tiny, LF-AmazonTitles-131K, Amazon-670K, Amazon-3M, ...)")
+                  "delicious | bibtex (public sets: DIR/xmc/NAME-{train,test}.arff + NAME.xml under --data-dir, "
+                  "checked against their published sizes and SHA-256, docs/data.md), mulan:DIR/NAME, xc:TRAIN,TEST "
+                  "(XC repository format), synthetic:PRESET (tiny, LF-AmazonTitles-131K, Amazon-670K, Amazon-3M, ...)")
       ->capture_default_str();
   cmd->add_option("--data-dir", spec->data_dir,
-                  "folder of the Mulan files (a relative path is found against the working directory, else the repository)")
-      ->capture_default_str();
+                  "data folder holding xmc/ (or the xmc folder itself); default: $LOBENCH_DATA. No other folder is "
+                  "looked at");
+  auto no_verify = std::make_shared<bool>(false);
+  cmd->add_flag("--no-verify", *no_verify,
+                "do not check a public set's files against their sizes and SHA-256 (a modified copy; also "
+                "LOBENCH_NO_VERIFY=1)");
   spec->axes.register_options(cmd);
   cmd->add_option("--syn-scale", spec->syn_scale, "synthetic: fraction of the preset's rows to generate")
       ->capture_default_str();
@@ -133,7 +139,8 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       ->delimiter(',');
   cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts");
 
-  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, partition, shard, argv] {
+  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, partition, shard, no_verify, argv] {
+    spec->verify = data::verification_wanted(*no_verify);
     spec->base.schedule = *schedule;
     spec->partition = sweep::Partition::parse(*partition);
     if (!shard->empty() && !layouts->empty())
@@ -146,8 +153,6 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       set_command_exit_code(0);
       return;
     }
-    if (std::filesystem::path(spec->data_dir).is_relative() && !std::filesystem::exists(spec->data_dir))
-      spec->data_dir = repository_path(spec->data_dir);
     spec->progress = !*quiet;
     spec->mem_limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", *mem_limit) : cli::default_memory_limit();
     const Provenance prov = collect_provenance(argv);

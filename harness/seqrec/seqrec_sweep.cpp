@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "datasets/public_datasets.hpp"
 #include "datasets/seqrec.hpp"
 #include "datasets/synthetic_seqrec.hpp"
 #include "harness/io/interrupt_guard.hpp"
@@ -100,7 +101,8 @@ sweep::Axes seqrec_axes() {
   const SeqrecConfig d;
   sweep::Axes a;
   a.add("dataset", AxisKind::text, {d.dataset},
-        "sequence file (USER ITEM ITEM ..., e.g. ../shared/datasets/seqrec/LastFM.txt) or synthetic:yambda");
+        "a public set (beauty, sports, toys, lastfm: DIR/seqrec/NAME.txt under --data-dir, checked against its "
+        "published size and SHA-256, docs/data.md), a sequence file (USER ITEM ITEM ...), or synthetic:yambda");
   a.add("L", AxisKind::integer, {std::to_string(d.L)}, "targets per position (next L items)");
   a.add("N", AxisKind::integer, {std::to_string(d.N)}, "window length");
   a.add("B", AxisKind::integer, {std::to_string(d.B)}, "windows per step");
@@ -226,8 +228,31 @@ int64_t later_steps(const std::vector<SeqrecSweepPoint>& points, size_t i, const
 
 }  // namespace
 
+void resolve_seqrec_datasets(const SeqrecSweepSpec& spec, std::vector<SeqrecSweepPoint>& points) {
+  std::map<std::string, std::string> resolved;  // given value -> file (each public set located once)
+  for (SeqrecSweepPoint& p : points) {
+    std::string& dataset = p.config.dataset;
+    if (is_synthetic(dataset)) continue;
+    auto r = resolved.find(dataset);
+    if (r == resolved.end()) {
+      std::string file = dataset;
+      std::error_code ec;
+      if (const data::PublicDataset* pub = data::find_public_dataset("seqrec", dataset); pub && !fs::exists(dataset, ec)) {
+        file = data::locate_public_dataset(*pub, spec.data_dir, spec.verify).front().string();
+      } else if (!fs::exists(dataset, ec)) {
+        throw std::runtime_error(fmt::format("--dataset {}: no such file, and not a public set ({}; docs/data.md) or "
+                                             "synthetic:yambda",
+                                             dataset, data::public_dataset_names("seqrec")));
+      }
+      r = resolved.emplace(dataset, file).first;
+    }
+    dataset = r->second;
+  }
+}
+
 int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
-  const std::vector<SeqrecSweepPoint> points = expand_seqrec_sweep(spec);
+  std::vector<SeqrecSweepPoint> points = expand_seqrec_sweep(spec);
+  resolve_seqrec_datasets(spec, points);
   check_seqrec_sweep(spec, points);
   std::optional<SeqrecData> data;
   DataKey loaded;

@@ -32,6 +32,10 @@ struct SeqrecSweepSpec {
   std::string out;        // the run file of a single-point sweep
   std::string out_dir;    // the folder of the run files (one per point)
   bool overwrite = false; // replace existing run files instead of refusing
+  // Where a public set named by --dataset (beauty, sports, toys, lastfm) is found: the data folder
+  // (--data-dir; empty: $LOBENCH_DATA, no other default), its file checked unless verify is false.
+  std::string data_dir;
+  bool verify = true;
 };
 
 struct SeqrecSweepPoint {
@@ -44,6 +48,13 @@ struct SeqrecSweepPoint {
 // std::invalid_argument for an axis value out of range, for --out with more than one point, or for
 // neither / both of --out and --out-dir.
 std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec);
+
+// Replaces each point's --dataset that names a public set (datasets/public_datasets.hpp: beauty,
+// sports, toys, lastfm) with its file under the data folder, verified (size and SHA-256, each file
+// once) unless spec.verify is false; an existing file or synthetic:NAME is kept as given. Throws
+// std::runtime_error naming the missing or changed file and how to pass --data-dir, or a value that is
+// neither a file nor a public set.
+void resolve_seqrec_datasets(const SeqrecSweepSpec& spec, std::vector<SeqrecSweepPoint>& points);
 
 // Validates every point (configuration, variant, model shape, memory prediction; the datasets' files
 // are read for their vocabulary) and refuses, before any file is written, an output path that exists

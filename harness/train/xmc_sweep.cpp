@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "datasets/arff.hpp"
+#include "datasets/public_datasets.hpp"
 #include "datasets/synthetic_xmc.hpp"
 #include "datasets/xc_format.hpp"
 #include "datasets/xmc_presets.hpp"
@@ -50,6 +51,23 @@ std::string dataset_stem(const std::string& dataset) {
 std::string num(float x) { return fmt::format("{}", x); }
 std::string num(double x) { return fmt::format("{}", x); }
 
+// A Mulan set that is not in the public table: DATA/NAME-train.arff (or DATA/xmc/...), not verified.
+data::TrainTest read_unlisted_mulan(const XmcSweepSpec& spec, const std::string& ds) {
+  const std::string dir = data::resolve_data_dir(spec.data_dir);
+  const std::string forms = fmt::format("public sets: {} (docs/data.md); other forms: mulan:DIR/NAME, xc:TRAIN,TEST, "
+                                        "synthetic:PRESET", data::public_dataset_names("xmc"));
+  if (dir.empty())
+    throw std::runtime_error(fmt::format("--dataset {} reads {}-train.arff, {}-test.arff and {}.xml (Mulan) from a data "
+                                         "folder and none was given: pass --data-dir DIR or set {}=DIR ({})",
+                                         ds, ds, ds, ds, data::kDataDirEnv, forms));
+  for (const fs::path folder : {fs::path(dir), fs::path(dir) / "xmc"})
+    if (fs::exists(folder / (ds + "-train.arff"))) return data::read_mulan(folder, ds);
+  throw std::runtime_error(fmt::format("no file {} (nor {}): --dataset {} reads Mulan's NAME-train.arff, NAME-test.arff "
+                                       "and NAME.xml from the data folder ({})",
+                                       (fs::path(dir) / (ds + "-train.arff")).string(),
+                                       (fs::path(dir) / "xmc" / (ds + "-train.arff")).string(), ds, forms));
+}
+
 }  // namespace
 
 data::TrainTest load_xmc_dataset(const XmcSweepSpec& spec, int64_t labels_total) {
@@ -83,14 +101,11 @@ data::TrainTest load_xmc_dataset(const XmcSweepSpec& spec, int64_t labels_total)
     } else if (ds.rfind("mulan:", 0) == 0) {
       const fs::path p = ds.substr(6);
       d = data::read_mulan(p.parent_path().empty() ? fs::path(".") : p.parent_path(), p.filename().string());
+    } else if (const data::PublicDataset* pub = data::find_public_dataset("xmc", ds)) {
+      const auto files = data::locate_public_dataset(*pub, spec.data_dir, spec.verify);  // NAME-train.arff first
+      d = data::read_mulan(files.front().parent_path(), ds);
     } else {
-      const fs::path train = fs::path(spec.data_dir) / (ds + "-train.arff");
-      if (!fs::exists(train))
-        throw std::runtime_error(fmt::format(
-            "no file {} (--dataset {} reads Mulan's NAME-train.arff, NAME-test.arff and NAME.xml from --data-dir "
-            "{}; other forms: mulan:DIR/NAME, xc:TRAIN,TEST, synthetic:PRESET)",
-            train.string(), ds, spec.data_dir));
-      d = data::read_mulan(spec.data_dir, ds);
+      d = read_unlisted_mulan(spec, ds);
     }
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("dataset '{}': {}", ds, e.what()));

@@ -25,11 +25,14 @@ class ShardedTraining;  // sharded_training.hpp
 sweep::Axes xmc_axes();
 
 struct XmcSweepSpec {
-  // Dataset: a Mulan name (delicious, bibtex: DATA_DIR/NAME-{train,test}.arff + NAME.xml),
-  // mulan:DIR/NAME, xc:TRAIN_FILE,TEST_FILE (Extreme Classification Repository text format), or
-  // synthetic:PRESET (datasets/xmc_presets: LF-AmazonTitles-131K, Amazon-3M, ...; or "tiny").
+  // Dataset: a public set's name (bibtex, delicious: datasets/public_datasets.hpp; its files
+  // DATA/xmc/NAME-{train,test}.arff + NAME.xml, verified), another Mulan name (read unverified from the
+  // data folder), mulan:DIR/NAME, xc:TRAIN_FILE,TEST_FILE (Extreme Classification Repository text
+  // format), or synthetic:PRESET (datasets/xmc_presets: LF-AmazonTitles-131K, Amazon-3M, ...; or "tiny").
   std::string dataset = "delicious";
-  std::string data_dir = "../shared/datasets/xmc";
+  // The data folder (--data-dir); empty: $LOBENCH_DATA; no other default (a named set needs one).
+  std::string data_dir;
+  bool verify = true;  // check a public set's files against its sizes and SHA-256 (--no-verify: false)
   double syn_scale = 0.01;  // synthetic: fraction of the preset's rows kept
 
   // The swept options (harness/sweep/axes.hpp; xmc_axes() declares them with their defaults):

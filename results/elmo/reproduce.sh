@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Reproduces results/elmo/ (report: results/elmo-cpu.md). Run from the repository root after building:
 #   scripts/build.sh && results/elmo/reproduce.sh [exp1|exp2|exp3|exp4|bench|plots|all]
-# Needs ../shared/datasets/xmc (Delicious, Bibtex). One thread per training run (the small datasets gain
-# nothing from a second thread on a shared 2-core machine); the benchmark and exp4 use 2.
+# Needs the Mulan files of Delicious and Bibtex: LOBENCH_DATA=DIR with DIR/xmc/ (docs/data.md). One
+# thread per training run (the small datasets gain nothing from a second thread on a shared 2-core
+# machine); the benchmark and exp4 use 2.
 # Times on the shared 2-core Zen 4 machine used for the report (load average ~5 from other jobs): exp1 ~15
 # min, exp2 ~75 min (255 runs), exp3 ~6 min, exp4 ~35 min (the
 # measured multi-million-label points dominate), bench ~8 min.
 set -euo pipefail
+: "${LOBENCH_DATA:?set LOBENCH_DATA to the folder holding xmc/delicious-*.arff and xmc/bibtex-*.arff (docs/data.md)}"
+export LOBENCH_DATA
 LOBENCH=${LOBENCH:-build/lobench}
 BENCH=${BENCH:-build/harness/train/train_step_bench}
 OUT=results/elmo

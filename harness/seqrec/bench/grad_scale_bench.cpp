@@ -10,7 +10,7 @@
 // changes from step to step, which is not ε's doing), and ε's own share of it: the mean over elements
 // of sqrt(v̂)/(sqrt(v̂) + ε), the factor by which ε shrinks each element's step (1 = ε negligible).
 //
-//   seqrec_grad_scale_bench --dataset ../shared/datasets/seqrec/Beauty.txt [--protocol leave_one_out]
+//   seqrec_grad_scale_bench --dataset beauty --data-dir DATA [--protocol leave_one_out]
 //       [--L 1] [--N 50] [--B 256] [--D 64] [--layers 2] [--heads 1] [--dropout 0.5] [--lr 1e-3]
 //       [--variant fused] [--reduction mean] [--adam-eps 1e-8] [--steps 5] [--print-every 1] [--threads 1]
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/public_datasets.hpp"
 #include "datasets/random.hpp"
 #include "harness/seqrec/adamw.hpp"
 #include "harness/seqrec/sasrec_model.hpp"
@@ -55,7 +56,9 @@ struct GroupStats {
 
 int main(int argc, char** argv) {
   SeqrecConfig c;
-  c.dataset = "../shared/datasets/seqrec/Beauty.txt";
+  c.dataset = "beauty";
+  std::string data_dir;
+  bool no_verify = false;
   c.protocol = "leave_one_out";
   c.L = 1;
   c.N = 50;
@@ -68,7 +71,9 @@ int main(int argc, char** argv) {
   c.variant = "fused";
   int64_t steps = 5, print_every = 1;
   CLI::App app{"Gradient RMS against AdamW's eps for the first steps of a train-seqrec run"};
-  app.add_option("--dataset", c.dataset, "sequence file");
+  app.add_option("--dataset", c.dataset, "a public set (beauty, sports, toys, lastfm) or a sequence file");
+  app.add_option("--data-dir", data_dir, "data folder holding seqrec/ (default: $LOBENCH_DATA; docs/data.md)");
+  app.add_flag("--no-verify", no_verify, "do not check a public set's file against its size and SHA-256");
   app.add_option("--protocol", c.protocol, "multi_label | leave_one_out");
   app.add_option("--L", c.L, "targets per position");
   app.add_option("--N", c.N, "window length");
@@ -85,6 +90,14 @@ int main(int argc, char** argv) {
   app.add_option("--print-every", print_every, "measure at step 1 and every this many steps")->check(CLI::PositiveNumber);
   app.add_option("--threads", c.threads, "threads");
   CLI11_PARSE(app, argc, argv);
+  if (const data::PublicDataset* pub = data::find_public_dataset("seqrec", c.dataset)) {
+    try {
+      c.dataset = data::locate_public_dataset(*pub, data_dir, data::verification_wanted(no_verify)).front().string();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "seqrec_grad_scale_bench: %s\n", e.what());
+      return 2;
+    }
+  }
   validate(c);
 
   const SeqrecData d = load_seqrec_data(c);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -238,6 +239,49 @@ TEST(SeqrecSweep, ABadPointIsRefusedBeforeAnyPointRuns) {
   s.axes.set("dataset", "synthetic:yambda," + (dir.path / "nosuch.txt").string());
   EXPECT_ANY_THROW(run_seqrec_sweep(s, collect_provenance("test"), out, err));
   EXPECT_TRUE(fs::is_empty(dir.path));
+}
+
+// --dataset lastfm is the public set's file under the data folder (--data-dir, else LOBENCH_DATA; no
+// other default), checked against its size and SHA-256; a path is read as given; anything else is refused.
+TEST(SeqrecSweep, NamedSetsResolveUnderTheDataFolderAndAreVerified) {
+  const TempDir dir;
+  const fs::path copy = dir.path / "data" / "seqrec" / "LastFM.txt";
+  fs::create_directories(copy.parent_path());
+  std::ofstream(copy) << "1 1 2 3\n2 2 3 4\n";  // not the published file
+  const char* env = std::getenv("LOBENCH_DATA");
+  const std::string saved = env ? env : "";
+  ::unsetenv("LOBENCH_DATA");
+  SeqrecSweepSpec s = tiny_sweep(dir.path / "runs");
+  s.axes.set("dataset", "lastfm," + copy.string());
+  auto points = expand_seqrec_sweep(s);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].name.rfind("lastfm_", 0), 0u) << points[0].name;  // named by what was given
+  auto message = [&](SeqrecSweepSpec spec) {
+    auto p = expand_seqrec_sweep(spec);
+    try {
+      resolve_seqrec_datasets(spec, p);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(nothing thrown)");
+  };
+  EXPECT_NE(message(s).find("seqrec/LastFM.txt"), std::string::npos) << message(s);  // no folder given
+  EXPECT_NE(message(s).find("--data-dir"), std::string::npos) << message(s);
+  s.data_dir = (dir.path / "data").string();
+  EXPECT_NE(message(s).find("sha256"), std::string::npos) << message(s);  // a changed copy is refused
+  s.verify = false;
+  resolve_seqrec_datasets(s, points);
+  EXPECT_EQ(points[0].config.dataset, copy.string());
+  EXPECT_EQ(points[1].config.dataset, copy.string());  // the path, as given
+  ::setenv("LOBENCH_DATA", (dir.path / "data").string().c_str(), 1);  // the environment, when no --data-dir
+  s.data_dir.clear();
+  points = expand_seqrec_sweep(s);
+  resolve_seqrec_datasets(s, points);
+  EXPECT_EQ(points[0].config.dataset, copy.string());
+  s.axes.set("dataset", "lastfmm");
+  EXPECT_NE(message(s).find("beauty, sports, toys, lastfm"), std::string::npos) << message(s);
+  if (env) ::setenv("LOBENCH_DATA", saved.c_str(), 1);
+  else ::unsetenv("LOBENCH_DATA");
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
 #include "datasets/arff.hpp"
 #include "harness/train/tests/tiny_data.hpp"
+#include "harness/train/xmc_sweep.hpp"
 
 namespace lobench::train {
 namespace {
@@ -139,6 +141,32 @@ TEST(TrainXmc, DeliciousLearns) {
   const RunOutcome o = train_xmc(d, c);
   // published 67.8-69.0 after full training; 3 short epochs of a small model are well on the way
   EXPECT_GT(o.epochs.back().p[0], 0.55);
+}
+
+// --dataset bibtex: the public set's files under the data folder (the folder holding xmc/, or xmc/
+// itself), verified; without --data-dir or LOBENCH_DATA the message says which files and how to pass one.
+TEST(TrainXmc, NamedSetsAreReadFromTheDataFolderOnly) {
+  const char* env = std::getenv("LOBENCH_DATA");
+  const std::string saved = env ? env : "";
+  ::unsetenv("LOBENCH_DATA");
+  XmcSweepSpec spec;
+  spec.dataset = "bibtex";
+  try {
+    (void)load_xmc_dataset(spec, 0);
+    ADD_FAILURE() << "bibtex loaded without a data folder";
+  } catch (const std::runtime_error& e) {
+    for (const char* part : {"xmc/bibtex-train.arff", "--data-dir", "LOBENCH_DATA"})
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+  if (env) ::setenv("LOBENCH_DATA", saved.c_str(), 1);
+  const std::filesystem::path root(LOBENCH_SHARED_DATASETS);
+  if (!std::filesystem::exists(root / "xmc" / "bibtex-train.arff")) GTEST_SKIP() << "no " << root << "/xmc/bibtex-*.arff";
+  for (const std::filesystem::path& dir : {root, root / "xmc"}) {
+    spec.data_dir = dir.string();
+    const data::TrainTest d = load_xmc_dataset(spec, 0);
+    EXPECT_EQ(d.train.rows(), 4880);
+    EXPECT_EQ(d.test.rows(), 2515);
+  }
 }
 
 }  // namespace
