@@ -5,7 +5,7 @@
 #
 #   bash harness/gpu/fetch_deps.sh        # on a Debian 12 machine with apt (this project's machines)
 #
-# Then hand the folder to the GPU machine with the run:
+# .gpu_deps/ is ignored by git, so it travels to the GPU machine only when the run names it in carry:
 #   run(command="bash harness/gpu/check.sh $OUT", carry=[".gpu_deps"], timeout_s=540)
 #
 # .gpu_deps/      Eigen, HDF5 (C and HL, serial) with its runtime libraries, fmt, CLI11, GoogleTest and

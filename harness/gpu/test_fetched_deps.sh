@@ -3,7 +3,8 @@
 # runs harness/gpu/check.sh OUT_DIR with LOBENCH_DEPS=private in a private mount namespace in which
 # every file of the carried packages that the system also has is hidden behind an empty file (so a
 # header or library picked from the system instead of the private prefix breaks the build). Root only;
-# nothing outside the namespace changes.
+# nothing outside the namespace changes. The build directory is made afresh (LOBENCH_GPU_FRESH=1), so
+# no object built against the system's headers is reused. Exit status: check.sh's (3 without a GPU).
 #
 #   bash harness/gpu/fetch_deps.sh
 #   LOBENCH_JOBS=2 LOBENCH_GPU_BUDGET_S=3600 bash harness/gpu/test_fetched_deps.sh /tmp/check_out
@@ -29,5 +30,5 @@ unshare -m --propagation private bash -c '
   while read -r f; do mount --bind "$2" "$f"; done < "$1"
   echo "e.g. $(head -n 1 "$1"): $(wc -c < "$(head -n 1 "$1")") bytes in here"
   cd "$3"
-  LOBENCH_DEPS=private exec bash harness/gpu/check.sh "$4"
+  LOBENCH_DEPS=private LOBENCH_GPU_FRESH=1 exec bash harness/gpu/check.sh "$4"
 ' hide "$hide_list" "$empty" "$root" "$out"
