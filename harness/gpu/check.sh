@@ -31,7 +31,7 @@
 # rebuilt after each stage), table2_gpu.h5 (the run file, copied after each lobench process),
 # cuda_step.json (Google Benchmark) and table2_gpu.md (the table, at the end).
 #
-# Knobs: LOBENCH_GPU_STAGES (the stages to run, e.g. "gpu_tests table2_accuracy" for a short rerun;
+# Knobs: LOBENCH_GPU_STAGES (the stages to run, deps always among them, e.g. "gpu_tests table2_accuracy";
 # default all), LOBENCH_GPU_BUDGET_S, LOBENCH_JOBS (build parallelism, default 16),
 # LOBENCH_GPU_BUILD_DIR (default build-gpu; kept between calls on a warm machine, so a rerun rebuilds
 # only what changed; LOBENCH_GPU_FRESH=1 starts it afresh), LOBENCH_DEPS=private and

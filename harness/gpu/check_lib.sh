@@ -40,6 +40,7 @@ plan_init() {
       [[ -n "${PLAN_CAP[$name]:-}" ]] || { echo "LOBENCH_GPU_STAGES: no stage '$name' (stages: ${PLAN_STAGES[*]})"; return 2; }
       SELECTED[$name]=1
     done
+    SELECTED[deps]=1  # always: the binaries find the private prefix's libraries only through it
   fi
 }
 
