@@ -1,5 +1,9 @@
 #include "harness/sweep/point_inputs.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "precision_sim/format.hpp"
@@ -7,6 +11,29 @@
 #include "precision_sim/rounding.hpp"
 
 namespace lobench::sweep {
+namespace {
+
+// Why E as stored in `format` cannot stand for E: finite values beyond the format's largest finite
+// one became inf or NaN (a non-saturating format); "" when every stored value is finite or E itself
+// is not. Read back 256 rows at a time, so that no second [V, D] copy is made.
+std::string overflow_in_storage(const std::vector<float>& E, const PackedMatrix& stored, int64_t V, int64_t D,
+                             const std::string& format) {
+  if (!std::all_of(E.begin(), E.end(), [](float x) { return std::isfinite(x); })) return "";
+  constexpr int64_t kRows = 256;
+  std::vector<float> rows(size_t(std::min(kRows, V) * D));
+  int64_t overflowed = 0;
+  for (int64_t v0 = 0; v0 < V; v0 += kRows) {
+    const int64_t n = std::min(kRows, V - v0);
+    stored.decode_rows(v0, n, rows.data());
+    overflowed += std::count_if(rows.begin(), rows.begin() + n * D, [](float x) { return !std::isfinite(x); });
+  }
+  if (overflowed == 0) return "";
+  return fmt::format("E does not fit {}: {} of its {} values lie beyond the format's largest finite value {:g} "
+                     "and are inf or NaN as stored (a saturating format, e.g. `{}_sat`, keeps them finite)",
+                     format, overflowed, V * D, precision::parse_format(format).max_finite(), format);
+}
+
+}  // namespace
 
 int64_t input_bytes(const Shape& s) {
   const int64_t P = s.P();
@@ -47,6 +74,7 @@ void PointInputs::prepare(const StepPoint& pt, const SyntheticSpec& synthetic, b
   if (pt.options.e_is_float32()) {
     stored_.reset();
     stored_key_.clear();
+    stored_overflow_.clear();
   } else {
     const std::string skey = pt.options.e_format + "/" + pt.e_rounding;
     if (stored_key_ != skey) {  // E rounded into the format once, shared by the variants
@@ -57,6 +85,7 @@ void PointInputs::prepare(const StepPoint& pt, const SyntheticSpec& synthetic, b
       stored_ = std::make_unique<PackedMatrix>(data_->E.data(), pt.shape.V, pt.shape.D, pt.options.e_format, ro,
                                                pt.options.threads);
       stored_key_ = skey;
+      stored_overflow_ = overflow_in_storage(data_->E, *stored_, pt.shape.V, pt.shape.D, pt.options.e_format);
     }
   }
   const std::string kkey = kernel_input_key(pt);

@@ -35,6 +35,11 @@ class PointInputs {
   // with fp32 or tf32 operands.
   const cpu::ReferenceResult* kernel_reference() const { return kernel_differs_ ? ref_kernel_.get() : ref_.get(); }
   int64_t e_stored_bytes() const { return stored_ ? stored_->stored_bytes() : 0; }
+  // Why the point cannot run as asked: finite E overflowed its storage format (inf or NaN as stored),
+  // so every variant's loss would be inf or NaN by construction. "" when it fits. Such a row is
+  // skipped with this reason, as a format that cannot hold the data is an expected outcome of a
+  // format sweep, not a failure of the variant.
+  const std::string& storage_overflow() const { return stored_overflow_; }
 
  private:
   std::unique_ptr<StepData> data_;
@@ -43,6 +48,7 @@ class PointInputs {
   std::unique_ptr<cpu::ReferenceResult> ref_;
   std::unique_ptr<PackedMatrix> stored_;
   std::string stored_key_;
+  std::string stored_overflow_;
   std::unique_ptr<cpu::ReferenceResult> ref_kernel_;  // on the kernel's inputs, when they differ from the originals
   std::string kernel_key_;
   bool kernel_differs_ = false;

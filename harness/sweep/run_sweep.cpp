@@ -89,6 +89,11 @@ class RowRunner {
     if (s_.sharded) return run_sharded(plan, row);
     try {
       inputs_.prepare(plan.point, syn_, plan.want_reference);
+      if (!inputs_.storage_overflow().empty()) {
+        row.status.set("skipped");
+        row.reason.set(inputs_.storage_overflow());
+        return {};
+      }
       const StepInputs in = inputs_.inputs();
       row.e_stored_bytes = inputs_.e_stored_bytes();
       row.input_bytes += row.e_stored_bytes;
@@ -322,6 +327,7 @@ static std::ostream& discard() {
 }
 
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
+  if (s.sharded) require_same_options(*s.sharded, prov.argv);  // first: before any other collective
   check_rep_policy(s.reps);
   cli::check_range("--warmup", s.warmup, 0, 100000);
   if (s.sgemm_n != 0) cli::check_range("--sgemm-n", double(s.sgemm_n), 64, 65536);

@@ -197,6 +197,33 @@ TEST(Sweep, PartitionsTakeEveryNthRowAndTogetherCoverTheSweep) {
   EXPECT_THROW(sweep::Partition::parse("1"), std::invalid_argument);
 }
 
+// E ~ N(0, 1) does not fit e2m1 (largest finite value 6: about 2e-9 of draws lie beyond, none at this
+// size) nor e2m3 (3.75: 1.8e-4 of draws), which has inf: such a point is an expected outcome of a
+// format sweep, recorded as skipped with the reason and the count, and the run exits 0; the saturating
+// e2m3_sat and the fitting bfloat16 run.
+TEST(Sweep, AFormatThatCannotHoldEIsASkippedRowNotAFailure) {
+  const std::string path = testing::temp_path("sweep_format_overflow.h5");
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("V", "3000");
+  spec.axes.set("D", "32");
+  spec.axes.set("variants", "fused,chunked");
+  spec.axes.set("e-format", "e2m3,e2m3_sat,bfloat16");
+  std::ostringstream table, progress;
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& row : rows) {
+    if (row.e_format.str() == "e2m3") {
+      EXPECT_EQ(row.status.str(), "skipped") << row.variant;
+      EXPECT_EQ(row.reason.str().rfind("E does not fit e2m3: ", 0), 0u) << row.reason;
+      EXPECT_NE(row.reason.str().find("largest finite value 3.75"), std::string::npos) << row.reason;
+    } else {
+      EXPECT_EQ(row.status.str(), "ok") << row.e_format << " " << row.variant << ": " << row.reason;
+    }
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(Sweep, CpuVariantsRecordNonFp32OperandsAsSkippedAndResumeByOperand) {
   const std::string path = testing::temp_path("sweep_operand.h5");
   SweepSettings spec = small_spec(path);
