@@ -15,6 +15,10 @@ bool LineReader::next(std::string_view& line) {
   }
   ++line_;
   if (!buffer_.empty() && buffer_.back() == '\r') buffer_.pop_back();
+  // A UTF-8 byte-order mark (what some Windows editors put first) is not text a loader knows: named
+  // here, where it is, rather than shown as a mangled first token ("got '1'").
+  if (line_ == 1 && buffer_.rfind("\xEF\xBB\xBF", 0) == 0)
+    fail("the file starts with a UTF-8 byte-order mark (bytes EF BB BF); save it without one (plain UTF-8 or ASCII)");
   line = buffer_;
   return true;
 }

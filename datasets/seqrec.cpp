@@ -46,7 +46,12 @@ SequenceDataset parse_sequences(std::istream& in, const std::string& source) {
 
 SequenceDataset read_sequences(const std::filesystem::path& path) {
   std::ifstream in = open_input_file(path);
-  return parse_sequences(in, path.string());
+  SequenceDataset d = parse_sequences(in, path.string());
+  // Said here, not later as "V must count at least one item": the file itself is the problem.
+  if (d.num_users() == 0)
+    throw std::runtime_error(fmt::format("'{}': the file is empty (no 'USER ITEM ITEM ...' line{})", path.string(),
+                                         std::filesystem::file_size(path) > 0 ? ", only blank lines" : ""));
+  return d;
 }
 
 std::span<const int32_t> train_sequence(const SequenceDataset& d, int64_t u) {

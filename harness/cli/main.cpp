@@ -3,6 +3,7 @@
 // (CLI11's own, and ours) to exit code 2 with one line on stderr.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <hdf5.h>
 
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/cli/quantize_command.hpp"
 #include "harness/cli/suggest.hpp"
+#include "precision_sim/cpu_dispatch.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "harness/provenance.hpp"
 
@@ -24,9 +26,25 @@ std::string version_text() {
                      p.git_dirty ? ", modified" : "", lobench::build_flags());
 }
 
+// LOBENCH_ISA names a path every kernel family must take (precision_sim/cpu_dispatch.hpp). A name that
+// is not a path, or one this CPU cannot run, is a usage error now, not a failed row per point later
+// (rows that `run --resume` would then never retry).
+void check_isa_environment() {
+  namespace cd = lobench::cpu_dispatch;
+  const auto isa = cd::forced_by_environment();  // throws naming the variable and the valid names
+  if (isa && !cd::cpu_supports(*isa))
+    throw std::invalid_argument(fmt::format("LOBENCH_ISA={}: this CPU cannot run that path (valid here: portable{}{})",
+                                            cd::name(*isa), cd::cpu_supports(cd::Isa::avx2) ? ", avx2" : "",
+                                            cd::cpu_supports(cd::Isa::avx512) ? ", avx512" : ""));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // HDF5 1.10 leaves a file whose H5Fclose failed (its last flush hit a full disk) half freed, and its
+  // own exit handler then closes it a second time: a segfault after the run's message. Every file is
+  // closed by its owner (h5::Handle) before exit, so the library's exit handler is not wanted.
+  H5dont_atexit();
   std::vector<std::string> args;
   try {
     args = lobench::expand_args_files(argc, argv);
@@ -36,6 +54,7 @@ int main(int argc, char** argv) {
   }
   try {
     lobench::cpu::sgemm_library();  // LOBENCH_GEMM, checked before any command starts
+    check_isa_environment();        // LOBENCH_ISA, likewise: a bad value would fail every row instead
   } catch (const std::exception& e) {
     fmt::print(stderr, "lobench: {}\n", e.what());
     return kUsageError;

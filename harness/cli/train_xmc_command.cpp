@@ -14,6 +14,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/io/output_path.hpp"
 #include "harness/provenance.hpp"
 #include "harness/system_memory.hpp"
 #include "harness/train/sharded_training.hpp"
@@ -137,7 +138,9 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
                   "instead of training: print (and with --layouts-out write) the predicted head memory of Renee, "
                   "fp32, ELMO bf16 and ELMO fp8 for these label counts, at the first --dim and --batch and --chunks")
       ->delimiter(',');
-  cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts");
+  cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts (refused if it exists, unless --overwrite)");
+  cmd->add_flag("--overwrite", spec->overwrite,
+                "replace run files (and --layouts-out) that exist instead of refusing the sweep before it starts");
 
   cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, partition, shard, no_verify, argv] {
     spec->verify = data::verification_wanted(*no_verify);
@@ -157,6 +160,9 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
     spec->mem_limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", *mem_limit) : cli::default_memory_limit();
     const Provenance prov = collect_provenance(argv);
     if (!layouts->empty()) {
+      std::error_code ec;
+      if (!layout_out->empty() && !spec->overwrite && std::filesystem::exists(std::filesystem::symlink_status(*layout_out, ec)))
+        throw io::PathError(fmt::format("--layouts-out '{}' exists (give --overwrite to replace it)", *layout_out));
       if (!layout_out->empty() && std::filesystem::path(*layout_out).has_parent_path())
         std::filesystem::create_directories(std::filesystem::path(*layout_out).parent_path());
       train::write_layout_table(*layouts, spec->axes.int_values("dim").front(), spec->axes.int_values("batch").front(),

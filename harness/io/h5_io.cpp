@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -38,8 +42,27 @@ Handle open_file_rw(const std::string& path) {
 
 bool exists(hid_t loc, const std::string& name) { return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0; }
 
+namespace {
+
+// The name of the file holding `obj`, for messages ("" when unknown).
+std::string file_name_of(hid_t obj) {
+  const ssize_t len = H5Fget_name(obj, nullptr, 0);
+  if (len <= 0) return "";
+  std::string name(size_t(len) + 1, '\0');
+  H5Fget_name(obj, name.data(), name.size());
+  name.resize(size_t(len));
+  return name;
+}
+
+}  // namespace
+
 void flush_to_disk(hid_t obj) {
-  if (H5Fflush(obj, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush an HDF5 file to disk");
+  errno = 0;
+  if (H5Fflush(obj, H5F_SCOPE_GLOBAL) < 0) {
+    const int err = errno;  // the failed write's (ENOSPC: a full disk; EFBIG: a file-size limit)
+    throw Error(fmt::format("cannot write the HDF5 file '{}' to disk{}", file_name_of(obj),
+                            err ? fmt::format(" ({})", std::strerror(err)) : std::string()));
+  }
   Handle file(H5Iget_file_id(obj), H5Fclose);
   void* handle = nullptr;
   // The sec2 driver (the default) hands out its file descriptor; other drivers keep their own ways.
@@ -100,6 +123,68 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
+namespace {
+
+// Filters this HDF5 library may lack, by the ids registered with The HDF Group, so the refusal can say
+// what wrote the file.
+std::string filter_origin(H5Z_filter_t id) {
+  switch (id) {
+    case 32000: return " (LZF: h5py's own compressor, compression='lzf')";
+    case 32001: return " (Blosc: hdf5plugin / PyTables)";
+    case 32004: return " (LZ4: hdf5plugin)";
+    case 32008: return " (bitshuffle: hdf5plugin)";
+    case 32015: return " (Zstandard: hdf5plugin)";
+    case 307: return " (bzip2: hdf5plugin / PyTables)";
+    default: return "";
+  }
+}
+
+// Throws Error naming the dataset and the filter when a filter of its pipeline is not in this HDF5
+// library: reading would fail with "can't read data" (or "corrupt file?"), which is not the problem.
+void require_available_filters(hid_t dcpl, const std::string& name) {
+  const int n = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    size_t nvalues = 0;
+    char filter_name[128] = {};
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, unsigned(i), &flags, &nvalues, nullptr, sizeof(filter_name), filter_name, &config);
+    if (id < 0) throw Error(fmt::format("dataset '{}' has an unreadable filter pipeline", name));
+    if (H5Zfilter_avail(id) <= 0)
+      throw Error(fmt::format("dataset '{}' is stored with HDF5 filter {} '{}'{}, which this HDF5 library does not have; "
+                              "rewrite it uncompressed or with gzip (h5py: compression='gzip')",
+                              name, int(id), filter_name, filter_origin(id)));
+  }
+}
+
+// Throws Error naming the dataset and the file when a source file of virtual dataset `name` is missing.
+// HDF5 looks for a relative source name beside the virtual dataset's own file, then in the working folder.
+void require_virtual_sources(hid_t loc, hid_t dcpl, const std::string& name) {
+  size_t count = 0;
+  if (H5Pget_virtual_count(dcpl, &count) < 0) throw Error(fmt::format("virtual dataset '{}' has an unreadable mapping", name));
+  std::string here;
+  if (const ssize_t len = H5Fget_name(loc, nullptr, 0); len > 0) {
+    here.resize(size_t(len) + 1);
+    H5Fget_name(loc, here.data(), here.size());
+    here.resize(size_t(len));
+  }
+  const std::string folder = here.find('/') == std::string::npos ? "." : here.substr(0, here.rfind('/'));
+  for (size_t i = 0; i < count; ++i) {
+    const ssize_t len = H5Pget_virtual_filename(dcpl, i, nullptr, 0);
+    if (len < 0) throw Error(fmt::format("virtual dataset '{}' has an unreadable source file name", name));
+    std::string file(size_t(len) + 1, '\0');
+    H5Pget_virtual_filename(dcpl, i, file.data(), file.size());
+    file.resize(size_t(len));
+    if (file == ".") continue;  // a source in the same file
+    const bool found = access(file.c_str(), R_OK) == 0 || (file.front() != '/' && access((folder + "/" + file).c_str(), R_OK) == 0);
+    if (!found)
+      throw Error(fmt::format("virtual dataset '{}' reads from the file '{}', which is missing or unreadable (its data "
+                              "would read as fill values)",
+                              name, file));
+  }
+}
+
+}  // namespace
+
 DatasetInfo inspect(hid_t loc, const std::string& name) {
   silence_errors();
   if (!exists(loc, name)) throw Error(fmt::format("dataset '{}' is missing", name));
@@ -145,6 +230,13 @@ DatasetInfo inspect(hid_t loc, const std::string& name) {
   // truncated file or a forged shape, and reading it would return fill values (or allocate for nothing).
   Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
   const bool filtered = dcpl.valid() && H5Pget_nfilters(dcpl) > 0;
+  if (filtered) require_available_filters(dcpl, name);
+  // A virtual dataset (h5py's VirtualLayout) stores nothing itself: its data is read from its source
+  // files, which must all be there (HDF5 would silently read fill values for a missing one).
+  if (dcpl.valid() && H5Pget_layout(dcpl) == H5D_VIRTUAL) {
+    require_virtual_sources(loc, dcpl, name);
+    return info;
+  }
   if (!filtered && *bytes > 0 && info.type_class != H5T_STRING && H5Tis_variable_str(type) <= 0 &&
       info.type_class != H5T_VLEN) {
     const hsize_t stored = H5Dget_storage_size(ds);
@@ -362,6 +454,37 @@ std::optional<Handle> open_single_value_attr(hid_t obj, const std::string& name,
 
 }  // namespace
 
+namespace {
+
+// Whether H5Aread of the variable-length string attribute `attr` returns rather than crashes. Such a
+// string lives in the file's global heap, and HDF5 1.10 trusts the heap's recorded object sizes: a
+// corrupted heap makes H5Aread copy from outside it (a segfault inside H5HG_read, which no HDF5 error
+// reports). So the read is first tried in a forked child, which only reads (HDF5 reads with pread, so
+// the parent's file state is untouched) and leaves with _exit. A child killed by a signal, or still
+// reading after 30 s, means the heap is damaged.
+bool vlen_read_returns(hid_t attr, hid_t mem) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return true;  // cannot try it apart: read as before
+  if (pid == 0) {
+    char* s = nullptr;
+    _exit(H5Aread(attr, mem, &s) < 0 ? 1 : 0);
+  }
+  int status = 0;
+  for (useconds_t wait_us = 50, waited_us = 0; waited_us < 30'000'000;
+       waited_us += wait_us, wait_us = std::min(wait_us * 2, useconds_t(100'000))) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return !WIFSIGNALED(status);
+    if (done < 0) return true;  // not ours to wait for (SIGCHLD ignored): read as before
+    usleep(wait_us);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return false;
+}
+
+}  // namespace
+
 std::optional<std::string> read_attr_string(hid_t obj, const std::string& name) {
   Handle type;
   const auto attr = open_single_value_attr(obj, name, type);
@@ -373,6 +496,10 @@ std::optional<std::string> read_attr_string(hid_t obj, const std::string& name) 
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem, H5T_VARIABLE);
     H5Tset_cset(mem, cset);
+    if (!vlen_read_returns(*attr, mem))
+      throw Error(fmt::format("attribute '{}' cannot be read: the file's global heap, where its string is stored, is "
+                              "damaged (corrupt file?)",
+                              name));
     char* s = nullptr;
     if (H5Aread(*attr, mem, &s) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
     std::string out = s ? s : "";

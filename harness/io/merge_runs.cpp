@@ -35,7 +35,11 @@ Part read_part(const std::string& path) {
       throw std::invalid_argument(fmt::format("merge: '{}' is not a lobench run file", path));
     if (h5::read_attr_double(f, "dry_run"))
       throw std::invalid_argument(fmt::format("merge: '{}' was written by --dry-run", path));
-    p.version = int64_t(*version);
+    try {
+      p.version = ResultsFile::schema_version_of(f, path);
+    } catch (const h5::Error& e) {
+      throw std::invalid_argument(fmt::format("merge: {}", e.what()));
+    }
     p.axes = h5::read_attr_string(f, "sweep_axes").value_or("");
     p.partition = h5::read_attr_string(f, "partition").value_or("0/1");
   }
@@ -87,10 +91,14 @@ void copy_root_attributes(const std::string& from, hid_t to) {
   for (const auto& name : names) {
     h5::Handle attr(H5Aopen(f, name.c_str(), H5P_DEFAULT), H5Aclose);
     h5::Handle type(H5Aget_type(attr), H5Tclose);
-    if (H5Tget_class(type) == H5T_STRING) {
-      if (const auto s = h5::read_attr_string(f, name)) h5::write_attr(to, name, *s);
-    } else if (const auto d = h5::read_attr_double(f, name)) {
-      h5::write_attr(to, name, *d);
+    try {
+      if (H5Tget_class(type) == H5T_STRING) {
+        if (const auto s = h5::read_attr_string(f, name)) h5::write_attr(to, name, *s);
+      } else if (const auto d = h5::read_attr_double(f, name)) {
+        h5::write_attr(to, name, *d);
+      }
+    } catch (const h5::Error& e) {  // the attribute's own message does not name the part
+      throw std::invalid_argument(fmt::format("merge: '{}': {}", from, e.what()));
     }
   }
 }
@@ -104,7 +112,13 @@ MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& 
   for (const auto& p : part_paths) {
     if (std::filesystem::exists(out) && std::filesystem::equivalent(out, p))
       throw std::invalid_argument(fmt::format("merge: the output '{}' is one of the parts", out));
-    parts.push_back(read_part(p));
+    try {
+      parts.push_back(read_part(p));
+    } catch (const std::exception& e) {  // every refusal names the part (an attribute's own does not)
+      const std::string what = e.what();
+      if (what.find(p) != std::string::npos) throw;
+      throw std::invalid_argument(fmt::format("merge: '{}': {}", p, what));
+    }
   }
   check_parts(parts);
   std::set<std::string> keys;

@@ -1,6 +1,7 @@
 #include "harness/io/output_path.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <fmt/format.h>
 #include <hdf5.h>
 #include <sys/stat.h>
@@ -80,7 +81,66 @@ void check_append_target(const std::string& path, bool resume, const std::string
     refuse(option, path, "is not an HDF5 file, so not a run file to resume; refusing to replace it");
 }
 
-OutputFile::OutputFile(const std::string& out, const std::vector<std::string>& inputs, const std::string& option)
+namespace {
+
+// OUT with symlinks resolved as far as they go (the lock of a file is the same under any of its names).
+std::string resolved_output(const std::string& out) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(out, ec);
+  return ec ? out : p.string();
+}
+
+}  // namespace
+
+OutputLock::OutputLock(const std::string& out, const std::string& option) {
+  if (out.empty()) refuse(option, out, "is empty; give the path of a file");
+  lock_path_ = resolved_output(out) + ".lock";
+  // Locking, then checking that the lock file is still the one at lock_path_: a releasing writer
+  // unlinks it, and a lock taken on an unlinked file would let a third writer in beside us.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int fd = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) refuse(option, out, fmt::format("cannot create its lock file '{}': {}", lock_path_, std::strerror(errno)));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      close(fd);
+      if (err == EWOULDBLOCK)
+        refuse(option, out, fmt::format("another lobench is writing it (lock '{}' held); wait for it or write another "
+                                        "path",
+                                        lock_path_));
+      refuse(option, out, fmt::format("cannot lock '{}': {}", lock_path_, std::strerror(err)));
+    }
+    struct stat held{}, there{};
+    if (fstat(fd, &held) == 0 && stat(lock_path_.c_str(), &there) == 0 && held.st_dev == there.st_dev &&
+        held.st_ino == there.st_ino) {
+      fd_ = fd;
+      return;
+    }
+    close(fd);  // it was unlinked by the writer that just released it: take the new one
+  }
+  refuse(option, out, fmt::format("cannot take the lock '{}' (it keeps being replaced)", lock_path_));
+}
+
+OutputLock& OutputLock::operator=(OutputLock&& o) noexcept {
+  if (this != &o) {
+    release();
+    fd_ = o.fd_;
+    lock_path_ = std::move(o.lock_path_);
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+void OutputLock::release() {
+  if (fd_ < 0) return;
+  unlink(lock_path_.c_str());  // while still held: nobody else can be holding this file
+  close(fd_);
+  fd_ = -1;
+}
+
+OutputLock::~OutputLock() { release(); }
+
+OutputFile::OutputFile(const std::string& out, const std::vector<std::string>& inputs, const std::string& option,
+                       bool take_lock)
     : option_(option), inputs_(inputs) {
   if (out.empty()) refuse(option, out, "is empty; give the path of a file");
   std::error_code ec;
@@ -91,6 +151,7 @@ OutputFile::OutputFile(const std::string& out, const std::vector<std::string>& i
   const fs::path parent = fs::path(path_).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     refuse(option, out, fmt::format("its folder '{}' does not exist", parent.string()));
+  if (take_lock) lock_ = OutputLock(path_, option);
   std::string pattern = path_ + ".partial-XXXXXX";
   const int fd = mkstemp(pattern.data());
   if (fd < 0) refuse(option, out, fmt::format("cannot create a file beside it: {}", std::strerror(errno)));

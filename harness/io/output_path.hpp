@@ -33,14 +33,40 @@ void require_input_file(const std::string& path, const std::string& option);
 // Throws PathError naming `option`.
 void check_append_target(const std::string& path, bool resume, const std::string& option = "--out");
 
+// One writer per output: an exclusive lock (flock) on the file "OUT.lock" beside OUT (OUT with symlinks
+// resolved, so two names of one file share it), held for the lifetime of this object, i.e. for the whole
+// run. A second lobench writing the same OUT is refused at once with PathError naming `option`, OUT and
+// "another lobench is writing it", never blocks and never truncates the first one's file. The lock file
+// is removed when released; one left by a killed process holds no lock (the kernel drops it with the
+// process), so it never blocks a later run.
+class OutputLock {
+ public:
+  OutputLock() = default;
+  OutputLock(const std::string& out, const std::string& option = "--out");
+  ~OutputLock();
+  OutputLock(OutputLock&& o) noexcept : fd_(o.fd_), lock_path_(std::move(o.lock_path_)) { o.fd_ = -1; }
+  OutputLock& operator=(OutputLock&& o) noexcept;
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+  const std::string& lock_path() const { return lock_path_; }
+
+ private:
+  void release();
+  int fd_ = -1;
+  std::string lock_path_;
+};
+
 // An output being written: temp_path() is where to write, commit() renames it onto path(). Destroyed
-// without commit(), it removes the temporary file (and only that).
+// without commit(), it removes the temporary file (and only that). Holds the OutputLock of OUT from
+// construction to destruction.
 class OutputFile {
  public:
   // Resolves `out` (a symlink to a regular file: its target), checks it as described above against
   // `inputs`, and creates an empty temporary file beside it (OUT.partial-XXXXXX, mode 0644 less umask).
   // Throws PathError naming `option` and the path.
-  OutputFile(const std::string& out, const std::vector<std::string>& inputs, const std::string& option = "--out");
+  // `take_lock` false: the caller holds OUT's OutputLock already (a second lock on it would be refused).
+  OutputFile(const std::string& out, const std::vector<std::string>& inputs, const std::string& option = "--out",
+             bool take_lock = true);
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -54,6 +80,7 @@ class OutputFile {
  private:
   std::string path_, temp_, option_;
   std::vector<std::string> inputs_;
+  OutputLock lock_;
   bool committed_ = false;
 };
 

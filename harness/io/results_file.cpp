@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 namespace lobench {
@@ -95,19 +96,17 @@ void clean_v1(ResultRow& r) {
   if (r.gemm_gflops == 0) r.gemm_gflops = io::kNotMeasured;
 }
 
-int64_t file_version(hid_t file);
+int64_t file_version(hid_t file, const std::string& path);
 
 // Every row of an open run file, version-1 sentinels cleaned (read_all and a resume share it).
 std::vector<ResultRow> read_rows(hid_t file, const std::string& path) {
   std::vector<ResultRow> rows = h5::read_table<ResultRow>(file, "results", result_row_type(), path);
-  if (file_version(file) == 1)
+  if (file_version(file, path) == 1)
     for (ResultRow& r : rows) clean_v1(r);
   return rows;
 }
 
-int64_t file_version(hid_t file) {
-  return int64_t(h5::read_attr_double(file, "schema_version").value_or(1.0));
-}
+int64_t file_version(hid_t file, const std::string& path) { return ResultsFile::schema_version_of(file, path); }
 
 // Refuses to touch what `mode` does not allow: an existing file without --resume or --overwrite,
 // anything that is not a regular file, a file to resume that is not a lobench run file.
@@ -138,7 +137,7 @@ namespace {
 // temporary file beside `path`, renamed onto it once complete and closed: `path` is either what was
 // there before or an empty run file.
 void create_empty(const std::string& path, const Provenance& prov) {
-  io::OutputFile out(path, {});
+  io::OutputFile out(path, {}, "--out", /*take_lock=*/false);  // the ResultsFile holds it
   {
     h5::Handle file = h5::create_file(out.temp_path());
     write_provenance(file, prov);
@@ -156,11 +155,17 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
   const io::WriteSection writing;  // a second Ctrl-C waits for the file to be consistent (interrupt_guard.hpp)
   h5::silence_errors();
   check_out_path(path, mode);
+  try {
+    lock_ = io::OutputLock(path, "--out");
+  } catch (const io::PathError& e) {
+    throw std::invalid_argument(e.what());  // a usage error: exit 2, the file untouched
+  }
   if (mode == OutMode::resume && std::filesystem::exists(path)) {
     try {
       open_for_resume(prov);
     } catch (const std::exception& e) {  // every refusal names the file
       file_.reset();
+      resume_copy_.reset();
       const std::string what = e.what();
       if (what.find(path) != std::string::npos) throw;
       throw std::invalid_argument(fmt::format("--resume '{}': {}", path, what));
@@ -174,14 +179,24 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
 }
 
 void ResultsFile::open_for_resume(const Provenance& prov) {
-  file_ = h5::open_file_rw(path_);
+  // Checked before copying: a file that is no run file is refused as such, not as a failed copy.
+  if (H5Fis_hdf5(path_.c_str()) <= 0)
+    throw std::invalid_argument(fmt::format("--resume: '{}' is not an HDF5 file", path_));
+  resume_copy_ = std::make_unique<io::OutputFile>(path_, std::vector<std::string>{}, "--out", /*take_lock=*/false);
+  std::error_code ec;
+  std::filesystem::copy_file(path_, resume_copy_->temp_path(), std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec)
+    throw std::invalid_argument(fmt::format("--resume '{}': cannot copy it to append to the copy ({}); nothing was "
+                                            "changed",
+                                            path_, ec.message()));
+  file_ = h5::open_file_rw(resume_copy_->temp_path());
   const double resumes = h5::read_attr_double(file_, "resume_count").value_or(0.0);  // validated: one number
   if (!h5::exists(file_, "results") || !h5::read_attr_double(file_, "schema_version"))
     throw std::invalid_argument(fmt::format("--resume: '{}' is not a lobench run file (no schema_version and /results)",
                                             path_));
   if (h5::read_attr_double(file_, "dry_run"))
     throw std::invalid_argument(fmt::format("--resume: '{}' was written by --dry-run (nothing measured to resume)", path_));
-  version_ = file_version(file_);
+  version_ = file_version(file_, path_);
   if (version_ > io::kSchemaVersion)
     throw std::invalid_argument(fmt::format("--resume: '{}' has schema version {}, newer than this lobench's {}",
                                             path_, version_, io::kSchemaVersion));
@@ -203,7 +218,24 @@ void ResultsFile::open_for_resume(const Provenance& prov) {
 
 ResultsFile::~ResultsFile() {
   const io::WriteSection writing;
-  if (file_.valid()) H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  if (file_.valid() && H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0) resume_copy_healthy_ = false;
+  // A --resume copy not published by close() (an exception ends the run) is published if every write
+  // to it succeeded; otherwise it is discarded (OutputFile's destructor) and the run file keeps its rows.
+  if (resume_copy_ && resume_copy_healthy_) {
+    try {
+      publish();
+    } catch (const std::exception&) {  // nothing to do: the run file is as it was
+    }
+  }
+}
+
+void ResultsFile::publish() {
+  if (!resume_copy_) return;
+  table_ = h5::Table();
+  samples_ = h5::Table();
+  file_.reset();  // everything was flushed and fsynced by the last append or close()
+  resume_copy_->commit();
+  resume_copy_.reset();
 }
 
 void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
@@ -216,6 +248,10 @@ void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
       throw h5::Error(fmt::format("'{}' has an older layout: a row with operand {} on {} ranks cannot be recorded in "
                                   "it (write a new run file)",
                                   path_, row.operand, row.ranks));
+  }
+  const bool healthy = resume_copy_healthy_;
+  resume_copy_healthy_ = false;  // until every write below has succeeded
+  if (version_ == 1) {
     table_.append(to_v1(row, samples), h5::Table::Flush::no);
   } else {
     // Samples first: a row is only in /results once its samples are on disk.
@@ -225,6 +261,7 @@ void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
   }
   h5::flush_to_disk(file_);  // nothing left unwritten between rows: a kill now loses no row
   keys_.insert(row.key());
+  resume_copy_healthy_ = healthy;
 }
 
 void ResultsFile::set_attr(const std::string& name, double v) {
@@ -241,8 +278,24 @@ void ResultsFile::set_attr(const std::string& name, const std::string& v) {
 
 void ResultsFile::close(const std::string& end_utc) {
   const io::WriteSection writing;
-  h5::write_attr(file_, "end_utc", end_utc);
-  h5::flush_to_disk(file_);
+  try {
+    h5::write_attr(file_, "end_utc", end_utc);
+    h5::flush_to_disk(file_);
+  } catch (...) {
+    resume_copy_healthy_ = false;
+    throw;
+  }
+  publish();
+}
+
+int64_t ResultsFile::schema_version_of(hid_t file, const std::string& path) {
+  const std::optional<double> v = h5::read_attr_double(file, "schema_version");
+  if (!v) return 1;  // version 1 wrote none
+  // Only versions this lobench knows how to read: 99, NaN, 2.7 or -3 would be read with a wrong layout.
+  if (!(*v >= 1 && *v <= double(io::kSchemaVersion) && *v == std::floor(*v)))
+    throw h5::Error(fmt::format("'{}' has schema_version {}: not a version this lobench reads (1 to {}){}", path, *v,
+                                io::kSchemaVersion, *v > io::kSchemaVersion ? "; it may be from a newer lobench" : ""));
+  return int64_t(*v);
 }
 
 std::vector<ResultRow> ResultsFile::read_all(const std::string& path) {
@@ -254,7 +307,7 @@ std::vector<ResultRow> ResultsFile::read_all(const std::string& path) {
 std::vector<SampleRow> ResultsFile::read_samples(const std::string& path) {
   h5::silence_errors();
   auto f = h5::open_file_read(path);
-  if (file_version(f) >= 2) return h5::read_table<SampleRow>(f, "samples", sample_row_type(), path);
+  if (file_version(f, path) >= 2) return h5::read_table<SampleRow>(f, "samples", sample_row_type(), path);
   struct V1Samples {
     int64_t row_id;
     int32_t reps;

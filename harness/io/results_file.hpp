@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/output_path.hpp"
 #include "harness/io/result_row.hpp"
 #include "harness/provenance.hpp"
 
@@ -27,6 +29,10 @@ enum class OutMode {
   resume,      // append to it, skipping rows already there (refused unless it is a lobench run file)
 };
 
+// --resume never puts the rows already there at risk: the file is copied beside itself
+// (OUT.partial-XXXXXX), the new rows are appended to the copy, and the copy is renamed onto OUT when the
+// run ends (normally, or stopped by a signal). A write that fails (a full disk) discards the copy and
+// leaves OUT exactly as it was; a run killed by SIGKILL leaves OUT as it was and its copy beside it.
 class ResultsFile {
  public:
   ResultsFile(const std::string& path, const Provenance& prov, OutMode mode);
@@ -45,11 +51,18 @@ class ResultsFile {
   // reads at its default); version-1 sentinels (−1, and 0 sizes in rows that were not measured) read
   // as NaN. Throws h5::Error naming the file when it is not a run file.
   static std::vector<ResultRow> read_all(const std::string& path);
+  // The schema_version of an open run file (1 when absent). Throws h5::Error naming `path` unless it is
+  // an integer from 1 to io::kSchemaVersion (99, NaN, 2.7, -3 are refused, not read with a wrong layout).
+  static int64_t schema_version_of(hid_t file, const std::string& path);
   // The samples of every row (version-1 files: from their time_samples_s column).
   static std::vector<SampleRow> read_samples(const std::string& path);
 
  private:
   void open_for_resume(const Provenance& prov);
+  void publish();                                   // --resume: the copy renamed onto the run file
+  io::OutputLock lock_;                             // one writer per run file, for the whole run
+  std::unique_ptr<io::OutputFile> resume_copy_;     // --resume appends to a copy (below)
+  bool resume_copy_healthy_ = true;                 // every write to the copy succeeded
   h5::Handle file_;
   h5::Table table_;    // /results
   h5::Table samples_;  // /samples (absent in version-1 files: their rows keep samples in a column)

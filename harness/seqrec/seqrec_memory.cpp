@@ -1,5 +1,9 @@
 #include "harness/seqrec/seqrec_memory.hpp"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
 #include "harness/seqrec/adamw.hpp"
 #include "harness/seqrec/seqrec_loss.hpp"
 #include "harness/seqrec/train_step.hpp"
@@ -22,9 +26,33 @@ ModelConfig model_config(const SeqrecConfig& c, int64_t V) {
   return m;
 }
 
+namespace {
+
+// The sizes below are int64 products of the shape (V * D, B * heads * N * N, P * V, ...): a large enough
+// shape (--D 3221225472) wraps them to negative numbers. This bound, in long double, is larger than every
+// one of those products and every part's bytes (generous factors: every float the model, its optimizer,
+// its activations and any loss variant keeps), so when it fits below 2^61 none of them can overflow.
+void refuse_unrepresentable_shape(const SeqrecConfig& c, int64_t V) {
+  using ld = long double;
+  const ld D = ld(c.D), N = ld(c.N), B = ld(c.B), R = B * N, layers = ld(c.layers), heads = ld(c.heads);
+  const ld params = 2 * ld(V) * D + ld(V) + N * D + layers * (16 * D * D + 32 * D) + 8 * D;
+  const ld activations = (layers + 4) * (64 * R * D + B * heads * N * N + ld(c.threads) * N * N + 64 * R);
+  const ld loss = 8 * R * ld(V) + 8 * (R + ld(V)) * (D + 1) + 8 * R * ld(c.L) + 64 * R;
+  const ld bytes = 4 * (16 * params + activations + loss);
+  constexpr ld kLimit = ld(int64_t(1) << 61);
+  if (!(bytes < kLimit))
+    throw std::invalid_argument(fmt::format(
+        "train-seqrec: the shape (V {}, D {}, N {}, B {}, layers {}, heads {}, L {}) would need about {:.3g} bytes, "
+        "beyond what can be counted (2^61); refusing it",
+        V, c.D, c.N, c.B, c.layers, c.heads, c.L, double(bytes)));
+}
+
+}  // namespace
+
 SeqrecMemory predict_memory(const SeqrecConfig& c, int64_t V, const Objective& objective) {
   const ModelConfig m = model_config(c, V);
   validate(m);
+  refuse_unrepresentable_shape(c, V);
   const int64_t n = SasRec::parameter_count(m);
   SeqrecMemory r;
   r.parameters = n * 4;

@@ -50,12 +50,13 @@ void write_memory(hid_t g, const std::string& prefix, const SeqrecMemory& m) {
 }  // namespace
 
 SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c,
-                             const DataSummary& d, const SeqrecMemory& predicted)
+                             const DataSummary& d, const SeqrecMemory& predicted, const std::vector<std::string>& inputs)
     : path_(path) {
   const io::WriteSection writing;  // a second Ctrl-C waits for the flush (io/interrupt_guard.hpp)
   const std::filesystem::path p(path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  file_ = h5::create_file(path);
+  output_ = std::make_unique<io::OutputFile>(path, inputs, "--out");
+  file_ = h5::create_file(output_->temp_path());
   write_provenance(file_, prov);
   h5::write_attr(file_, "schema", std::string("lobench train-seqrec run, version 1"));
   h5::write_attr(file_, "dataset", d.name);
@@ -132,6 +133,17 @@ void SeqrecRunFile::finish(const std::string& status, const std::string& reason,
   }
   h5::write_attr(file_, "end_utc", utc_now());
   h5::flush_to_disk(file_);
+  steps_ = h5::Table();
+  epochs_ = h5::Table();
+  file_.reset();
+  output_->commit();  // the run file appears (or replaces the earlier one) complete
+}
+
+// Not finished (an exception ends the run): the temporary file is closed, then removed by output_.
+SeqrecRunFile::~SeqrecRunFile() {
+  steps_ = h5::Table();
+  epochs_ = h5::Table();
+  file_.reset();
 }
 
 std::vector<StepRow> SeqrecRunFile::read_steps(const std::string& path) {

@@ -6,10 +6,12 @@
 // "interrupted" (a signal stopped the run between steps; the steps done are kept).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/output_path.hpp"
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_config.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
@@ -41,11 +43,17 @@ struct DataSummary {
   double popularity_test_hit_at_8 = 0, popularity_test_hr_at_10 = 0, popularity_test_ndcg_at_10 = 0;
 };
 
+// Written as every output is (harness/io/output_path.hpp): under OUT's lock (a second writer of the same
+// --out is refused), into a temporary file beside OUT that finish() renames onto it. A run that ends by
+// an exception (a full disk) leaves OUT as it was, and a refused or failed replacement never destroys an
+// earlier run; a run killed by SIGKILL leaves its rows in OUT.partial-XXXXXX.
 class SeqrecRunFile {
  public:
-  // Creates `path` (replacing it; its folder is created) with provenance, configuration and data.
+  // Creates the file of `path` (its folder is created; an existing file is replaced only at finish())
+  // with provenance, configuration and data. `inputs`: files OUT must not be (the dataset).
   SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c, const DataSummary& data,
-                const SeqrecMemory& predicted);
+                const SeqrecMemory& predicted, const std::vector<std::string>& inputs = {});
+  ~SeqrecRunFile();
   void append_step(const StepRow& r);  // flushed as written
   void append_epoch(const EpochRow& r);
   void finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured, int64_t steps,
@@ -56,6 +64,7 @@ class SeqrecRunFile {
 
  private:
   std::string path_;
+  std::unique_ptr<io::OutputFile> output_;  // the lock and the temporary file; declared first, freed last
   h5::Handle file_;
   h5::Table steps_, epochs_;
 };

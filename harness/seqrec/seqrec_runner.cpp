@@ -8,8 +8,10 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
+#include <utility>
 
 #include "datasets/random.hpp"
 #include "datasets/seqrec_metrics.hpp"
@@ -161,7 +163,12 @@ void validate(const SeqrecConfig& c) {
   if (c.max_eval_users < 0) fail("--max-eval-users must be >= 0");
   if (c.block_v < 0) fail("--block-v must be >= 0");
   if (c.threads < 1) fail("--threads must be >= 1");
-  if (!(c.lr > 0.0f) || !(c.weight_decay >= 0.0f) || c.warmup_steps < 0) fail("--lr > 0, --weight-decay >= 0, --warmup >= 0");
+  // inf passes "> 0" and turns every parameter NaN at the first step: finite values only.
+  if (!(c.lr > 0.0f) || !std::isfinite(c.lr)) fail(fmt::format("--lr must be finite and > 0, got {}", c.lr));
+  if (!(c.weight_decay >= 0.0f) || !std::isfinite(c.weight_decay))
+    fail(fmt::format("--weight-decay must be finite and >= 0, got {}", c.weight_decay));
+  if (c.warmup_steps < 0) fail("--warmup must be >= 0");
+  if (!(c.dropout >= 0.0f && c.dropout < 1.0f)) fail(fmt::format("--dropout must be in [0, 1), got {}", c.dropout));
   if (!(c.adam_eps >= 0.0f) || !std::isfinite(c.adam_eps)) fail("--adam-eps must be finite and >= 0");
   parse_loss_reduction(c.reduction);
   if (c.mem_limit < 0) fail("--mem-limit must be >= 0");
@@ -197,7 +204,8 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const Provenance& prov, std::ost
 
 namespace {
 
-DataSummary summarize(const SeqrecConfig& c, const SeqrecData& d, const std::vector<int64_t>& eval_idx) {
+// The popularity baseline ranks all V items (tables of V entries): only for a point that trains.
+DataSummary summarize(const SeqrecConfig& c, const SeqrecData& d, const std::vector<int64_t>& eval_idx, bool trains) {
   DataSummary ds;
   ds.name = d.name;
   ds.V = d.V;
@@ -207,7 +215,7 @@ DataSummary summarize(const SeqrecConfig& c, const SeqrecData& d, const std::vec
   ds.train_windows = d.split.train.count();
   ds.eval_users = int64_t(eval_idx.size());
   ds.popularity_test_hit_at_8 = ds.popularity_test_hr_at_10 = ds.popularity_test_ndcg_at_10 = kNaN;
-  if (c.eval_every >= 0) {
+  if (trains && c.eval_every >= 0) {
     const data::RankingScores pop = popularity_test(d, eval_idx, c.exclude_history);
     ds.popularity_test_hit_at_8 = pop.hit_at_8;
     ds.popularity_test_hr_at_10 = pop.hr_at_10;
@@ -310,8 +318,19 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction), c.item_bias);
   o.predicted = predict_memory(c, d.V, objective);
   const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
+  // Planned before anything is sized by V: a point that will not train (skipped, predicted over
+  // --mem-limit, --dry-run) allocates nothing V-sized, not even the popularity baseline's tables.
+  std::optional<std::pair<std::string, std::string>> not_training;  // status, reason
+  if (auto why = objective.skip_reason(c.B * c.N, d.V, c.D, c.L)) not_training.emplace("skipped", *why);
+  else if (c.mem_limit > 0 && o.predicted.total() > c.mem_limit)
+    not_training.emplace("skipped", fmt::format("OOM predicted: {} ({} B) > limit {} ({} B)",
+                                                format_bytes(double(o.predicted.total())), o.predicted.total(),
+                                                format_bytes(double(c.mem_limit)), c.mem_limit));
+  else if (c.dry_run) not_training.emplace("dry_run", "");
   std::unique_ptr<SeqrecRunFile> file;
-  if (!c.out.empty()) file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx), o.predicted);
+  if (!c.out.empty())
+    file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx, !not_training), o.predicted,
+                                           std::vector<std::string>{c.dataset});  // never written over its data
   auto finish = [&](const std::string& status, const std::string& reason, const SeqrecMemory* measured) {
     o.status = status;
     o.reason = reason;
@@ -319,12 +338,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
     if (file) file->finish(status, reason, measured, o.steps, o.steps_per_s, o.rss_peak_bytes);
     return o;
   };
-  if (auto why = objective.skip_reason(c.B * c.N, d.V, c.D, c.L)) return finish("skipped", *why, nullptr);
-  if (c.mem_limit > 0 && o.predicted.total() > c.mem_limit)
-    return finish("skipped", fmt::format("OOM predicted: {} ({} B) > limit {} ({} B)", format_bytes(double(o.predicted.total())),
-                                         o.predicted.total(), format_bytes(double(c.mem_limit)), c.mem_limit),
-                  nullptr);
-  if (c.dry_run) return finish("dry_run", "", nullptr);
+  if (not_training) return finish(not_training->first, not_training->second, nullptr);
   // The kernel's peak RSS restarts here, so a run's "process RSS peak" is its own, not that of an
   // earlier point of the same sweep (a `dense` point before a `fused` one would otherwise lend it its
   // logits' peak).

@@ -94,6 +94,29 @@ std::string summary(const std::string& head, const SeqrecConfig& c, const Seqrec
 using DataKey = std::tuple<std::string, int64_t, int64_t>;
 DataKey data_key(const SeqrecConfig& c) { return {c.dataset, c.L, c.N}; }
 
+// What would otherwise fail only once the sweep has trained for hours, or destroy an input: a folder
+// of OUT that is a file, OUT naming the dataset itself (same path, hard link or symlink), and another
+// lobench writing OUT now (its lock is taken for a moment here; the run file takes it for the run).
+void check_run_file_place(const SeqrecConfig& c, const std::string& option) {
+  std::error_code ec;
+  for (fs::path up = fs::path(c.out).parent_path(); !up.empty(); up = up.parent_path()) {
+    const fs::file_status st = fs::status(up, ec);
+    if (fs::exists(st) && !fs::is_directory(st))
+      throw io::PathError(fmt::format("{} '{}': '{}' is a file, not a folder; nothing was written", option, c.out,
+                                      up.string()));
+    if (up == up.parent_path()) break;
+  }
+  if (fs::is_symlink(fs::symlink_status(c.out, ec)) && !fs::exists(c.out, ec))
+    throw io::PathError(fmt::format("{} '{}': is a symlink to nothing; refusing to replace it", option, c.out));
+  if (!is_synthetic(c.dataset) && fs::exists(c.out, ec) && fs::equivalent(c.out, c.dataset, ec))
+    throw io::PathError(fmt::format("{} '{}' is the --dataset file '{}'; refusing to overwrite the input", option, c.out,
+                                    c.dataset));
+  const fs::path folder = fs::path(c.out).parent_path();
+  if (folder.empty() || fs::is_directory(folder, ec)) {
+    const io::OutputLock probe(c.out, option);  // released at once
+  }
+}
+
 }  // namespace
 
 sweep::Axes seqrec_axes() {
@@ -209,6 +232,7 @@ void check_seqrec_sweep(const SeqrecSweepSpec& spec, const std::vector<SeqrecSwe
     if (!spec.overwrite && fs::exists(c.out, ec))
       throw io::PathError(fmt::format("{}: the run file '{}' exists (give --overwrite to replace it; nothing was written)",
                                       option, c.out));
+    check_run_file_place(c, option);
   }
 }
 

@@ -30,6 +30,11 @@ class MpiRows final : public sweep::ShardedRows {
     MPI_Bcast(&value, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
     return value;
   }
+  int64_t largest(int64_t value) const override {
+    int64_t max = 0;
+    MPI_Allreduce(&value, &max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    return max;
+  }
 
   std::vector<double> measure(const sweep::StepPoint& pt, double pad_fraction, double dup_fraction, bool accuracy,
                               int64_t rank_mem_limit, int warmup, int reps, io::ResultRow& row) override {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ class ShardedRows {
   virtual std::string library() const = 0;     // the MPI library and version, for provenance
   // The primary's value on every rank: decisions that must be the same everywhere (memory limits).
   virtual int64_t agree(int64_t value) const = 0;
+  // The largest of every rank's value, on every rank (collective).
+  virtual int64_t largest(int64_t value) const = 0;
   // Measures one row on every rank (collective). On the primary fills the row's measured columns
   // (times, per-rank peak max and sum, communication time and bytes, loss, accuracy when asked) and
   // returns the samples (the slowest rank's step time per repeat). Throws on every rank when any rank
@@ -29,5 +32,26 @@ class ShardedRows {
   virtual std::vector<double> measure(const StepPoint& pt, double pad_fraction, double dup_fraction, bool accuracy,
                                       int64_t rank_mem_limit, int warmup, int reps, io::ResultRow& row) = 0;
 };
+
+// A fingerprint of a command line (FNV-1a, 64 bits): ranks of one sharded run compare theirs at start,
+// so that ranks started with different options (--reps, --seed, --V, ...) refuse together instead of
+// hanging in mismatched collectives or writing rows that mix two runs.
+inline int64_t options_fingerprint(const std::string& command_line) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : command_line) h = (h ^ c) * 1099511628211ull;
+  return int64_t(h >> 1);  // non-negative
+}
+
+// Throws std::invalid_argument on every rank unless every rank's `command_line` is the same. `Sharded`
+// is a sweep::ShardedRows or a train::ShardedTraining (agree: rank 0's value; largest: the maximum).
+template <typename Sharded>
+void require_same_options(const Sharded& sharded, const std::string& command_line) {
+  const int64_t mine = options_fingerprint(command_line);
+  const int64_t differs = sharded.largest(sharded.agree(mine) != mine ? 1 : 0);
+  if (differs != 0)
+    throw std::invalid_argument(
+        "--shard: the ranks were started with different options (their command lines differ from rank 0's: '" +
+        command_line + "' on this rank); start every rank with the same command");
+}
 
 }  // namespace lobench::sweep

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <sys/wait.h>
 
 #include "harness/check.hpp"
 #include "datasets/line_reader.hpp"
@@ -21,6 +22,9 @@
 #include "harness/cli/option_checks.hpp"
 #include "variants/checked_math.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/results_file.hpp"
+#include "harness/sweep/sharded_rows.hpp"
+#include "datasets/seqrec.hpp"
 #include "variants/tests/temp_path.hpp"
 
 namespace lobench {
@@ -253,6 +257,278 @@ TEST(HostileRegression, Class9FifosAndDirectoriesAreRefusedWithoutBlocking) {
   const auto msgs = refused.get();
   for (size_t i = 0; i < 3; ++i) EXPECT_NE(msgs[i].find("FIFO"), std::string::npos) << msgs[i];
   for (size_t i = 3; i < 5; ++i) EXPECT_NE(msgs[i].find("directory"), std::string::npos) << msgs[i];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Issue 23: the same guarantees on the surfaces added since (training commands, merge, MPI ranks, full
+// disks, concurrent writers, h5py-made files). One test per class; tests/fuzz/surfaces.py runs them
+// through the commands with a few hundred generated cases.
+
+// Runs `command` under bash, stdout and stderr together; the exit status as the shell reports it
+// (128 + N for a signal).
+std::pair<int, std::string> shell(const std::string& command) {
+  const std::string wrapped = "bash -c '" + command + "' 2>&1";
+  FILE* p = popen(wrapped.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+const std::string kExe = LOBENCH_EXE;
+const std::string kSeq = [] {
+  std::string t;
+  for (int u = 1; u <= 30; ++u) {
+    t += std::to_string(u);
+    for (int i = 0; i < 12; ++i) t += " " + std::to_string(1 + (u * 7 + i * 3) % 40);
+    t += "\n";
+  }
+  return t;
+}();
+std::string seqrec_argv(const std::string& data, const std::string& out) {
+  return kExe + " train-seqrec --dataset " + data + " --L 1 --N 4 --B 2 --D 8 --heads 1 --layers 1 --steps 1 "
+         "--eval-every -1 --threads 1 --quiet --mem-limit 1G --out " + out;
+}
+
+// Crashes (a): a corrupted global heap under a variable-length string attribute segfaulted inside
+// HDF5 1.10 (H5HG_read). The read is tried apart first: a refusal naming the attribute, no crash.
+TEST(HostileRegression, Issue23CorruptGlobalHeapIsRefusedNotACrash) {
+  Scratch s;
+  {
+    auto f = h5::create_file(s / "heap.h5");
+    h5::write_attr(f, "reduction", std::string("mean"));
+  }
+  std::string bytes = contents(s / "heap.h5");
+  const size_t at = bytes.find("GCOL");
+  ASSERT_NE(at, std::string::npos);
+  for (int seed = 0; seed < 16; ++seed) {
+    std::string bad = bytes;
+    const uint64_t huge = (uint64_t(1) << 40) + uint64_t(seed) * 977;  // the first object's size
+    std::memcpy(bad.data() + at + 24, &huge, 8);
+    bad[at + 16 + seed % 8] = char(0xA5 ^ seed);
+    std::ofstream(s / "bad.h5", std::ios::binary) << bad;
+    const pid_t pid = fork();  // a crash here must fail the test, not end it
+    if (pid == 0) {
+      try {
+        auto f = h5::open_file_read(s / "bad.h5");
+        h5::read_attr_string(f, "reduction");
+      } catch (const std::exception&) {
+      }
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status)) << "seed " << seed << ": killed by signal " << WTERMSIG(status);
+  }
+}
+
+// Crashes (b): train-seqrec on a full disk printed "cannot flush", then segfaulted at exit. Here the
+// disk is a file-size limit (SIGXFSZ ignored, so writes fail with EFBIG as with ENOSPC).
+TEST(HostileRegression, Issue23FullDiskEndsWithAMessageNotACrash) {
+  Scratch s;
+  std::ofstream(s / "seq.txt") << kSeq;
+  for (const int kib : {0, 4, 16, 64}) {
+    const auto [rc, out] = shell("trap \"\" XFSZ; ulimit -f " + std::to_string(kib) + "; exec " +
+                                 seqrec_argv(s / "seq.txt", s / "out.h5") + " --steps 20 --eval-every 0 --overwrite");
+    EXPECT_LT(rc, 128) << kib << " KiB: " << out;
+    EXPECT_FALSE(fs::exists(s / "out.h5") && rc != 0) << kib << " KiB: a failed run left its file: " << out;
+  }
+}
+
+// Hangs: ranks started with different options hung in mismatched collectives. They compare one
+// fingerprint of their command line first and refuse together.
+struct FakeRanks {
+  int64_t rank0;  // what rank 0's fingerprint is
+  int64_t agree(int64_t) const { return rank0; }
+  int64_t largest(int64_t v) const { return v; }
+};
+TEST(HostileRegression, Issue23RanksWithDifferentOptionsRefuse) {
+  const std::string mine = "lobench run --reps 3 --shard vocab";
+  EXPECT_NO_THROW(sweep::require_same_options(FakeRanks{sweep::options_fingerprint(mine)}, mine));
+  const std::string e = error_of([&] {
+    sweep::require_same_options(FakeRanks{sweep::options_fingerprint("lobench run --reps 1 --shard vocab")}, mine);
+  });
+  EXPECT_NE(e.find("different options"), std::string::npos) << e;
+  EXPECT_NE(sweep::options_fingerprint("a --seed 0"), sweep::options_fingerprint("a --seed 1"));
+}
+
+// Files destroyed (a): two writers of one path. The second is refused by OUT's lock, at once.
+TEST(HostileRegression, Issue23SecondWriterOfOnePathIsRefused) {
+  Scratch s;
+  std::ofstream(s / "out.h5") << "the first writer's";
+  {
+    io::OutputLock first(s / "out.h5");
+    const std::string e = error_of([&] { io::OutputLock second(s / "out.h5"); });
+    EXPECT_NE(e.find("another lobench is writing it"), std::string::npos) << e;
+    fs::create_symlink(s / "out.h5", s / "alias.h5");  // the same file under another name: the same lock
+    EXPECT_NE(error_of([&] { io::OutputFile other(s / "alias.h5", {}); }).find("another lobench"), std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(s / "out.h5.lock"));  // released and removed
+  EXPECT_NO_THROW(io::OutputLock again(s / "out.h5"));
+  EXPECT_EQ(contents(s / "out.h5"), "the first writer's");
+}
+
+// Files destroyed (b): `run --resume` on a nearly full disk made the run file unreadable. It appends
+// to a copy renamed at the end: the file keeps every earlier row whatever the disk does.
+TEST(HostileRegression, Issue23ResumeOnAFullDiskKeepsTheRunFile) {
+  Scratch s;
+  const std::string run = kExe + " run --B 1 --N 4 --D 4 --L 2 --variants chunked --reps 1 --warmup 0 --threads 1 "
+                                 "--mem-limit 1G --no-accuracy --out " + (s / "run.h5");
+  ASSERT_EQ(shell(run + " --V 50,60").first, 0);
+  const std::string before = contents(s / "run.h5");
+  const int64_t kib = int64_t(before.size()) / 1024;
+  for (const int64_t room : {int64_t(-1), int64_t(0), int64_t(2), int64_t(8)}) {
+    const auto [rc, out] = shell("trap \"\" XFSZ; ulimit -f " + std::to_string(kib + room) + "; exec " + run +
+                                 " --V 50,60,70,80,90,100,110,120,130,140,150,160,170,180 --resume");
+    EXPECT_LT(rc, 128) << out;
+    if (rc != 0) EXPECT_EQ(contents(s / "run.h5"), before) << "room " << room << ": " << out;
+    EXPECT_GE(ResultsFile::read_all(s / "run.h5").size(), 2u) << out;
+    EXPECT_EQ(shell("ls " + s.dir.string() + " | grep -c partial").second, "0\n");
+  }
+}
+
+// Files destroyed (c): train-seqrec --out naming its own --dataset replaced the data.
+TEST(HostileRegression, Issue23TrainSeqrecNeverWritesOverItsDataset) {
+  Scratch s;
+  std::ofstream(s / "seq.txt") << kSeq;
+  fs::create_hard_link(s / "seq.txt", s / "link.txt");
+  for (const std::string out : {s / "seq.txt", s / "link.txt"}) {
+    const auto [rc, text] = shell(seqrec_argv(s / "seq.txt", out) + " --overwrite");
+    EXPECT_EQ(rc, 2) << text;
+    EXPECT_NE(text.find("dataset"), std::string::npos) << text;
+  }
+  EXPECT_EQ(contents(s / "seq.txt"), kSeq);
+}
+
+// Files destroyed (d): train-xmc replaced run files silently (no --overwrite; --seeds 0,0; symlinks).
+TEST(HostileRegression, Issue23TrainXmcReplacesNothingUnasked) {
+  Scratch s;
+  const std::string xmc = kExe + " train-xmc --dataset synthetic:tiny --syn-scale 0.01 --epochs 1 --dim 8 --quiet "
+                                 "--dry-run --threads 1 --mem-limit 1G --out-dir " + (s / "runs");
+  ASSERT_EQ(shell(xmc).first, 0);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(s / "runs")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string first = contents(files[0].string());
+  auto [rc, out] = shell(xmc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--overwrite"), std::string::npos) << out;
+  EXPECT_EQ(shell(xmc + " --seeds 0,0 --overwrite").first, 2);
+  fs::remove(files[0]);
+  std::ofstream(s / "precious") << "keep";
+  fs::create_symlink(s / "precious", files[0]);
+  std::tie(rc, out) = shell(xmc + " --overwrite");
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("symlink"), std::string::npos) << out;
+  EXPECT_EQ(contents(s / "precious"), "keep");
+  std::ofstream(s / "layouts.h5") << "keep";
+  EXPECT_EQ(shell(kExe + " train-xmc --layouts 1000 --layouts-out " + (s / "layouts.h5")).first, 2);
+  EXPECT_EQ(contents(s / "layouts.h5"), "keep");
+}
+
+// Garbage accepted (a): the seqrec memory model wrapped to −4.6e18 bytes for --D 3221225472.
+TEST(HostileRegression, Issue23SeqrecMemoryPredictionNeverOverflows) {
+  Scratch s;
+  std::ofstream(s / "seq.txt") << kSeq;
+  for (const char* D : {"3221225472", "4611686018427387904", "9223372036854775807"}) {
+    const auto [rc, out] =
+        shell(seqrec_argv(s / "seq.txt", s / "out.h5") + " --dry-run --D " + D + " --heads 1");
+    EXPECT_EQ(rc, 2) << D << ": " << out;
+    EXPECT_EQ(out.find("-4."), std::string::npos) << out;
+  }
+  EXPECT_FALSE(fs::exists(s / "out.h5"));
+}
+
+// Garbage accepted (b): merge read parts of schema_version 99, NaN, 2.7, −3 with a wrong layout.
+TEST(HostileRegression, Issue23OnlyKnownSchemaVersionsAreRead) {
+  Scratch s;
+  { ResultsFile f(s / "run.h5", collect_provenance("t"), OutMode::create_new); }
+  for (const double v : {99.0, std::nan(""), 2.7, -3.0, 0.0, double(io::kSchemaVersion + 1)}) {
+    {
+      auto f = h5::open_file_rw(s / "run.h5");
+      h5::write_attr(f, "schema_version", v);
+    }
+    const std::string e = error_of([&] { ResultsFile::read_all(s / "run.h5"); });
+    EXPECT_NE(e.find("schema_version"), std::string::npos) << v << ": " << e;
+    EXPECT_NE(e.find("run.h5"), std::string::npos) << e;
+  }
+}
+
+// Unclear refusals (a): an empty sequence file was "V must count at least one item"; a BOM "got '1'".
+TEST(HostileRegression, Issue23SequenceFilesSayWhatIsWrong) {
+  Scratch s;
+  std::ofstream(s / "empty.txt") << "";
+  EXPECT_NE(error_of([&] { data::read_sequences(s / "empty.txt"); }).find("empty"), std::string::npos);
+  std::ofstream(s / "bom.txt") << "\xEF\xBB\xBF" << kSeq;
+  EXPECT_NE(error_of([&] { data::read_sequences(s / "bom.txt"); }).find("byte-order mark"), std::string::npos);
+  const auto [rc, out] = shell(seqrec_argv(s / "empty.txt", s / "out.h5"));
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("empty"), std::string::npos) << out;
+  std::ofstream(s / "seq.txt") << kSeq;
+  for (const char* lr : {"inf", "nan", "-1"}) {
+    const auto [lrc, lout] = shell(seqrec_argv(s / "seq.txt", s / "out.h5") + " --lr " + lr);
+    EXPECT_EQ(lrc, 2) << lout;
+    EXPECT_NE(lout.find("--lr"), std::string::npos) << lout;
+  }
+  std::ofstream(s / "file") << "keep";
+  const auto [frc, fout] = shell(seqrec_argv(s / "seq.txt", s / "file/out.h5"));
+  EXPECT_EQ(frc, 2);
+  EXPECT_NE(fout.find("not a folder"), std::string::npos) << fout;
+}
+
+// Unclear refusals (b): a filter this HDF5 lacks (h5py's LZF) read as "corrupt file?"; a virtual
+// dataset as "the file stores only 0 bytes". The filter is named; a virtual dataset is read.
+TEST(HostileRegression, Issue23FiltersAreNamedAndVirtualDatasetsRead) {
+  Scratch s;
+  const float data[6] = {1, 2, 3, 4, 5, 6};
+  const hsize_t dims[2] = {2, 3};
+  {
+    auto f = h5::create_file(s / "lzf.h5");
+    h5::Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+    h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_chunk(dcpl, 2, dims);
+    const unsigned values[1] = {0};
+    H5Pset_filter(dcpl, 32000, H5Z_FLAG_OPTIONAL, 1, values);  // recorded, skipped on write: not in this HDF5
+    h5::Handle ds(H5Dcreate2(f, "A", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+    H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+  }
+  if (H5Zfilter_avail(32000) <= 0) {
+    auto f = h5::open_file_read(s / "lzf.h5");
+    const std::string e = error_of([&] { h5::read<float>(f, "A"); });
+    EXPECT_NE(e.find("LZF"), std::string::npos) << e;
+  }
+  {
+    auto src = h5::create_file(s / "src.h5");
+    h5::write<float>(src, "rows", {2, 3}, data);
+  }
+  {
+    auto f = h5::create_file(s / "vds.h5");
+    h5::Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+    h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_virtual(dcpl, space, (s / "src.h5").c_str(), "rows", space);
+    h5::Handle ds(H5Dcreate2(f, "A", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  }
+  {
+    auto f = h5::open_file_read(s / "vds.h5");
+    const auto a = h5::read<float>(f, "A");
+    EXPECT_EQ(a.data, std::vector<float>(data, data + 6));
+  }
+  fs::remove(s / "src.h5");
+  auto f = h5::open_file_read(s / "vds.h5");
+  const std::string e = error_of([&] { h5::read<float>(f, "A"); });
+  EXPECT_NE(e.find("src.h5"), std::string::npos) << e;
+}
+
+// Unclear refusals (c): LOBENCH_ISA=bogus failed every row instead of stopping at start.
+TEST(HostileRegression, Issue23BadLobenchIsaIsAUsageError) {
+  for (const char* v : {"bogus", "AVX2", "sse"}) {
+    const auto [rc, out] = shell(std::string("LOBENCH_ISA=") + v + " " + kExe + " list");
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find("LOBENCH_ISA"), std::string::npos) << out;
+    EXPECT_NE(out.find("portable"), std::string::npos) << out;
+  }
+  EXPECT_EQ(shell("LOBENCH_ISA=portable " + kExe + " list").first, 0);
 }
 
 }  // namespace

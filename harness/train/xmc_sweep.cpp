@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -19,9 +20,11 @@
 #include "datasets/xmc_presets.hpp"
 #include "harness/io/h5_io.hpp"
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/io/output_path.hpp"
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/run_file.hpp"
 #include "harness/train/sharded_training.hpp"
+#include "harness/sweep/sharded_rows.hpp"
 #include "harness/system_memory.hpp"
 #include "variants/checked_math.hpp"
 
@@ -203,6 +206,29 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
   return out;
 }
 
+void check_run_paths(const XmcSweepSpec& spec) {
+  std::set<std::string> names;
+  for (const SweepPoint& p : expand_sweep(spec))
+    if (!names.insert(p.name).second)
+      throw io::PathError(fmt::format("--out-dir: two runs of the sweep would write the same file '{}.h5' (a value "
+                                      "given twice, e.g. --seeds 0,0?); nothing was written",
+                                      p.name));
+  for (const auto& [index, p] : partition_points(spec)) {
+    const std::string path = (fs::path(spec.out_dir) / (p.name + ".h5")).string();
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(path, ec);
+    if (!fs::exists(st)) continue;
+    if (fs::is_symlink(st))
+      throw io::PathError(fmt::format("--out-dir: '{}' is a symlink; refusing to write through it into its target", path));
+    if (const std::string what = io::not_regular_file(path); !what.empty())
+      throw io::PathError(fmt::format("--out-dir: '{}' is {}, not a run file; refusing to replace it", path, what));
+    if (!spec.overwrite)
+      throw io::PathError(fmt::format("--out-dir: the run file '{}' exists (give --overwrite to replace it; nothing "
+                                      "was written)",
+                                      path));
+  }
+}
+
 std::vector<std::pair<int64_t, SweepPoint>> partition_points(const XmcSweepSpec& spec) {
   std::vector<SweepPoint> all = expand_sweep(spec);
   std::vector<std::pair<int64_t, SweepPoint>> mine;
@@ -369,6 +395,7 @@ std::string keep_interrupted(std::optional<TrainRunFile>& file, const std::strin
 // training itself is train_xmc (or ShardedTraining::train).
 int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out_stream, std::ostream& err_stream) {
   ShardedTraining* const sh = spec.sharded;
+  if (sh) sweep::require_same_options(*sh, prov.argv);  // first: before any other collective
   const bool records = !sh || sh->primary();
   std::ostream& out = records ? out_stream : discard();
   std::ostream& err = records ? err_stream : discard();
@@ -380,6 +407,7 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
     std::error_code ec;
     if (records && fs::exists(spec.out_dir, ec) && !fs::is_directory(spec.out_dir, ec))
       throw std::invalid_argument(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
+    if (records) check_run_paths(spec);
   });
   if (points.empty()) {  // more partitions than runs: this one makes none, and leaves its (empty) folder
     on_every_rank(sh, [&] {
@@ -497,6 +525,29 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
   return failed;
 }
 
+using LayoutColumns = std::map<Layout, std::map<std::string, std::vector<int64_t>>>;
+
+namespace {
+
+// The --layouts table as HDF5: provenance, the shape, V and one group per layout with its parts.
+void write_layouts(hid_t f, const Provenance& prov, int64_t D, int64_t B, int64_t chunks,
+                   const std::vector<int64_t>& labels, const LayoutColumns& cols) {
+  write_provenance(f, prov);
+  h5::write_attr(f, "what", std::string("predicted-only classifier-head memory of published layouts "
+                                        "(harness/train/memory_layouts.hpp); encoder not included"));
+  h5::write_attr(f, "D", D);
+  h5::write_attr(f, "B", B);
+  h5::write_attr(f, "chunks", chunks);
+  h5::write<int64_t>(f, "V", {int64_t(labels.size())}, labels.data());
+  for (auto& [l, c] : cols) {
+    h5::Handle g(H5Gcreate2(f, to_string(l).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    for (auto& [name, v] : c) h5::write<int64_t>(g, name + "_bytes", {int64_t(v.size())}, v.data());
+  }
+  h5::write_attr(f, "end_utc", utc_now());
+}
+
+}  // namespace
+
 void write_layout_table(const std::vector<int64_t>& labels, int64_t D, int64_t B, int64_t chunks, const Provenance& prov,
                         const std::string& path, std::ostream& out) {
   if (labels.empty()) throw std::invalid_argument("--layouts needs at least one label count");
@@ -506,7 +557,7 @@ void write_layout_table(const std::vector<int64_t>& labels, int64_t D, int64_t B
   out << fmt::format("{:>12}", "labels");
   for (Layout l : layouts) out << fmt::format(" {:>12}", to_string(l));
   out << fmt::format(" {:>16} {:>16}\n", "renee/elmo_bf16", "renee/elmo_fp8");
-  std::map<Layout, std::map<std::string, std::vector<int64_t>>> cols;
+  LayoutColumns cols;
   for (int64_t V : labels) {
     LayoutShape s;
     s.V = V;
@@ -531,19 +582,12 @@ void write_layout_table(const std::vector<int64_t>& labels, int64_t D, int64_t B
                        double(tot[Layout::renee]) / double(tot[Layout::elmo_fp8]));
   }
   if (path.empty()) return;
-  h5::Handle f = h5::create_file(path);
-  write_provenance(f, prov);
-  h5::write_attr(f, "what", std::string("predicted-only classifier-head memory of published layouts "
-                                        "(harness/train/memory_layouts.hpp); encoder not included"));
-  h5::write_attr(f, "D", D);
-  h5::write_attr(f, "B", B);
-  h5::write_attr(f, "chunks", chunks);
-  h5::write<int64_t>(f, "V", {int64_t(labels.size())}, labels.data());
-  for (auto& [l, c] : cols) {
-    h5::Handle g(H5Gcreate2(f, to_string(l).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-    for (auto& [name, v] : c) h5::write<int64_t>(g, name + "_bytes", {int64_t(v.size())}, v.data());
+  io::OutputFile output(path, {}, "--layouts-out");  // written beside it, renamed when complete
+  {
+    h5::Handle f = h5::create_file(output.temp_path());
+    write_layouts(f, prov, D, B, chunks, labels, cols);
   }
-  h5::write_attr(f, "end_utc", utc_now());
+  output.commit();
 }
 
 }  // namespace lobench::train

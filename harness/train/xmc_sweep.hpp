@@ -53,7 +53,16 @@ struct XmcSweepSpec {
   int64_t mem_limit = 0;  // bytes; 0: no limit
   bool dry_run = false;
   bool progress = true;   // progress bar on the error stream
+  // Replace run files already in out_dir (without it, a sweep whose files exist is refused before it
+  // starts). Two runs of one sweep never share a file (--seeds 0,0 is refused), and a name that is a
+  // symlink is refused rather than followed into its target.
+  bool overwrite = false;
 };
+
+// Refuses, before anything is written, a sweep whose run files in spec.out_dir exist (unless
+// spec.overwrite), are symlinks or not regular files, or coincide (two points of one name: a value
+// given twice). Throws io::PathError naming the file.
+void check_run_paths(const XmcSweepSpec& spec);
 
 // Loads the dataset named by spec (and grows its label space to labels_total when > 0). Throws
 // std::runtime_error with a message naming the file or preset on failure.

@@ -36,13 +36,20 @@ import time
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import surfaces  # noqa: E402  (the issue-23 surfaces: training commands, merge, MPI, full disk, writers, h5py)
+
 CASES = []
 
 
-def case(name, group, tokens, argv, setup=None, tags=(), may_accept=False, accept=False):
-    """Registers a case. argv: list of strings where '{d}' is the case folder; setup(d) writes files."""
+def case(name, group, tokens, argv, setup=None, tags=(), may_accept=False, accept=False, env=None, runner=None,
+         allow_new=False):
+    """Registers a case. argv: list of strings where '{d}' is the case folder; setup(d) writes files.
+    env: variables added to the command's environment. runner(d, cmd, env, timeout) -> (rc, text): runs
+    the case itself (concurrent writers, mpirun, a full disk; surfaces.py); rc None means it hung.
+    allow_new: files the case is meant to create (a first writer's output) are not leftovers."""
     CASES.append(dict(name=name, group=group, tokens=tokens, argv=argv, setup=setup, tags=set(tags),
-                      may_accept=may_accept, accept=accept))
+                      may_accept=may_accept, accept=accept, env=env, runner=runner, allow_new=allow_new))
 
 
 def with_opt(argv, opt, val):
@@ -640,16 +647,23 @@ def run_case(c, exe, driver, timeout, base):
     d = tempfile.mkdtemp(prefix="case-", dir=base)
     try:
         if c["setup"]:
-            c["setup"](d)
+            try:
+                c["setup"](d)
+            except Exception as e:  # a broken case, not a verdict on lobench: reported, never silent
+                return "setup_error", f"{type(e).__name__}: {e}"[:400]
         argv = [a.replace("{d}", d) for a in c["argv"]]
         cmd = [driver] + argv[1:] if argv and argv[0] == "@driver" else [exe] + argv
         before = snapshot(d)
         t0 = time.monotonic()
-        try:
-            p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=d)
-            rc, err = p.returncode, p.stderr.decode("utf-8", "replace") + p.stdout.decode("utf-8", "replace")
-        except subprocess.TimeoutExpired as e:
-            rc, err = None, (e.stderr or b"").decode("utf-8", "replace")
+        env = dict(os.environ, **(c["env"] or {}))
+        if c["runner"]:
+            rc, err = c["runner"](d, cmd, env, timeout)
+        else:
+            try:
+                p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=d, env=env)
+                rc, err = p.returncode, p.stderr.decode("utf-8", "replace") + p.stdout.decode("utf-8", "replace")
+            except subprocess.TimeoutExpired as e:
+                rc, err = None, (e.stderr or b"").decode("utf-8", "replace")
         seconds = time.monotonic() - t0
         after = snapshot(d)
         changed = [p for p, v in before.items() if after.get(p) != v]
@@ -667,7 +681,7 @@ def run_case(c, exe, driver, timeout, base):
             outcome = "accepted_ok" if c["may_accept"] else "accepted"
         elif rc != 2:
             outcome = "wrong_exit"
-        elif new:
+        elif new and not c["allow_new"]:
             outcome = "left_output"
         elif not err.strip() or any(t not in err for t in c["tokens"]):
             outcome = "unclear_message"
@@ -681,6 +695,7 @@ def run_case(c, exe, driver, timeout, base):
         return outcome, detail
     finally:
         # FIFOs and read-only leftovers are removed too; nothing outside the case folder is touched
+        surfaces.unmount_under(d)  # a full-disk case's tmpfs
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -697,11 +712,14 @@ def main():
     ap.add_argument("--strict-run", action="store_true", help="count needs_run_wiring cases as failures")
     ap.add_argument("--strict-cli", action="store_true", help="count needs_cli_exit_mapping cases as failures")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--no-surfaces", action="store_true", help="only the issue-11 cases (not surfaces.py's)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     for register in [register_check_cases, register_path_cases, register_quantize_cases,
                      register_check_option_cases, register_train_cases, register_seqrec_cases, register_run_cases]:
         register()
+    if not args.no_surfaces:  # issue 23: training commands, merge, MPI, full disks, concurrent writers, h5py
+        surfaces.register(case, args.lobench)
     cases = [c for c in CASES if args.filter in c["name"]]
     if args.list:
         for c in cases:
@@ -716,6 +734,7 @@ def main():
             results = list(pool.map(lambda c: run_case(c, exe, driver, args.timeout, base), cases))
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        surfaces.remove_cache()
     counted, separate = {}, {}
     failures = []
     for c, (outcome, detail) in zip(cases, results):
