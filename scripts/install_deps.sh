@@ -46,6 +46,9 @@ apt_install -- cmake g++ libeigen3-dev libhdf5-dev libfmt-dev libcli11-dev libgt
 if [ "$mode" = all ]; then
   # h5dump for the command-line tests; Open MPI for the sharded step (harness/shard, built when found).
   apt_install -- hdf5-tools libopenmpi-dev openmpi-bin
+  # A real headless browser for the benchmark dashboard's test (plots/tests: the site renders its charts
+  # and regression markers with a console free of errors).
+  apt_install --no-install-recommends -- chromium
   # PyTorch for the lobench.torch tests and the torch peer: Debian's python3-torch, for Debian's
   # /usr/bin/python3 (PyPI's torch wheels pull in gigabytes of CUDA libraries). Debian's torch calls
   # libblas.so.3, the unoptimised reference BLAS unless OpenBLAS (installed above) provides it (its
@@ -58,7 +61,8 @@ fi
 # and every peer row is measured in). nanobind and scikit-build-core build the Python package
 # (harness/python); pytest, jax and ml_dtypes run its tests and the format oracle; keras (3, on the JAX
 # backend) is the Cut BCE paper's baseline peer; h5py, pandas and matplotlib read run files and draw the
-# figures (all the main job needs). pip is called only when something differs.
+# figures (all the main job needs); plotly's plotly.min.js is vendored into the benchmark dashboard.
+# pip is called only when something differs.
 pip_install() {
   # A Debian-managed interpreter refuses plain pip installs (PEP 668); fall back to the flag for it.
   python3 -m pip install -q "$@" 2>/dev/null || python3 -m pip install -q --break-system-packages "$@"

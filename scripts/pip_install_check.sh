@@ -34,7 +34,11 @@ for p in range(P):
 loss = (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))) - y * x).mean()
 rel = abs(out.loss - loss) / abs(loss)
 assert rel < 1e-6, f"loss {out.loss} vs float64 {loss}: relative error {rel:.2e}"
-print(f"pip_install_check: lobench {getattr(lobench, '__version__', '?')} from {lobench.__file__}; "
+import importlib.metadata, pathlib
+assert importlib.metadata.version("lobench") == lobench.__version__, "wheel metadata and lobench.__version__ differ"
+assert (pathlib.Path(lobench.__file__).parent / "py.typed").is_file(), "py.typed is not in the wheel"
+print(f"pip_install_check: lobench {lobench.__version__} from {lobench.__file__}; "
       f"variants {lobench.variants()}; loss relative error {rel:.1e}")
 PY
+"$venv/bin/lobench" --version   # the command pip installs answers without the C++ program
 echo "pip_install_check: ok ($((SECONDS - start)) s)"

@@ -15,6 +15,7 @@ A peer is an object with:
 import gc
 import math
 import os
+import sys
 
 import peer_measure
 import peer_rows
@@ -73,8 +74,27 @@ def _measure(peer, row, args, repetitions, point, yardstick_note):
     return samples
 
 
+def _package_versions():
+    """The versions of the Python packages that can change a peer's numbers, as imported in this process
+    ("jax 0.10.2; jaxlib 0.10.2; ..."): the run file's provenance of its framework rows."""
+    import importlib.metadata
+    found = []
+    for module, dist in (("numpy", "numpy"), ("ml_dtypes", "ml-dtypes"), ("jax", "jax"), ("jaxlib", "jaxlib"),
+                         ("keras", "keras"), ("torch", "torch")):
+        if module in sys.modules:
+            version = getattr(sys.modules[module], "__version__", None)
+            if version is None:
+                try:
+                    version = importlib.metadata.version(dist)
+                except importlib.metadata.PackageNotFoundError:
+                    version = "unknown"
+            found.append(f"{module} {version}")
+    return "; ".join(found)
+
+
 def run_points(run, args, peer):
     """Measures every point and appends its row; returns the number of rows appended."""
+    run.set_attribute(f"peer_{peer.variant}_packages", f"python {sys.version.split()[0]}; {_package_versions()}")
     limit = args.mem_limit_gib * 2**30 if args.mem_limit_gib else (peer.device_limit or run.mem_limit)
     repetitions = peer_measure.repetitions_of(args)
     rows = 0
