@@ -5,10 +5,14 @@
 #include <fmt/format.h>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "harness/cli/args_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/environment.hpp"
+#include "harness/cli/numbers.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/cli/quantize_command.hpp"
 #include "harness/cli/suggest.hpp"
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
   try {
     lobench::cpu::sgemm_library();  // LOBENCH_GEMM, checked before any command starts
     check_isa_environment();        // LOBENCH_ISA, likewise: a bad value would fail every row instead
+    lobench::cli::check_environment();  // OMP_NUM_THREADS, LOBENCH_NO_VERIFY, LOBENCH_DATA
   } catch (const std::exception& e) {
     fmt::print(stderr, "lobench: {}\n", e.what());
     return kUsageError;
@@ -67,8 +72,10 @@ int main(int argc, char** argv) {
       "Variants (dense, chunked, fused, ...) compute the same loss, gradients and cut metrics; `run` sweeps\n"
       "them over shapes and records time, peak memory and error against a float64 reference in HDF5.\n"
       "Exit status: 0 success, 1 finished with failed rows, 2 bad usage or input, 128 + N stopped by signal N\n"
-      "(130 Ctrl-C, 143 SIGTERM) with every finished row kept."};
+      "(130 Ctrl-C, 143 SIGTERM) with every finished row kept.",
+      "lobench"};  // the program's name, for `Usage: lobench [OPTIONS] SUBCOMMAND`
   app.require_subcommand(1);
+  app.footer(lobench::cli::environment_help());
   app.set_version_flag("--version", version_text(), "print the version, commit and build flags and exit");
   lobench::register_list_command(app);
   lobench::register_run_command(app, joined);
@@ -79,6 +86,21 @@ int main(int argc, char** argv) {
   lobench::register_schema_command(app);
   lobench::register_merge_command(app, joined);
   lobench::register_compare_command(app);
+  lobench::cli::register_options_command(app);
+  lobench::cli::accept_count_notation(app);  // every integer option takes 1e5, 100k, 1.5M
+
+  // `lobench comprae --help`: CLI11 would answer the --help with the main help and exit 0; a first word
+  // that is no subcommand is a usage error whatever follows it.
+  const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
+  const auto is_subcommand = [&](const std::string& w) {
+    return std::any_of(subcommands.begin(), subcommands.end(), [&](const CLI::App* s) { return s->get_name() == w; });
+  };
+  if (args.size() > 1 && args[1].rfind('-', 0) != 0 && !is_subcommand(args[1])) {
+    const std::vector<std::string> given(args.begin() + 1, args.end());
+    if (const auto hint = lobench::typo_hint(app, given)) fmt::print(stderr, "lobench: {}\n", *hint);
+    fmt::print(stderr, "Run with --help for more information.\n");
+    return kUsageError;
+  }
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 parses a reversed vector
   try {

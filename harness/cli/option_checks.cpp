@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "harness/cli/numbers.hpp"
 #include "variants/checked_math.hpp"
 #include "harness/system_memory.hpp"
 
@@ -30,31 +31,7 @@ int check_threads(const std::string& option, int64_t value) {
   return int(value);
 }
 
-int64_t parse_memory_limit(const std::string& option, const std::string& text) {
-  const std::string examples = "(examples: 20G, 512M, 1.5GiB, 1000000 bytes)";
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(begin, &end);
-  if (end == begin || text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
-    refuse(option, fmt::format("'{}' is not a size {}", text, examples));
-  std::string unit(end);
-  for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
-  double mult = 0;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") mult = 1024.0;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "T" || unit == "TB" || unit == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
-  else refuse(option, fmt::format("'{}' has an unknown unit '{}' (use K, M, G or T) {}", text, std::string(end), examples));
-  if (!std::isfinite(v)) refuse(option, fmt::format("'{}' is not a finite size {}", text, examples));
-  if (v <= 0) refuse(option, fmt::format("'{}' must be more than 0 bytes {}", text, examples));
-  const double bytes = v * mult;
-  if (!(bytes <= double(kMaxMemoryLimit)))
-    refuse(option, fmt::format("'{}' is more than 1 PiB, which no machine has {}", text, examples));
-  if (bytes < 1) refuse(option, fmt::format("'{}' is less than one byte {}", text, examples));
-  return int64_t(bytes);
-}
+int64_t parse_memory_limit(const std::string& option, const std::string& text) { return parse_size(option, text); }
 
 int64_t default_memory_limit() {
   const int64_t available = available_memory_bytes();

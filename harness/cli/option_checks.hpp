@@ -23,8 +23,9 @@ int default_threads();
 // 1 <= value <= kMaxThreads.
 int check_threads(const std::string& option, int64_t value);
 
-// Parses a size such as 20G, 512M, 1.5GiB or 123456 (bytes): finite, > 0, at most kMaxMemoryLimit, a
-// known unit. nan, inf, 0, negatives, 1e30G and trailing garbage are refused.
+// Parses a size such as 20G, 512M, 1.5GiB or 4096B (parse_size, harness/cli/numbers.hpp): finite, > 0, at
+// most kMaxMemoryLimit, with a known unit. nan, inf, 0, negatives, 1e30G, a bare number and trailing
+// garbage are refused.
 int64_t parse_memory_limit(const std::string& option, const std::string& text);
 // The default limit: memory available now minus max(1 GiB, 10 %) (at least 1 byte, so that every
 // prediction is compared with something).

@@ -51,7 +51,7 @@ std::optional<std::string> typo_hint(const CLI::App& app, const std::vector<std:
   if (!sub) {
     if (args.front().rfind("-", 0) == 0) return std::nullopt;
     const auto near = nearest_name(args.front(), subcommands);
-    return fmt::format("unknown command '{}'{}", args.front(), near ? fmt::format("; did you mean '{}'?", *near) : "");
+    return fmt::format("unknown subcommand '{}'{}", args.front(), near ? fmt::format("; did you mean '{}'?", *near) : "");
   }
   const std::vector<std::string> known = long_options(*sub);
   for (size_t i = 1; i < args.size(); ++i) {

@@ -1,5 +1,7 @@
 #include "harness/sweep/axes.hpp"
 
+#include "harness/cli/numbers.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -28,13 +30,14 @@ bool parse_real(const std::string& s, double& v) {
   return r.ec == std::errc() && r.ptr == end && std::isfinite(v);
 }
 
-void check_kind(const std::string& axis, AxisKind kind, const std::string& value) {
-  int64_t i = 0;
+// Checks `value` against the axis's kind; an integer is a count as every option takes it (1e5, 100k,
+// harness/cli/numbers.hpp), kept in plain digits so that names and int_at see one spelling.
+std::string checked_value(const std::string& axis, AxisKind kind, const std::string& value) {
   double d = 0;
-  if (kind == AxisKind::integer && !parse_int(value, i))
-    throw std::invalid_argument(fmt::format("--{}: '{}' is not an integer", axis, value));
+  if (kind == AxisKind::integer) return cli::canonical_count("--" + axis, value);
   if (kind == AxisKind::real && !parse_real(value, d))
     throw std::invalid_argument(fmt::format("--{}: '{}' is not a finite number", axis, value));
+  return value;
 }
 
 }  // namespace
@@ -80,7 +83,7 @@ std::string AxisPoint::describe() const {
 
 void Axes::add(const std::string& name, AxisKind kind, std::vector<std::string> defaults, std::string help) {
   if (axes_.count(name)) throw std::logic_error("axis declared twice: " + name);
-  for (const auto& v : defaults) check_kind(name, kind, v);
+  for (auto& v : defaults) v = checked_value(name, kind, v);
   axes_[name] = Axis{kind, std::move(defaults), std::move(help)};
   order_.push_back(name);
 }
@@ -105,7 +108,7 @@ void Axes::set(const std::string& name, std::vector<std::string> values) {
   auto it = axes_.find(name);
   if (it == axes_.end()) throw std::logic_error("no axis '" + name + "'");
   if (values.empty()) throw std::invalid_argument(fmt::format("--{} needs at least one value", name));
-  for (const auto& v : values) check_kind(name, it->second.kind, v);
+  for (auto& v : values) v = checked_value(name, it->second.kind, v);
   it->second.values = std::move(values);
 }
 

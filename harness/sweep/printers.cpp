@@ -54,6 +54,11 @@ std::string column_value(const io::ResultRow& r, const io::Column& c, bool json)
 }
 
 void print_summary(std::ostream& os, const RunSummary& s) {
+  if (s.dry_run) {
+    fmt::print(os, "summary: {} planned ({} would be skipped){}\n", s.ok + s.skipped, s.skipped,
+               s.file.empty() ? "" : fmt::format("; wrote {}", s.file));
+    return;
+  }
   fmt::print(os, "summary: {} ok, {} skipped, {} failed in {}{}\n", s.ok, s.skipped, s.failed,
              format_duration(s.wall_seconds), s.file.empty() ? "" : fmt::format("; wrote {}", s.file));
 }

@@ -18,7 +18,8 @@ enum class OutputFormat { text, csv, jsonl };
 OutputFormat parse_output_format(const std::string& name);
 
 struct RunSummary {
-  int64_t ok = 0, skipped = 0, failed = 0;
+  int64_t ok = 0, skipped = 0, failed = 0;  // a dry run: ok counts the rows planned
+  bool dry_run = false;                      // nothing ran: "N planned (K would be skipped)"
   double wall_seconds = 0;
   std::string file;  // the run file written ("" for none)
 };

@@ -307,10 +307,12 @@ void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, 
   auto printer = make_printer(s.format, out, err, s.axes.swept());
   printer->note(limits_note(rows.size(), s.out.empty() ? "(no file)" : s.out, limits, s.partition) + ", dry run");
   RunSummary sum;
+  sum.dry_run = true;
   for (const PlannedRow& r : rows) {
     io::ResultRow row = r.row;
     if (!r.skipped) row.status.set("planned");
     (r.skipped ? sum.skipped : sum.ok) += 1;
+    row.row_id = sum.ok + sum.skipped - 1;  // the row's index in the file, as append sets it
     if (file) file->append(row, {});
     printer->row(row);
   }
@@ -372,6 +374,7 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
     std::vector<double> samples;
     if (plan.skipped) runner.set_skipped_yardstick(plan, row);
     else samples = runner.run(plan, row);
+    if (file) row.row_id = file->rows();  // what append records: csv/jsonl show the file's row index
     if (file) file->append(row, samples);
     printer->row(row);
     (row.status == "ok" ? sum.ok : row.status == "skipped" ? sum.skipped : sum.failed) += 1;

@@ -229,7 +229,8 @@ TEST(HostileRegression, Class8BadOptionValuesAreRefusedWithTheirName) {
         << "'" << bad << "'";
   EXPECT_EQ(cli::parse_memory_limit("--mem-limit", "20G"), int64_t(20) << 30);
   EXPECT_EQ(cli::parse_memory_limit("--mem-limit", "1.5GiB"), int64_t(3) << 29);
-  EXPECT_EQ(cli::parse_memory_limit("--mem-limit", "123456"), 123456);
+  EXPECT_EQ(cli::parse_memory_limit("--mem-limit", "123456B"), 123456);  // a bare number is refused (issue 31)
+  EXPECT_NE(error_of([] { cli::parse_memory_limit("--mem-limit", "123456"); }).find("no unit"), std::string::npos);
   EXPECT_NE(error_of([] { cli::check_block_size("--block-v", -1); }).find("--block-v"), std::string::npos);
   EXPECT_EQ(cli::check_block_size("--block-v", 0), 0);
   for (double f : {std::nan(""), -0.5, 1.5, double(INFINITY)})

@@ -532,5 +532,47 @@ TEST(RunCommand, ASecondRunOnTheSameOutRefusesOrResumesButNeverTruncates) {
   std::filesystem::remove(out);
 }
 
+// csv and jsonl print each row as the file records it: row_id is its index in /results (0..n-1, and on
+// --resume the appended rows' indices), not the 0 of a row before append.
+TEST(Sweep, CsvAndJsonlRowIdsAreTheFilesRowIndices) {
+  const std::string path = testing::temp_path("sweep_row_ids.h5");
+  std::ostringstream csv, jsonl, err;
+  SweepSettings spec = small_spec(path);
+  spec.reps.fixed_reps = 1;
+  spec.accuracy = false;
+  spec.sgemm_n = 64;
+  spec.format = sweep::OutputFormat::csv;
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), csv, err), 0);
+  std::istringstream lines(csv.str());
+  std::string line;
+  std::getline(lines, line);
+  ASSERT_EQ(line.rfind("row_id,", 0), 0u) << line;
+  std::vector<std::string> ids;
+  while (std::getline(lines, line)) ids.push_back(line.substr(0, line.find(',')));
+  EXPECT_EQ(ids, (std::vector<std::string>{"0", "1", "2", "3"})) << csv.str();
+
+  spec.axes.set("V", "100,333,500");  // two new rows appended to the four
+  spec.out_mode = OutMode::resume;
+  spec.format = sweep::OutputFormat::jsonl;
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), jsonl, err), 0);
+  EXPECT_EQ(jsonl.str().find("{\"row_id\":4,"), 0u) << jsonl.str();
+  EXPECT_NE(jsonl.str().find("\n{\"row_id\":5,"), std::string::npos) << jsonl.str();
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 6u);
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].row_id, int64_t(i));
+  std::filesystem::remove(path);
+}
+
+// A dry run measures nothing, so its summary counts rows planned and those that would be skipped.
+TEST(Sweep, DryRunSummaryCountsPlannedRows) {
+  SweepSettings spec = small_spec("");
+  spec.axes.set("V", "100,40000000");
+  spec.mem_limit = int64_t(64) << 20;  // the V = 4e7 rows need more
+  std::ostringstream out, err;
+  sweep::dry_run(spec, collect_provenance("t"), out, err);
+  EXPECT_NE(out.str().find("summary: 4 planned (2 would be skipped)"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find(" ok,"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace lobench

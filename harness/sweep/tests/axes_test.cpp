@@ -33,7 +33,7 @@ TEST(Axes, ListsAcceptSpacesAndRefuseEmptyOrMistypedItems) {
   EXPECT_THROW(a.set("B", "3,,4"), std::invalid_argument);
   EXPECT_THROW(a.set("B", ""), std::invalid_argument);
   EXPECT_THROW(a.set("B", "3,x"), std::invalid_argument);
-  EXPECT_THROW(a.set("B", "1e3"), std::invalid_argument);  // integers are integers
+  EXPECT_THROW(a.set("B", "1e-3"), std::invalid_argument);  // integers are whole numbers (1e3 is one: 1000)
   EXPECT_THROW(a.set("lr", "nan"), std::invalid_argument);
   EXPECT_THROW(a.set("lr", "inf"), std::invalid_argument);
   EXPECT_EQ(a.int_values("B"), (std::vector<int64_t>{3, 4, 5}));  // a refused list changes nothing

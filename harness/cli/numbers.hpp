@@ -1,0 +1,35 @@
+// The numbers users write on every command line, parsed in one place (docs/options.md, "Numbers").
+//
+// Counts (--V, --B, --steps, --epochs, --threads, ...) are exact integers written plainly (100000), in
+// exponent notation (1e5) or with a decimal suffix k = 10^3, M = 10^6, G = 10^9 (100k, 1.5k = 1500, 1M).
+// A value that is not a whole number (1e-3, 1.5, 0.1k) is refused, never rounded.
+//
+// Sizes (--mem-limit, --gpu-mem-limit) always carry a unit, binary and case-insensitive: B, K/KB/KiB,
+// M/MB/MiB, G/GB/GiB, T/TB/TiB (K = 1024). A bare number is refused: `--mem-limit 2` once meant two bytes,
+// which skipped every row of a run that then exited 0.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace lobench::cli {
+
+// The count `text` as an integer; throws OptionError naming `option` and the value when it is not an
+// exact integer in int64 (garbage, a fraction, an unknown suffix, overflow).
+int64_t parse_count(const std::string& option, const std::string& text);
+
+// parse_count, then written back as plain decimal digits ("100k" -> "100000"), for a value that is kept
+// as text (a sweep axis) or handed on to another parser.
+std::string canonical_count(const std::string& option, const std::string& text);
+
+// A size in bytes (see above): finite, > 0, at most kMaxMemoryLimit, with a unit. Throws OptionError
+// naming `option`; a bare number is refused with the unit it probably meant ("2" -> "did you mean 2G?").
+int64_t parse_size(const std::string& option, const std::string& text);
+
+// Every option of `app` and its subcommands whose value is an integer (CLI11's type INT or UINT) takes
+// counts as above: a transform rewrites "100k" to "100000" before CLI11 converts it.
+void accept_count_notation(CLI::App& app);
+
+}  // namespace lobench::cli
