@@ -43,13 +43,16 @@ CASES = []
 
 
 def case(name, group, tokens, argv, setup=None, tags=(), may_accept=False, accept=False, env=None, runner=None,
-         allow_new=False):
+         allow_new=False, failed_run_ok=False):
     """Registers a case. argv: list of strings where '{d}' is the case folder; setup(d) writes files.
     env: variables added to the command's environment. runner(d, cmd, env, timeout) -> (rc, text): runs
     the case itself (concurrent writers, mpirun, a full disk; surfaces.py); rc None means it hung.
-    allow_new: files the case is meant to create (a first writer's output) are not leftovers."""
+    allow_new: files the case is meant to create (a first writer's output) are not leftovers.
+    failed_run_ok: exit 1 (a sweep that ran and recorded a failed point, e.g. on a full disk) counts as a
+    refusal, with the same checks of its message and files."""
     CASES.append(dict(name=name, group=group, tokens=tokens, argv=argv, setup=setup, tags=set(tags),
-                      may_accept=may_accept, accept=accept, env=env, runner=runner, allow_new=allow_new))
+                      may_accept=may_accept, accept=accept, env=env, runner=runner, allow_new=allow_new,
+                      failed_run_ok=failed_run_ok))
 
 
 def with_opt(argv, opt, val):
@@ -679,7 +682,7 @@ def run_case(c, exe, driver, timeout, base):
             outcome = "accepted_ok" if rc == 0 else "refused_wrongly"
         elif rc == 0:
             outcome = "accepted_ok" if c["may_accept"] else "accepted"
-        elif rc != 2:
+        elif rc != 2 and not (rc == 1 and c["failed_run_ok"]):
             outcome = "wrong_exit"
         elif new and not c["allow_new"]:
             outcome = "left_output"
