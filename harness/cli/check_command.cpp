@@ -5,6 +5,7 @@
 #include "harness/check.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/cli/options.hpp"
 
 namespace lobench {
 
@@ -30,6 +31,12 @@ void register_check_command(CLI::App& app, const std::string& argv) {
   auto* mem = cmd->add_option("--mem-limit", o->mem_limit,
                   "refuse inputs whose inputs + outputs + working set exceed this (e.g. 20G); default: available "
                   "memory now minus max(1 GiB, 10%)");
+  cli::shared(cmd->get_option("--in"), "A, E, targets and optional weights, as above");
+  cli::shared(cmd->get_option("--variant"), "one variant");
+  cli::shared(cmd->get_option("--out"), "outputs as above, written beside it and renamed when complete; an existing "
+                                        "file is replaced, never IN");
+  cli::shared(cmd->get_option("--threads"));
+  cli::shared(mem);
   cmd->callback([o, argv, mem] {
     const int threads = cli::check_threads("--threads", o->threads);
     const int64_t limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", o->mem_limit)

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/merge_runs.hpp"
 #include "harness/provenance.hpp"
@@ -28,7 +29,7 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("OUT", *out, "the merged run file (refused if it exists, unless --overwrite), or the merged train-xmc "
                                "folder (refused if anything is there)")->required();
   cmd->add_option("PARTS", *parts, "the partitions' run files, or train-xmc partitions' --out-dir folders")->required();
-  cmd->add_flag("--overwrite", *overwrite, "replace an existing OUT (a regular file; not for train-xmc folders)");
+  cli::shared(cmd->add_flag("--overwrite", *overwrite), "OUT, a regular file (not a train-xmc folder)");
   cmd->callback([out, parts, overwrite, argv] {
     const io::InterruptGuard interrupts;  // a signal leaves OUT as it was (merge writes a temporary file)
     auto is_folder = [](const std::string& p) {

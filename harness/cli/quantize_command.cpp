@@ -12,6 +12,7 @@
 
 #include "harness/io/h5_io.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/system_memory.hpp"
 #include "precision_sim/format.hpp"
@@ -161,20 +162,23 @@ void register_quantize_command(CLI::App& app) {
   auto opt = std::make_shared<QuantizeOptions>();
   auto* cmd = app.add_subcommand("quantize", "Round an HDF5 float32 array into a number format (values + codes)");
   cmd->footer(kHelp);
-  cmd->add_option("--format", opt->format, "Number format, e.g. e4m3fn, e5m2, bf16, fp16, e2m1fn, e5m7, e4m3fn_sat")
-      ->required();
-  cmd->add_option("--rounding", opt->rounding,
-                  "nearest_even (default), nearest_away, toward_zero, up, down, stochastic, stochastic_exact")
-      ->capture_default_str();
+  // --to, not --format: in every other command --format is what stdout gets (harness/cli/options.hpp).
+  cmd->add_option("--to", opt->format,
+                  "the number format to round x into, e.g. e4m3fn, e5m2, bf16, fp16, e2m1fn, e5m7, e4m3fn_sat "
+                  "(required)");
+  cli::deprecated(cmd, "--format", "--to", [opt](const std::string& v) { opt->format = v; });
+  cli::shared(cmd->add_option("--rounding", opt->rounding),
+              "nearest_even, nearest_away, toward_zero, up, down, stochastic, stochastic_exact");
   cmd->add_option("--bits", opt->bits, "Random bits k for stochastic rounding (1..31; default 23 - mantissa bits)");
-  cmd->add_option("--seed", opt->seed, "Seed of the stochastic rounding bits")->capture_default_str();
-  auto* threads = cmd->add_option("--threads", opt->threads, "Threads (default: all cores); results do not depend on it");
-  auto* mem = cmd->add_option("--mem-limit", opt->mem_limit,
-                  "Refuse an x whose values and codes need more memory than this (e.g. 20G); default: available "
-                  "memory now minus max(1 GiB, 10%)");
-  cmd->add_option("--in", opt->in, "Input HDF5 file with float32 dataset 'x'")->required();
-  cmd->add_option("--out", opt->out, "Output HDF5 file (replaced when complete; never the input, never anything but a regular file)")->required();
+  cli::shared(cmd->add_option("--seed", opt->seed), "here only stochastic rounding draws");
+  auto* threads = cli::shared(cmd->add_option("--threads", opt->threads), "results do not depend on it");
+  auto* mem = cli::shared(cmd->add_option("--mem-limit", opt->mem_limit), "x, its values and its codes");
+  cli::shared(cmd->add_option("--in", opt->in), "with the float32 dataset 'x' (required)")->required();
+  cli::shared(cmd->add_option("--out", opt->out),
+              "HDF5, replaced when complete; never the input, never anything but a regular file (required)")
+      ->required();
   cmd->callback([opt, threads, mem] {
+    if (opt->format.empty()) fail("--to FORMAT is required (the number format to round x into)");
     // Given, --threads must be a count in [1, max] (0 is only run_quantize's "not given"), and
     // --mem-limit a size (empty is only "not given").
     try {

@@ -7,6 +7,7 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/run_sweep.hpp"
@@ -76,6 +77,17 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
                 "print every row's predicted memory and skip reason, and write them to --out if given; runs nothing");
 }
 
+// The options every command shares get their help and default from one table (harness/cli/options.hpp).
+void declare_shared(CLI::App* cmd) {
+  for (const char* axis : {"--B", "--N", "--D", "--L", "--reduction", "--threads", "--block-v", "--seed"})
+    cli::shared(cmd->get_option(axis), "a comma-separated list: one row per value");
+  cli::shared(cmd->get_option("--out"), "the run file (HDF5); an existing one is refused unless --resume or --overwrite");
+  cli::shared(cmd->get_option("--shard"), "vocab (rows of E), positions, or vocab,positions (a grid)");
+  for (const char* name : {"--mem-limit", "--gpu-mem-limit", "--resume", "--overwrite", "--format", "--partition",
+                           "--list", "--dry-run"})
+    cli::shared(cmd->get_option(name));
+}
+
 void run(RunFlags& f, const std::string& argv) {
   sweep::SweepSettings& s = f.settings;
   if (f.mem_limit_given) s.mem_limit = cli::parse_memory_limit("--mem-limit", f.mem_limit);
@@ -132,6 +144,7 @@ void register_run_command(CLI::App& app, const std::string& argv) {
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   flags->settings.axes.register_options(cmd);
   add_scalar_options(cmd, *flags);
+  declare_shared(cmd);
   cmd->callback([flags, argv] { run(*flags, argv); });
 }
 

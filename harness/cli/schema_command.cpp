@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/io/result_row.hpp"
 
 namespace lobench {
@@ -12,7 +13,7 @@ namespace lobench {
 void register_schema_command(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("schema", "Print the run files' schema as Markdown (what results/SCHEMA.md holds).");
-  cmd->add_option("--out", *out, "write it to this file instead of stdout");
+  cli::shared(cmd->add_option("--out", *out), "Markdown instead of stdout");
   cmd->callback([out] {
     const std::string md = io::schema_markdown();
     if (out->empty()) {

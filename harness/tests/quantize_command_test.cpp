@@ -32,7 +32,7 @@ TEST(QuantizeCommand, WritesValuesAndCodesLikeMlDtypes) {
     auto f = h5::create_file(in);
     h5::write(f, "x", {2, 3}, x.data());
   }
-  ASSERT_EQ(quantize("--format e4m3fn --rounding nearest_even --in " + in + " --out " + out), 0);
+  ASSERT_EQ(quantize("--to e4m3fn --rounding nearest_even --in " + in + " --out " + out), 0);
   auto f = h5::open_file_read(out);
   const auto codes = h5::read<uint8_t>(f, "codes");
   EXPECT_EQ(codes.shape, (std::vector<int64_t>{2, 3}));
@@ -54,15 +54,38 @@ TEST(QuantizeCommand, BadInputFailsClearlyAndLeavesNoOutput) {
     h5::write(f, "x", {2}, xd.data());
   }
   std::string err;
-  EXPECT_NE(quantize("--format e4m3fn --rounding nearest_even --in " + in + " --out " + out, &err), 0);
+  EXPECT_NE(quantize("--to e4m3fn --rounding nearest_even --in " + in + " --out " + out, &err), 0);
   EXPECT_NE(err.find("'x'"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(out));
-  EXPECT_NE(quantize("--format no_such --rounding nearest_even --in " + in + " --out " + out, &err), 0);
+  EXPECT_NE(quantize("--to no_such --rounding nearest_even --in " + in + " --out " + out, &err), 0);
   EXPECT_NE(err.find("no_such"), std::string::npos) << err;
-  EXPECT_NE(quantize("--format tf32 --rounding nearest_even --in " + in + " --out " + out, &err), 0);
+  EXPECT_NE(quantize("--to tf32 --rounding nearest_even --in " + in + " --out " + out, &err), 0);
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".partial"));
   fs::remove(in);
+}
+
+// --format was quantize's number format while every other command's --format is what stdout gets: it is
+// now --to, and the old spelling works for one release with a note on stderr.
+TEST(QuantizeCommand, TheOldFormatSpellingStillWorksWithANote) {
+  const std::string in = testing::temp_path("q_old_in.h5"), out = testing::temp_path("q_old_out.h5");
+  const std::vector<float> x = {1.0f, 2.5f};
+  {
+    auto f = h5::create_file(in);
+    h5::write(f, "x", {2}, x.data());
+  }
+  std::string err;
+  ASSERT_EQ(quantize("--format e4m3fn --in " + in + " --out " + out, &err), 0) << err;
+  EXPECT_NE(err.find("--format is deprecated"), std::string::npos) << err;
+  EXPECT_NE(err.find("--to"), std::string::npos) << err;
+  {
+    auto f = h5::open_file_read(out);
+    EXPECT_NE(h5::read_attr_string(f, "format").value().find("e4m3fn"), std::string::npos);
+  }
+  EXPECT_NE(quantize("--in " + in + " --out " + out + ".2", &err), 0);
+  EXPECT_NE(err.find("--to FORMAT is required"), std::string::npos) << err;
+  fs::remove(in);
+  fs::remove(out);
 }
 
 }  // namespace
