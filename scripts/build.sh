@@ -20,8 +20,10 @@ fi
 # The Python package needs nanobind, which the quick start's install (--main-job) leaves out.
 python_package=OFF
 "$py" -c "import nanobind" >/dev/null 2>&1 && python_package=ON
+# LOBENCH_CUDA=AUTO|ON|OFF (environment; default AUTO: CUDA code is built wherever nvcc is found). Passed
+# on every call, so that the cache never keeps an earlier call's choice.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DLOBENCH_PYTHON_PACKAGE=$python_package -DPython_EXECUTABLE="$py" \
-      "${launcher[@]}" >/dev/null
+      -DLOBENCH_CUDA="${LOBENCH_CUDA:-AUTO}" "${launcher[@]}" >/dev/null
 if [ $# -gt 0 ]; then
   cmake --build build -j"$(nproc)" --target "$@"
 else
