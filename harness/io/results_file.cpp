@@ -167,7 +167,7 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
       file_.reset();
       resume_copy_.reset();
       const std::string what = e.what();
-      if (what.find(path) != std::string::npos) throw;
+      if (what.find("'" + path + "'") != std::string::npos) throw;  // named as itself, not as its copy
       throw std::invalid_argument(fmt::format("--resume '{}': {}", path, what));
     }
     return;
@@ -251,15 +251,22 @@ void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
   }
   const bool healthy = resume_copy_healthy_;
   resume_copy_healthy_ = false;  // until every write below has succeeded
-  if (version_ == 1) {
-    table_.append(to_v1(row, samples), h5::Table::Flush::no);
-  } else {
-    // Samples first: a row is only in /results once its samples are on disk.
-    for (size_t i = 0; i < samples.size(); ++i)
-      samples_.append(SampleRow{row.row_id, int32_t(i), samples[i]}, h5::Table::Flush::no);
-    table_.append(row, h5::Table::Flush::no);
+  try {
+    if (version_ == 1) {
+      table_.append(to_v1(row, samples), h5::Table::Flush::no);
+    } else {
+      // Samples first: a row is only in /results once its samples are on disk.
+      for (size_t i = 0; i < samples.size(); ++i)
+        samples_.append(SampleRow{row.row_id, int32_t(i), samples[i]}, h5::Table::Flush::no);
+      table_.append(row, h5::Table::Flush::no);
+    }
+    h5::flush_to_disk(file_);  // nothing left unwritten between rows: a kill now loses no row
+  } catch (const h5::Error& e) {
+    if (!resume_copy_) throw;
+    throw h5::Error(fmt::format("--resume '{}': {}; the run file keeps its earlier rows, as it was (the copy being "
+                                "appended to is discarded)",
+                                path_, e.what()));
   }
-  h5::flush_to_disk(file_);  // nothing left unwritten between rows: a kill now loses no row
   keys_.insert(row.key());
   resume_copy_healthy_ = healthy;
 }
