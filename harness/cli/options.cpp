@@ -43,7 +43,7 @@ const std::vector<SharedOption>& shared_options() {
       {"--seed", "seed of the random draws", "", "0", "integers >= 0",
        "seed of every random draw (inputs or initialisation, shuffling, dropout, stochastic rounding): the same "
        "seed, the same numbers"},
-      {"--dataset", "the training data", "", "see the command", "a public set, a path, synthetic:PRESET",
+      {"--dataset", "the training data", "", "", "a public set, a path, synthetic:PRESET",
        "the training data: a public set's name (read under --data-dir and verified), a file path, or synthetic:PRESET"},
       {"--data-dir", "the data folder", "path", "$LOBENCH_DATA", "an existing folder",
        "the data folder holding the public sets (or their kind's folder itself); no other folder is looked at"},
@@ -57,7 +57,7 @@ const std::vector<SharedOption>& shared_options() {
       {"--N", "sequence length", "positions", "run: 32, train-seqrec: 256", ">= 1", "positions per sequence"},
       {"--D", "hidden size", "", "run: 128, train-seqrec: 256", ">= 1", "hidden size: the width of A and E"},
       {"--L", "targets per position", "", "8", ">= 1", "target ids per position"},
-      {"--variant", "the loss variant", "", "see the command", "`lobench list`",
+      {"--variant", "the loss variant", "", "", "`lobench list`",
        "the loss variant (dense, chunked, fused, ...; `lobench list` shows them)"},
       {"--reduction", "the loss's reduction", "", "mean", "mean, sum (train-seqrec: also mean_positions)",
        "mean (over positions and V: Keras, Cut BCE) or sum (ELMO) of the per-entry losses"},

@@ -15,7 +15,9 @@ Usage: help_walk.py --lobench build/lobench --docs docs/options.md
 import argparse
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import sys
 import unittest
 
@@ -173,6 +175,36 @@ class UserCases(unittest.TestCase):
             rc, _, err = lobench("list", env={var: value})
             self.assertEqual(rc, 2, (var, err))
             self.assertIn(var, err)
+
+    def test_old_spellings_still_work_with_a_note(self):
+        tiny = ["--dataset", "synthetic:yambda", "--syn-scale", "0.002", "--L", "2", "--N", "16", "--B", "4",
+                "--D", "16", "--layers", "1", "--heads", "2", "--steps", "3", "--threads", "1"]
+        rc, out, err = lobench("train-seqrec", *tiny, "--warmup", "1k", "--seeds", "0,1", "--list")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("--warmup is deprecated", err)
+        self.assertIn("use --warmup-steps", err)
+        self.assertIn("--seeds is deprecated", err)
+        self.assertIn("2 runs", out)
+        for seeds in (["--seed", "0,1"], ["--seeds", "0,1"]):
+            rc, out, err = lobench("train-xmc", "--dataset", "synthetic:tiny", *seeds, "--list")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("2 runs", out)
+            self.assertEqual("--seeds is deprecated" in err, seeds[0] == "--seeds", err)
+        rc, _, err = lobench("train-xmc", "--dataset", "synthetic:tiny", "--seed", "0", "--seeds", "1", "--list")
+        self.assertEqual(rc, 2, err)
+
+    def test_progress_line_only_on_a_terminal(self):
+        d = tempfile.mkdtemp()
+        try:
+            # bytes, not text: text mode would turn every \r into \n
+            p = subprocess.run([ARGS.lobench, "train-seqrec", "--dataset", "synthetic:yambda", "--syn-scale", "0.002",
+                                "--L", "2", "--N", "16", "--B", "4", "--D", "16", "--layers", "1", "--heads", "2",
+                                "--steps", "3", "--threads", "1", "--eval-every", "-1", "--out",
+                                os.path.join(d, "run.h5")], capture_output=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn(b"\r", p.stderr)  # stderr is a pipe here: no carriage-return progress line
+        finally:
+            shutil.rmtree(d)
 
     def test_unknown_subcommand_before_help(self):
         rc, out, err = lobench("comprae", "--help")
