@@ -12,7 +12,7 @@ set -euo pipefail
 export LOBENCH_DATA
 LOBENCH=${LOBENCH:-build/lobench}
 BENCH=${BENCH:-build/harness/train/train_step_bench}
-OUT=results/elmo
+OUT=results/elmo  # the committed runs: reproducing them means replacing them, hence --overwrite below
 what=${1:-all}
 
 # ELMO-like recipe on the Mulan datasets: D=512 ReLU encoder, dropout 0.6, Adam 1e-3, classifier SGD 0.05,
@@ -23,10 +23,10 @@ COMMON=(--epochs 20 --dim 512 --dropout 0.6 --enc-lr 1e-3 --clf-lr 0.05 --schedu
 if [[ $what == exp1 || $what == all ]]; then
   for ds in delicious bibtex; do
     d=$OUT/exp1_$ds
-    "$LOBENCH" train-xmc --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format fp32 --rounding rne --out-dir $d
-    "$LOBENCH" train-xmc --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format bf16,e4m3fn --rounding stochastic,rne --out-dir $d
-    "$LOBENCH" train-xmc --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format e4m3fn --rounding elmo_sr --out-dir $d
-    "$LOBENCH" train-xmc --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format bf16,e4m3fn --rounding stochastic \
+    "$LOBENCH" train-xmc --overwrite --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format fp32 --rounding rne --out-dir $d
+    "$LOBENCH" train-xmc --overwrite --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format bf16,e4m3fn --rounding stochastic,rne --out-dir $d
+    "$LOBENCH" train-xmc --overwrite --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format e4m3fn --rounding elmo_sr --out-dir $d
+    "$LOBENCH" train-xmc --overwrite --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format bf16,e4m3fn --rounding stochastic \
       --enc-precision bf16 --out-dir $d/bf16_encoder
   done
 fi
@@ -38,14 +38,14 @@ if [[ $what == exp2 || $what == all ]]; then
   # ea82df0's in the last bits: seed 0 rerun there gives P@1 68.60 vs 68.57, train loss 57.535 vs 57.536).
   E2=(--epochs 10 --dim 512 --dropout 0.6 --enc-lr 1e-3 --clf-lr 0.05 --schedule cosine --batch 128 --threads 1
       --quiet --eval-every 0 --dataset delicious)
-  "$LOBENCH" train-xmc "${E2[@]}" --seeds 0,1,2 --clf-format fp32 --rounding rne --out-dir $OUT/exp2_fp32
+  "$LOBENCH" train-xmc --overwrite "${E2[@]}" --seeds 0,1,2 --clf-format fp32 --rounding rne --out-dir $OUT/exp2_fp32
   fmts=$(for e in 2 3 4 5 8; do for m in 1 2 3 5 7; do printf "e%dm%d," $e $m; done; done)
-  "$LOBENCH" train-xmc "${E2[@]}" --seeds 0,1,2 --clf-format "${fmts%,}" --rounding stochastic,rne --out-dir $OUT/exp2_exmy
+  "$LOBENCH" train-xmc --overwrite "${E2[@]}" --seeds 0,1,2 --clf-format "${fmts%,}" --rounding stochastic,rne --out-dir $OUT/exp2_exmy
   fmts=$(for e in 2 3 4; do for m in 1 2 3 5 7; do printf "e%dm%d," $e $m; done; done)
-  "$LOBENCH" train-xmc "${E2[@]}" --seeds 0,1,2 --clf-format "${fmts%,}" --rounding stochastic,rne --subnormals off \
+  "$LOBENCH" train-xmc --overwrite "${E2[@]}" --seeds 0,1,2 --clf-format "${fmts%,}" --rounding stochastic,rne --subnormals off \
     --out-dir $OUT/exp2_exmy_ftz
   # The two e2 formats that overflow to inf (NaN loss) above, again with saturating overflow.
-  "$LOBENCH" train-xmc "${E2[@]}" --seeds 0,1,2 --clf-format e2m1_sat,e2m2_sat --rounding stochastic,rne \
+  "$LOBENCH" train-xmc --overwrite "${E2[@]}" --seeds 0,1,2 --clf-format e2m1_sat,e2m2_sat --rounding stochastic,rne \
     --out-dir $OUT/exp2_exmy_sat
 fi
 
@@ -53,10 +53,10 @@ if [[ $what == exp3 || $what == all ]]; then
   # Gradient histograms: Delicious and Bibtex (fp32 and bf16+SR heads, 3 seeds), and a synthetic LF-AmazonTitles-131K-shaped
   # set (one seed).
   for ds in delicious bibtex; do
-    "$LOBENCH" train-xmc --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format fp32,bf16 --rounding stochastic \
+    "$LOBENCH" train-xmc --overwrite --dataset $ds "${COMMON[@]}" --seeds 0,1,2 --clf-format fp32,bf16 --rounding stochastic \
       --hist-every 10 --out-dir $OUT/exp3
   done
-  "$LOBENCH" train-xmc --dataset synthetic:LF-AmazonTitles-131K --syn-scale 0.02 --epochs 2 --dim 256 --batch 128 \
+  "$LOBENCH" train-xmc --overwrite --dataset synthetic:LF-AmazonTitles-131K --syn-scale 0.02 --epochs 2 --dim 256 --batch 128 \
     --dropout 0.6 --clf-lr 0.05 --clf-format bf16 --rounding stochastic --hist-every 10 --threads 2 --quiet \
     --eval-every 0 --out-dir $OUT/exp3
 fi
@@ -64,19 +64,19 @@ fi
 if [[ $what == exp4 || $what == all ]]; then
   # Predicted-only layouts of Renee / fp32 / ELMO bf16 / ELMO fp8 heads, 131k .. 18M labels.
   LAB=131073,670091,1305265,2812281,3000000,8623847,18000000
-  "$LOBENCH" train-xmc --layouts $LAB --dim 768 --batch 128 --chunks 8 --layouts-out $OUT/exp4/layouts.h5
+  "$LOBENCH" train-xmc --overwrite --layouts $LAB --dim 768 --batch 128 --chunks 8 --layouts-out $OUT/exp4/layouts.h5
   # This trainer: 2 steps at D=768, B=128 on a synthetic set whose label space is grown by appended labels;
   # measured where the prediction fits under --mem-limit, otherwise recorded with its prediction only.
   E4=(--dataset synthetic:LF-AmazonTitles-131K --syn-scale 0.001 --epochs 1 --max-steps 2 --dim 768 --batch 128
       --eval-every -1 --threads 2 --quiet --mem-limit ${MEM_LIMIT:-6G})
-  "$LOBENCH" train-xmc "${E4[@]}" --labels-total $LAB --out-dir $OUT/exp4/runs --clf-format fp32 --rounding rne \
+  "$LOBENCH" train-xmc --overwrite "${E4[@]}" --labels-total $LAB --out-dir $OUT/exp4/runs --clf-format fp32 --rounding rne \
     --update separate --chunks 1
-  "$LOBENCH" train-xmc "${E4[@]}" --labels-total $LAB --out-dir $OUT/exp4/runs --clf-format bf16 --rounding stochastic \
+  "$LOBENCH" train-xmc --overwrite "${E4[@]}" --labels-total $LAB --out-dir $OUT/exp4/runs --clf-format bf16 --rounding stochastic \
     --update separate --chunks 1,8 --enc-precision bf16
-  "$LOBENCH" train-xmc "${E4[@]}" --labels-total $LAB --out-dir $OUT/exp4/runs --clf-format e4m3fn --rounding stochastic \
+  "$LOBENCH" train-xmc --overwrite "${E4[@]}" --labels-total $LAB --out-dir $OUT/exp4/runs --clf-format e4m3fn --rounding stochastic \
     --update fused --chunks 1,8 --enc-precision bf16
   # Chunk counts at 670k labels: separate (gradient chunk) vs fused (no gradient), bf16 weights.
-  "$LOBENCH" train-xmc "${E4[@]}" --labels-total 670091 --out-dir $OUT/exp4/chunks --clf-format bf16 --rounding stochastic \
+  "$LOBENCH" train-xmc --overwrite "${E4[@]}" --labels-total 670091 --out-dir $OUT/exp4/chunks --clf-format bf16 --rounding stochastic \
     --update separate,fused --chunks 1,2,4,8,16 --enc-precision bf16
 fi
 
