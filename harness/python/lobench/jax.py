@@ -20,7 +20,8 @@ cotangents as weights, or the same blocked JAX formula for float64 inputs and fo
 (NaN propagates; nothing raises inside a callback). The backward's own derivatives (grad of grad,
 jax.hessian) are those of the blocked formula (a custom_jvp), so every order is exact. Arguments are
 checked before anything is traced into a callback. Inputs live on the host CPU: with a `mesh`, the op
-runs per shard under shard_map (tokens split over the mesh, E replicated, dE summed over shards).
+runs per shard under shard_map (tokens split over the mesh, E replicated or gathered, dE summed over
+shards; on a multi-device mesh the backward is the blocked JAX formula, see _sharded).
 """
 from __future__ import annotations
 
@@ -69,9 +70,9 @@ def _host_gradients(A, E, T, g, *, variant, threads):
 @partial(jax.custom_jvp, nondiff_argnums=(0,))
 def _gradients(cfg, A, E, T, g):
     """dA, dE of Σ_p g_p·S_p in A's and E's dtypes."""
-    variant, threads, block_v = cfg
+    variant, threads, block_v, host_step = cfg
     compute = _compute_dtype(A, E, g)
-    if compute == jnp.float64:
+    if compute == jnp.float64 or not host_step:
         dA, dE = blocked.gradients(A, E, T, g, compute, block_v)
         return dA.astype(A.dtype), dE.astype(E.dtype)
     shapes = (jax.ShapeDtypeStruct(A.shape, jnp.float32), jax.ShapeDtypeStruct(E.shape, jnp.float32))
@@ -161,11 +162,29 @@ def _ids(T, P, V):
     return t
 
 
-def _sharded(cfg, mesh, act_spec, A2, E, T2):
-    """(_per_position under shard_map: positions split over the mesh axes named in act_spec, E and
-    the gradients' dE replicated (the shard_map transpose sums dE over the shards)."""
+def _token_axes(act_spec, rank):
+    """The mesh axes that split the positions: act_spec's entries for the axes before D (a short
+    spec names only leading axes; an entry may be a tuple of mesh axes). D's entry is left out, since
+    each shard needs whole rows of A."""
+    axes = []
+    for entry in tuple(act_spec or ())[:rank - 1]:
+        for a in (entry if isinstance(entry, tuple) else (entry,)):
+            if a is not None and a not in axes:
+                axes.append(a)
+    return tuple(axes)
+
+
+def _sharded(cfg, mesh, act_spec, rank, A2, E, T2):
+    """_per_position under shard_map: positions split over the mesh axes act_spec uses for its token
+    axes, E and the gradients' dE replicated (the shard_map transpose sums dE over the shards; a
+    vocabulary-sharded E is gathered on entry, as RecML's forward does). On a mesh of more than one
+    device the backward is the blocked JAX formula: lobench's C++ step runs in a host callback, and
+    JAX 0.10's CPU client hangs (all-reduce rendezvous timeout, then abort) when such a callback reads
+    its inputs inside a multi-device shard_map."""
     from jax.sharding import PartitionSpec
-    axes = tuple(a for a in (act_spec or ()) if a is not None)
+    if mesh.size > 1:
+        cfg = cfg[:3] + (False,)
+    axes = _token_axes(act_spec, rank)
     if not axes:
         axes = tuple(mesh.axis_names)
     rows = PartitionSpec(axes if len(axes) > 1 else axes[0])
@@ -190,7 +209,9 @@ def cut_binary_cross_entropy(activations, embeddings, targets, weights=None, ret
     [B, N, L]; L may be 0); weights: activations.shape[:-1] (one per position, any sign, float or
     integer) or None. block_v: the vocabulary tile of the blocked JAX passes (None: a tile of 4M
     logits). mesh / act_spec: run per shard under shard_map (positions split over the mesh axes of
-    act_spec, or all of the mesh's axes); emb_spec must leave E replicated (None or PartitionSpec()).
+    act_spec's token axes, or all of the mesh's axes; D stays whole); emb_spec: None, PartitionSpec()
+    or a vocabulary sharding such as P('model', None) (E is gathered on entry); D-sharded E raises
+    NotImplementedError. On a mesh of several devices the backward is the blocked JAX formula.
     variant: the C++ step's variant (lobench.variants()); threads: None (OpenMP's default, capped at
     the cores) or 1..1024. Loss dtype: float32, float64 for float64 inputs under jax_enable_x64."""
     A, E, T, W = _check(activations, embeddings, targets, weights)
@@ -201,9 +222,9 @@ def cut_binary_cross_entropy(activations, embeddings, targets, weights=None, ret
         raise ValueError(f"argument 'variant' must be one of {lobench.variants()}, got {variant!r}")
     threads = _validate.threads(threads)
     block_v = _validate.integer(block_v, "block_v", 1, 2**31 - 1, allow_none=True)
-    if emb_spec is not None and any(a is not None for a in tuple(emb_spec)):
-        raise NotImplementedError(f"argument 'emb_spec' {emb_spec}: lobench.jax keeps the embeddings replicated on "
-                                  "every shard (PartitionSpec()); vocabulary- or D-sharded E is not implemented")
+    if emb_spec is not None and len(tuple(emb_spec)) > 1 and tuple(emb_spec)[1] is not None:
+        raise NotImplementedError(f"argument 'emb_spec' {emb_spec}: embeddings sharded along D are not implemented "
+                                  "(as in RecML); shard the vocabulary axis (P('model', None)) or replicate E")
     if (act_spec is not None or emb_spec is not None) and mesh is None:
         raise ValueError("arguments 'act_spec' / 'emb_spec' need 'mesh'")
     V, D = E.shape
@@ -217,12 +238,12 @@ def cut_binary_cross_entropy(activations, embeddings, targets, weights=None, ret
         if need > limit:
             raise lobench.MemoryLimitError(f"shapes P = {P}, V = {V}, D = {D} need {need / 2**30:.2f} GiB in the "
                                            f"backward step, more than the memory limit {limit / 2**30:.2f} GiB")
-    cfg = (variant, threads, block_v)
+    cfg = (variant, threads, block_v, True)  # True: the backward may use the C++ step
     A2 = A.reshape(P, D)
     if mesh is None:
         l, counts = _per_position(cfg, A2, E, T2)
     else:
-        l, counts = _sharded(cfg, mesh, act_spec, A2, E, T2)
+        l, counts = _sharded(cfg, mesh, act_spec, A.ndim, A2, E, T2)
     losses, counts = l.reshape(lead), counts.reshape(lead + (4,))
     if W is not None:
         losses = losses * W
