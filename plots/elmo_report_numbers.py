@@ -26,7 +26,9 @@ def last_mean(rs, col, scale=1.0):
 def exp1(root):
     print("## Experiment 1 (mean over seeds, last epoch)")
     for ds in ("delicious", "bibtex"):
-        group = lambda lab: runs(f"{root}/exp1_{ds}/{ds}_{lab}_fused_k1_s*.h5")
+        # train-xmc names runs by canonical rounding (nearest_even) since issue 31; older runs say rne
+        group = lambda lab: runs(f"{root}/exp1_{ds}/{ds}_{lab}_fused_k1_s*.h5") + (
+            runs(f"{root}/exp1_{ds}/{ds}_{lab.replace('_rne', '_nearest_even')}_fused_k1_s*.h5") if lab.endswith("_rne") else [])
         ref = group("fp32_rne")
         ref_tl = last_mean(ref, "train_loss")[0]
         ref_p = {c: last_mean(ref, c, 100)[0] for c in ("p_at_1", "p_at_3", "p_at_5", "psp_at_5")}

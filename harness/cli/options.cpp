@@ -139,7 +139,8 @@ std::map<std::string, std::vector<const CLI::Option*>> options_by_name(const CLI
 
 std::string commands_of(const std::vector<const CLI::Option*>& opts, std::map<const CLI::Option*, std::string>& owner) {
   std::string out;
-  for (const CLI::Option* o : opts) out += (out.empty() ? "" : ", ") + owner[o];
+  for (const CLI::Option* o : opts)
+    if (o->get_description().rfind("deprecated:", 0) != 0) out += (out.empty() ? "" : ", ") + owner[o];
   return out;
 }
 

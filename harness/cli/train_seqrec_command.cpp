@@ -6,23 +6,52 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 
 #include "datasets/public_datasets.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/numbers.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_sweep.hpp"
 
 namespace lobench {
+namespace {
+
+// The shared options: help and default from the one table (harness/cli/options.hpp).
+void declare_shared_seqrec_options(CLI::App* cmd) {
+  const std::string list = "a comma-separated list: one run per value";
+  for (const char* axis : {"--B", "--N", "--D", "--epochs", "--seed"}) cli::shared(cmd->get_option(axis), list);
+  cli::shared(cmd->get_option("--L"), "the next L items; " + list);
+  cli::shared(cmd->get_option("--variant"), "dense | chunked | fused | sampled (SASRec's one sampled negative); default "
+                                            "chunked; " + list);
+  cli::shared(cmd->get_option("--reduction"), "or mean_positions (the mean over positions of the sum over V); " + list);
+  cli::shared(cmd->get_option("--dataset"), "beauty, sports, toys, lastfm (under --data-dir), a sequence file, or "
+                                            "synthetic:yambda; default synthetic:yambda; " + list);
+  cli::shared(cmd->get_option("--data-dir"), "holding seqrec/ (or that folder itself); a file path in --dataset is "
+                                             "read as given");
+  cli::shared(cmd->get_option("--syn-scale"), "synthetic:yambda: 1 = 9,074 users x 876,939 items");
+  cli::shared(cmd->get_option("--dropout"), "on embeddings and residual branches");
+  cli::shared(cmd->get_option("--out"), "the HDF5 run file of a single-point run; refused if it exists, unless --overwrite");
+  cli::shared(cmd->get_option("--out-dir"), "NAME.h5 per point; existing ones refused unless --overwrite");
+  for (const char* name : {"--no-verify", "--eval-every", "--threads", "--block-v", "--mem-limit", "--dry-run", "--list",
+                           "--overwrite", "--quiet", "--warmup-steps"})
+    cli::shared(cmd->get_option(name));
+}
+
+}  // namespace
 
 // Long only because it declares the command's options one per statement (their help is the
 // documentation); the logic is in harness/seqrec/seqrec_sweep.cpp.
 void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   auto spec = std::make_shared<seqrec::SeqrecSweepSpec>();
   seqrec::SeqrecConfig* c = &spec->base;
+  c->threads = cli::default_threads();  // all cores, as every command (it was 1 while its message said all cores)
   auto mem_limit = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
   auto untied = std::make_shared<bool>(false);
@@ -38,7 +67,7 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
       "HR@10, NDCG@10, memory predicted and measured. A repeated option's last occurrence wins.");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   spec->axes.register_options(cmd);
-  cmd->add_option("--seeds", *seeds, "the same axis as --seed (train-xmc's name for it)");
+  cli::deprecated(cmd, "--seeds", "--seed", [seeds](const std::string& v) { *seeds = v; });
   cmd->add_option("--data-dir", spec->data_dir,
                   "data folder holding seqrec/ (or the seqrec folder itself), for --dataset beauty|sports|toys|lastfm; "
                   "default: $LOBENCH_DATA. No other folder is looked at; a file path in --dataset is read as given");
@@ -56,7 +85,10 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--lr", c->lr, "AdamW learning rate")->capture_default_str();
   cmd->add_option("--adam-eps", c->adam_eps, "AdamW's epsilon (the update is m / (sqrt(v) + eps))")->capture_default_str();
   cmd->add_option("--weight-decay", c->weight_decay, "AdamW decoupled weight decay (matrices, embeddings)")->capture_default_str();
-  cmd->add_option("--warmup", c->warmup_steps, "linear warm-up steps")->capture_default_str();
+  cmd->add_option("--warmup-steps", c->warmup_steps);  // help: the shared table
+  // --warmup is `run`'s untimed repetitions; here it was the optimizer's warm-up steps, now --warmup-steps.
+  cli::deprecated(cmd, "--warmup", "--warmup-steps",
+                  [c](const std::string& v) { c->warmup_steps = cli::parse_count("--warmup", v); });
   cmd->add_option("--opt-precision", c->optimizer_precision, "fp32 | bf16 (bf16 parameters and state, Kahan)")
       ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   cmd->add_option("--eval-every", c->eval_every, "evaluate every N epochs (0: last only, -1: never)")->capture_default_str();
@@ -74,6 +106,7 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
                                               "unless --overwrite)");
   cmd->add_flag("--overwrite", spec->overwrite, "replace existing run files instead of refusing");
   cmd->add_flag("--quiet", *quiet, "no progress line");
+  declare_shared_seqrec_options(cmd);
   auto* model_opt = cmd->get_option("--model");
   auto* seed_opt = cmd->get_option("--seed");
   cmd->callback([spec, mem_limit, mem, quiet, untied, list, seeds, model_opt, seed_opt, no_verify, argv] {
@@ -83,11 +116,13 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
       spec->axes.set("model", "sasrec_untied");
     }
     if (!seeds->empty()) {
-      if (seed_opt->count() > 0) throw std::invalid_argument("train-seqrec: give --seed or --seeds (one axis), not both");
+      if (seed_opt->count() > 0) throw std::invalid_argument("train-seqrec: give --seed (--seeds is its old spelling), not both");
       spec->axes.set("seed", *seeds);
     }
-    spec->base.progress = !*quiet;
+    // The \r progress line only on a terminal: redirected, it would fill the log with one line per step.
+    spec->base.progress = !*quiet && isatty(STDERR_FILENO);
     cli::check_threads("--threads", spec->base.threads);
+    cli::check_non_negative("--warmup-steps", spec->base.warmup_steps);
     cli::check_positive_real("--syn-scale", spec->base.syn_scale);
     if (*list) {
       if (spec->out.empty() && spec->out_dir.empty()) spec->out_dir = ".";

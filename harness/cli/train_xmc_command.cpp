@@ -13,10 +13,12 @@
 #include "harness/cli/args_file.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/provenance.hpp"
 #include "harness/system_memory.hpp"
+#include "harness/train/classifier.hpp"
 #include "harness/train/sharded_training.hpp"
 #include "harness/train/xmc_sweep.hpp"
 #if LOBENCH_HAS_MPI
@@ -43,7 +45,7 @@ void check_xmc_options(const train::XmcSweepSpec& s) {
   for (int64_t v : a.int_values("dim")) cli::check_positive("--dim", v);
   for (int64_t v : a.int_values("batch")) cli::check_positive("--batch", v);
   for (int64_t v : a.int_values("chunks")) cli::check_positive("--chunks", v);
-  for (int64_t v : a.int_values("seeds")) cli::check_non_negative("--seeds", v);
+  for (int64_t v : a.int_values("seeds")) cli::check_non_negative("--seed", v);
   for (double v : reals("dropout")) cli::check_range("--dropout", v, 0.0, 0.999999);
   for (double v : reals("enc-lr")) cli::check_range("--enc-lr", v, 0.0, 1e6);
   for (double v : reals("clf-lr")) cli::check_range("--clf-lr", v, 0.0, 1e6);
@@ -59,6 +61,27 @@ void check_xmc_options(const train::XmcSweepSpec& s) {
   cli::check_non_negative("--hist-every", b.hist_every);
   cli::check_finite("--propensity-a", b.propensity_a);
   cli::check_finite("--propensity-b", b.propensity_b);
+}
+
+void declare_shared_xmc_options(CLI::App* cmd) {
+  cli::shared(cmd->get_option("--dataset"),
+              "delicious | bibtex (public sets: DIR/xmc/NAME-{train,test}.arff + NAME.xml, docs/data.md), mulan:DIR/NAME, "
+              "xc:TRAIN,TEST (XC repository format), synthetic:PRESET (tiny, LF-AmazonTitles-131K, Amazon-670K, "
+              "Amazon-3M, ...); default delicious");
+  cli::shared(cmd->get_option("--data-dir"), "holding xmc/ (or that folder itself)");
+  cli::shared(cmd->get_option("--rounding"),
+              "of the updated weights: rne (nearest_even), sr (stochastic, k random bits), sr_exact, rz, ..., elmo_sr "
+              "(ELMO's fp8 SR: 23-M bits on the float32 pattern, then nearest into the format); a comma-separated list");
+  cli::shared(cmd->get_option("--dropout"), "on the embedding; a comma-separated list");
+  cli::shared(cmd->get_option("--eval-every"), "on the test split");
+  cli::shared(cmd->get_option("--threads"), "run files do not depend on it");
+  cli::shared(cmd->get_option("--partition"), "each part its own --out-dir; `lobench merge OUT_DIR PART_DIRS...`");
+  cli::shared(cmd->get_option("--shard"), "labels: the classifier split by labels, the encoder replicated");
+  cli::shared(cmd->get_option("--quiet"), "nor per-epoch lines");
+  cli::shared(cmd->get_option("--overwrite"), "run files and --layouts-out");
+  for (const char* name : {"--no-verify", "--syn-scale", "--epochs", "--warmup-steps", "--out-dir", "--mem-limit",
+                           "--dry-run", "--list"})
+    cli::shared(cmd->get_option(name));
 }
 
 }  // namespace
@@ -142,13 +165,32 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   cmd->add_flag("--overwrite", spec->overwrite,
                 "replace run files (and --layouts-out) that exist instead of refusing the sweep before it starts");
 
-  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, partition, shard, no_verify, argv] {
+  // The shared options: help and default from the one table (harness/cli/options.hpp). The seeds axis
+  // keeps its internal name (run files record it); the option is --seed, as in run and train-seqrec.
+  cli::shared(cmd->add_option_function<std::string>("--seed", [spec](const std::string& t) { spec->axes.set("seeds", t); })
+                  ->type_name("LIST"),
+              "a comma-separated list: one run per value");
+  auto* old_seeds = cmd->get_option("--seeds");
+  old_seeds->description("deprecated: the old spelling of --seed")->default_str("");
+  declare_shared_xmc_options(cmd);
+
+  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, partition, shard, no_verify, argv,
+                 old_seeds, cmd] {
+    if (old_seeds->count() > 0) {
+      if (cmd->get_option("--seed")->count() > 0) throw std::invalid_argument("train-xmc: give --seed (--seeds is its old spelling), not both");
+      fmt::print(stderr, "lobench train-xmc: --seeds is deprecated and will be removed in the next release; use --seed\n");
+    }
     spec->verify = data::verification_wanted(*no_verify);
     spec->base.schedule = *schedule;
     spec->partition = sweep::Partition::parse(*partition);
     if (!shard->empty() && !layouts->empty())
       throw std::invalid_argument("--layouts predicts one process's head memory; it does not take --shard");
     check_xmc_options(*spec);
+    // Rounding aliases (rne, sr, elmo) by their canonical names (nearest_even, stochastic, elmo_sr), so that
+    // one rounding gives one run file name, and two spellings of it are the duplicate they are.
+    std::vector<std::string> roundings;
+    for (const auto& r : spec->axes.values("rounding")) roundings.push_back(train::parse_update_rounding(r).name());
+    spec->axes.set("rounding", roundings);
     if (*list) {
       const auto points = train::partition_points(*spec);
       for (const auto& p : points) fmt::print("{}\n", p.second.name);

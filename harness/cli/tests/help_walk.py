@@ -52,7 +52,7 @@ def subcommands():
     return names
 
 
-OPTION_LINE = re.compile(r"^  (-\S.*?)\s{2,}(.*)$")
+OPTION_LINE = re.compile(r"^  (-\S.*?)(?:\s{2,}(.*))?$")  # a long name and type push the help to the next line
 
 
 def options_of(command):
@@ -60,14 +60,16 @@ def options_of(command):
     rc, out, err = lobench(command, "--help")
     assert rc == 0, (command, err)
     opts = {}
-    for line in out.splitlines():
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
         m = OPTION_LINE.match(line)
         if not m:
             continue
+        help_text = m.group(2) or (lines[i + 1].strip() if i + 1 < len(lines) else "")
         names = [w.strip() for w in m.group(1).split()[0].split(",")]
         for n in names:
             if n.startswith("--") and n != "--help":
-                opts[n] = m.group(2)
+                opts[n] = help_text
     return opts
 
 
@@ -192,6 +194,11 @@ class UserCases(unittest.TestCase):
             self.assertEqual("--seeds is deprecated" in err, seeds[0] == "--seeds", err)
         rc, _, err = lobench("train-xmc", "--dataset", "synthetic:tiny", "--seed", "0", "--seeds", "1", "--list")
         self.assertEqual(rc, 2, err)
+
+    def test_rounding_aliases_are_named_canonically(self):
+        rc, out, err = lobench("train-xmc", "--dataset", "synthetic:tiny", "--rounding", "rne,sr", "--list")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.splitlines()[:2], ["tiny_fp32_nearest_even_fused_k1_s0", "tiny_fp32_stochastic_fused_k1_s0"])
 
     def test_progress_line_only_on_a_terminal(self):
         d = tempfile.mkdtemp()
