@@ -20,6 +20,7 @@
 
 #include "harness/cli/args_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/options.hpp"
 
 namespace lobench {
 namespace {
@@ -64,8 +65,9 @@ void register_compare_command(CLI::App& app) {
   cmd->add_option("--threshold", o->threshold, "percent slower that fails (default 10)")->check(CLI::Range(0.0, 999.0));
   cmd->add_option("--alpha", o->alpha, "significance level of the U test (default 0.05)")
       ->check(CLI::Range(1e-9, 0.999999));
-  cmd->add_option("--format", o->format, "text (default), csv, jsonl or markdown (a PR comment)")
-      ->check(CLI::IsMember({"text", "csv", "jsonl", "markdown"}));
+  // --format means what stdout gets, as in every command (harness/cli/options: its help and default).
+  cli::shared(cmd->add_option("--format", o->format, "")->check(CLI::IsMember({"text", "csv", "jsonl", "markdown"})),
+              "or markdown (a PR comment)");
   cmd->add_option("--clock", o->clock, "step_bench JSON: process CPU time (cpu, default) or wall time (wall)")
       ->check(CLI::IsMember({"cpu", "wall"}));
   cmd->add_option("--filter", o->filter, "only benchmarks whose name contains this");

@@ -23,9 +23,7 @@ import unittest
 
 ARGS = None
 # Options another issue's file declares with its own help, with the reason they are allowed to differ.
-EXCEPTIONS = {
-    ("compare", "--format"): "compare_command.cpp (issue 27) is its author's; its --format adds markdown",
-}
+EXCEPTIONS: dict = {}  # (command, option) -> why its help may differ from the shared one
 
 
 def lobench(*argv, env=None):
