@@ -38,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import surfaces  # noqa: E402  (the issue-23 surfaces: training commands, merge, MPI, full disk, writers, h5py)
+from surfaces import with_opt  # noqa: E402  (one copy, shared by both case files)
 
 CASES = []
 
@@ -53,16 +54,6 @@ def case(name, group, tokens, argv, setup=None, tags=(), may_accept=False, accep
     CASES.append(dict(name=name, group=group, tokens=tokens, argv=argv, setup=setup, tags=set(tags),
                       may_accept=may_accept, accept=accept, env=env, runner=runner, allow_new=allow_new,
                       failed_run_ok=failed_run_ok))
-
-
-def with_opt(argv, opt, val):
-    """argv with option `opt` set to `val`: replaced where argv has it already (options are given once)."""
-    a = list(argv)
-    if opt in a:
-        a[a.index(opt) + 1] = val
-    else:
-        a += [opt, val]
-    return a
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ RUN = ["run", "--B", "1", "--N", "4", "--V", "50", "--D", "4", "--L", "2", "--va
 
 
 def with_opt(argv, opt, val):
+    """argv with option `opt` set to `val`: replaced where argv has it already (options are given once)."""
     a = list(argv)
     if opt in a:
         a[a.index(opt) + 1] = val
