@@ -116,6 +116,8 @@ def load_google_benchmark(path, clock=DEFAULT_CLOCK):
     ctx = data.get("context", {})
     description = f"{ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz; {ctx.get('caches', '')}; " \
                   f"simd {ctx.get('simd_path', '?')}; {ctx.get('threads', '?')} threads"
+    if ctx.get("gemm_library"):  # the yardstick's library and kernels: a new yardstick starts a new series
+        description += f"; yardstick {ctx['gemm_library']}"
     run = Run(path, "google-benchmark", str(ctx.get("commit", "?")), str(ctx.get("date", "?")),
               fingerprint(ctx.get("host_name"), description), f"{ctx.get('host_name', '?')}: {description}")
     threads = float(ctx.get("threads", 1) or 1)

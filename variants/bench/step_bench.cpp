@@ -50,6 +50,7 @@
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/cache_info.hpp"
 #include "variants/cpu/eigen_maps.hpp"
+#include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 #include "variants/cpu/tile_scan.hpp"
 #include "variants/variant.hpp"
@@ -281,6 +282,9 @@ int main(int argc, char** argv) {
   const auto& c = lobench::cpu::cache_sizes();
   benchmark::AddCustomContext("simd_path", lobench::cpu::to_string(lobench::cpu::active_bce_tile_kernels().path));
   benchmark::AddCustomContext("threads", std::to_string(kThreads));
+  // The yardstick's library and kernels (e.g. OpenBLAS's core type): runs with a different yardstick are a
+  // different series for the gate (plots/perf_runs.py puts it in the machine fingerprint).
+  benchmark::AddCustomContext("gemm_library", lobench::cpu::sgemm_library_name());
   benchmark::AddCustomContext("caches", "L1d " + std::to_string(c.l1d >> 10) + " KiB, L2 " + std::to_string(c.l2 >> 10) +
                                             " KiB, L3 " + std::to_string(c.l3 >> 20) + " MiB (" + c.source + ")");
   for (int64_t D : {128, 256}) {
