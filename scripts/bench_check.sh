@@ -15,12 +15,14 @@
 #     --reps N           repetitions per benchmark (default 9; at least 4 to be testable)
 #     --shapes LIST      VxD shapes (default 16000x64,32000x128: about 30 s on 2 idle cores)
 #     --step-bench PATH  the benchmark binary (default build/variants/bench/step_bench)
+#     --no-confirm       fail on the first measurement (default: a slowdown is measured a second time and
+#                        fails only when that measurement shows it too)
 # Exit status: 0 pass, 1 a benchmark slower beyond the threshold, 2 usage or a missing/invalid baseline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/step_bench.json baseline="" history="${LOBENCH_BENCH_HISTORY:-}" record=0 site="" threshold=10 reps=9
-shapes=16000x64,32000x128 bench=build/variants/bench/step_bench
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+shapes=16000x64,32000x128 bench=build/variants/bench/step_bench confirm=1
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --baseline) baseline="${2:?--baseline needs a file}"; shift ;;
@@ -31,6 +33,7 @@ while [ $# -gt 0 ]; do
     --reps) reps="${2:?--reps needs a count}"; shift ;;
     --shapes) shapes="${2:?--shapes needs VxD,...}"; shift ;;
     --step-bench) bench="${2:?--step-bench needs a path}"; shift ;;
+    --no-confirm) confirm=0 ;;
     -h|--help) usage ;;
     -*) echo "bench_check.sh: unknown option $1" >&2; usage ;;
     *) out="$1" ;;
@@ -42,11 +45,14 @@ done
 if [ "$record" = 1 ] && [ -z "$history" ]; then echo "bench_check.sh: --record needs --history DIR" >&2; exit 2; fi
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 mkdir -p "$(dirname "$out")"
-start=$SECONDS
-LOBENCH_BENCH_SHAPES="$shapes" "$bench" --benchmark_filter='^(gemm|fused|chunked)/' \
-  --benchmark_repetitions="$reps" --benchmark_min_time=0.01 --benchmark_enable_random_interleaving=true \
-  --benchmark_out="$out" --benchmark_out_format=json --benchmark_context=commit="$commit" > /dev/null
-echo "bench_check: step_bench ($shapes, $reps repetitions) in $((SECONDS - start)) s -> $out"
+measure() {
+  local start=$SECONDS
+  LOBENCH_BENCH_SHAPES="$shapes" "$bench" --benchmark_filter='^(gemm|fused|chunked)/' \
+    --benchmark_repetitions="$reps" --benchmark_min_time=0.01 --benchmark_enable_random_interleaving=true \
+    --benchmark_out="$1" --benchmark_out_format=json --benchmark_context=commit="$commit" > /dev/null
+  echo "bench_check: step_bench ($shapes, $reps repetitions) in $((SECONDS - start)) s -> $1"
+}
+measure "$out"
 if [ -z "$baseline" ] && [ -n "$history" ] && [ -d "$history" ]; then
   baseline=$(python3 plots/perf_history.py latest "$history" "$out" || true)
 fi
@@ -57,6 +63,19 @@ if [ "$baseline" = none ]; then
 else
   echo "bench_check: baseline $baseline"
   python3 plots/perf_compare.py "$baseline" "$out" --threshold "$threshold" || rc=$?
+  if [ "$rc" = 1 ] && [ "$confirm" = 1 ]; then
+    # A shared machine has slow minutes: a slowdown counts only when a second, independent measurement
+    # shows it too (each test keeps its own alpha; both must fail). A real 1.3x regression fails both.
+    again="${out%.json}.confirm.json"
+    echo "bench_check: slower than the baseline; measuring again to confirm ($again)"
+    measure "$again"
+    rc=0
+    python3 plots/perf_compare.py "$baseline" "$again" --threshold "$threshold" || rc=$?
+    case "$rc" in
+      0) echo "bench_check: not confirmed: the second measurement is within the threshold (a noisy minute, not a regression)" ;;
+      1) echo "bench_check: confirmed by a second measurement: a regression" ;;
+    esac
+  fi
 fi
 if [ "$rc" != 2 ] && [ "$record" = 1 ]; then
   echo "bench_check: recorded $(python3 plots/perf_history.py record "$history" "$out")"
