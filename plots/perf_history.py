@@ -10,6 +10,7 @@ made). The store is append-only: recording never rewrites a run already there.
 Usage: python3 plots/perf_history.py record STORE RUN      prints the stored path
        python3 plots/perf_history.py latest STORE RUN      prints the newest stored run of RUN's machine
                                                            (exit 3 when there is none)
+       python3 plots/perf_history.py fingerprint RUN       prints RUN's machine fingerprint
 """
 import os
 import re
@@ -71,6 +72,13 @@ def latest(store, path):
 
 
 def main(argv):
+    if argv[:1] == ["fingerprint"] and len(argv) == 2:
+        try:
+            print(perf_runs.load(argv[1]).machine)
+            return 0
+        except perf_runs.RunFileError as e:
+            print(f"perf_history: {e}", file=sys.stderr)
+            return 2
     if len(argv) != 3 or argv[0] not in ("record", "latest"):
         print(__doc__, file=sys.stderr)
         return 2
