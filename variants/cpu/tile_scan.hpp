@@ -17,6 +17,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "variants/bce/bce_tile.hpp"
@@ -27,6 +28,8 @@
 #include "variants/sparse_targets.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 #include "variants/cpu/tile_products.hpp"
+#include "variants/cpu/tile_products_bf16.hpp"
+#include "variants/operand.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench::cpu {
@@ -209,9 +212,10 @@ void for_each_target_in_tile(const SparseTargets& targets, int64_t v0, int64_t n
 }
 
 // What a tiled run (chunked, fused) sets up before its scans, all from the run's counting allocator:
-// the sparse targets, the row scale s·w, the per-thread tiles and E blocks; the outputs it accumulates
-// into start at zero, and Eigen runs each product on its calling thread for the run's duration. Its
-// methods are the steps the two variants' tiles are made of.
+// the sparse targets, the row scale s·w, the per-thread tiles and E blocks, and with bf16 operands the
+// packed bf16 operands (tile_products_bf16.hpp); the outputs it accumulates into start at zero, and
+// Eigen runs each product on its calling thread for the run's duration. Its methods are the steps the
+// two variants' tiles are made of.
 struct TiledRun {
   TiledRun(const StepInputs& in_, StepOutputs& out, RunContext& ctx)
       : in(in_),
@@ -220,7 +224,9 @@ struct TiledRun {
         targets(in, ctx.alloc),
         row_scale(ctx.alloc, in.P),
         ws(blocks, in.D, ctx.alloc),
-        E_blocks(in, blocks, ctx.alloc) {
+        E_blocks(in, blocks, ctx.alloc),
+        bf16(uses_bf16(ctx.options) ? std::optional<Bf16TileProducts>(std::in_place, in.A, in.P, in.D, blocks, ctx.alloc)
+                                    : std::nullopt) {
     fill_row_scale(in, row_scale.data());
     std::fill(out.dA.begin(), out.dA.end(), 0.0f);
     std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), 0.0);
@@ -231,8 +237,10 @@ struct TiledRun {
   static int64_t bytes(const Shape& s, const RunOptions& o) {
     const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
     return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D) +
-           EmbeddingBlocks::bytes(b, s.D, o);
+           EmbeddingBlocks::bytes(b, s.D, o) + (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b) : 0);
   }
+
+  static bool uses_bf16(const RunOptions& o) { return !o.operand_is_fp32() && parse_operand(o.operand) == Operand::bf16; }
 
   // scan_tiles over this run's inputs, blocks and workspace.
   template <class TileFn>
@@ -245,7 +253,8 @@ struct TiledRun {
   const float* make_logits(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
     const int64_t D = in.D;
     const float* E_rows = E_blocks.block(w.index, v0, n);
-    tile_logits(in.A + p0 * D, E_rows, rows, n, D, w.tile, blocks.ld);
+    if (bf16) bf16->logits(w.index, E_rows, n, p0, rows, w.tile, blocks.ld);
+    else tile_logits(in.A + p0 * D, E_rows, rows, n, D, w.tile, blocks.ld);
     return E_rows;
   }
 
@@ -267,7 +276,8 @@ struct TiledRun {
     for_each_target_in_tile(targets, v0, n, p0, rows, [&](int64_t r, int64_t j) {
       w.tile[r * blocks.ld + j] -= row_scale[p0 + r];
     });
-    tile_gradients(w.tile, blocks.ld, in.A + p0 * D, E_rows, rows, n, D, out.dE.data() + v0 * D, p0 == 0, w.dA);
+    if (bf16) bf16->gradients(w.index, w.tile, blocks.ld, E_rows, n, p0, rows, out.dE.data() + v0 * D, w.dA);
+    else tile_gradients(w.tile, blocks.ld, in.A + p0 * D, E_rows, rows, n, D, out.dE.data() + v0 * D, p0 == 0, w.dA);
   }
 
   const StepInputs& in;
@@ -278,6 +288,7 @@ struct TiledRun {
   Buffer<float> row_scale;
   TileScanWorkspace ws;
   EmbeddingBlocks E_blocks;
+  mutable std::optional<Bf16TileProducts> bf16;  // with bf16 operands only (per-thread scratch: mutable)
 };
 
 // What the tiled CPU variants have in common besides their scans: backend, what they support (any
@@ -286,12 +297,15 @@ class TiledVariant : public Variant {
  public:
   std::string backend() const override { return "cpu"; }
   std::string supports() const override {
-    return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block)";
+    return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block); "
+           "operands fp32 or bf16 (AVX512_BF16)";
   }
-  // Any storage format of E; products always in fp32 (a tf32 or bf16 operand is a GPU option).
+  // Any storage format of E; products in fp32, or with bf16 operands where the CPU has AVX512_BF16 (tf32
+  // is a GPU tensor-core format).
   std::optional<std::string> skip_reason(const Shape&, const RunOptions& o) const override {
-    if (!o.operand_is_fp32()) return "computes in fp32 only (operand " + o.operand + " not supported)";
-    return std::nullopt;
+    if (o.operand_is_fp32()) return std::nullopt;
+    if (parse_operand(o.operand) == Operand::bf16) return bf16_products_unavailable();
+    return "computes with fp32 or bf16 operands only (operand " + o.operand + " is a GPU tensor-core format)";
   }
   int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override { return TiledRun::bytes(s, o); }
 };

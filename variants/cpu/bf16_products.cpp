@@ -1,0 +1,133 @@
+#include "variants/cpu/bf16_products.hpp"
+
+#include <atomic>
+#include <stdexcept>
+
+#include "precision_sim/cpu_dispatch.hpp"
+#include "variants/cpu/bf16_dot.hpp"
+
+namespace lobench::cpu {
+namespace {
+
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+// 0: automatic; else 1 + the forced kernel.
+std::atomic<int> forced{0};
+
+void emulated_product(const Bf16Product& p) {
+  for (int64_t m = 0; m < p.M; ++m)
+    for (int64_t n = 0; n < p.N; ++n) {
+      float& c = p.c_transposed ? p.c[n * p.ldc + m] : p.c[m * p.ldc + n];
+      float acc = p.accumulate ? c : 0.0f;
+      for (int64_t k = 0; k < p.K2; ++k) acc = dpbf16_lane(acc, p.a[m * p.lda + k], p.b[k * p.ldb + n]);
+      c = acc;
+    }
+}
+
+}  // namespace
+
+const char* to_string(Bf16Kernel k) { return k == Bf16Kernel::avx512_bf16 ? "avx512_bf16" : "emulated"; }
+
+std::optional<std::string> bf16_simd_unavailable() {
+#if !defined(LOBENCH_BF16_SIMD)
+  return std::string("bf16 products need AVX512_BF16 (VDPBF16PS), and this build has no such kernel (not x86-64 GCC/Clang)");
+#else
+  if (!cpu_has_avx512_bf16())
+    return std::string("bf16 products need AVX512_BF16 (VDPBF16PS), which this CPU lacks; "
+                       "its numerics are tested through the kernel's emulation");
+  const auto isa = cpu_dispatch::forced_by_environment();
+  if (isa && *isa != cpu_dispatch::Isa::avx512)
+    return "LOBENCH_ISA=" + std::string(cpu_dispatch::name(*isa)) +
+           " excludes the AVX512_BF16 kernel the bf16 products need";
+  return std::nullopt;
+#endif
+}
+
+Bf16Kernel active_bf16_kernel() {
+  if (const int f = forced.load()) return Bf16Kernel(f - 1);
+  if (auto why = bf16_simd_unavailable()) throw std::runtime_error(*why);
+  return Bf16Kernel::avx512_bf16;
+}
+
+std::optional<std::string> bf16_products_unavailable() {
+  if (forced.load() == 1 + int(Bf16Kernel::emulated)) return std::nullopt;
+  return bf16_simd_unavailable();
+}
+
+void set_bf16_kernel(std::optional<Bf16Kernel> kernel) {
+  if (kernel == Bf16Kernel::avx512_bf16) {
+    if (auto why = bf16_simd_unavailable()) throw std::invalid_argument(*why);
+  }
+  forced.store(kernel ? 1 + int(*kernel) : 0);
+}
+
+void bf16_product(const Bf16Product& p) { bf16_product(active_bf16_kernel(), p); }
+
+void bf16_product(Bf16Kernel kernel, const Bf16Product& p) {
+  if (p.M <= 0 || p.N <= 0) return;
+  if (kernel == Bf16Kernel::emulated) return emulated_product(p);
+#if defined(LOBENCH_BF16_SIMD)
+  if (auto why = bf16_simd_unavailable()) throw std::runtime_error(*why);
+  avx512_bf16::product(p);
+#else
+  throw std::runtime_error(*bf16_simd_unavailable());
+#endif
+}
+
+namespace {
+// Whether the packing takes its SIMD loops (decided once: the CPU and LOBENCH_ISA do not change).
+bool simd_packing() {
+  static const bool yes = !bf16_simd_unavailable();
+  return yes;
+}
+}  // namespace
+
+// The SIMD packing gives the same words as these loops (same rounding rule); it runs whenever the CPU
+// has the instructions, whichever product kernel is active.
+void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst) {
+#if defined(LOBENCH_BF16_SIMD)
+  if (simd_packing()) return avx512_bf16::pair_columns(src, ld_src, rows, cols, dst, ld_dst);
+#endif
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * ld_src;
+    for (int64_t k = 0; 2 * k < cols; ++k) dst[r * ld_dst + k] = bf16_pair(s[2 * k], 2 * k + 1 < cols ? s[2 * k + 1] : 0.0f);
+  }
+}
+
+void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst) {
+#if defined(LOBENCH_BF16_SIMD)
+  if (simd_packing()) return avx512_bf16::pair_rows(src, ld_src, rows, cols, dst, ld_dst);
+#endif
+  for (int64_t k = 0; 2 * k < rows; ++k) {
+    const float* lo = src + 2 * k * ld_src;
+    const float* hi = 2 * k + 1 < rows ? lo + ld_src : nullptr;
+    for (int64_t c = 0; c < cols; ++c) dst[k * ld_dst + c] = bf16_pair(lo[c], hi ? hi[c] : 0.0f);
+  }
+}
+
+void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
+                             int64_t ld_dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * ld_src;
+    for (int64_t k = 0; 2 * k < cols; ++k) dst[k * ld_dst + r] = bf16_pair(s[2 * k], 2 * k + 1 < cols ? s[2 * k + 1] : 0.0f);
+  }
+}
+
+void pair_rows_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
+                          int64_t ld_dst) {
+  for (int64_t k = 0; 2 * k < rows; ++k) {
+    const float* lo = src + 2 * k * ld_src;
+    const float* hi = 2 * k + 1 < rows ? lo + ld_src : nullptr;
+    for (int64_t c = 0; c < cols; ++c) dst[c * ld_dst + k] = bf16_pair(lo[c], hi ? hi[c] : 0.0f);
+  }
+}
+
+}  // namespace lobench::cpu

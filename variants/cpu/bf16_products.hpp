@@ -1,0 +1,77 @@
+// Products of bfloat16 operands accumulated in float32, the CPU's `--operand bf16`: every product the
+// tiled variants make (logits, dE, dA) is one call of bf16_product on the calling thread.
+//
+// Operands are bf16 pairs in 32-bit words (bf16_dot.hpp): `a` holds M rows of K2 pairs (the K index
+// runs along a's rows), `b` holds K2 rows of N pairs (pair k of column n: the two K indices 2k, 2k+1).
+// Element (m, n) of C is computed as
+//     acc = accumulate ? C(m, n) : +0;  for k = 0 … K2−1: acc = dpbf16_lane(acc, a[m][k], b[k][n])
+// in that order, whatever kernel runs it: the SIMD kernel (AVX512_BF16's VDPBF16PS, one lane per output)
+// and the scalar emulation give the same bits, and no sum is ever split, so results do not depend on
+// threads or blocking. C(m, n) is c[m·ldc + n], or c[n·ldc + m] when c_transposed (the dE product makes
+// dEᵀ tiles and adds them into dE's rows in place).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lobench::cpu {
+
+struct Bf16Product {
+  int64_t M = 0, N = 0, K2 = 0;  // C is M × N; K2 pairs of the inner index
+  const uint32_t* a = nullptr;
+  int64_t lda = 0;  // words between a's rows
+  const uint32_t* b = nullptr;
+  int64_t ldb = 0;  // words between b's rows
+  float* c = nullptr;
+  int64_t ldc = 0;
+  bool c_transposed = false;
+  bool accumulate = false;
+};
+
+enum class Bf16Kernel { avx512_bf16, emulated };
+
+const char* to_string(Bf16Kernel k);
+
+// Why this process cannot run the SIMD kernel (the CPU lacks AVX512_BF16, the build lacks the kernel, or
+// LOBENCH_ISA forces a path below avx512), or nothing when it can.
+std::optional<std::string> bf16_simd_unavailable();
+
+// The kernel bf16_product uses: the one a test forced (set_bf16_kernel), else the SIMD kernel. Throws
+// std::runtime_error with bf16_simd_unavailable()'s reason when nothing was forced and the SIMD kernel
+// cannot run (the variants check bf16_products_unavailable first and skip).
+Bf16Kernel active_bf16_kernel();
+
+// Why the variants cannot compute with bf16 operands here: the SIMD kernel's reason, unless a test
+// forced the emulation. The variants report it as their skip reason.
+std::optional<std::string> bf16_products_unavailable();
+
+// Forces a kernel for every later product in this process (tests run the variants through the
+// emulation on any CPU); std::nullopt returns to the automatic choice. Throws std::invalid_argument
+// when the SIMD kernel is forced where it cannot run. Not for use while a variant is running.
+void set_bf16_kernel(std::optional<Bf16Kernel> kernel);
+
+void bf16_product(const Bf16Product& p);
+void bf16_product(Bf16Kernel kernel, const Bf16Product& p);
+
+// ---- packing float32 into bf16 pairs (rounded to nearest-even; a missing partner of an odd count is 0) ----
+
+// dst[r·ld_dst + k] = pair(src[r][2k], src[r][2k+1]) for k < ⌈cols/2⌉: pairs of neighbouring columns.
+void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
+// dst[k·ld_dst + c] = pair(src[2k][c], src[2k+1][c]) for k < ⌈rows/2⌉: pairs of neighbouring rows.
+void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
+// The same pairs, stored transposed: dst[k·ld_dst + r] = pair(src[r][2k], src[r][2k+1]).
+void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
+                             int64_t ld_dst);
+// dst[c·ld_dst + k] = pair(src[2k][c], src[2k+1][c]).
+void pair_rows_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
+                          int64_t ld_dst);
+
+// The SIMD kernel's entry points (bf16_products_avx512.cpp), present when LOBENCH_BF16_SIMD is defined.
+namespace avx512_bf16 {
+void product(const Bf16Product& p);
+void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
+void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
+}  // namespace avx512_bf16
+
+}  // namespace lobench::cpu

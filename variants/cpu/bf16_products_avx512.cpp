@@ -1,0 +1,131 @@
+// The SIMD kernel of bf16_products.hpp: VDPBF16PS (AVX512_BF16), one float32 lane per output element,
+// and the float32 → bf16-pair packing in AVX-512. Compiled with that instruction set only in this file;
+// bf16_products.cpp calls it only when the CPU reports AVX512_BF16.
+//
+// A block of up to kRows rows × 32 columns of C stays in 2·kRows accumulators while the whole inner index
+// runs through them in order (k = 0 … K2−1): each output is one lane's chain of VDPBF16PS steps, exactly
+// the sequence dpbf16_lane models, so the emulation and this kernel agree bit for bit.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "variants/cpu/bf16_products.hpp"
+
+namespace lobench::cpu::avx512_bf16 {
+namespace {
+
+constexpr int kRows = 8;  // rows of C per block: 16 accumulators for 32 columns
+
+__mmask16 lanes(int64_t count) { return count >= 16 ? __mmask16(0xffff) : __mmask16((1u << count) - 1u); }
+
+// C(m, j…j+15) for the lanes in `mask`: row-major, or the column c[(n0 + j)·ldc + m] when transposed.
+__m512i transposed_index(int64_t ldc) {
+  return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                            _mm512_set1_epi32(int(ldc)));
+}
+
+__m512 load_c(const Bf16Product& p, int64_t m, int64_t n0, __mmask16 mask, __m512i tindex) {
+  if (!p.accumulate || !mask) return _mm512_setzero_ps();
+  if (!p.c_transposed) return _mm512_maskz_loadu_ps(mask, p.c + m * p.ldc + n0);
+  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, tindex, p.c + n0 * p.ldc + m, 4);
+}
+
+void store_c(const Bf16Product& p, int64_t m, int64_t n0, __mmask16 mask, __m512i tindex, __m512 v) {
+  if (!mask) return;
+  if (!p.c_transposed) return _mm512_mask_storeu_ps(p.c + m * p.ldc + n0, mask, v);
+  _mm512_mask_i32scatter_ps(p.c + n0 * p.ldc + m, mask, tindex, v, 4);
+}
+
+// Rows [m0, m0 + ROWS) × columns [n0, n0 + 16·VECS), the lanes past N masked off.
+template <int ROWS, int VECS>
+void block(const Bf16Product& p, int64_t m0, int64_t n0, const __mmask16 (&mask)[2], __m512i tindex) {
+  __m512 acc[ROWS][VECS];
+  for (int i = 0; i < ROWS; ++i)
+    for (int v = 0; v < VECS; ++v) acc[i][v] = load_c(p, m0 + i, n0 + 16 * v, mask[v], tindex);
+  const uint32_t* a = p.a + m0 * p.lda;
+  const uint32_t* b = p.b + n0;
+  for (int64_t k = 0; k < p.K2; ++k, b += p.ldb) {
+    __m512bh bv[VECS];
+    for (int v = 0; v < VECS; ++v) bv[v] = (__m512bh)_mm512_maskz_loadu_epi32(mask[v], b + 16 * v);
+    for (int i = 0; i < ROWS; ++i) {
+      const __m512bh ai = (__m512bh)_mm512_set1_epi32(int(a[i * p.lda + k]));
+      for (int v = 0; v < VECS; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], ai, bv[v]);
+    }
+  }
+  for (int i = 0; i < ROWS; ++i)
+    for (int v = 0; v < VECS; ++v) store_c(p, m0 + i, n0 + 16 * v, mask[v], tindex, acc[i][v]);
+}
+
+template <int VECS>
+void rows_block(const Bf16Product& p, int64_t m0, int64_t rows, int64_t n0, const __mmask16 (&mask)[2],
+                __m512i tindex) {
+  switch (rows) {
+    case 8: return block<8, VECS>(p, m0, n0, mask, tindex);
+    case 7: return block<7, VECS>(p, m0, n0, mask, tindex);
+    case 6: return block<6, VECS>(p, m0, n0, mask, tindex);
+    case 5: return block<5, VECS>(p, m0, n0, mask, tindex);
+    case 4: return block<4, VECS>(p, m0, n0, mask, tindex);
+    case 3: return block<3, VECS>(p, m0, n0, mask, tindex);
+    case 2: return block<2, VECS>(p, m0, n0, mask, tindex);
+    default: return block<1, VECS>(p, m0, n0, mask, tindex);
+  }
+}
+
+// The same rounding as bf16_nearest_even, on 16 floats at once: each lane's top 16 bits are the bf16.
+__m512i rounded_to_bf16(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i bias = _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+  return _mm512_mask_or_epi32(_mm512_add_epi32(u, bias), nan, u, _mm512_set1_epi32(0x00400000));
+}
+
+}  // namespace
+
+void product(const Bf16Product& p) {
+  const __m512i tindex = transposed_index(p.ldc);
+  for (int64_t n0 = 0; n0 < p.N; n0 += 32) {
+    const __mmask16 mask[2] = {lanes(p.N - n0), lanes(std::max<int64_t>(0, p.N - n0 - 16))};
+    for (int64_t m0 = 0; m0 < p.M; m0 += kRows) {
+      const int64_t rows = std::min<int64_t>(kRows, p.M - m0);
+      if (mask[1]) rows_block<2>(p, m0, rows, n0, mask, tindex);
+      else rows_block<1>(p, m0, rows, n0, mask, tindex);
+    }
+  }
+}
+
+void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst) {
+  // Output 16-bit word j of 32 is the bf16 of input float j: the high half of 32-bit lane j.
+  alignas(64) static const uint16_t high_halves[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21,
+                                                       23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43,
+                                                       45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
+  const __m512i idx = _mm512_load_si512(high_halves);
+  const int64_t words = (cols + 1) / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * ld_src;
+    uint32_t* d = dst + r * ld_dst;
+    for (int64_t c = 0; c < cols; c += 32) {
+      const __m512 lo = _mm512_maskz_loadu_ps(lanes(cols - c), s + c);
+      const __m512 hi = _mm512_maskz_loadu_ps(lanes(std::max<int64_t>(0, cols - c - 16)), s + c + 16);
+      const __m512i w = _mm512_permutex2var_epi16(rounded_to_bf16(lo), idx, rounded_to_bf16(hi));
+      _mm512_mask_storeu_epi32(d + c / 2, lanes(words - c / 2), w);
+    }
+  }
+}
+
+void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst) {
+  const __m512i high = _mm512_set1_epi32(int(0xffff0000u));
+  for (int64_t k = 0; 2 * k < rows; ++k) {
+    const float* lo = src + 2 * k * ld_src;
+    const bool has_hi = 2 * k + 1 < rows;
+    uint32_t* d = dst + k * ld_dst;
+    for (int64_t c = 0; c < cols; c += 16) {
+      const __mmask16 m = lanes(cols - c);
+      const __m512i l = _mm512_srli_epi32(rounded_to_bf16(_mm512_maskz_loadu_ps(m, lo + c)), 16);
+      const __m512i h = has_hi ? _mm512_and_si512(rounded_to_bf16(_mm512_maskz_loadu_ps(m, lo + ld_src + c)), high)
+                               : _mm512_setzero_si512();
+      _mm512_mask_storeu_epi32(d + c, m, _mm512_or_si512(l, h));
+    }
+  }
+}
+
+}  // namespace lobench::cpu::avx512_bf16

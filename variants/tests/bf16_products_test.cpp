@@ -1,0 +1,378 @@
+// bf16 operands on the CPU (variants/cpu/bf16_dot.hpp, bf16_products.hpp, tile_products_bf16.hpp):
+//   - the scalar model of VDPBF16PS against the instruction's documented definition (order of the two
+//     steps, one rounding per step, denormals read as zero and flushed), and the rounding to bf16
+//     against precision_sim's bfloat16 (the ml_dtypes oracle);
+//   - the SIMD kernel and packing against the emulation, bit for bit, on random and denormal-laden
+//     operands (skipped, saying why, on a CPU without AVX512_BF16);
+//   - fused and chunked with --operand bf16 against the float64 reference on the bf16-rounded inputs,
+//     through the emulation on every CPU and through the SIMD kernel where it runs, with the GPU rows'
+//     tolerances (cuda_conformance_test.cpp: loss 1e-5, gradients 4e-3, counts exact);
+//   - results independent of the thread count; SIMD and emulated steps identical; the skip reason.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "precision_sim/format.hpp"
+#include "precision_sim/quantizer.hpp"
+#include "variants/accuracy.hpp"
+#include "variants/cpu/bf16_dot.hpp"
+#include "variants/cpu/bf16_products.hpp"
+#include "variants/reference.hpp"
+#include "variants/tests/ragged_cases.hpp"
+
+namespace lobench {
+namespace {
+
+using cpu::Bf16Kernel;
+
+// Restores the automatic kernel however the test ends.
+struct ForcedKernel {
+  explicit ForcedKernel(Bf16Kernel k) { cpu::set_bf16_kernel(k); }
+  ~ForcedKernel() { cpu::set_bf16_kernel(std::nullopt); }
+};
+
+#define LOBENCH_REQUIRE_BF16_SIMD()                                               \
+  do {                                                                            \
+    if (auto why = cpu::bf16_simd_unavailable()) GTEST_SKIP() << *why;            \
+  } while (0)
+
+uint32_t pair_bits(uint16_t low, uint16_t high) { return uint32_t(low) | (uint32_t(high) << 16); }
+uint16_t bf(float x) { return cpu::bf16_nearest_even(x); }
+
+// ---- the model against the instruction's definition ----
+
+TEST(Bf16Dot, TheHighPairIsAddedFirstAndEachStepRoundsOnce) {
+  // acc = 2^24 (float spacing 2 there); high product 1, low product 2. High first: 2^24 + 1 ties to the
+  // even 2^24, then + 2 = 2^24 + 2. Low first would give 2^24 + 2 + 1 → 2^24 + 4; the exact sum is 2^24 + 3.
+  const float acc = 16777216.0f;
+  const uint32_t a = pair_bits(bf(2.0f), bf(1.0f)), b = pair_bits(bf(1.0f), bf(1.0f));
+  EXPECT_EQ(cpu::dpbf16_lane(acc, a, b), 16777218.0f);
+  EXPECT_EQ(cpu::dpbf16_lane(0.0f, pair_bits(bf(3.0f), bf(-0.5f)), pair_bits(bf(0.25f), bf(8.0f))), 0.75f - 4.0f);
+}
+
+TEST(Bf16Dot, DenormalsAreReadAsZeroAndFlushed) {
+  const float tiny = FLT_MIN / 4;  // a float32 denormal, and a bf16 one (bf16 keeps float32's exponents)
+  ASSERT_EQ(std::fpclassify(cpu::bf16_value(bf(tiny))), FP_SUBNORMAL);
+  // A denormal operand contributes nothing, even against a huge partner.
+  EXPECT_EQ(cpu::dpbf16_lane(1.0f, pair_bits(bf(tiny), 0), pair_bits(bf(1e30f), 0)), 1.0f);
+  // A denormal accumulator is read as zero.
+  EXPECT_EQ(cpu::dpbf16_lane(tiny, 0, 0), 0.0f);
+  // A result in the denormal range (+0 + 2^-70 · −2^-70, the second step) is flushed to zero, keeping its
+  // sign; in the first step the second one's +0·+0 product would turn that −0 into +0 again.
+  const float r = cpu::dpbf16_lane(0.0f, pair_bits(bf(std::ldexp(1.0f, -70)), 0), pair_bits(bf(-std::ldexp(1.0f, -70)), 0));
+  EXPECT_EQ(r, 0.0f);
+  EXPECT_TRUE(std::signbit(r));
+  EXPECT_FALSE(std::signbit(cpu::dpbf16_lane(0.0f, pair_bits(0, bf(std::ldexp(1.0f, -70))), pair_bits(0, bf(-std::ldexp(1.0f, -70))))));
+  // A normal product is exact: 2^-60 · 2^-60 = 2^-120 is kept.
+  EXPECT_EQ(cpu::dpbf16_lane(0.0f, pair_bits(0, bf(std::ldexp(1.0f, -60))), pair_bits(0, bf(std::ldexp(1.0f, -60)))),
+            std::ldexp(1.0f, -120));
+}
+
+TEST(Bf16Dot, RoundingToBf16MatchesPrecisionSimsBfloat16) {
+  const precision::Quantizer q(precision::parse_format("bfloat16"));
+  std::mt19937 rng(7);
+  std::vector<float> xs = {0.0f, -0.0f, 1.0f, 1.00390625f /* tie, odd kept bit */, 1.01171875f /* tie, even */,
+                           FLT_MIN / 3, -FLT_MIN / 5, FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, 3.3895314e38f};
+  for (int i = 0; i < 20000; ++i) xs.push_back(cpu::bits_float(uint32_t(rng())));
+  for (float x : xs) {
+    if (std::isnan(x)) {
+      EXPECT_TRUE(std::isnan(cpu::bf16_value(bf(x))));
+      continue;
+    }
+    EXPECT_EQ(cpu::float_bits(cpu::bf16_value(bf(x))), cpu::float_bits(q.round(x))) << "x = " << x;
+  }
+}
+
+// ---- the SIMD kernel and packing against the emulation ----
+
+// Floats of every kind the kernels meet: ordinary values, values whose products underflow, bf16
+// denormals, exact zeros of both signs, and (for the accumulator) float32 denormals.
+std::vector<float> nasty_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) {
+    switch (rng() % 8) {
+      case 0: x = std::ldexp(normal(rng), -64 - int(rng() % 20)); break;  // products underflow
+      case 1: x = std::ldexp(normal(rng), -128 - int(rng() % 10)); break;  // denormal
+      case 2: x = (rng() & 1) ? 0.0f : -0.0f; break;
+      case 3: x = std::ldexp(normal(rng), int(rng() % 40)); break;
+      default: x = normal(rng);
+    }
+  }
+  return v;
+}
+
+struct ProductCase {
+  int64_t M, N, K2;
+  bool transposed, accumulate;
+};
+
+void expect_simd_equals_emulation(const ProductCase& pc, uint32_t seed) {
+  const int64_t lda = pc.K2 + 3, ldb = pc.N + 5, ldc = (pc.transposed ? pc.M : pc.N) + 2;
+  const std::vector<float> af = nasty_values(pc.M * lda * 2, seed), bf_ = nasty_values(pc.K2 * ldb * 2, seed + 1);
+  std::vector<uint32_t> a(size_t(pc.M * lda)), b(size_t(pc.K2 * ldb));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = cpu::bf16_pair(af[2 * i], af[2 * i + 1]);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = cpu::bf16_pair(bf_[2 * i], bf_[2 * i + 1]);
+  const int64_t c_rows = pc.transposed ? pc.N : pc.M;
+  std::vector<float> c0 = nasty_values(c_rows * ldc, seed + 2);
+  std::vector<float> c_simd = c0, c_emul = c0;
+  cpu::Bf16Product p;
+  p.M = pc.M, p.N = pc.N, p.K2 = pc.K2, p.a = a.data(), p.lda = lda, p.b = b.data(), p.ldb = ldb, p.ldc = ldc;
+  p.c_transposed = pc.transposed, p.accumulate = pc.accumulate;
+  p.c = c_simd.data();
+  cpu::bf16_product(Bf16Kernel::avx512_bf16, p);
+  p.c = c_emul.data();
+  cpu::bf16_product(Bf16Kernel::emulated, p);
+  int64_t differ = 0;
+  for (size_t i = 0; i < c0.size(); ++i) differ += cpu::float_bits(c_simd[i]) != cpu::float_bits(c_emul[i]);
+  EXPECT_EQ(differ, 0) << "M " << pc.M << " N " << pc.N << " K2 " << pc.K2 << " transposed " << pc.transposed
+                       << " accumulate " << pc.accumulate;
+}
+
+TEST(Bf16Products, SimdKernelEqualsTheEmulationBitForBit) {
+  LOBENCH_REQUIRE_BF16_SIMD();
+  uint32_t seed = 1;
+  for (const ProductCase& pc : {ProductCase{1, 1, 1, false, false}, ProductCase{8, 32, 64, false, false},
+                                ProductCase{13, 47, 9, false, true}, ProductCase{9, 17, 33, true, true},
+                                ProductCase{64, 100, 3, true, false}, ProductCase{3, 15, 200, false, true},
+                                ProductCase{17, 33, 1, true, true}, ProductCase{16, 16, 0, false, true}})
+    expect_simd_equals_emulation(pc, seed += 10);
+}
+
+TEST(Bf16Products, TheInstructionAgreesWithTheModelsCorners) {
+  LOBENCH_REQUIRE_BF16_SIMD();
+  const float tiny = FLT_MIN / 4, t70 = std::ldexp(1.0f, -70);
+  struct Corner {
+    float acc;
+    uint32_t a, b;
+  };
+  const Corner corners[] = {
+      {16777216.0f, pair_bits(bf(2.0f), bf(1.0f)), pair_bits(bf(1.0f), bf(1.0f))},  // order of the two steps
+      {1.0f, pair_bits(bf(tiny), 0), pair_bits(bf(1e30f), 0)},                    // denormal operand
+      {tiny, 0, 0},                                                                // denormal accumulator
+      {0.0f, pair_bits(bf(t70), 0), pair_bits(bf(-t70), 0)},                       // flushed result, sign kept
+      {0.0f, pair_bits(0, bf(t70)), pair_bits(0, bf(-t70))},                       // then +0·+0 → +0
+      {-0.0f, 0, 0},
+      {FLT_MIN, pair_bits(bf(-FLT_MIN), 0), pair_bits(bf(1.0f), 0)}};
+  for (const Corner& c : corners) {
+    float out = c.acc;
+    cpu::Bf16Product p{1, 1, 1, &c.a, 1, &c.b, 1, &out, 1, false, true};
+    cpu::bf16_product(Bf16Kernel::avx512_bf16, p);
+    EXPECT_EQ(cpu::float_bits(out), cpu::float_bits(cpu::dpbf16_lane(c.acc, c.a, c.b)))
+        << "acc " << c.acc << " a " << std::hex << c.a << " b " << c.b;
+  }
+}
+
+TEST(Bf16Products, SimdPackingEqualsTheScalarRounding) {
+  LOBENCH_REQUIRE_BF16_SIMD();
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 64}, {7, 47}, {2, 100}}) {
+    const int64_t ld = cols + 3;
+    std::vector<float> src = nasty_values(rows * ld, uint32_t(rows * 100 + cols));
+    src[0] = NAN;
+    const int64_t cw = (cols + 1) / 2, rw = (rows + 1) / 2;
+    std::vector<uint32_t> by_col(size_t(rows * cw)), by_row(size_t(rw * cols));
+    cpu::pair_columns(src.data(), ld, rows, cols, by_col.data(), cw);
+    cpu::pair_rows(src.data(), ld, rows, cols, by_row.data(), cols);
+    auto at = [&](int64_t r, int64_t c) { return r < rows && c < cols ? src[size_t(r * ld + c)] : 0.0f; };
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < cw; ++k)
+        ASSERT_EQ(by_col[size_t(r * cw + k)], cpu::bf16_pair(at(r, 2 * k), at(r, 2 * k + 1))) << rows << "x" << cols;
+    for (int64_t k = 0; k < rw; ++k)
+      for (int64_t c = 0; c < cols; ++c)
+        ASSERT_EQ(by_row[size_t(k * cols + c)], cpu::bf16_pair(at(2 * k, c), at(2 * k + 1, c))) << rows << "x" << cols;
+  }
+}
+
+TEST(Bf16Products, EmulatedProductMatchesAFloat64Product) {
+  // Ordinary values: the float32 chain of exact products stays within K·2^-24 of the exact sum.
+  const int64_t M = 5, N = 7, K2 = 40;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  std::vector<float> af(size_t(M * 2 * K2)), bf_(size_t(2 * K2 * N));
+  for (auto& x : af) x = normal(rng);
+  for (auto& x : bf_) x = normal(rng);
+  std::vector<uint32_t> a(size_t(M * K2)), b(size_t(K2 * N));
+  cpu::pair_columns(af.data(), 2 * K2, M, 2 * K2, a.data(), K2);  // a[m][k] pairs along the inner index
+  cpu::pair_rows(bf_.data(), N, 2 * K2, N, b.data(), N);           // b[k][n] pairs along the inner index
+  std::vector<float> c(size_t(M * N), 0.0f);
+  cpu::Bf16Product p{M, N, K2, a.data(), K2, b.data(), N, c.data(), N, false, false};
+  cpu::bf16_product(Bf16Kernel::emulated, p);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double exact = 0, size = 0;
+      for (int64_t k = 0; k < 2 * K2; ++k) {
+        const double t = double(cpu::bf16_value(bf(af[size_t(m * 2 * K2 + k)]))) * cpu::bf16_value(bf(bf_[size_t(k * N + n)]));
+        exact += t;
+        size += std::abs(t);
+      }
+      EXPECT_NEAR(c[size_t(m * N + n)], exact, 2 * K2 * std::ldexp(size, -23)) << m << "," << n;
+    }
+}
+
+// ---- the variants with bf16 operands ----
+
+RunOptions threads_and_blocks(int threads, int64_t block_v, int64_t block_p) {
+  RunOptions o;
+  o.threads = threads, o.block_v = block_v, o.block_p = block_p;
+  return o;
+}
+
+std::vector<float> rounded_bf16(const std::vector<float>& x) {
+  std::vector<float> out(x.size());
+  precision::Quantizer(precision::parse_format("bfloat16")).round(x, out);
+  return out;
+}
+
+StepOutputs run_variant(const std::string& name, const StepInputs& in, RunOptions o) {
+  const Variant* v = Registry::instance().find(name);
+  EXPECT_NE(v, nullptr) << name;
+  o.operand = "bf16";
+  StepOutputs out;
+  out.resize(in.P, in.V, in.D);
+  std::fill(out.dE.begin(), out.dE.end(), std::nanf(""));
+  if (auto why = v->skip_reason(Shape{1, in.P, in.V, in.D, in.L, in.reduction, false}, o)) {
+    ADD_FAILURE() << name << " skipped: " << *why;
+    return out;
+  }
+  CountingAllocator alloc;
+  RunContext ctx{alloc, o};
+  v->run(in, out, ctx);
+  EXPECT_EQ(alloc.current_bytes(), 0) << name;
+  return out;
+}
+
+// The GPU rows' rule: against the reference on the inputs rounded to bf16, loss 1e-5, gradients 4e-3
+// (the gradient tile is rounded to bf16, unit roundoff 2^-9), counts exact outside the near-zero band.
+void expect_bf16_conformance(const StepOutputs& out, const StepData& d, const std::string& where) {
+  StepData r = d;
+  r.A = rounded_bf16(d.A);
+  r.E = rounded_bf16(d.E);
+  const StepInputs in = r.view();
+  CountingAllocator alloc;
+  cpu::ReferenceResult ref;
+  cpu::reference_step(in, ref, alloc, 2);
+  EXPECT_LE(relative_error(out.loss, ref.loss), 1e-5) << where << " loss " << out.loss << " vs " << ref.loss;
+  EXPECT_LE(relative_l2_error(out.per_position_loss.data(), ref.per_position_loss.data(), in.P), 1e-5) << where;
+  EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), 4e-3) << where << " dA";
+  EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), 4e-3) << where << " dE";
+  EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+}
+
+void check_variants_on_ragged_cases(int count) {
+  for (const auto& c : testing::ragged_cases(count)) {
+    const StepData d = make_synthetic(c.shape, c.spec);
+    for (const char* name : {"fused", "chunked"}) {
+      const StepOutputs out = run_variant(name, d.view(), c.options);
+      expect_bf16_conformance(out, d, std::string(name) + " bf16 [" + to_string(cpu::active_bf16_kernel()) + "] on " + c.label());
+    }
+  }
+}
+
+TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheEmulation) {
+  ForcedKernel emulated(Bf16Kernel::emulated);
+  check_variants_on_ragged_cases(10);
+}
+
+TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheSimdKernel) {
+  LOBENCH_REQUIRE_BF16_SIMD();
+  check_variants_on_ragged_cases(24);
+}
+
+TEST(Bf16Variants, AreFarFromFp32OnlyByWhatTheFormatCosts) {
+  // Against the reference on the original inputs, a bf16 step is off by the inputs' rounding (relative
+  // 2^-9 per value): well above fp32's 1e-5, well below 5 %. A kernel that ignored the operand setting
+  // would fail the lower bound.
+  const Shape s{2, 40, 3001, 64, 4, Reduction::mean, true};
+  const StepData d = make_synthetic(s, SyntheticSpec{});
+  ForcedKernel emulated(Bf16Kernel::emulated);
+  const StepOutputs out = run_variant("fused", d.view(), threads_and_blocks(2, 0, 0));
+  CountingAllocator alloc;
+  cpu::ReferenceResult ref;
+  cpu::reference_step(d.view(), ref, alloc, 2);
+  const double err = relative_l2_error(out.dE.data(), ref.dE.data(), d.V * d.D);
+  EXPECT_GT(err, 1e-4);
+  EXPECT_LT(err, 5e-2);
+}
+
+TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountAndEitherKernel) {
+  const Shape s{2, 40, 3001, 24, 4, Reduction::mean, true};
+  SyntheticSpec spec;
+  spec.pad_fraction = 0.1;
+  spec.dup_fraction = 0.1;
+  const StepData d = make_synthetic(s, spec);
+  std::vector<Bf16Kernel> kernels = {Bf16Kernel::emulated};
+  if (!cpu::bf16_simd_unavailable()) kernels.push_back(Bf16Kernel::avx512_bf16);
+  for (const char* name : {"fused", "chunked"}) {
+    std::optional<StepOutputs> first;
+    for (Bf16Kernel k : kernels) {
+      ForcedKernel forced(k);
+      for (int threads : {1, 2, 3}) {
+        const StepOutputs out = run_variant(name, d.view(), threads_and_blocks(threads, 100, 32));
+        if (!first) {
+          first = out;
+          continue;
+        }
+        const std::string what = std::string(name) + " " + to_string(k) + " threads " + std::to_string(threads);
+        EXPECT_EQ(out.loss, first->loss) << what;
+        EXPECT_EQ(out.per_position_loss, first->per_position_loss) << what;
+        EXPECT_EQ(out.dA, first->dA) << what;
+        EXPECT_EQ(out.dE, first->dE) << what;
+        EXPECT_EQ(out.counts, first->counts) << what;
+      }
+    }
+  }
+}
+
+TEST(Bf16Variants, WorkingMemoryIsPredictedExactly) {
+  ForcedKernel emulated(Bf16Kernel::emulated);
+  for (const Shape& s : {Shape{1, 37, 1001, 24, 5, Reduction::mean, true}, Shape{2, 3, 70, 3, 1, Reduction::sum, false}})
+    for (const char* name : {"fused", "chunked"})
+      for (int threads : {1, 2}) {
+        const Variant* v = Registry::instance().find(name);
+        RunOptions o = threads_and_blocks(threads, 64, 17);
+        o.operand = "bf16";
+        const StepData d = make_synthetic(s, SyntheticSpec{});
+        StepOutputs out;
+        out.resize(d.P, d.V, d.D);
+        CountingAllocator alloc;
+        RunContext ctx{alloc, o};
+        v->run(d.view(), out, ctx);
+        EXPECT_EQ(alloc.peak_bytes(), v->predicted_working_bytes(s, o)) << name << " threads " << threads;
+        RunOptions fp32 = o;
+        fp32.operand = "fp32";
+        EXPECT_GT(v->predicted_working_bytes(s, o), v->predicted_working_bytes(s, fp32)) << name;
+      }
+}
+
+TEST(Bf16Variants, SkipWithTheReasonWhereTheKernelCannotRun) {
+  const Variant* fused = Registry::instance().find("fused");
+  RunOptions o;
+  o.operand = "bf16";
+  const Shape s{1, 4, 100, 8, 2, Reduction::mean, false};
+  // LOBENCH_ISA=avx2 stands for a CPU without AVX-512 (and so without AVX512_BF16).
+  const char* saved = std::getenv("LOBENCH_ISA");
+  const std::string saved_value = saved ? saved : "";
+  setenv("LOBENCH_ISA", "avx2", 1);
+  const auto why = fused->skip_reason(s, o);
+  if (saved) setenv("LOBENCH_ISA", saved_value.c_str(), 1);
+  else unsetenv("LOBENCH_ISA");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("AVX512_BF16"), std::string::npos) << *why;
+  // tf32 is a GPU format.
+  o.operand = "tf32";
+  ASSERT_TRUE(fused->skip_reason(s, o).has_value());
+  // Where the CPU has the instruction, nothing is skipped.
+  o.operand = "bf16";
+  if (!cpu::bf16_simd_unavailable()) {
+    EXPECT_FALSE(fused->skip_reason(s, o).has_value());
+  }
+}
+
+}  // namespace
+}  // namespace lobench
