@@ -3,6 +3,11 @@
 // rate at the same shapes measured in the same run: ratios measured in one run are what compare across
 // machines (DESIGN.md, "Measurement rules").
 //
+// First, the instruction ceilings of this CPU, measured in the same run (on kThreads threads at once, each
+// from its thread's CPU time, so a loaded machine's sharing does not enter):
+//   peak/fp32_fma          VFMADD231PS on 512-bit registers, GFLOP/s at 32 flops per instruction;
+//   peak/bf16_dot          VDPBF16PS (AVX512_BF16), GFLOP/s at 64 flops per instruction; x_fp32 is the
+//                          ratio of the two, the most a bf16 row can gain over fp32 on this CPU.
 // Benchmarks, in this order for each shape (V, D) in {(100000, 128), (200000, 128), (100000, 256)}:
 //   gemm/V:…/D:…           the yardstick: the logit product of the tiled variants, A[P×D]·E_bᵀ[D×block_v]
 //                          for every vocabulary block, the blocks taken by 2 threads (cpu::sgemm, each product
@@ -12,10 +17,17 @@
 //   fused/V:…/D:…          the `fused` variant.
 //   chunked/V:…/D:…        the `chunked` variant (Cut BCE, logits computed twice).
 //   dense/V:…/D:…          the `dense` variant, at V = 100000 only (3·P·V floats of working memory).
+//   gemm_bf16/V:…/D:…      the bf16 yardstick: the same logit products with bf16 operands accumulated in
+//                          float32 (variants/cpu/bf16_products.hpp, AVX512_BF16), E packed beforehand
+//                          (untimed). Work 2·P·V·D.
+//   fused_bf16, chunked_bf16/V:…/D:…  the variants with --operand bf16 (A, E and the gradient tile rounded
+//                          to bf16). On a CPU without AVX512_BF16 the bf16 rows report the skip reason.
 // Counters (all from wall-clock time, median over the iterations, after one untimed warm-up run):
 //   GFLOP/s      6·P·V·D per step (gemm: 2·P·V·D), the useful work of one fused pass;
 //   frac_gemm    GFLOP/s over gemm's GFLOP/s at the same shape in this run;
 //   chunked only: GFLOP/s_8PVD, frac_gemm_8PVD on the 8·P·V·D it actually computes;
+//   bf16 rows: frac_gemm_bf16 (over gemm_bf16's GFLOP/s) and x_fp32 (over the fp32 row of the same
+//                variant and shape in this run, when it ran before: the bf16 speed-up);
 //   GFLOP/s_cpu, frac_gemm_cpu: the same from process CPU time (all threads) instead of wall time, i.e.
 //                the rate the threads reached while they were on a core; less disturbed than wall time on
 //                a machine shared with other jobs, but blind to time lost to waiting;
@@ -48,6 +60,7 @@
 #include <vector>
 
 #include "variants/bce/bce_tile.hpp"
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/cache_info.hpp"
 #include "variants/cpu/eigen_maps.hpp"
 #include "variants/cpu/sgemm.hpp"
@@ -147,9 +160,61 @@ class Products {
   std::vector<float> tiles_, dA_, dE_;
 };
 
+// The logit products of the tiles with bf16 operands: A paired along D once, each vocabulary block of E
+// paired along D and transposed once (untimed), then per tile the one bf16 product the variants make.
+class Bf16Logits {
+ public:
+  explicit Bf16Logits(const StepData& d)
+      : d_(d), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})), Dw_((d.D + 1) / 2),
+        tiles_(size_t(b_.threads * b_.block_p * b_.ld)), A_(size_t(d.P * Dw_)),
+        E_(size_t(n_vblocks() * Dw_ * b_.block_v)) {
+    cpu::pair_columns(d.A.data(), d.D, d.P, d.D, A_.data(), Dw_);
+    for (int64_t vb = 0; vb < n_vblocks(); ++vb) {
+      const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, d.V - v0);
+      cpu::pair_columns_transposed(d.E.data() + v0 * d.D, d.D, n, d.D, E_.data() + vb * Dw_ * b_.block_v, b_.block_v);
+    }
+  }
+
+  void operator()() {
+#pragma omp parallel num_threads(b_.threads)
+    {
+      float* X = tiles_.data() + omp_get_thread_num() * b_.block_p * b_.ld;
+      for (int64_t p0 = 0; p0 < d_.P; p0 += b_.block_p) {
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t vb = 0; vb < n_vblocks(); ++vb) {
+          cpu::Bf16Product p;
+          p.M = std::min(b_.block_p, d_.P - p0), p.N = std::min(b_.block_v, d_.V - vb * b_.block_v), p.K2 = Dw_;
+          p.a = A_.data() + p0 * Dw_, p.lda = Dw_;
+          p.b = E_.data() + vb * Dw_ * b_.block_v, p.ldb = b_.block_v;
+          p.c = X, p.ldc = b_.ld;
+          cpu::bf16_product(p);
+        }
+      }
+    }
+  }
+
+ private:
+  int64_t n_vblocks() const { return (d_.V + b_.block_v - 1) / b_.block_v; }
+  const StepData& d_;
+  cpu::TileBlocks b_;
+  int64_t Dw_;
+  std::vector<float> tiles_;
+  std::vector<uint32_t> A_, E_;
+};
+
 struct Rates {
   double wall = 0, cpu = 0;  // GFLOP/s
 };
+
+// The bf16 yardstick and each fp32 variant's rate per shape, as measured in this run.
+std::map<std::pair<int64_t, int64_t>, Rates>& gemm_bf16_rates() {
+  static std::map<std::pair<int64_t, int64_t>, Rates> rates;
+  return rates;
+}
+std::map<std::string, Rates>& fp32_variant_rates() {
+  static std::map<std::string, Rates> rates;
+  return rates;
+}
 
 // The yardstick per shape, as measured in this run.
 std::map<std::pair<int64_t, int64_t>, Rates>& gemm_rates() {
@@ -201,6 +266,43 @@ void bench_gemm_products(benchmark::State& state, int64_t V, int64_t D) {
   report(state, d, time_iterations(state, three), 6);
 }
 
+// Both ceilings once per iteration (0.2 s each per thread), summed over the threads.
+void bench_peaks(benchmark::State& state) {
+  if (auto why = cpu::bf16_simd_unavailable()) {
+    state.SkipWithError(why->c_str());
+    return;
+  }
+  cpu::PeakRates sum;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cpu::PeakRates total;
+#pragma omp parallel num_threads(kThreads)
+    {
+      const cpu::PeakRates r = *cpu::simd_peak_rates(0.2);
+#pragma omp critical
+      total.fp32_fma += r.fp32_fma, total.bf16_dot += r.bf16_dot;
+    }
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    sum = total;
+  }
+  state.counters["fp32_fma_GFLOP/s"] = sum.fp32_fma;
+  state.counters["bf16_dot_GFLOP/s"] = sum.bf16_dot;
+  state.counters["x_fp32"] = sum.bf16_dot / sum.fp32_fma;
+}
+
+void bench_gemm_bf16(benchmark::State& state, int64_t V, int64_t D) {
+  if (auto why = cpu::bf16_simd_unavailable()) {
+    state.SkipWithError(why->c_str());
+    return;
+  }
+  const StepData& d = inputs(V, D);
+  Bf16Logits logits(d);
+  const Timing t = time_iterations(state, logits);
+  gemm_bf16_rates()[{V, D}] = rates_of(d, 2, t);
+  report(state, d, t, 2);
+  state.counters["x_fp32"] = gemm_bf16_rates()[{V, D}].wall / gemm_rate(d).wall;
+}
+
 // LOBENCH_BENCH_EXTRA_WORK: the factor f >= 1 of work a variant benchmark's step does (1 when unset).
 double extra_work_factor() {
   const char* s = std::getenv("LOBENCH_BENCH_EXTRA_WORK");
@@ -214,11 +316,17 @@ double extra_work_factor() {
   return f;
 }
 
-void bench_variant(benchmark::State& state, const std::string& name, int64_t V, int64_t D) {
+void bench_variant(benchmark::State& state, const std::string& name, const std::string& operand, int64_t V, int64_t D) {
   const StepData& d = inputs(V, D);
   const Variant* v = Registry::instance().find(name);
   if (!v) {
     state.SkipWithError(("no variant " + name).c_str());
+    return;
+  }
+  RunOptions options{kThreads, 0, 0};
+  options.operand = operand;
+  if (auto why = v->skip_reason(table2_shape(V, D), options)) {
+    state.SkipWithError(why->c_str());
     return;
   }
   StepOutputs out, extra_out;
@@ -229,13 +337,23 @@ void bench_variant(benchmark::State& state, const std::string& name, int64_t V, 
   if (extra) extra_out.resize(extra->P, extra->V, extra->D);
   CountingAllocator alloc;
   const Timing t = time_iterations(state, [&] {
-    RunContext ctx{alloc, RunOptions{kThreads, 0, 0}};
+    RunContext ctx{alloc, options};
     v->run(d.view(), out, ctx);
     if (extra) v->run(extra->view(), extra_out, ctx);
   });
   report(state, d, t, 6);
   if (name == "chunked") report(state, d, t, 8, "_8PVD");
   state.counters["peak_MiB"] = double(alloc.peak_bytes()) / (1 << 20);
+  const std::string key = name + "/" + std::to_string(V) + "x" + std::to_string(D);
+  const Rates r = rates_of(d, 6, t);
+  if (operand == "fp32") {
+    fp32_variant_rates()[key] = r;
+    return;
+  }
+  if (auto it = gemm_bf16_rates().find({V, D}); it != gemm_bf16_rates().end())
+    state.counters["frac_gemm_bf16"] = r.wall / it->second.wall;
+  if (auto it = fp32_variant_rates().find(key); it != fp32_variant_rates().end())
+    state.counters["x_fp32"] = r.wall / it->second.wall;
 }
 
 // The (V, D) shapes: LOBENCH_BENCH_SHAPES ("VxD,VxD") or the three reduced Table II shapes.
@@ -261,6 +379,7 @@ std::vector<std::pair<int64_t, int64_t>> bench_shapes() {
 
 void register_all() {
   const std::vector<std::pair<int64_t, int64_t>> shapes = bench_shapes();
+  benchmark::RegisterBenchmark("peak/fp32_fma_and_bf16_dot", bench_peaks)->UseManualTime()->Iterations(3)->Unit(benchmark::kMillisecond);
   for (const auto& [V, D] : shapes) {
     const std::string args = "/V:" + std::to_string(V) + "/D:" + std::to_string(D);
     auto tune = [](benchmark::internal::Benchmark* b) { b->UseManualTime()->Unit(benchmark::kMillisecond); };
@@ -269,7 +388,10 @@ void register_all() {
     std::vector<std::string> names = {"fused", "chunked"};
     if (V <= 100000) names.push_back("dense");
     for (const std::string& name : names)
-      tune(benchmark::RegisterBenchmark((name + args).c_str(), bench_variant, name, V, D));
+      tune(benchmark::RegisterBenchmark((name + args).c_str(), bench_variant, name, "fp32", V, D));
+    tune(benchmark::RegisterBenchmark(("gemm_bf16" + args).c_str(), bench_gemm_bf16, V, D));
+    for (const std::string name : {"fused", "chunked"})
+      tune(benchmark::RegisterBenchmark((name + "_bf16" + args).c_str(), bench_variant, name, "bf16", V, D));
   }
 }
 
@@ -285,6 +407,8 @@ int main(int argc, char** argv) {
   // The yardstick's library and kernels (e.g. OpenBLAS's core type): runs with a different yardstick are a
   // different series for the gate (plots/perf_runs.py puts it in the machine fingerprint).
   benchmark::AddCustomContext("gemm_library", lobench::cpu::sgemm_library_name());
+  const auto bf16_why = lobench::cpu::bf16_simd_unavailable();
+  benchmark::AddCustomContext("bf16_products", bf16_why ? "skipped: " + *bf16_why : "AVX512_BF16 (VDPBF16PS), own micro-kernel");
   benchmark::AddCustomContext("caches", "L1d " + std::to_string(c.l1d >> 10) + " KiB, L2 " + std::to_string(c.l2 >> 10) +
                                             " KiB, L3 " + std::to_string(c.l3 >> 20) + " MiB (" + c.source + ")");
   for (int64_t D : {128, 256}) {

@@ -82,6 +82,14 @@ void bf16_product(Bf16Kernel kernel, const Bf16Product& p) {
 #endif
 }
 
+std::optional<PeakRates> simd_peak_rates(double seconds) {
+#if defined(LOBENCH_BF16_SIMD)
+  if (!bf16_simd_unavailable()) return avx512_bf16::peak_rates(seconds);
+#endif
+  (void)seconds;
+  return std::nullopt;
+}
+
 namespace {
 // Whether the packing takes its SIMD loops (decided once: the CPU and LOBENCH_ISA do not change).
 bool simd_packing() {

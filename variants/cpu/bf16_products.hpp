@@ -67,8 +67,18 @@ void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int
 void pair_rows_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                           int64_t ld_dst);
 
+// The instruction-level ceilings of the calling thread, for benchmarks: VFMADD231PS and VDPBF16PS on
+// 512-bit registers with 24 independent accumulators, run for about `seconds` of the thread's CPU time
+// each, in GFLOP/s of CPU time (a multiply-add is 2 flops: 32 per FMA, 64 per VDPBF16PS). Nothing where
+// the SIMD kernel cannot run.
+struct PeakRates {
+  double fp32_fma = 0, bf16_dot = 0;
+};
+std::optional<PeakRates> simd_peak_rates(double seconds);
+
 // The SIMD kernel's entry points (bf16_products_avx512.cpp), present when LOBENCH_BF16_SIMD is defined.
 namespace avx512_bf16 {
+PeakRates peak_rates(double seconds);
 void product(const Bf16Product& p);
 void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
 void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);

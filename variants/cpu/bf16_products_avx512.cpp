@@ -7,6 +7,8 @@
 // the sequence dpbf16_lane models, so the emulation and this kernel agree bit for bit.
 #include <immintrin.h>
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "variants/cpu/bf16_products.hpp"
@@ -79,7 +81,46 @@ __m512i rounded_to_bf16(__m512 x) {
   return _mm512_mask_or_epi32(_mm512_add_epi32(u, bias), nan, u, _mm512_set1_epi32(0x00400000));
 }
 
+// Seconds of CPU time this thread has run (the ceilings are rates while on a core: on a machine shared
+// with other jobs, wall time would measure the sharing).
+double thread_cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+// One instruction's throughput: 24 independent accumulator chains (more than latency × issue width on
+// any AVX-512 core), the operands kept opaque to the compiler so that no iteration is folded away.
+template <bool kBf16>
+double peak_gflops(double seconds) {
+  constexpr int kChains = 24;
+  __m512 acc[kChains];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(1e-30f);
+  int64_t steps = 0;
+  const double t0 = thread_cpu_seconds();
+  double elapsed = 0;
+  do {
+    for (int r = 0; r < 4096; ++r) {
+      for (int j = 0; j < kChains; ++j) {
+        if constexpr (kBf16) acc[j] = _mm512_dpbf16_ps(acc[j], (__m512bh)x, (__m512bh)y);
+        else acc[j] = _mm512_fmadd_ps(x, y, acc[j]);
+      }
+      __asm__ volatile("" : "+v"(x), "+v"(y));
+    }
+    steps += 4096;
+    elapsed = thread_cpu_seconds() - t0;
+  } while (elapsed < seconds);
+  __m512 sum = _mm512_setzero_ps();
+  for (const auto& a : acc) sum = _mm512_add_ps(sum, a);
+  volatile float sink = _mm512_reduce_add_ps(sum);
+  (void)sink;
+  return double(steps) * kChains * (kBf16 ? 64 : 32) / elapsed / 1e9;
+}
+
 }  // namespace
+
+PeakRates peak_rates(double seconds) { return {peak_gflops<false>(seconds), peak_gflops<true>(seconds)}; }
 
 void product(const Bf16Product& p) {
   const __m512i tindex = transposed_index(p.ldc);
