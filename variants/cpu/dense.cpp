@@ -1,14 +1,19 @@
 // Variant `dense`: what frameworks do. Materialise the [P, V] logits, a dense multi-hot target tensor
 // and the [P, V] logit gradient, then two GEMMs for dA and dE. It needs 3·P·V·4 bytes of working
-// memory: the baseline that runs out of memory.
+// memory: the baseline that runs out of memory. With bf16 operands (--operand bf16) the three products
+// read A, E and the gradient rounded to bf16, accumulating in float32 (bf16_products.hpp), from packed
+// copies: P·V·4 more bytes for the gradient's two pairings, (V + P)·D·4 for A's and E's.
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "variants/bce/bce_tile.hpp"
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/finite_outputs.hpp"
 #include "variants/cpu/fixed_panels.hpp"
 #include "variants/cpu/sgemm.hpp"
+#include "variants/operand.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench::cpu {
@@ -63,6 +68,60 @@ void dense_element_pass(const StepInputs& in, const float* logits, float* multi_
   }
 }
 
+bool uses_bf16(const RunOptions& o) { return !o.operand_is_fp32() && parse_operand(o.operand) == Operand::bf16; }
+
+int64_t words(int64_t n) { return (n + 1) / 2; }  // bf16 pairs holding n values
+
+// Logits, dA and dE with bf16 operands, each product split into fixed panels of whole outputs (each
+// output's sum is one chain: results do not depend on the threads). `grad` holds G when called for the
+// gradients; `logits` receives the logits.
+class DenseBf16Products {
+ public:
+  DenseBf16Products(const StepInputs& in, CountingAllocator& alloc)
+      : P_(in.P), V_(in.V), D_(in.D),
+        A_by_dim_(alloc, P_ * words(D_)), E_by_dim_(alloc, words(D_) * V_), E_by_voc_(alloc, words(V_) * D_),
+        At_by_pos_(alloc, D_ * words(P_)), G_by_voc_(alloc, P_ * words(V_)), G_by_pos_(alloc, words(P_) * V_) {}
+
+  void logits(const StepInputs& in, float* logits, int threads) {
+    pair_columns(in.A, D_, P_, D_, A_by_dim_.data(), words(D_));
+    for_each_fixed_panel(V_, threads, [&](int64_t v0, int64_t n) {
+      pair_columns_transposed(in.E + v0 * D_, D_, n, D_, E_by_dim_.data() + v0, V_);
+    }, 256);
+    for_each_fixed_panel(P_, threads, [&](int64_t p0, int64_t rows) {
+      Bf16Product x{rows, V_, words(D_), A_by_dim_.data() + p0 * words(D_), words(D_), E_by_dim_.data(), V_,
+                    logits + p0 * V_, V_, false, false};
+      bf16_product(x);
+    });
+  }
+
+  void gradients(const StepInputs& in, const float* grad, StepOutputs& out, int threads) {
+    for_each_fixed_panel(P_, threads, [&](int64_t p0, int64_t rows) {  // G paired both ways (p0 is even)
+      pair_columns(grad + p0 * V_, V_, rows, V_, G_by_voc_.data() + p0 * words(V_), words(V_));
+      pair_rows(grad + p0 * V_, V_, rows, V_, G_by_pos_.data() + (p0 / 2) * V_, V_);
+    });
+    pair_rows(in.E, D_, V_, D_, E_by_voc_.data(), D_);
+    pair_rows_transposed(in.A, D_, P_, D_, At_by_pos_.data(), words(P_));
+    for_each_fixed_panel(P_, threads, [&](int64_t p0, int64_t rows) {  // dA = G·E
+      Bf16Product dA{rows, D_, words(V_), G_by_voc_.data() + p0 * words(V_), words(V_), E_by_voc_.data(), D_,
+                     out.dA.data() + p0 * D_, D_, false, false};
+      bf16_product(dA);
+    });
+    for_each_fixed_panel(V_, threads, [&](int64_t v0, int64_t n) {  // dEᵀ = Aᵀ·G, into dE's rows
+      Bf16Product dE{D_, n, words(P_), At_by_pos_.data(), words(P_), G_by_pos_.data() + v0, V_,
+                     out.dE.data() + v0 * D_, D_, true, false};
+      bf16_product(dE);
+    }, 256);
+  }
+
+  static int64_t bytes(int64_t P, int64_t V, int64_t D) {
+    return 4 * (P * words(D) + words(D) * V + words(V) * D + D * words(P) + P * words(V) + words(P) * V);
+  }
+
+ private:
+  int64_t P_, V_, D_;
+  Buffer<uint32_t> A_by_dim_, E_by_dim_, E_by_voc_, At_by_pos_, G_by_voc_, G_by_pos_;
+};
+
 class DenseVariant final : public Variant {
  public:
   std::string name() const override { return "dense"; }
@@ -70,8 +129,15 @@ class DenseVariant final : public Variant {
   std::string description() const override {
     return "materialized [P,V] logits, multi-hot targets and logit gradient; BLAS products in fixed panels";
   }
-  int64_t predicted_working_bytes(const Shape& s, const RunOptions&) const override {
-    return 3 * s.P() * s.V * int64_t(sizeof(float));
+  std::string supports() const override {
+    return "reductions mean|sum, weights, padding, duplicates; E in fp32; operands fp32 or bf16 (AVX512_BF16)";
+  }
+  std::optional<std::string> skip_reason(const Shape& s, const RunOptions& o) const override {
+    if (!o.e_is_float32() || !uses_bf16(o)) return Variant::skip_reason(s, o);
+    return bf16_products_unavailable();
+  }
+  int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override {
+    return 3 * s.P() * s.V * int64_t(sizeof(float)) + (uses_bf16(o) ? DenseBf16Products::bytes(s.P(), s.V, s.D) : 0);
   }
 
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
@@ -79,8 +145,11 @@ class DenseVariant final : public Variant {
     const int threads = ctx.options.threads;
     ProductsOnCallingThread products_on_calling_thread;  // products in fixed panels: results independent of threads
     Buffer<float> logits(ctx.alloc, P * V), multi_hot(ctx.alloc, P * V), grad(ctx.alloc, P * V);
+    std::optional<DenseBf16Products> bf16;
+    if (uses_bf16(ctx.options)) bf16.emplace(in, ctx.alloc);
 
-    for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {  // logits = A·Eᵀ
+    if (bf16) bf16->logits(in, logits.data(), threads);
+    else for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {  // logits = A·Eᵀ
       sgemm(Op::none, Op::transpose, rows, V, D, in.A + p0 * D, D, in.E, D, logits.data() + p0 * V, V, false);
     });
 
@@ -98,6 +167,11 @@ class DenseVariant final : public Variant {
     dense_element_pass(in, logits.data(), multi_hot.data(), grad.data(), out, threads);
     out.reduce_loss(in);
 
+    if (bf16) {
+      bf16->gradients(in, grad.data(), out, threads);
+      require_finite_outputs(in, out, name());
+      return;
+    }
     for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {  // dA = G·E
       sgemm(Op::none, Op::none, rows, D, V, grad.data() + p0 * V, V, in.E, D, out.dA.data() + p0 * D, D, false);
     });

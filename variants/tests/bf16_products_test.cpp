@@ -4,7 +4,7 @@
 //     against precision_sim's bfloat16 (the ml_dtypes oracle);
 //   - the SIMD kernel and packing against the emulation, bit for bit, on random and denormal-laden
 //     operands (skipped, saying why, on a CPU without AVX512_BF16);
-//   - fused and chunked with --operand bf16 against the float64 reference on the bf16-rounded inputs,
+//   - fused, chunked and dense with --operand bf16 against the float64 reference on the bf16-rounded inputs,
 //     through the emulation on every CPU and through the SIMD kernel where it runs, with the GPU rows'
 //     tolerances (cuda_conformance_test.cpp: loss 1e-5, gradients 4e-3, counts exact);
 //   - results independent of the thread count; SIMD and emulated steps identical; the skip reason.
@@ -267,7 +267,7 @@ void expect_bf16_conformance(const StepOutputs& out, const StepData& d, const st
 void check_variants_on_ragged_cases(int count) {
   for (const auto& c : testing::ragged_cases(count)) {
     const StepData d = make_synthetic(c.shape, c.spec);
-    for (const char* name : {"fused", "chunked"}) {
+    for (const char* name : {"fused", "chunked", "dense"}) {
       const StepOutputs out = run_variant(name, d.view(), c.options);
       expect_bf16_conformance(out, d, std::string(name) + " bf16 [" + to_string(cpu::active_bf16_kernel()) + "] on " + c.label());
     }
@@ -308,7 +308,7 @@ TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountAndEitherKernel) {
   const StepData d = make_synthetic(s, spec);
   std::vector<Bf16Kernel> kernels = {Bf16Kernel::emulated};
   if (!cpu::bf16_simd_unavailable()) kernels.push_back(Bf16Kernel::avx512_bf16);
-  for (const char* name : {"fused", "chunked"}) {
+  for (const char* name : {"fused", "chunked", "dense"}) {
     std::optional<StepOutputs> first;
     for (Bf16Kernel k : kernels) {
       ForcedKernel forced(k);
@@ -332,7 +332,7 @@ TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountAndEitherKernel) {
 TEST(Bf16Variants, WorkingMemoryIsPredictedExactly) {
   ForcedKernel emulated(Bf16Kernel::emulated);
   for (const Shape& s : {Shape{1, 37, 1001, 24, 5, Reduction::mean, true}, Shape{2, 3, 70, 3, 1, Reduction::sum, false}})
-    for (const char* name : {"fused", "chunked"})
+    for (const char* name : {"fused", "chunked", "dense"})
       for (int threads : {1, 2}) {
         const Variant* v = Registry::instance().find(name);
         RunOptions o = threads_and_blocks(threads, 64, 17);
