@@ -1,5 +1,5 @@
 // `lobench merge OUT PARTS...`: join the run files of a sweep's partitions (harness/io/merge_runs.hpp),
-// or the --out-dir folders of a train-xmc sweep's partitions (harness/train/merge_train_runs.hpp).
+// or the --out-dir folders of a train-xmc or train-seqrec sweep's partitions (harness/train/merge_train_runs.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,12 +24,13 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
       "Join the run files of a sweep run in partitions (`lobench run --partition K/N`, e.g. a Slurm job array)\n"
       "into one. The parts must have the same schema version and sweep and be partitions 0..N-1 each once;\n"
       "no row may be in two parts. Each part's provenance is kept under /parts.\n"
-      "train-xmc (`train-xmc --partition K/N`, one --out-dir each): PARTS are the partitions' folders and OUT a new\n"
-      "folder with every run file, checked the same way (each run of the sweep once); each file keeps its provenance.");
-  cmd->add_option("OUT", *out, "the merged run file (refused if it exists, unless --overwrite), or the merged train-xmc "
-                               "folder (refused if anything is there)")->required();
-  cmd->add_option("PARTS", *parts, "the partitions' run files, or train-xmc partitions' --out-dir folders")->required();
-  cli::shared(cmd->add_flag("--overwrite", *overwrite), "OUT, a regular file (not a train-xmc folder)");
+      "train-xmc and train-seqrec (`--partition K/N`, one --out-dir each): PARTS are the partitions' folders and OUT\n"
+      "a new folder with every run file, checked the same way (each run of the sweep once); each file keeps its\n"
+      "provenance.");
+  cmd->add_option("OUT", *out, "the merged run file (refused if it exists, unless --overwrite), or the merged train-xmc / "
+                               "train-seqrec folder (refused if anything is there)")->required();
+  cmd->add_option("PARTS", *parts, "the partitions' run files, or train-xmc / train-seqrec partitions' --out-dir folders")->required();
+  cli::shared(cmd->add_flag("--overwrite", *overwrite), "OUT, a regular file (not a folder of run files)");
   cmd->callback([out, parts, overwrite, argv] {
     const io::InterruptGuard interrupts;  // a signal leaves OUT as it was (merge writes a temporary file)
     auto is_folder = [](const std::string& p) {
@@ -37,9 +38,9 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
       return std::filesystem::is_directory(p, ec);
     };
     if (std::any_of(parts->begin(), parts->end(), is_folder) || train::is_train_run_file(parts->front())) {
-      if (*overwrite) throw std::invalid_argument("merge --overwrite: a merged train-xmc folder is written new, never replaced");
+      if (*overwrite) throw std::invalid_argument("merge --overwrite: a merged folder of run files is written new, never replaced");
       const train::TrainMergeSummary s = train::merge_train_runs(*out, *parts);
-      fmt::print("merged {} train-xmc parts, {} runs -> {}\n", s.parts, s.runs, *out);
+      fmt::print("merged {} {} parts, {} runs -> {}\n", s.parts, s.command, s.runs, *out);
       set_command_exit_code(0);
       return;
     }

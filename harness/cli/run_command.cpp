@@ -83,8 +83,9 @@ void declare_shared(CLI::App* cmd) {
     cli::shared(cmd->get_option(axis), "a comma-separated list: one row per value");
   cli::shared(cmd->get_option("--out"), "the run file (HDF5); an existing one is refused unless --resume or --overwrite");
   cli::shared(cmd->get_option("--shard"), "vocab (rows of E), positions, or vocab,positions (a grid)");
-  for (const char* name : {"--mem-limit", "--gpu-mem-limit", "--resume", "--overwrite", "--format", "--partition",
-                           "--list", "--dry-run"})
+  cli::shared(cmd->get_option("--resume"), "appends to --out, skipping the (variant, point) rows already in it");
+  for (const char* name : {"--mem-limit", "--gpu-mem-limit", "--overwrite", "--format", "--partition", "--list",
+                           "--dry-run"})
     cli::shared(cmd->get_option(name));
 }
 

@@ -19,6 +19,7 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_sweep.hpp"
+#include "harness/sweep/driver.hpp"
 
 namespace lobench {
 namespace {
@@ -39,6 +40,8 @@ void declare_shared_seqrec_options(CLI::App* cmd) {
   cli::shared(cmd->get_option("--dropout"), "on embeddings and residual branches");
   cli::shared(cmd->get_option("--out"), "the HDF5 run file of a single-point run; refused if it exists, unless --overwrite");
   cli::shared(cmd->get_option("--out-dir"), "NAME.h5 per point; existing ones refused unless --overwrite");
+  cli::shared(cmd->get_option("--resume"), "keeps the finished run files, runs the others");
+  cli::shared(cmd->get_option("--partition"), "each part its own --out-dir; `lobench merge OUT_DIR PART_DIRS...`");
   for (const char* name : {"--no-verify", "--eval-every", "--threads", "--block-v", "--mem-limit", "--dry-run", "--list",
                            "--overwrite", "--quiet", "--warmup-steps"})
     cli::shared(cmd->get_option(name));
@@ -105,11 +108,19 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--out-dir", spec->out_dir, "folder of the run files, one NAME.h5 per point (existing ones refused "
                                               "unless --overwrite)");
   cmd->add_flag("--overwrite", spec->overwrite, "replace existing run files instead of refusing");
+  cmd->add_flag("--resume", spec->resume,
+                "continue a sweep: keep its finished run files (ok, skipped, failed), run the rest (missing, interrupted)");
+  auto partition = std::make_shared<std::string>("0/1");
+  cmd->add_option("--partition", *partition,
+                  "run only points i with i % N == K of the sweep (one part of a job array, its own --out-dir; "
+                  "`lobench merge OUT_DIR PART_DIRS...` joins the parts)")
+      ->capture_default_str();
   cmd->add_flag("--quiet", *quiet, "no progress line");
   declare_shared_seqrec_options(cmd);
   auto* model_opt = cmd->get_option("--model");
   auto* seed_opt = cmd->get_option("--seed");
-  cmd->callback([spec, mem_limit, mem, quiet, untied, list, seeds, model_opt, seed_opt, no_verify, argv] {
+  cmd->callback([spec, mem_limit, mem, quiet, untied, list, seeds, model_opt, seed_opt, no_verify, partition, argv] {
+    spec->partition = sweep::Partition::parse(*partition);
     spec->verify = data::verification_wanted(*no_verify);
     if (*untied) {
       if (model_opt->count() > 0) throw std::invalid_argument("train-seqrec: give --untied or --model, not both");
@@ -121,14 +132,16 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
     }
     // The \r progress line only on a terminal: redirected, it would fill the log with one line per step.
     spec->base.progress = !*quiet && isatty(STDERR_FILENO);
+    spec->progress_lines = !*quiet;
     cli::check_threads("--threads", spec->base.threads);
     cli::check_non_negative("--warmup-steps", spec->base.warmup_steps);
     cli::check_positive_real("--syn-scale", spec->base.syn_scale);
     if (*list) {
       if (spec->out.empty() && spec->out_dir.empty()) spec->out_dir = ".";
       const auto points = seqrec::expand_seqrec_sweep(*spec);
-      for (const auto& p : points) fmt::print("{}  ({})\n", p.name, p.describe);
-      fmt::print("{} runs\n", points.size());
+      const auto mine = sweep::partition_indices(int64_t(points.size()), spec->partition);
+      for (int64_t i : mine) fmt::print("{}  ({})\n", points[size_t(i)].name, points[size_t(i)].describe);
+      fmt::print("{} runs\n", mine.size());
       set_command_exit_code(0);
       return;
     }

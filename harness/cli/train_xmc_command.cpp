@@ -79,6 +79,7 @@ void declare_shared_xmc_options(CLI::App* cmd) {
   cli::shared(cmd->get_option("--shard"), "labels: the classifier split by labels, the encoder replicated");
   cli::shared(cmd->get_option("--quiet"), "nor per-epoch lines");
   cli::shared(cmd->get_option("--overwrite"), "run files and --layouts-out");
+  cli::shared(cmd->get_option("--resume"), "keeps the finished run files in --out-dir, makes the others");
   for (const char* name : {"--no-verify", "--syn-scale", "--epochs", "--warmup-steps", "--out-dir", "--mem-limit",
                            "--dry-run", "--list"})
     cli::shared(cmd->get_option(name));
@@ -164,6 +165,9 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts (refused if it exists, unless --overwrite)");
   cmd->add_flag("--overwrite", spec->overwrite,
                 "replace run files (and --layouts-out) that exist instead of refusing the sweep before it starts");
+  cmd->add_flag("--resume", spec->resume,
+                "continue a sweep in --out-dir: keep its finished run files (ok, skipped, failed), make the rest "
+                "(missing, interrupted)");
 
   // The shared options: help and default from the one table (harness/cli/options.hpp). The seeds axis
   // keeps its internal name (run files record it); the option is --seed, as in run and train-seqrec.

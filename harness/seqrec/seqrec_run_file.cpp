@@ -106,6 +106,15 @@ SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, co
   h5::flush_to_disk(file_);
 }
 
+void SeqrecRunFile::set_place(const SweepPlace& place) {
+  const io::WriteSection writing;
+  h5::write_attr(file_, "sweep", place.sweep);
+  h5::write_attr(file_, "sweep_index", place.index);
+  h5::write_attr(file_, "sweep_runs", place.runs);
+  h5::write_attr(file_, "partition", place.partition);
+  h5::flush_to_disk(file_);
+}
+
 // Every row flushed (nothing left unwritten between steps, so a kill then loses nothing); only epochs
 // are also fsynced, as steps can be milliseconds apart.
 void SeqrecRunFile::append_step(const StepRow& r) {

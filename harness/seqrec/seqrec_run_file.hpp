@@ -43,6 +43,17 @@ struct DataSummary {
   double popularity_test_hit_at_8 = 0, popularity_test_hr_at_10 = 0, popularity_test_ndcg_at_10 = 0;
 };
 
+// The start of a train-seqrec run file's `schema` attribute (the version follows).
+inline constexpr const char* kRunSchemaPrefix = "lobench train-seqrec run";
+
+// Where a run sits in its sweep, recorded as the root attributes sweep (what makes processes parts of
+// one sweep), sweep_index, sweep_runs and partition, as train-xmc records them: what `--resume` and
+// `lobench merge` read.
+struct SweepPlace {
+  std::string sweep, partition = "0/1";
+  int64_t index = 0, runs = 1;
+};
+
 // Written as every output is (harness/io/output_path.hpp): under OUT's lock (a second writer of the same
 // --out is refused), into a temporary file beside OUT that finish() renames onto it. A run that ends by
 // an exception (a full disk) leaves OUT as it was, and a refused or failed replacement never destroys an
@@ -54,6 +65,7 @@ class SeqrecRunFile {
   SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c, const DataSummary& data,
                 const SeqrecMemory& predicted, const std::vector<std::string>& inputs = {});
   ~SeqrecRunFile();
+  void set_place(const SweepPlace& place);
   void append_step(const StepRow& r);  // flushed as written
   void append_epoch(const EpochRow& r);
   void finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured, int64_t steps,

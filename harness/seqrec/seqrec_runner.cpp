@@ -331,6 +331,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   if (!c.out.empty())
     file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx, !not_training), o.predicted,
                                            std::vector<std::string>{c.dataset});  // never written over its data
+  if (file && context.place) file->set_place(*context.place);
   auto finish = [&](const std::string& status, const std::string& reason, const SeqrecMemory* measured) {
     o.status = status;
     o.reason = reason;

@@ -12,6 +12,7 @@
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_config.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
+#include "harness/seqrec/seqrec_run_file.hpp"
 
 namespace lobench::seqrec {
 
@@ -42,6 +43,7 @@ struct SeqrecOutcome {
 struct ProgressContext {
   std::string label;
   int64_t later_steps = 0;
+  const SweepPlace* place = nullptr;  // recorded in the run file when set (seqrec_run_file.hpp)
 };
 
 // Runs c (validated first) on already loaded data; writes c.out when not empty. `log` gets one line per

@@ -16,6 +16,8 @@
 #include "datasets/synthetic_seqrec.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/recorded_run.hpp"
+#include "harness/sweep/driver.hpp"
 #include "harness/seqrec/seqrec_loss.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
 #include "harness/seqrec/seqrec_runner.hpp"
@@ -197,7 +199,8 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
   return out;
 }
 
-void check_seqrec_sweep(const SeqrecSweepSpec& spec, const std::vector<SeqrecSweepPoint>& points) {
+std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
+                                                  const std::vector<SeqrecSweepPoint>& points) {
   std::map<std::string, int64_t> vocabulary;  // by dataset
   std::set<std::string> paths;
   if (!spec.out_dir.empty()) {
@@ -229,11 +232,15 @@ void check_seqrec_sweep(const SeqrecSweepSpec& spec, const std::vector<SeqrecSwe
     if (const std::string what = io::not_regular_file(c.out); !what.empty())
       throw io::PathError(fmt::format("{} '{}': {} is there, not a run file", option, c.out, what));
     std::error_code ec;
-    if (!spec.overwrite && fs::exists(c.out, ec))
-      throw io::PathError(fmt::format("{}: the run file '{}' exists (give --overwrite to replace it; nothing was written)",
+    if (spec.resume && fs::exists(c.out, ec))  // this sweep's run file is continued; another sweep's is refused
+      io::recorded_run(c.out, kRunSchemaPrefix, seqrec_sweep_identity(spec));
+    else if (!spec.overwrite && fs::exists(c.out, ec))
+      throw io::PathError(fmt::format("{}: the run file '{}' exists (give --overwrite to replace it, or --resume to "
+                                      "continue the sweep; nothing was written)",
                                       option, c.out));
     check_run_file_place(c, option);
   }
+  return vocabulary;
 }
 
 namespace {
@@ -274,51 +281,116 @@ void resolve_seqrec_datasets(const SeqrecSweepSpec& spec, std::vector<SeqrecSwee
   }
 }
 
-int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
-  std::vector<SeqrecSweepPoint> points = expand_seqrec_sweep(spec);
-  resolve_seqrec_datasets(spec, points);
-  check_seqrec_sweep(spec, points);
-  std::optional<SeqrecData> data;
-  DataKey loaded;
-  int failed = 0;
-  size_t finished = 0;
-  int stopped_by = 0;            // a signal stops the sweep between runs (io/interrupt_guard.hpp)
-  std::string interrupted_note;  // what became of the run it stopped
-  for (size_t i = 0; i < points.size(); ++i) {
-    if ((stopped_by = io::interrupt_signal()) != 0) break;
-    const SeqrecSweepPoint& p = points[i];
-    const SeqrecConfig& c = p.config;
-    if (!data || data_key(c) != loaded) {
-      data.reset();  // one dataset in memory at a time
-      data = load_seqrec_data(c);
-      loaded = data_key(c);
+std::string seqrec_sweep_identity(const SeqrecSweepSpec& spec) {
+  std::string axes;
+  for (const auto& name : spec.axes.names())
+    axes += fmt::format("{}={}; ", name, fmt::join(spec.axes.values(name), ","));
+  const SeqrecConfig& b = spec.base;
+  return fmt::format("{}syn-scale={}; data-seed={}; protocol={}; dropout={}; block-v={}; lr={}; weight-decay={}; "
+                     "adam-eps={}; warmup-steps={}; opt-precision={}; eval-every={}; max-eval-users={}; "
+                     "exclude-history={}",
+                     axes, b.syn_scale, b.data_seed, b.protocol, b.dropout, b.block_v, b.lr, b.weight_decay, b.adam_eps,
+                     b.warmup_steps, b.optimizer_precision, b.eval_every, b.max_eval_users, int(b.exclude_history));
+}
+
+namespace {
+
+// `lobench train-seqrec` as a job of the one sweep driver (sweep/driver.hpp): a point is a training
+// run, recorded as its own run file (key: its file name). Every point of the partition is validated
+// and its path checked in plan(), before anything is written.
+class SeqrecSweepJob : public sweep::SweepJob {
+ public:
+  SeqrecSweepJob(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err)
+      : spec_(spec), prov_(prov), out_(out), err_(err), points_(expand_seqrec_sweep(spec)),
+        identity_(seqrec_sweep_identity(spec)) {}
+
+  int64_t size() const override { return int64_t(points_.size()); }
+
+  std::vector<sweep::PlannedPoint> plan(const std::vector<int64_t>& indices) override {
+    for (int64_t i : indices) mine_.push_back(points_[size_t(i)]);
+    resolve_seqrec_datasets(spec_, mine_);
+    const std::map<std::string, int64_t> vocabulary = check_seqrec_sweep(spec_, mine_);
+    std::vector<sweep::PlannedPoint> planned;
+    for (size_t j = 0; j < mine_.size(); ++j) {
+      const SeqrecConfig& c = mine_[j].config;
+      // The ETA's unit: steps (or epochs) x the output layer's B·N·D·V.
+      const double steps = double(c.steps > 0 ? c.steps : c.epochs);
+      planned.push_back({indices[j], mine_[j].name,
+                         c.dry_run ? 0.0 : steps * double(c.B * c.N * c.D) * double(vocabulary.at(c.dataset))});
+      slot_[indices[j]] = j;
     }
-    ProgressContext context;
-    context.label = fmt::format("{}/{} {}", i + 1, points.size(), p.name);
-    context.later_steps = later_steps(points, i, *data);
-    const std::string head = fmt::format("[{}/{}] {}", i + 1, points.size(), p.name);
-    try {
-      const SeqrecOutcome o = run_seqrec(c, *data, prov, out, err, context);
-      if (o.status == "failed") ++failed;
-      out << summary(head, c, o) << std::flush;
-      if (o.status == "interrupted") {
-        stopped_by = io::interrupt_signal();
-        interrupted_note = fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
-        break;
-      }
-    } catch (const std::exception& e) {
-      // Everything a point can be refused for was checked above: what is left is a failure while
-      // training (memory, I/O); the sweep records it and goes on with the next point.
-      ++failed;
-      out << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
-    }
-    ++finished;
+    return planned;
   }
-  if (stopped_by != 0)
-    throw io::Interrupted(stopped_by,
-                          fmt::format("{} of {} runs finished{}; run the rest again (train-seqrec has no --resume)",
-                                      finished, points.size(), interrupted_note));
-  return failed;
+
+  bool recorded(const sweep::PlannedPoint& p) const override {
+    const std::string& path = mine_[slot_.at(p.index)].config.out;
+    return io::recorded_run(path, kRunSchemaPrefix, identity_) == io::RecordedRun::finished;
+  }
+
+  sweep::PointStatus execute(const sweep::PlannedPoint& point) override {
+    const size_t j = slot_.at(point.index);
+    const SeqrecSweepPoint& p = mine_[j];
+    const SeqrecConfig& c = p.config;
+    if (!data_ || data_key(c) != loaded_) {
+      data_.reset();  // one dataset in memory at a time
+      data_ = load_seqrec_data(c);
+      loaded_ = data_key(c);
+    }
+    const SweepPlace place{identity_, spec_.partition.str(), point.index, size()};
+    ProgressContext context;
+    context.label = fmt::format("{}/{} {}", point.index + 1, points_.size(), p.name);
+    context.later_steps = later_steps(mine_, j, *data_);
+    context.place = &place;
+    const std::string head = fmt::format("[{}/{}] {}", point.index + 1, points_.size(), p.name);
+    try {
+      const SeqrecOutcome o = run_seqrec(c, *data_, prov_, out_, err_, context);
+      out_ << summary(head, c, o) << std::flush;
+      if (o.status == "interrupted") {
+        interrupted_note_ = fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
+        return sweep::PointStatus::interrupted;
+      }
+      return o.status == "ok" ? sweep::PointStatus::ok
+             : o.status == "failed" ? sweep::PointStatus::failed : sweep::PointStatus::skipped;
+    } catch (const std::exception& e) {
+      // Everything a point can be refused for was checked in plan(): what is left is a failure while
+      // training (memory, I/O); the sweep records it and goes on with the next point.
+      out_ << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
+      return sweep::PointStatus::failed;
+    }
+  }
+
+  std::string stopped_detail(const sweep::DriveResult& r) const override {
+    return fmt::format("{} of {} runs finished{}; continue with the same command and --resume", r.finished(), r.points,
+                       interrupted_note_);
+  }
+
+ private:
+  const SeqrecSweepSpec& spec_;
+  const Provenance& prov_;
+  std::ostream& out_;
+  std::ostream& err_;
+  const std::vector<SeqrecSweepPoint> points_;  // the whole sweep
+  const std::string identity_;
+  std::vector<SeqrecSweepPoint> mine_;  // this partition's, datasets resolved
+  std::map<int64_t, size_t> slot_;      // a point's index in the sweep -> mine_
+  std::optional<SeqrecData> data_;
+  DataKey loaded_;
+  std::string interrupted_note_;  // what became of the run a signal stopped
+};
+
+}  // namespace
+
+int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
+  if (spec.resume && (spec.overwrite || spec.base.dry_run))
+    throw std::invalid_argument(fmt::format("--resume continues a sweep's run files; it does not take {}",
+                                            spec.overwrite ? "--overwrite" : "--dry-run"));
+  SeqrecSweepJob job(spec, prov, out, err);
+  sweep::DriveSettings d;
+  d.partition = spec.partition;
+  d.resume = spec.resume;
+  d.progress = spec.progress_lines ? &err : nullptr;
+  d.unit = "runs";
+  return int(sweep::drive(job, d).failed);
 }
 
 }  // namespace lobench::seqrec

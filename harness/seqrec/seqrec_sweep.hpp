@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_config.hpp"
 #include "harness/sweep/axes.hpp"
+#include "harness/sweep/partition.hpp"
 
 namespace lobench::seqrec {
 
@@ -36,7 +38,19 @@ struct SeqrecSweepSpec {
   // (--data-dir; empty: $LOBENCH_DATA, no other default), its file checked unless verify is false.
   std::string data_dir;
   bool verify = true;
+  // Which points this process runs: i % N == K of the sweep (`--partition K/N`, one part of a job array,
+  // each part its own --out-dir; `lobench merge` joins the parts' folders).
+  sweep::Partition partition;
+  // --resume: keep the points whose run files are finished (status ok, skipped or failed, of this sweep:
+  // its `sweep` attribute) and run the others (missing, interrupted, a dry run's).
+  bool resume = false;
+  bool progress_lines = true;  // the driver's line after each point (with the sweep's ETA) on `err`
 };
+
+// What makes two train-seqrec processes parts of one sweep: every axis with its values and every fixed
+// option that changes what is trained (not --threads, --out-dir, --partition, --mem-limit). Recorded in
+// each run file as the attribute `sweep`, beside `sweep_index`, `sweep_runs` and `partition`.
+std::string seqrec_sweep_identity(const SeqrecSweepSpec& spec);
 
 struct SeqrecSweepPoint {
   SeqrecConfig config;  // with config.out set to the point's run file
@@ -60,9 +74,11 @@ void resolve_seqrec_datasets(const SeqrecSweepSpec& spec, std::vector<SeqrecSwee
 // are read for their vocabulary) and refuses, before any file is written, an output path that exists
 // (unless spec.overwrite) or is not a regular file. Throws std::invalid_argument / io::PathError naming
 // the point and the problem.
-void check_seqrec_sweep(const SeqrecSweepSpec& spec, const std::vector<SeqrecSweepPoint>& points);
+// Returns the vocabulary (items + padding) of each dataset, by --dataset value.
+std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
+                                                  const std::vector<SeqrecSweepPoint>& points);
 
-// Checks (above), then runs every point: loads each dataset once for consecutive points on the same
+// Checks (above), then runs every point of spec.partition through the sweep driver (sweep/driver.hpp): loads each dataset once for consecutive points on the same
 // (dataset, L, N), writes one run file per point (each complete and flushed when its point ends), one
 // summary per point on `out`, the progress line (point i/K, step, ETA of the point and of the sweep)
 // on `err` when spec.base.progress. Returns the number of points that failed while training (skipped

@@ -9,8 +9,8 @@
 
 namespace lobench::sweep {
 
-Progress::Progress(std::ostream& os, double total_work, int64_t total_rows)
-    : os_(os), total_work_(total_work), total_rows_(total_rows), start_(std::chrono::steady_clock::now()) {}
+Progress::Progress(std::ostream& os, double total_work, int64_t total_rows, const char* unit)
+    : os_(os), total_work_(total_work), total_rows_(total_rows), unit_(unit), start_(std::chrono::steady_clock::now()) {}
 
 double Progress::elapsed_seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -21,8 +21,8 @@ void Progress::done(double work) {
   ++done_rows_;
   const double elapsed = elapsed_seconds();
   const double frac = total_work_ > 0 ? done_work_ / total_work_ : 1.0;
-  fmt::print(os_, "progress: {:.0f}% of the work ({} of {} rows), elapsed {}, ETA {}\n", 100 * frac, done_rows_,
-             total_rows_, format_duration(elapsed), frac > 0 ? format_duration(elapsed / frac - elapsed) : "?");
+  fmt::print(os_, "progress: {:.0f}% of the work ({} of {} {}), elapsed {}, ETA {}\n", 100 * frac, done_rows_,
+             total_rows_, unit_, format_duration(elapsed), frac > 0 ? format_duration(elapsed / frac - elapsed) : "?");
   os_.flush();
 }
 

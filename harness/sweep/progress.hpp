@@ -10,14 +10,16 @@ namespace lobench::sweep {
 
 class Progress {
  public:
-  Progress(std::ostream& os, double total_work, int64_t total_rows);
-  void done(double work);  // one more row finished (measured, skipped or already in the file)
+  // `unit`: what is counted ("rows" of `lobench run`, "runs" of the training commands).
+  Progress(std::ostream& os, double total_work, int64_t total_rows, const char* unit = "rows");
+  void done(double work);  // one more point finished (measured, skipped or already recorded)
   double elapsed_seconds() const;
 
  private:
   std::ostream& os_;
   double total_work_, done_work_ = 0;
   int64_t total_rows_, done_rows_ = 0;
+  const char* unit_;
   std::chrono::steady_clock::time_point start_;
 };
 

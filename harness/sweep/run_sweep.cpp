@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 
 #include "harness/cli/option_checks.hpp"
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/sweep/driver.hpp"
 #include "harness/sweep/measure_row.hpp"
 #include "harness/sweep/plan.hpp"
 #include "harness/sweep/point_inputs.hpp"
@@ -26,12 +28,11 @@ namespace {
 
 bool is_gpu(const Variant& v) { return v.backend() == "cuda"; }
 
+// The points of s.partition (--list and --dry-run; the sweep itself takes them in drive()).
 std::vector<StepPoint> partitioned_points(const SweepSettings& s) {
   std::vector<StepPoint> all = step_points(s.axes, s.weighted);
-  if (s.partition.count == 1) return all;
   std::vector<StepPoint> mine;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (int64_t(i) % s.partition.count == s.partition.index) mine.push_back(std::move(all[i]));
+  for (int64_t i : partition_indices(int64_t(all.size()), s.partition)) mine.push_back(std::move(all[size_t(i)]));
   return mine;
 }
 
@@ -273,6 +274,102 @@ std::string limits_note(size_t rows, const std::string& out, const MemoryLimits&
                      m.gpu_bytes > 0 ? fmt::format(", GPU limit {}", format_bytes(double(m.gpu_bytes))) : "");
 }
 
+// What a process that does not record (a sharded run's other ranks) prints to: a stream without a
+// buffer, which drops everything.
+std::ostream& discard() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
+
+// `lobench run` as a job of the one driver (sweep/driver.hpp): a point is a (variant, step point) row,
+// planned by plan_rows, recorded in the run file, measured by RowRunner.
+class StepSweepJob : public SweepJob {
+ public:
+  StepSweepJob(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err)
+      : s_(s), prov_(prov), records_(!s.sharded || s.sharded->primary()), out_(records_ ? out : discard()),
+        err_(records_ ? err : discard()), points_(step_points(s.axes, s.weighted)) {}
+
+  int64_t size() const override { return int64_t(points_.size()); }
+  std::ostream& progress_stream() { return err_; }
+
+  std::vector<PlannedPoint> plan(const std::vector<int64_t>& indices) override {
+    std::vector<StepPoint> mine;
+    for (int64_t i : indices) mine.push_back(points_[size_t(i)]);
+    limits_ = resolve_limits(s_, mine);
+    // A sharded row's working set is split over the ranks (each rank checks its own share exactly).
+    MemoryLimits plan_limits = limits_;
+    if (s_.sharded) plan_limits.host_bytes = limits_.host_bytes > INT64_MAX / s_.sharded->ranks()
+                                                 ? INT64_MAX : limits_.host_bytes * s_.sharded->ranks();
+    rows_ = plan_rows(mine, plan_limits, s_.accuracy, s_.warmup, s_.reps.expected_reps());
+    std::vector<PlannedPoint> planned;
+    for (size_t j = 0; j < rows_.size(); ++j) {
+      planned.push_back({indices[j], rows_[j].row.key(), rows_[j].work});
+      slot_[indices[j]] = j;
+    }
+    return planned;
+  }
+
+  void begin(const std::vector<PlannedPoint>& planned) override {
+    if (records_) {
+      file_ = std::make_unique<ResultsFile>(s_.out, prov_, s_.out_mode);
+      write_run_attributes(*file_, s_, limits_);
+      if (s_.sharded) {
+        file_->set_attr("mpi_library", s_.sharded->library());
+        file_->set_attr("shard", fmt::format("{} over {} ranks", s_.sharded->shard_name(), s_.sharded->ranks()));
+      }
+    }
+    printer_ = make_printer(s_.format, out_, err_, s_.axes.swept());
+    printer_->note(limits_note(planned.size(), s_.out, limits_, s_.partition));
+    runner_ = std::make_unique<RowRunner>(s_, file_.get(), *printer_,
+                                          s_.sgemm_n > 0 ? s_.sgemm_n : auto_sgemm_n(rows_, s_.reps));
+  }
+
+  bool recorded(const PlannedPoint& p) const override { return file_ && file_->has(p.key); }
+
+  PointStatus execute(const PlannedPoint& p) override {
+    const PlannedRow& plan = rows_[slot_.at(p.index)];
+    io::ResultRow row = plan.row;
+    row.utc.set(utc_now());
+    std::vector<double> samples;
+    if (plan.skipped) runner_->set_skipped_yardstick(plan, row);
+    else samples = runner_->run(plan, row);
+    if (file_) row.row_id = file_->rows();  // what append records: csv/jsonl show the file's row index
+    if (file_) file_->append(row, samples);
+    printer_->row(row);
+    return row.status == "ok" ? PointStatus::ok : row.status == "skipped" ? PointStatus::skipped : PointStatus::failed;
+  }
+
+  void end(const DriveResult& r) override {
+    if (file_) file_->close(utc_now());
+    if (r.stopped_by != 0) return;
+    RunSummary sum;
+    sum.ok = r.ok;
+    sum.skipped = r.skipped;
+    sum.failed = r.failed;
+    sum.wall_seconds = r.wall_seconds;
+    sum.file = s_.out;
+    printer_->summary(sum);
+  }
+
+  std::string stopped_detail(const DriveResult& r) const override {
+    return fmt::format("{} of {} rows kept in {}; continue with --resume", file_ ? file_->rows() : 0, r.points, s_.out);
+  }
+
+ private:
+  const SweepSettings& s_;
+  const Provenance& prov_;
+  const bool records_;  // a sharded run's other ranks record nothing
+  std::ostream& out_;
+  std::ostream& err_;
+  const std::vector<StepPoint> points_;  // the whole sweep
+  MemoryLimits limits_;
+  std::vector<PlannedRow> rows_;    // this partition's, planned
+  std::map<int64_t, size_t> slot_;  // a point's index in the sweep -> its row in rows_
+  std::unique_ptr<ResultsFile> file_;
+  std::unique_ptr<Printer> printer_;
+  std::unique_ptr<RowRunner> runner_;
+};
+
 }  // namespace
 
 void check_rep_policy(const RepPolicy& r) {
@@ -321,13 +418,6 @@ void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, 
   printer->summary(sum);
 }
 
-// What a process that does not record (a sharded run's other ranks) prints to: a stream without a
-// buffer, which drops everything.
-static std::ostream& discard() {
-  static std::ostream sink(nullptr);
-  return sink;
-}
-
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
   if (s.sharded) require_same_options(*s.sharded, prov.argv);  // first: before any other collective
   check_rep_policy(s.reps);
@@ -335,59 +425,13 @@ int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& 
   if (s.sgemm_n != 0) cli::check_range("--sgemm-n", double(s.sgemm_n), 64, 65536);
   if (s.sharded && s.out_mode == OutMode::resume)
     throw std::invalid_argument("--resume with --shard is not supported: write a new run file");
-  const auto points = partitioned_points(s);
-  const MemoryLimits limits = resolve_limits(s, points);
-  // A sharded row's working set is split over the ranks (each rank checks its own share exactly).
-  MemoryLimits plan_limits = limits;
-  if (s.sharded) plan_limits.host_bytes = limits.host_bytes > INT64_MAX / s.sharded->ranks()
-                                              ? INT64_MAX : limits.host_bytes * s.sharded->ranks();
-  const auto rows = plan_rows(points, plan_limits, s.accuracy, s.warmup, s.reps.expected_reps());
-
-  const bool records = !s.sharded || s.sharded->primary();
-  std::unique_ptr<ResultsFile> file;
-  if (records) {
-    file = std::make_unique<ResultsFile>(s.out, prov, s.out_mode);
-    write_run_attributes(*file, s, limits);
-    if (s.sharded) {
-      file->set_attr("mpi_library", s.sharded->library());
-      file->set_attr("shard", fmt::format("{} over {} ranks", s.sharded->shard_name(), s.sharded->ranks()));
-    }
-  }
-  auto printer = make_printer(s.format, records ? out : discard(), records ? err : discard(), s.axes.swept());
-  printer->note(limits_note(rows.size(), s.out, limits, s.partition));
-
-  double total_work = 0;
-  for (const PlannedRow& r : rows) total_work += r.work;
-  Progress progress(records ? err : discard(), total_work, int64_t(rows.size()));
-  RowRunner runner(s, file.get(), *printer, s.sgemm_n > 0 ? s.sgemm_n : auto_sgemm_n(rows, s.reps));
-  RunSummary sum;
-  int64_t stopped_by = 0;  // a signal stops the sweep between rows (io/interrupt_guard.hpp)
-  for (const PlannedRow& plan : rows) {
-    stopped_by = s.sharded ? s.sharded->agree(io::interrupt_signal()) : io::interrupt_signal();  // ranks agree
-    if (stopped_by != 0) break;
-    if (file && file->has(plan.row.key())) {  // --resume: already measured
-      progress.done(plan.work);
-      continue;
-    }
-    io::ResultRow row = plan.row;
-    row.utc.set(utc_now());
-    std::vector<double> samples;
-    if (plan.skipped) runner.set_skipped_yardstick(plan, row);
-    else samples = runner.run(plan, row);
-    if (file) row.row_id = file->rows();  // what append records: csv/jsonl show the file's row index
-    if (file) file->append(row, samples);
-    printer->row(row);
-    (row.status == "ok" ? sum.ok : row.status == "skipped" ? sum.skipped : sum.failed) += 1;
-    progress.done(plan.work);
-  }
-  if (file) file->close(utc_now());
-  if (stopped_by != 0)
-    throw io::Interrupted(int(stopped_by), fmt::format("{} of {} rows kept in {}; continue with --resume",
-                                                              file ? file->rows() : 0, rows.size(), s.out));
-  sum.wall_seconds = progress.elapsed_seconds();
-  sum.file = s.out;
-  printer->summary(sum);
-  return sum.failed;
+  StepSweepJob job(s, prov, out, err);
+  DriveSettings d;
+  d.partition = s.partition;
+  d.resume = s.out_mode == OutMode::resume;
+  d.progress = &job.progress_stream();
+  if (s.sharded) d.agree_on_signal = [&s](int64_t signal) { return s.sharded->agree(signal); };
+  return drive(job, d).failed;
 }
 
 }  // namespace lobench::sweep

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -17,7 +18,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kSchemaPrefix = "lobench train-xmc run";
+// The commands that write one run file per run, by the start of their files' `schema` attribute.
+constexpr const char* kSchemaPrefixes[] = {"lobench train-xmc run", "lobench train-seqrec run"};
+
+// "train-xmc" of "lobench train-xmc run, version 1"; empty when it is neither command's schema.
+std::string command_of(const std::string& schema) {
+  for (const char* prefix : kSchemaPrefixes)
+    if (schema.rfind(prefix, 0) == 0) return std::string(prefix + 8, std::strlen(prefix) - 12);  // between "lobench " and " run"
+  return "";
+}
+
+std::string schema_of(const std::string& path) {
+  h5::silence_errors();
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || H5Fis_hdf5(path.c_str()) <= 0) return "";
+  try {
+    auto f = h5::open_file_read(path);
+    return h5::read_attr_string(f, "schema").value_or("");
+  } catch (const std::exception&) {
+    return "";
+  }
+}
 
 // One run file's place in its sweep.
 struct RunPlace {
@@ -34,7 +55,7 @@ struct PartDir {
 
 RunPlace read_place(const std::string& path, const std::string& part) {
   if (!is_train_run_file(path))
-    throw std::invalid_argument(fmt::format("merge: '{}' in '{}' is not a train-xmc run file", path, part));
+    throw std::invalid_argument(fmt::format("merge: '{}' in '{}' is not a train-xmc or train-seqrec run file", path, part));
   auto f = h5::open_file_read(path);
   RunPlace r;
   r.path = path;
@@ -45,7 +66,7 @@ RunPlace read_place(const std::string& path, const std::string& part) {
   if (!sweep || !partition || !index || !runs)
     throw std::invalid_argument(fmt::format(
         "merge: '{}' records no place in a sweep (no sweep, sweep_index, sweep_runs or partition attribute: written "
-        "by a train-xmc older than --partition), so it cannot be merged",
+        "by a train-xmc or train-seqrec older than --partition), so it cannot be merged",
         path));
   r.schema = h5::read_attr_string(f, "schema").value_or("");
   r.sweep = *sweep;
@@ -59,10 +80,10 @@ RunPlace read_place(const std::string& path, const std::string& part) {
 PartDir read_part(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    if (fs::is_regular_file(dir, ec) && is_train_run_file(dir))
+    if (const std::string command = command_of(schema_of(dir)); !command.empty())
       throw std::invalid_argument(fmt::format(
-          "merge: '{}' is one train-xmc run file; train-xmc parts are folders: give each partition's --out-dir", dir));
-    throw std::invalid_argument(fmt::format("merge: '{}' {}", dir, fs::exists(dir, ec) ? "is not a folder of train-xmc run files"
+          "merge: '{}' is one {} run file; {} parts are folders: give each partition's --out-dir", dir, command, command));
+    throw std::invalid_argument(fmt::format("merge: '{}' {}", dir, fs::exists(dir, ec) ? "is not a folder of run files"
                                                                                       : "does not exist"));
   }
   PartDir p;
@@ -155,18 +176,7 @@ void copy_into_new_folder(const fs::path& out, const std::vector<PartDir>& parts
 
 }  // namespace
 
-bool is_train_run_file(const std::string& path) {
-  h5::silence_errors();
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec) || H5Fis_hdf5(path.c_str()) <= 0) return false;
-  try {
-    auto f = h5::open_file_read(path);
-    const auto schema = h5::read_attr_string(f, "schema");
-    return schema && schema->rfind(kSchemaPrefix, 0) == 0;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+bool is_train_run_file(const std::string& path) { return !command_of(schema_of(path)).empty(); }
 
 TrainMergeSummary merge_train_runs(const std::string& out_text, const std::vector<std::string>& part_dirs) {
   if (part_dirs.empty()) throw std::invalid_argument("merge: no parts given");
@@ -186,6 +196,7 @@ TrainMergeSummary merge_train_runs(const std::string& out_text, const std::vecto
   check_parts(parts);
   copy_into_new_folder(out, parts);
   TrainMergeSummary s;
+  s.command = command_of(parts.front().runs.front().schema);
   s.parts = int64_t(part_dirs.size());
   for (const PartDir& p : parts) s.runs += int64_t(p.runs.size());
   return s;

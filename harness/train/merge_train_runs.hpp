@@ -1,9 +1,9 @@
-// `lobench merge OUT PART_DIRS...` for train-xmc. A train-xmc sweep writes one run file per run into its
-// --out-dir, so its parts (`train-xmc --partition K/N`, e.g. a Slurm job array) are folders, and so is
-// the merge: OUT is a new folder holding every part's run files, as one `train-xmc` of the whole sweep
+// `lobench merge OUT PART_DIRS...` for the commands that write one run file per run into their --out-dir
+// (train-xmc, train-seqrec): their parts (`--partition K/N`, e.g. a Slurm job array) are folders, and so
+// is the merge: OUT is a new folder holding every part's run files, as one process of the whole sweep
 // would have written them (the figure scripts read it as such). Each run file keeps its own provenance
 // (the root attributes of the process that trained it). Before anything is written the parts are
-// checked: every file a train-xmc run file of the same schema and sweep (attributes `schema`, `sweep`),
+// checked: every file a run file of the same command, schema and sweep (attributes `schema`, `sweep`),
 // each folder holding one partition of the same N, partitions 0..N−1 each once, and the runs
 // 0..sweep_runs−1 each exactly once, each in the partition that makes it. An empty folder is a partition
 // that made no run (K >= sweep_runs: more tasks than runs); a partition K < sweep_runs must be there.
@@ -16,10 +16,11 @@
 namespace lobench::train {
 
 struct TrainMergeSummary {
+  std::string command;  // train-xmc or train-seqrec
   int64_t parts = 0, runs = 0;
 };
 
-// Whether `path` is an HDF5 file written by `lobench train-xmc` (its `schema` attribute says so).
+// Whether `path` is an HDF5 file written by `lobench train-xmc` or `train-seqrec` (its `schema` says so).
 bool is_train_run_file(const std::string& path);
 
 // Writes the folder `out` (refused if anything is there) from the part folders. Throws

@@ -16,6 +16,9 @@
 
 namespace lobench::train {
 
+// The start of a train-xmc run file's `schema` attribute (the version follows).
+inline constexpr const char* kRunSchemaPrefix = "lobench train-xmc run";
+
 // One /epochs row (fixed layout so h5py reads it as a NumPy structured array).
 struct EpochRow {
   int64_t epoch = 0, steps = 0;

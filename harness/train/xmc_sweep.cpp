@@ -21,6 +21,8 @@
 #include "harness/io/h5_io.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/recorded_run.hpp"
+#include "harness/sweep/driver.hpp"
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/run_file.hpp"
 #include "harness/train/sharded_training.hpp"
@@ -222,9 +224,13 @@ void check_run_paths(const XmcSweepSpec& spec) {
       throw io::PathError(fmt::format("--out-dir: '{}' is a symlink; refusing to write through it into its target", path));
     if (const std::string what = io::not_regular_file(path); !what.empty())
       throw io::PathError(fmt::format("--out-dir: '{}' is {}, not a run file; refusing to replace it", path, what));
+    if (spec.resume) {  // this sweep's run files are continued (another sweep's are refused here)
+      io::recorded_run(path, kRunSchemaPrefix, sweep_identity(spec));
+      continue;
+    }
     if (!spec.overwrite)
-      throw io::PathError(fmt::format("--out-dir: the run file '{}' exists (give --overwrite to replace it; nothing "
-                                      "was written)",
+      throw io::PathError(fmt::format("--out-dir: the run file '{}' exists (give --overwrite to replace it, or "
+                                      "--resume to continue the sweep; nothing was written)",
                                       path));
   }
 }
@@ -232,8 +238,8 @@ void check_run_paths(const XmcSweepSpec& spec) {
 std::vector<std::pair<int64_t, SweepPoint>> partition_points(const XmcSweepSpec& spec) {
   std::vector<SweepPoint> all = expand_sweep(spec);
   std::vector<std::pair<int64_t, SweepPoint>> mine;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (int64_t(i) % spec.partition.count == spec.partition.index) mine.emplace_back(int64_t(i), std::move(all[i]));
+  for (int64_t i : sweep::partition_indices(int64_t(all.size()), spec.partition))
+    mine.emplace_back(i, std::move(all[size_t(i)]));
   return mine;
 }
 
@@ -391,138 +397,204 @@ std::string keep_interrupted(std::optional<TrainRunFile>& file, const std::strin
 
 }  // namespace
 
-// Long because a sharded sweep passes a checkpoint at every step where one rank alone could fail; the
-// training itself is train_xmc (or ShardedTraining::train).
-int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out_stream, std::ostream& err_stream) {
+namespace {
+
+// One run of the sweep as planned: its shape, memory prediction and, when it will not train, why.
+struct XmcPlan {
+  SweepPoint point;
+  DataShape shape;
+  MemoryPrediction pred;
+  bool evaluates = false;
+  int64_t peak = 0;  // sharded: the largest rank's
+  std::string path, head, skip_reason;
+};
+
+// `lobench train-xmc` as a job of the one sweep driver (sweep/driver.hpp): a point is a training run,
+// recorded as its own run file in spec.out_dir (key: the file name). Sharded, every rank runs the same
+// job and passes a checkpoint at every step where one rank alone could fail (on_every_rank).
+class XmcSweepJob : public sweep::SweepJob {
+ public:
+  XmcSweepJob(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err)
+      : spec_(spec), prov_(prov), sh_(spec.sharded), records_(!sh_ || sh_->primary()), out_(records_ ? out : discard()),
+        err_(records_ ? err : discard()), points_(expand_sweep(spec)), identity_(sweep_identity(spec)) {}
+
+  int64_t size() const override { return int64_t(points_.size()); }
+  std::ostream& err() { return err_; }
+
+  std::vector<sweep::PlannedPoint> plan(const std::vector<int64_t>& indices) override {
+    std::vector<sweep::PlannedPoint> planned;
+    if (indices.empty()) return planned;
+    mem_limit_ = sh_ ? sh_->agree(spec_.mem_limit) : spec_.mem_limit;  // the primary's, everywhere
+    on_every_rank(sh_, [&] { loaded_ = load_xmc_dataset(spec_, 0); });
+    for (int64_t i : indices) {
+      XmcPlan& p = plans_[i] = plan_run(i);
+      const TrainConfig& c = p.point.config;
+      // The ETA's unit: the classifier's products, rows x labels x D per epoch.
+      const double work = double(c.epochs) * double(p.shape.train_rows) * double(p.shape.num_labels) * double(c.D);
+      planned.push_back({i, p.point.name, p.skip_reason.empty() ? work : 0.0});
+    }
+    return planned;
+  }
+
+  void begin(const std::vector<sweep::PlannedPoint>& planned) override {
+    if (!planned.empty()) return;  // more partitions than runs: this one makes none, and leaves its (empty) folder
+    on_every_rank(sh_, [&] {
+      if (records_) make_out_dir(spec_.out_dir);
+    });
+    out_ << fmt::format("partition {} of a sweep of {} runs makes none -> {}\n", spec_.partition.str(),
+                        points_.size(), spec_.out_dir);
+  }
+
+  bool recorded(const sweep::PlannedPoint& p) const override {
+    return io::recorded_run(plans_.at(p.index).path, kRunSchemaPrefix, identity_) == io::RecordedRun::finished;
+  }
+
+  sweep::PointStatus execute(const sweep::PlannedPoint& point) override {
+    const XmcPlan& p = plans_.at(point.index);
+    std::optional<TrainRunFile> file;  // the primary's
+    on_every_rank(sh_, [&] {
+      if (!records_) return;
+      make_out_dir(spec_.out_dir);
+      file.emplace(p.path, prov_, spec_.dataset, p.point.config, p.shape, p.pred);
+      file->set_attr("sweep", identity_);
+      file->set_attr("sweep_index", point.index);
+      file->set_attr("sweep_runs", size());
+      file->set_attr("partition", spec_.partition.str());
+      if (sh_) record_shard(*file, *sh_, p.peak);
+      if (p.skip_reason.empty()) return;
+      file->finish(nullptr, "skipped", p.skip_reason);
+      out_ << skipped_line(p.head, p.skip_reason, p.pred, p.evaluates, p.path) << std::flush;
+    });
+    if (!p.skip_reason.empty()) return sweep::PointStatus::skipped;
+    return train_run(p, file);
+  }
+
+  std::string stopped_detail(const sweep::DriveResult& r) const override {
+    return fmt::format("{} of {} runs finished in {}{}; continue with the same command and --resume",
+                       r.finished(), r.points, spec_.out_dir, interrupted_note_);
+  }
+
+ private:
+  XmcPlan plan_run(int64_t index) const {
+    XmcPlan p;
+    p.point = points_[size_t(index)];
+    const DataShape loaded_shape = DataShape::of(*loaded_);
+    p.shape = loaded_shape;
+    if (p.point.labels_total > 0) {
+      if (p.point.labels_total < loaded_shape.num_labels)
+        throw std::runtime_error(fmt::format("--labels-total {} is below the dataset's {} labels", p.point.labels_total,
+                                             loaded_shape.num_labels));
+      p.shape.num_labels = p.point.labels_total;
+    }
+    const TrainConfig& c = p.point.config;
+    require_representable(c, p.shape);
+    // Sharded: this rank's share; the run is skipped when the largest rank's exceeds the limit.
+    p.pred = sh_ ? sh_->predict(c, p.shape) : predict_memory(c, p.shape);
+    p.evaluates = c.eval_every >= 0 && p.shape.test_rows > 0;
+    p.peak = sh_ ? sh_->largest(p.pred.peak(p.evaluates)) : p.pred.peak(p.evaluates);
+    p.path = (fs::path(spec_.out_dir) / (p.point.name + ".h5")).string();
+    p.head = fmt::format("[{}/{}] {}", index + 1, points_.size(), p.point.name);
+    if (spec_.dry_run) p.skip_reason = "dry run";
+    else if (mem_limit_ > 0 && p.peak > mem_limit_)
+      p.skip_reason = fmt::format("OOM predicted: {}{} > limit {}", format_bytes(double(p.peak)),
+                                  sh_ ? " on the largest rank" : "", format_bytes(double(mem_limit_)));
+    return p;
+  }
+
+  // The dataset grown to the run's --labels-total (appended labels have no positives), one total at a time.
+  const data::TrainTest& data_for(const DataShape& shape) {
+    const int64_t loaded_labels = DataShape::of(*loaded_).num_labels;
+    if (shape.num_labels <= loaded_labels) return *loaded_;
+    on_every_rank(sh_, [&] {
+      if (grown_.count(shape.num_labels)) return;
+      grown_.clear();
+      data::TrainTest g = *loaded_;
+      data::append_random_labels(g.train, shape.num_labels - loaded_labels);
+      data::append_random_labels(g.test, shape.num_labels - loaded_labels);
+      grown_.emplace(shape.num_labels, std::move(g));
+    });
+    return grown_.at(shape.num_labels);
+  }
+
+  sweep::PointStatus train_run(const XmcPlan& p, std::optional<TrainRunFile>& file) {
+    const TrainConfig& c = p.point.config;
+    const data::TrainTest& d = data_for(p.shape);
+    err_ << fmt::format("{}: {} rows x {} features -> {} labels; {}{}\n", p.head, p.shape.train_rows,
+                        p.shape.num_features, p.shape.num_labels, c.describe(),
+                        sh_ ? fmt::format("; {} over {} ranks", sh_->shard_name(), sh_->ranks()) : "")
+         << std::flush;
+    ProgressBar bar(err_, spec_.progress, &err_ == &std::cerr && isatty(STDERR_FILENO));
+    const ProgressFn progress = [&](int e, int E, int64_t s, int64_t S, double l, double t) { bar.update(e, E, s, S, l, t); };
+    int64_t epochs_done = 0;
+    const EpochFn on_epoch = [&](const EpochRecord& r, const GradientHistogram* h, const GradientHistogram* g) {
+      if (file) file->append_epoch(r, h, g);
+      bar.epoch_done(r, c.epochs);
+      ++epochs_done;
+      // Unsharded, a signal also stops a run between epochs (sharded ranks could be inside a collective).
+      if (!sh_ && io::interrupt_signal() && epochs_done < c.epochs)
+        throw io::Interrupted(io::interrupt_signal(), "training stopped between epochs");
+    };
+    try {
+      ShardedTotals totals;
+      const RunOutcome o = sh_ ? sh_->train(d, c, progress, on_epoch, totals) : train_xmc(d, c, progress, on_epoch);
+      if (file && sh_) record_totals(*file, totals);
+      if (file) file->finish(&o, "ok", "");
+      out_ << done_line(p.head, o, p.evaluates, p.path) << std::flush;
+      return sweep::PointStatus::ok;
+    } catch (const io::Interrupted& e) {
+      interrupted_note_ = keep_interrupted(file, p.path, e.signal, epochs_done, c.epochs);
+      return sweep::PointStatus::interrupted;
+    } catch (const std::exception& e) {
+      if (file) file->finish(nullptr, "failed", e.what());
+      out_ << fmt::format("{}: FAILED: {}\n", p.head, e.what()) << std::flush;
+      // A failure of this rank alone: the others may be inside a collective, waiting for it.
+      if (sh_ && !sh_->shared_failure(e)) sh_->abort_all(e.what());
+      return sweep::PointStatus::failed;
+    }
+  }
+
+  const XmcSweepSpec& spec_;
+  const Provenance& prov_;
+  ShardedTraining* const sh_;
+  const bool records_;  // a sharded run's other ranks write and print nothing
+  std::ostream& out_;
+  std::ostream& err_;
+  const std::vector<SweepPoint> points_;  // the whole sweep
+  const std::string identity_;
+  int64_t mem_limit_ = 0;
+  std::map<int64_t, XmcPlan> plans_;  // this partition's runs, by index in the sweep
+  // The dataset as loaded, and grown to a run's --labels-total only when that run trains: appended
+  // labels have no positives, so the run's shape (and its memory prediction) is the loaded one with
+  // more labels, known before anything is grown, and a label total far above the limit is skipped unbuilt.
+  std::optional<data::TrainTest> loaded_;
+  std::map<int64_t, data::TrainTest> grown_;  // one label total at a time
+  std::string interrupted_note_;              // what became of the run a signal stopped
+};
+
+}  // namespace
+
+int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
   ShardedTraining* const sh = spec.sharded;
   if (sh) sweep::require_same_options(*sh, prov.argv);  // first: before any other collective
-  const bool records = !sh || sh->primary();
-  std::ostream& out = records ? out_stream : discard();
-  std::ostream& err = records ? err_stream : discard();
   if (spec.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
-  const auto points = partition_points(spec);
-  const int64_t sweep_runs = spec.axes.size();
-  const std::string identity = sweep_identity(spec);
+  if (spec.resume && (spec.overwrite || spec.dry_run || sh))
+    throw std::invalid_argument(fmt::format("--resume continues a sweep's run files; it does not take {}",
+                                            spec.overwrite ? "--overwrite" : spec.dry_run ? "--dry-run" : "--shard"));
+  const bool records = !sh || sh->primary();
   on_every_rank(sh, [&] {
     std::error_code ec;
     if (records && fs::exists(spec.out_dir, ec) && !fs::is_directory(spec.out_dir, ec))
       throw std::invalid_argument(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
     if (records) check_run_paths(spec);
   });
-  if (points.empty()) {  // more partitions than runs: this one makes none, and leaves its (empty) folder
-    on_every_rank(sh, [&] {
-      if (records) make_out_dir(spec.out_dir);
-    });
-    out << fmt::format("partition {} of a sweep of {} runs makes none -> {}\n", spec.partition.str(), sweep_runs,
-                       spec.out_dir);
-    return 0;
-  }
-  const int64_t mem_limit = sh ? sh->agree(spec.mem_limit) : spec.mem_limit;  // the primary's, everywhere
-  const bool tty = &err == &std::cerr && isatty(STDERR_FILENO);
-  // The dataset as loaded, and grown to a point's --labels-total only when that point trains: appended
-  // labels have no positives, so the point's shape (and its memory prediction) is the loaded one with more
-  // labels, known before anything is grown, and a label total far above the limit is skipped unbuilt.
-  std::optional<data::TrainTest> loaded;
-  std::map<int64_t, data::TrainTest> grown;  // one label total at a time
-  int failed = 0;
-  int64_t finished = 0, stopped_by = 0;  // a signal stops the sweep between runs (io/interrupt_guard.hpp)
-  std::string interrupted_note;           // what became of the run it stopped
-  for (const auto& entry : points) {
-    stopped_by = sh ? sh->agree(io::interrupt_signal()) : io::interrupt_signal();  // sharded: the ranks agree
-    if (stopped_by != 0) break;
-    const int64_t index = entry.first;
-    const SweepPoint& p = entry.second;
-    on_every_rank(sh, [&] {
-      if (!loaded) loaded = load_xmc_dataset(spec, 0);
-    });
-    const DataShape loaded_shape = DataShape::of(*loaded);
-    DataShape shape = loaded_shape;
-    if (p.labels_total > 0) {
-      if (p.labels_total < loaded_shape.num_labels)
-        throw std::runtime_error(fmt::format("--labels-total {} is below the dataset's {} labels", p.labels_total,
-                                             loaded_shape.num_labels));
-      shape.num_labels = p.labels_total;
-    }
-    require_representable(p.config, shape);
-    // Sharded: this rank's share; the run is skipped when the largest rank's exceeds the limit.
-    const MemoryPrediction pred = sh ? sh->predict(p.config, shape) : predict_memory(p.config, shape);
-    const bool evaluates = p.config.eval_every >= 0 && shape.test_rows > 0;
-    const int64_t peak = sh ? sh->largest(pred.peak(evaluates)) : pred.peak(evaluates);
-    const std::string path = (fs::path(spec.out_dir) / (p.name + ".h5")).string();
-    const std::string head = fmt::format("[{}/{}] {}", index + 1, sweep_runs, p.name);
-    std::optional<TrainRunFile> file;  // the primary's
-    const bool skip = spec.dry_run || (mem_limit > 0 && peak > mem_limit);
-    on_every_rank(sh, [&] {
-      if (!records) return;
-      make_out_dir(spec.out_dir);
-      file.emplace(path, prov, spec.dataset, p.config, shape, pred);
-      file->set_attr("sweep", identity);
-      file->set_attr("sweep_index", index);
-      file->set_attr("sweep_runs", sweep_runs);
-      file->set_attr("partition", spec.partition.str());
-      if (sh) record_shard(*file, *sh, peak);
-      if (!skip) return;
-      const std::string why = spec.dry_run ? "dry run"
-                                           : fmt::format("OOM predicted: {}{} > limit {}", format_bytes(double(peak)),
-                                                         sh ? " on the largest rank" : "", format_bytes(double(mem_limit)));
-      file->finish(nullptr, "skipped", why);
-      out << skipped_line(head, why, pred, evaluates, path) << std::flush;
-    });
-    if (skip) {
-      ++finished;
-      continue;
-    }
-    on_every_rank(sh, [&] {
-      if (shape.num_labels <= loaded_shape.num_labels || grown.count(shape.num_labels)) return;
-      grown.clear();
-      data::TrainTest g = *loaded;
-      data::append_random_labels(g.train, shape.num_labels - loaded_shape.num_labels);
-      data::append_random_labels(g.test, shape.num_labels - loaded_shape.num_labels);
-      grown.emplace(shape.num_labels, std::move(g));
-    });
-    const data::TrainTest& d = shape.num_labels > loaded_shape.num_labels ? grown.at(shape.num_labels) : *loaded;
-    err << fmt::format("{}: {} rows x {} features -> {} labels; {}{}\n", head, shape.train_rows, shape.num_features,
-                       shape.num_labels, p.config.describe(),
-                       sh ? fmt::format("; {} over {} ranks", sh->shard_name(), sh->ranks()) : "")
-        << std::flush;
-    ProgressBar bar(err, spec.progress, tty);
-    const ProgressFn progress = [&](int e, int E, int64_t s, int64_t S, double l, double t) { bar.update(e, E, s, S, l, t); };
-    int64_t epochs_done = 0;
-    const EpochFn on_epoch = [&](const EpochRecord& r, const GradientHistogram* h, const GradientHistogram* g) {
-      if (file) file->append_epoch(r, h, g);
-      bar.epoch_done(r, p.config.epochs);
-      ++epochs_done;
-      // Unsharded, a signal also stops a run between epochs (sharded ranks could be inside a collective).
-      if (!sh && io::interrupt_signal() && epochs_done < p.config.epochs)
-        throw io::Interrupted(io::interrupt_signal(), "training stopped between epochs");
-    };
-    try {
-      ShardedTotals totals;
-      const RunOutcome o = sh ? sh->train(d, p.config, progress, on_epoch, totals)
-                              : train_xmc(d, p.config, progress, on_epoch);
-      if (file && sh) record_totals(*file, totals);
-      if (file) file->finish(&o, "ok", "");
-      out << done_line(head, o, evaluates, path) << std::flush;
-      ++finished;
-    } catch (const io::Interrupted& e) {
-      stopped_by = e.signal;
-      interrupted_note = keep_interrupted(file, path, e.signal, epochs_done, p.config.epochs);
-      break;
-    } catch (const std::exception& e) {
-      ++failed;
-      if (file) file->finish(nullptr, "failed", e.what());
-      out << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
-      // A failure of this rank alone: the others may be inside a collective, waiting for it.
-      if (sh && !sh->shared_failure(e)) sh->abort_all(e.what());
-      ++finished;
-    }
-  }
-  if (stopped_by != 0)
-    throw io::Interrupted(int(stopped_by),
-                          fmt::format("{} of {} runs finished in {}{}; run the same command again for the rest (train-xmc "
-                                      "has no --resume; --partition K/N splits a sweep)",
-                                      finished, points.size(), spec.out_dir, interrupted_note));
-  return failed;
+  XmcSweepJob job(spec, prov, out, err);
+  sweep::DriveSettings d;
+  d.partition = spec.partition;
+  d.resume = spec.resume;
+  d.progress = spec.progress ? &job.err() : nullptr;
+  d.unit = "runs";
+  if (sh) d.agree_on_signal = [sh](int64_t signal) { return sh->agree(signal); };
+  return int(sweep::drive(job, d).failed);
 }
 
 using LayoutColumns = std::map<Layout, std::map<std::string, std::vector<int64_t>>>;

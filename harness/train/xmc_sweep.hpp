@@ -57,10 +57,14 @@ struct XmcSweepSpec {
   // starts). Two runs of one sweep never share a file (--seeds 0,0 is refused), and a name that is a
   // symlink is refused rather than followed into its target.
   bool overwrite = false;
+  // --resume: keep the runs whose files in out_dir are finished (status ok, skipped or failed, written by
+  // this sweep: its `sweep` attribute) and make the others (missing, interrupted, a dry run's); a file of
+  // another sweep under a run's name is refused before anything is written.
+  bool resume = false;
 };
 
 // Refuses, before anything is written, a sweep whose run files in spec.out_dir exist (unless
-// spec.overwrite), are symlinks or not regular files, or coincide (two points of one name: a value
+// spec.overwrite, or spec.resume and they are this sweep's), are symlinks or not regular files, or coincide (two points of one name: a value
 // given twice). Throws io::PathError naming the file.
 void check_run_paths(const XmcSweepSpec& spec);
 

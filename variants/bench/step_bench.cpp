@@ -4,7 +4,7 @@
 // machines (DESIGN.md, "Measurement rules").
 //
 // First, the instruction ceilings of this CPU, measured in the same run (on kThreads threads at once, each
-// from its thread's CPU time, so a loaded machine's sharing does not enter):
+// the best of many short interleaved bursts, so that a loaded machine's sharing hardly enters):
 //   peak/fp32_fma          VFMADD231PS on 512-bit registers, GFLOP/s at 32 flops per instruction;
 //   peak/bf16_dot          VDPBF16PS (AVX512_BF16), GFLOP/s at 64 flops per instruction; x_fp32 is the
 //                          ratio of the two, the most a bf16 row can gain over fp32 on this CPU.
@@ -20,7 +20,7 @@
 //   gemm_bf16/V:…/D:…      the bf16 yardstick: the same logit products with bf16 operands accumulated in
 //                          float32 (variants/cpu/bf16_products.hpp, AVX512_BF16), E packed beforehand
 //                          (untimed). Work 2·P·V·D.
-//   fused_bf16, chunked_bf16/V:…/D:…  the variants with --operand bf16 (A, E and the gradient tile rounded
+//   fused_bf16, chunked_bf16, dense_bf16/V:…/D:…  the variants with --operand bf16 (A, E and the gradient tile rounded
 //                          to bf16). On a CPU without AVX512_BF16 the bf16 rows report the skip reason.
 // Counters (all from wall-clock time, median over the iterations, after one untimed warm-up run):
 //   GFLOP/s      6·P·V·D per step (gemm: 2·P·V·D), the useful work of one fused pass;
@@ -266,7 +266,7 @@ void bench_gemm_products(benchmark::State& state, int64_t V, int64_t D) {
   report(state, d, time_iterations(state, three), 6);
 }
 
-// Both ceilings once per iteration (0.2 s each per thread), summed over the threads.
+// Both ceilings once per iteration (0.4 s of bursts per thread), summed over the threads.
 void bench_peaks(benchmark::State& state) {
   if (auto why = cpu::bf16_simd_unavailable()) {
     state.SkipWithError(why->c_str());
@@ -278,7 +278,7 @@ void bench_peaks(benchmark::State& state) {
     cpu::PeakRates total;
 #pragma omp parallel num_threads(kThreads)
     {
-      const cpu::PeakRates r = *cpu::simd_peak_rates(0.2);
+      const cpu::PeakRates r = *cpu::simd_peak_rates(0.4);
 #pragma omp critical
       total.fp32_fma += r.fp32_fma, total.bf16_dot += r.bf16_dot;
     }
@@ -390,7 +390,7 @@ void register_all() {
     for (const std::string& name : names)
       tune(benchmark::RegisterBenchmark((name + args).c_str(), bench_variant, name, "fp32", V, D));
     tune(benchmark::RegisterBenchmark(("gemm_bf16" + args).c_str(), bench_gemm_bf16, V, D));
-    for (const std::string name : {"fused", "chunked"})
+    for (const std::string& name : names)
       tune(benchmark::RegisterBenchmark((name + "_bf16" + args).c_str(), bench_variant, name, "bf16", V, D));
   }
 }

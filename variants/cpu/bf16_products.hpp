@@ -68,9 +68,9 @@ void pair_rows_transposed(const float* src, int64_t ld_src, int64_t rows, int64_
                           int64_t ld_dst);
 
 // The instruction-level ceilings of the calling thread, for benchmarks: VFMADD231PS and VDPBF16PS on
-// 512-bit registers with 24 independent accumulators, run for about `seconds` of the thread's CPU time
-// each, in GFLOP/s of CPU time (a multiply-add is 2 flops: 32 per FMA, 64 per VDPBF16PS). Nothing where
-// the SIMD kernel cannot run.
+// 512-bit registers with 24 independent accumulators, in short interleaved bursts for about `seconds`,
+// the best burst of each in GFLOP/s (a multiply-add is 2 flops: 32 per FMA, 64 per VDPBF16PS). Nothing
+// where the SIMD kernel cannot run.
 struct PeakRates {
   double fp32_fma = 0, bf16_dot = 0;
 };

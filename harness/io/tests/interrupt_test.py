@@ -217,6 +217,41 @@ def merge():
         print("ok: merge", flush=True)
 
 
+XMC_FIELDS = ["epoch", "steps", "train_loss", "test_loss", "p_at_1", "p_at_3", "p_at_5", "ndcg_at_5", "psp_at_5",
+              "weight_mean_abs", "weight_zero_fraction", "weight_non_finite"]
+SEQREC_FIELDS = ["step", "epoch", "batch", "loss", "lr", "tp", "fp", "fn", "tn"]
+
+
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def same_as_uninterrupted(cmd, d, table, fields, label):
+    """`cmd --resume` finishes the sweep in d/runs; its files equal an uninterrupted sweep's (d/ref) in
+    `table`'s `fields` and status; a second --resume runs nothing and changes no file."""
+    r = subprocess.run([args.lobench] + cmd + ["--resume"], capture_output=True, text=True)
+    check(r.returncode == 0, f"{label} --resume: exit {r.returncode}: {r.stderr[-300:]}")
+    ref = [a if a != f"{d}/runs" else f"{d}/ref" for a in cmd]
+    r = subprocess.run([args.lobench] + ref, capture_output=True, text=True)
+    check(r.returncode == 0, f"{label} uninterrupted: exit {r.returncode}: {r.stderr[-300:]}")
+    names = sorted(os.listdir(f"{d}/ref"))
+    check(sorted(n for n in os.listdir(f"{d}/runs") if n.endswith(".h5")) == names, f"{label} --resume: files differ")
+    for n in names:
+        with h5py.File(f"{d}/runs/{n}", "r") as a, h5py.File(f"{d}/ref/{n}", "r") as b:
+            check(text(a.attrs["status"]) == text(b.attrs["status"]) == "ok", f"{label} --resume: {n} status")
+            check(a.attrs["sweep"] == b.attrs["sweep"] and a.attrs["sweep_index"] == b.attrs["sweep_index"],
+                  f"{label} --resume: {n} records another place in the sweep")
+            ta, tb = a[table][()], b[table][()]
+            check(len(ta) == len(tb) > 0, f"{label} --resume: {n} has {len(ta)} {table} rows, uninterrupted {len(tb)}")
+            for f in fields:
+                check(np.array_equal(ta[f], tb[f]), f"{label} --resume: {n} {table}.{f} differs")
+    before = {n: open(f"{d}/runs/{n}", "rb").read() for n in names}
+    r = subprocess.run([args.lobench] + cmd + ["--resume"], capture_output=True, text=True)
+    check(r.returncode == 0 and "steps/s" not in r.stdout and "P@1" not in r.stdout,
+          f"{label} second --resume trained again: {r.stdout[-300:]}")
+    check(all(open(f"{d}/runs/{n}", "rb").read() == before[n] for n in names), f"{label} second --resume changed a file")
+
+
 def train_xmc():
     with tempfile.TemporaryDirectory() as d:
         xmc = ["train-xmc", "--dataset", "synthetic:tiny", "--syn-scale", "0.02", "--epochs", "5", "--dim", "8",
@@ -235,6 +270,9 @@ def train_xmc():
                 epochs = len(f["epochs"])
             check(status == "interrupted" and 0 < epochs < 5, f"train-xmc: {path} status {status}, {epochs} epochs")
         no_leftovers(d, "train-xmc")
+        # --resume makes the interrupted run again and the other one; the files then hold what an
+        # uninterrupted sweep writes (per-epoch losses and P@k bit for bit), and a second --resume keeps them.
+        same_as_uninterrupted(xmc, d, "epochs", XMC_FIELDS, "train-xmc")
         print("ok: train-xmc", flush=True)
 
 
@@ -255,6 +293,15 @@ def train_seqrec():
             check(steps == recorded, f"train-seqrec: {path} has {steps} step rows, attribute says {recorded}")
             if status == "interrupted":
                 check(0 < steps < 40, f"train-seqrec: interrupted run with {steps} steps")
+        same_as_uninterrupted(seq, d, "steps", SEQREC_FIELDS, "train-seqrec")
+        # A replacement (--overwrite) killed by SIGKILL in the middle of a write leaves the previous file
+        # byte for byte (the new one was being written beside it, OUT.partial-XXXXXX).
+        before = {p: open(p, "rb").read() for p in glob.glob(f"{d}/runs/*.h5")}
+        r = subprocess.run([args.lobench] + seq + ["--overwrite"], env=shim_env(40, signal.SIGKILL), capture_output=True)
+        check(r.returncode == -signal.SIGKILL, f"train-seqrec --overwrite killed: exit {r.returncode}")
+        check(len(before) == 2 and all(open(p, "rb").read() == b for p, b in before.items()),
+              "train-seqrec --overwrite killed mid-write: a previous file changed")
+        check(glob.glob(f"{d}/runs/*.partial-*"), "train-seqrec --overwrite killed: no temporary file (was OUT written?)")
         print("ok: train-seqrec", flush=True)
 
 
