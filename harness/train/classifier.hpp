@@ -4,18 +4,18 @@
 // rounded back into the format: nearest-even, stochastic with k random bits (Philox keyed by seed,
 // step and element index), or ELMO's own fp8 stochastic rounding.
 //
-// One step, for each of k label chunks [c0, c1) in turn (notes/elmo.md §2):
-//   pass 1, tile by tile: Z = W_t·Hᵀ into the chunk's logits buffer [V_c, B]; loss; G = σ(Z) − Y in
-//           place; dH += G_tᵀ·W_t with the PRE-update weights;
-//   pass 2, tile by tile: dW_t = G_t·H, then
-//           separate: written into the chunk's weight-gradient buffer [V_c, D]; once the chunk is done,
-//                     W_c ← round(W_c − lr·dW_c);
-//           fused:    W_t ← round(W_t − lr·dW_t) at once: the [V, D] gradient never exists, only a
-//                     [tile, D] scratch per thread.
+// One step, for each of k label chunks [c0, c1) in turn (notes/elmo.md §2), tile by tile on the tiled
+// variants' scan and kernels (classifier_step.cpp): Z_t = H·W_tᵀ into the thread's logit tile [B, tile];
+// loss; G_t = σ(Z_t) − Y_t in place; dH += G_t·W_t (added in tile order) and dW_t = G_tᵀ·H, both with
+// the PRE-update weights; then
+//           separate: dW_t is written into the chunk's weight-gradient buffer [V_c, D]; once the chunk is
+//                     done, W_c ← round(W_c − lr·dW_c);
+//           fused:    W_t ← round(W_t − lr·dW_t) at once (the update hook): the [V, D] gradient never
+//                     exists, only a [tile, D] scratch per thread.
 // Every element's update is fma(−lr, g, w) then rounding with the random word of its global index
 // v·D + d in stream `step`, and each dW tile comes from the same product of the same shapes in both
 // modes, so fused and separate give bit-identical weights (also for stochastic rounding).
-//
+// The chunks k set the separate mode's gradient buffer; the logits live only in the threads' tiles.
 // Memory: every buffer comes from the CountingAllocator given at construction; predicted_bytes() is
 // the exact analytic sum (tests hold the measured peak to it). Eigen's internal GEMM packing buffers
 // (O(cache size)) are not counted, as in the rest of lobench.
@@ -80,7 +80,7 @@ struct MemoryBreakdown {
   int64_t weights = 0;
   int64_t weight_gradient = 0;  // separate: one chunk [V/k, D] float32; fused: [tile, D] per thread
   int64_t optimizer_state = 0;  // classifier optimizer state (SGD without momentum: 0)
-  int64_t logits = 0;           // one chunk of logits / logit gradients [V/k, B] float32
+  int64_t logits = 0;           // the threads' logit / logit-gradient tiles [B, tile rounded up to 16] float32
   int64_t encoder = 0;          // encoder parameters, gradient, Adam state, activations
   int64_t workspace = 0;        // decode tiles, per-thread dH partials, the step's label pairs, eval buffers
   int64_t total() const { return weights + weight_gradient + optimizer_state + logits + encoder + workspace; }
@@ -89,9 +89,10 @@ struct MemoryBreakdown {
 // Receives every weight-gradient tile dW[v0 .. v0+n, 0 .. D) (row-major, n·D floats) of a step, on the
 // thread that computed it (thread in [0, threads)). Used for gradient histograms and tests.
 using GradientObserver = std::function<void(int thread, int64_t v0, int64_t n, const float* dW)>;
-// Receives every tile of the logit gradient G = σ(Z) − Y (labels [v0, v0+n) x the B rows, label-major,
-// n·B floats) once it is formed, before any weight is updated.
-using LogitGradientObserver = std::function<void(int thread, int64_t v0, int64_t n, int64_t B, const float* G)>;
+// Receives every tile of the logit gradient G = σ(Z) − Y (the B rows x labels [v0, v0+n), row-major with
+// rows ld floats apart: G[b·ld + j] for label v0 + j) once it is formed, before its weights are updated.
+using LogitGradientObserver =
+    std::function<void(int thread, int64_t v0, int64_t n, int64_t B, const float* G, int64_t ld)>;
 
 // The positives of one step: (row, label) pairs. Rows index the step's batch, labels are in [0, V).
 struct BatchLabels {
@@ -153,8 +154,9 @@ class Classifier {
   };
   WeightStats weight_stats() const;
 
+  struct Impl;  // the state; defined in classifier_impl.hpp, for the implementation files only
+
  private:
-  struct Impl;
   ClassifierConfig cfg_;
   int64_t tile_ = 0, chunk_rows_ = 0;
   std::unique_ptr<Impl> impl_;

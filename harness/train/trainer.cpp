@@ -290,8 +290,9 @@ RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const Pro
     observer = [&](int t, int64_t, int64_t n, const float* g) {
       if (record_hist) hist_threads[size_t(t)].add(g, n * cfg.D);
     };
-    logit_observer = [&](int t, int64_t, int64_t n, int64_t rows, const float* g) {
-      if (record_hist) logit_hist_threads[size_t(t)].add(g, n * rows);
+    logit_observer = [&](int t, int64_t, int64_t n, int64_t rows, const float* g, int64_t ld) {
+      if (!record_hist) return;
+      for (int64_t b = 0; b < rows; ++b) logit_hist_threads[size_t(t)].add(g + b * ld, n);
     };
   }
 

@@ -122,15 +122,23 @@ enum TileScanSums : unsigned {
 // at every tile). From the block count alone: the grouping fixes the order of the sums.
 inline int64_t blocks_per_group(int64_t n_vblocks) { return std::clamp<int64_t>(n_vblocks / (6 * 16), 1, 8); }
 
+// Where a scan adds its per-position sums: loss [P] (float64), dA [P, D], counts [P, 4]; a pointer may be
+// null when `sums` does not select it. Plain pointers, so that a caller other than a variant (the XMC
+// classifier's step, harness/train/classifier_step.cpp) scans into buffers of its own allocator.
+struct TileScanTargets {
+  double* per_position_loss = nullptr;
+  float* dA = nullptr;
+  int64_t* counts = nullptr;
+};
+
 // Runs tile(TileThread&, v0, n, p0, rows) for every vocabulary block [v0, v0+n) of every position chunk
-// [p0, p0+rows), threads taking groups of consecutive blocks round-robin; tile() adds its loss terms and
-// dA share into w.loss and w.dA. The sums selected by `sums` are added into `out` (raw: see
-// finish_losses_and_counts): each group's loss and dA in group order as groups finish, the counts per
-// thread when the chunk is done.
+// [p0, p0+rows) of a [P, V] logit matrix (D: the width of dA's rows), threads taking groups of
+// consecutive blocks round-robin; tile() adds its loss terms and dA share into w.loss and w.dA. The sums
+// selected by `sums` are added into `out` (raw: see finish_losses_and_counts): each group's loss and dA
+// in group order as groups finish, the counts per thread when the chunk is done.
 template <class TileFn>
-void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws, unsigned sums,
-                StepOutputs& out, TileFn&& tile) {
-  const int64_t P = in.P, V = in.V, D = in.D;
+void scan_tiles(int64_t P, int64_t V, int64_t D, const TileBlocks& b, TileScanWorkspace& ws, unsigned sums,
+                const TileScanTargets& out, TileFn&& tile) {
   const int64_t n_vblocks = (V + b.block_v - 1) / b.block_v;
   const int64_t group = blocks_per_group(n_vblocks), n_groups = (n_vblocks + group - 1) / group;
   const int T = b.threads;
@@ -146,8 +154,8 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
       }
       BlockOrderedSums& sums_in_order = ws.sums();
 #pragma omp single
-      sums_in_order.start_chunk((sums & kLossAndCounts) ? out.per_position_loss.data() + p0 : nullptr, rows,
-                                (sums & kInputGradient) ? out.dA.data() + p0 * D : nullptr, rows * D);
+      sums_in_order.start_chunk((sums & kLossAndCounts) ? out.per_position_loss + p0 : nullptr, rows,
+                                (sums & kInputGradient) ? out.dA + p0 * D : nullptr, rows * D);
       // (the single's barrier: every thread sees the chunk started)
 
       // Round-robin; which thread makes which group does not matter: the order in which the groups'
@@ -182,6 +190,15 @@ void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws
       // (and the barrier after it: the next chunk may reset the per-thread counts)
     }
   }
+}
+
+// scan_tiles over a variant's inputs and outputs.
+template <class TileFn>
+void scan_tiles(const StepInputs& in, const TileBlocks& b, TileScanWorkspace& ws, unsigned sums,
+                StepOutputs& out, TileFn&& tile) {
+  scan_tiles(in.P, in.V, in.D, b, ws, sums,
+             TileScanTargets{out.per_position_loss.data(), out.dA.data(), out.counts.data()},
+             std::forward<TileFn>(tile));
 }
 
 // Turns the raw sums of kLossAndCounts into the contract's outputs: per-position loss by the

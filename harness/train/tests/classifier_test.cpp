@@ -149,6 +149,33 @@ TEST(TrainClassifier, FusedEqualsSeparateBitForBit) {
   }
 }
 
+// The step on the shared tile scan (classifier_step.cpp) at a ragged shape with the default tile (B not
+// a multiple of 16, V not a multiple of the tile, several label blocks per thread group): loss, dH and
+// the updated weights are the same bits for 1, 2 and 3 threads, and the gradients match float64.
+TEST(TrainClassifier, StepBitIdenticalForAnyThreadCountAtRaggedShape) {
+  const HeadProblem p = make_head_problem(37, 1201, 40, 3, 51);
+  const std::vector<float> W0 = testing::normal_weights(p.V, p.D, 0.1, 52);
+  const testing::Reference ref = testing::reference(p, W0);
+  for (int64_t chunks : {1, 2}) {
+    SCOPED_TRACE("chunks " + std::to_string(chunks));
+    const StepRun one = run_steps(p, config_for(p, "bf16", "sr", UpdateMode::fused, chunks, 1), W0, 2, 0.05f);
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE("threads " + std::to_string(threads));
+      const StepRun r = run_steps(p, config_for(p, "bf16", "sr", UpdateMode::fused, chunks, threads), W0, 2, 0.05f);
+      EXPECT_EQ(one.losses, r.losses);
+      EXPECT_EQ(0, std::memcmp(one.dH.data(), r.dH.data(), one.dH.size() * sizeof(float)));
+      EXPECT_EQ(0, std::memcmp(one.W.data(), r.W.data(), one.W.size() * sizeof(float)));
+    }
+    // the first step against float64 (fp32 weights, lr = 0)
+    for (int threads : {1, 2}) {
+      const StepRun f = run_steps(p, config_for(p, "fp32", "rne", UpdateMode::fused, chunks, threads), W0, 1, 0.0f);
+      EXPECT_NEAR(f.losses[0], ref.loss, 1e-6 * ref.loss);
+      EXPECT_LT(testing::rel_l2(f.dH, ref.dH), 1e-5);
+      EXPECT_LT(testing::rel_l2(gather_dW(f, p.V, p.D), ref.dW), 1e-5);
+    }
+  }
+}
+
 // The weights do not depend on the thread count or the tile size (each element's update depends on
 // its own gradient and random word only; dW rows come from the same dot products).
 TEST(TrainClassifier, WeightsIndependentOfThreadsChunksAndTiles) {
@@ -309,9 +336,10 @@ TEST(TrainClassifier, LogitObserverSeesSigmoidMinusY) {
   std::vector<double> G(size_t(p.V * p.B), std::nan(""));
   std::vector<float> dH(size_t(p.B * p.D));
   clf.step(p.H.data(), p.B, p.labels(), 0.5f, 0, dH.data(), nullptr,
-           [&](int, int64_t v0, int64_t n, int64_t B, const float* g) {
+           [&](int, int64_t v0, int64_t n, int64_t B, const float* g, int64_t ld) {
+             EXPECT_GE(ld, n);
              for (int64_t j = 0; j < n; ++j)
-               for (int64_t b = 0; b < B; ++b) G[size_t((v0 + j) * B + b)] = g[j * B + b];
+               for (int64_t b = 0; b < B; ++b) G[size_t((v0 + j) * B + b)] = g[b * ld + j];
            });
   for (int64_t b = 0; b < p.B; ++b) {
     for (int64_t v = 0; v < p.V; ++v) {

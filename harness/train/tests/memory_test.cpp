@@ -1,6 +1,8 @@
 // Measured peak memory (CountingAllocator) against the analytic prediction, and the layout models.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/tests/tiny_data.hpp"
 #include "harness/train/trainer.hpp"
@@ -53,7 +55,9 @@ TEST(TrainMemory, MeasuredPeakEqualsPrediction) {
                                                                                              : 2;
     EXPECT_EQ(p.train.weights, V * D * bpw);
     EXPECT_EQ(p.train.optimizer_state, 0);
-    EXPECT_EQ(p.train.logits, (V + mc.chunks - 1) / mc.chunks * c.batch * 4);
+    // the logits live only in the threads' tiles [batch, tile rounded up to 16] (classifier_step.cpp)
+    const int64_t tile = std::min<int64_t>(256, (V + mc.chunks - 1) / mc.chunks);
+    EXPECT_EQ(p.train.logits, mc.threads * c.batch * ((tile + 15) / 16 * 16) * 4);
   }
 }
 
@@ -76,7 +80,9 @@ TEST(TrainMemory, FusedHasNoVxDGradientTerm) {
     const MemoryBreakdown s = Classifier::predicted_bytes(c);
     EXPECT_EQ(s.weight_gradient, (V + 7) / 8 * 768 * 4);
     EXPECT_EQ(f.weights, V * 768);
-    EXPECT_EQ(f.logits, (V + 7) / 8 * 128 * 4);
+    const int64_t ld = (Classifier::resolved_tile(c) + 15) / 16 * 16;
+    EXPECT_EQ(f.logits, 2 * 128 * ld * 4);  // threads x [B, tile] logit tiles: no [V/k, B] chunk buffer either
+    EXPECT_EQ(s.logits, f.logits);
   }
 }
 
