@@ -18,8 +18,8 @@
 //   chunked/V:…/D:…        the `chunked` variant (Cut BCE, logits computed twice).
 //   dense/V:…/D:…          the `dense` variant, at V = 100000 only (3·P·V floats of working memory).
 //   gemm_bf16/V:…/D:…      the bf16 yardstick: the same logit products with bf16 operands accumulated in
-//                          float32 (variants/cpu/bf16_products.hpp, AVX512_BF16), E packed beforehand
-//                          (untimed). Work 2·P·V·D.
+//                          float32 (variants/cpu/bf16_products.hpp: the kernel the variants use, the
+//                          context's bf16_products), E packed beforehand (untimed). Work 2·P·V·D.
 //   fused_bf16, chunked_bf16, dense_bf16/V:…/D:…  the variants with --operand bf16 (A, E and the gradient tile rounded
 //                          to bf16). On a CPU without AVX512_BF16 the bf16 rows report the skip reason.
 // Counters (all from wall-clock time, median over the iterations, after one untimed warm-up run):
@@ -408,7 +408,10 @@ int main(int argc, char** argv) {
   // different series for the gate (plots/perf_runs.py puts it in the machine fingerprint).
   benchmark::AddCustomContext("gemm_library", lobench::cpu::sgemm_library_name());
   const auto bf16_why = lobench::cpu::bf16_simd_unavailable();
-  benchmark::AddCustomContext("bf16_products", bf16_why ? "skipped: " + *bf16_why : "AVX512_BF16 (VDPBF16PS), own micro-kernel");
+  benchmark::AddCustomContext("bf16_products", bf16_why ? "skipped: " + *bf16_why
+                                                      : std::string("own micro-kernel, ") +
+                                                            lobench::cpu::to_string(lobench::cpu::active_bf16_kernel()) +
+                                                            " (the faster of avx512_bf16 and avx512_fma here)");
   benchmark::AddCustomContext("caches", "L1d " + std::to_string(c.l1d >> 10) + " KiB, L2 " + std::to_string(c.l2 >> 10) +
                                             " KiB, L3 " + std::to_string(c.l3 >> 20) + " MiB (" + c.source + ")");
   for (int64_t D : {128, 256}) {

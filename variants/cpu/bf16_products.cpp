@@ -34,7 +34,14 @@ void emulated_product(const Bf16Product& p) {
 
 }  // namespace
 
-const char* to_string(Bf16Kernel k) { return k == Bf16Kernel::avx512_bf16 ? "avx512_bf16" : "emulated"; }
+const char* to_string(Bf16Kernel k) {
+  switch (k) {
+    case Bf16Kernel::avx512_bf16: return "avx512_bf16";
+    case Bf16Kernel::avx512_fma: return "avx512_fma";
+    case Bf16Kernel::emulated: return "emulated";
+  }
+  return "?";
+}
 
 std::optional<std::string> bf16_simd_unavailable() {
 #if !defined(LOBENCH_BF16_SIMD)
@@ -51,10 +58,21 @@ std::optional<std::string> bf16_simd_unavailable() {
 #endif
 }
 
+namespace {
+// The faster SIMD kernel here, measured once (about 10 ms): the best of short bursts of each instruction.
+Bf16Kernel faster_simd_kernel() {
+  static const Bf16Kernel k = [] {
+    const auto rates = simd_peak_rates(0.01);
+    return rates && rates->fp32_fma > 1.2 * rates->bf16_dot ? Bf16Kernel::avx512_fma : Bf16Kernel::avx512_bf16;
+  }();
+  return k;
+}
+}  // namespace
+
 Bf16Kernel active_bf16_kernel() {
   if (const int f = forced.load()) return Bf16Kernel(f - 1);
   if (auto why = bf16_simd_unavailable()) throw std::runtime_error(*why);
-  return Bf16Kernel::avx512_bf16;
+  return faster_simd_kernel();
 }
 
 std::optional<std::string> bf16_products_unavailable() {
@@ -63,7 +81,7 @@ std::optional<std::string> bf16_products_unavailable() {
 }
 
 void set_bf16_kernel(std::optional<Bf16Kernel> kernel) {
-  if (kernel == Bf16Kernel::avx512_bf16) {
+  if (kernel && *kernel != Bf16Kernel::emulated) {
     if (auto why = bf16_simd_unavailable()) throw std::invalid_argument(*why);
   }
   forced.store(kernel ? 1 + int(*kernel) : 0);
@@ -76,6 +94,7 @@ void bf16_product(Bf16Kernel kernel, const Bf16Product& p) {
   if (kernel == Bf16Kernel::emulated) return emulated_product(p);
 #if defined(LOBENCH_BF16_SIMD)
   if (auto why = bf16_simd_unavailable()) throw std::runtime_error(*why);
+  if (kernel == Bf16Kernel::avx512_fma) return avx512_fma::product(p);
   avx512_bf16::product(p);
 #else
   throw std::runtime_error(*bf16_simd_unavailable());

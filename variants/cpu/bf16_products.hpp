@@ -29,7 +29,10 @@ struct Bf16Product {
   bool accumulate = false;
 };
 
-enum class Bf16Kernel { avx512_bf16, emulated };
+// avx512_bf16: VDPBF16PS (bf16_products_avx512.cpp); avx512_fma: the same chains as float32 multiply-adds
+// on the widened operands, denormals handled as the instruction does (bf16_products_fma.cpp); emulated:
+// the scalar model (bf16_dot.hpp). All three give the same bits.
+enum class Bf16Kernel { avx512_bf16, avx512_fma, emulated };
 
 const char* to_string(Bf16Kernel k);
 
@@ -37,7 +40,10 @@ const char* to_string(Bf16Kernel k);
 // LOBENCH_ISA forces a path below avx512), or nothing when it can.
 std::optional<std::string> bf16_simd_unavailable();
 
-// The kernel bf16_product uses: the one a test forced (set_bf16_kernel), else the SIMD kernel. Throws
+// The kernel bf16_product uses: the one a test forced (set_bf16_kernel), else the faster SIMD kernel on
+// this CPU, chosen once by measuring both instructions' rates (simd_peak_rates): the FMA kernel where the
+// float32 multiply-add's flop rate exceeds VDPBF16PS's by a fifth (the FMA kernel spends some issue slots
+// on widening). Throws
 // std::runtime_error with bf16_simd_unavailable()'s reason when nothing was forced and the SIMD kernel
 // cannot run (the variants check bf16_products_unavailable first and skip).
 Bf16Kernel active_bf16_kernel();
@@ -80,6 +86,11 @@ std::optional<PeakRates> simd_peak_rates(double seconds);
 namespace avx512_bf16 {
 PeakRates peak_rates(double seconds);
 void product(const Bf16Product& p);
+}  // namespace avx512_bf16
+namespace avx512_fma {
+void product(const Bf16Product& p);
+}  // namespace avx512_fma
+namespace avx512_bf16 {
 void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
 void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
 }  // namespace avx512_bf16

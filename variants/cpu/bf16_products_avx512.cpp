@@ -40,20 +40,28 @@ void store_c(const Bf16Product& p, int64_t m, int64_t n0, __mmask16 mask, __m512
 // Rows [m0, m0 + ROWS) × columns [n0, n0 + 16·VECS), the lanes past N masked off.
 template <int ROWS, int VECS>
 void block(const Bf16Product& p, int64_t m0, int64_t n0, const __mmask16 (&mask)[2], __m512i tindex) {
+  // (every loop over i and v unrolled, so that the accumulators live in registers, not on the stack)
   __m512 acc[ROWS][VECS];
+#pragma GCC unroll 8
   for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 2
     for (int v = 0; v < VECS; ++v) acc[i][v] = load_c(p, m0 + i, n0 + 16 * v, mask[v], tindex);
   const uint32_t* a = p.a + m0 * p.lda;
   const uint32_t* b = p.b + n0;
   for (int64_t k = 0; k < p.K2; ++k, b += p.ldb) {
     __m512bh bv[VECS];
+#pragma GCC unroll 2
     for (int v = 0; v < VECS; ++v) bv[v] = (__m512bh)_mm512_maskz_loadu_epi32(mask[v], b + 16 * v);
+#pragma GCC unroll 8
     for (int i = 0; i < ROWS; ++i) {
       const __m512bh ai = (__m512bh)_mm512_set1_epi32(int(a[i * p.lda + k]));
+#pragma GCC unroll 2
       for (int v = 0; v < VECS; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], ai, bv[v]);
     }
   }
+#pragma GCC unroll 8
   for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 2
     for (int v = 0; v < VECS; ++v) store_c(p, m0 + i, n0 + 16 * v, mask[v], tindex, acc[i][v]);
 }
 

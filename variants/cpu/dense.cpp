@@ -78,7 +78,7 @@ int64_t words(int64_t n) { return (n + 1) / 2; }  // bf16 pairs holding n values
 class DenseBf16Products {
  public:
   DenseBf16Products(const StepInputs& in, CountingAllocator& alloc)
-      : P_(in.P), V_(in.V), D_(in.D),
+      : kernel_(active_bf16_kernel()), P_(in.P), V_(in.V), D_(in.D),
         A_by_dim_(alloc, P_ * words(D_)), E_by_dim_(alloc, words(D_) * V_), E_by_voc_(alloc, words(V_) * D_),
         At_by_pos_(alloc, D_ * words(P_)), G_by_voc_(alloc, P_ * words(V_)), G_by_pos_(alloc, words(P_) * V_) {}
 
@@ -90,7 +90,7 @@ class DenseBf16Products {
     for_each_fixed_panel(P_, threads, [&](int64_t p0, int64_t rows) {
       Bf16Product x{rows, V_, words(D_), A_by_dim_.data() + p0 * words(D_), words(D_), E_by_dim_.data(), V_,
                     logits + p0 * V_, V_, false, false};
-      bf16_product(x);
+      bf16_product(kernel_, x);
     });
   }
 
@@ -104,12 +104,12 @@ class DenseBf16Products {
     for_each_fixed_panel(P_, threads, [&](int64_t p0, int64_t rows) {  // dA = G·E
       Bf16Product dA{rows, D_, words(V_), G_by_voc_.data() + p0 * words(V_), words(V_), E_by_voc_.data(), D_,
                      out.dA.data() + p0 * D_, D_, false, false};
-      bf16_product(dA);
+      bf16_product(kernel_, dA);
     });
     for_each_fixed_panel(V_, threads, [&](int64_t v0, int64_t n) {  // dEᵀ = Aᵀ·G, into dE's rows
       Bf16Product dE{D_, n, words(P_), At_by_pos_.data(), words(P_), G_by_pos_.data() + v0, V_,
                      out.dE.data() + v0 * D_, D_, true, false};
-      bf16_product(dE);
+      bf16_product(kernel_, dE);
     }, 256);
   }
 
@@ -118,6 +118,7 @@ class DenseBf16Products {
   }
 
  private:
+  Bf16Kernel kernel_;  // chosen once, before the threads start
   int64_t P_, V_, D_;
   Buffer<uint32_t> A_by_dim_, E_by_dim_, E_by_voc_, At_by_pos_, G_by_voc_, G_by_pos_;
 };

@@ -24,7 +24,7 @@ namespace lobench::cpu {
 class Bf16TileProducts {
  public:
   Bf16TileProducts(const float* A, int64_t P, int64_t D, const TileBlocks& b, CountingAllocator& alloc)
-      : D_(D), Dw_((D + 1) / 2), b_(b), chunk_words_(chunk_words(b, D)),
+      : kernel_(active_bf16_kernel()), D_(D), Dw_((D + 1) / 2), b_(b), chunk_words_(chunk_words(b, D)),
         A_pairs_(alloc, P * Dw_),
         At_pairs_(alloc, chunks(P, b) * chunk_words_),
         per_thread_(thread_words(b, D)),
@@ -50,7 +50,7 @@ class Bf16TileProducts {
     p.a = A_pairs_.data() + p0 * Dw_, p.lda = Dw_;
     p.b = E_t, p.ldb = b_.block_v;
     p.c = X, p.ldc = ld;
-    bf16_product(p);
+    bf16_product(kernel_, p);
   }
 
   // With X holding the tile's logit gradient G: dE_rows [n, D] (= on the first chunk, else +=) Gᵀ·A_rows
@@ -70,14 +70,14 @@ class Bf16TileProducts {
     dE.a = At_pairs_.data() + (p0 / b_.block_p) * chunk_words_, dE.lda = rows_w;
     dE.b = G_by_pos, dE.ldb = b_.block_v;
     dE.c = dE_rows, dE.ldc = D_, dE.c_transposed = true, dE.accumulate = p0 != 0;
-    bf16_product(dE);
+    bf16_product(kernel_, dE);
 
     Bf16Product dA;  // dA_rows[rows, D] += G · E_rows
     dA.M = rows, dA.N = D_, dA.K2 = n_w;
     dA.a = G_by_voc, dA.lda = (b_.block_v + 1) / 2;
     dA.b = E_by_voc, dA.ldb = D_;
     dA.c = dA_rows, dA.ldc = D_, dA.accumulate = true;
-    bf16_product(dA);
+    bf16_product(kernel_, dA);
   }
 
  private:
@@ -95,6 +95,7 @@ class Bf16TileProducts {
   uint32_t* G_by_position(int t) { return E_by_vocabulary(t) + ((b_.block_v + 1) / 2) * D_; }
   uint32_t* G_by_vocabulary(int t) { return G_by_position(t) + ((b_.block_p + 1) / 2) * b_.block_v; }
 
+  Bf16Kernel kernel_;  // chosen once, before the threads start
   int64_t D_, Dw_;
   TileBlocks b_;
   int64_t chunk_words_;

@@ -113,7 +113,9 @@ struct ProductCase {
   bool transposed, accumulate;
 };
 
-void expect_simd_equals_emulation(const ProductCase& pc, uint32_t seed) {
+const Bf16Kernel kSimdKernels[] = {Bf16Kernel::avx512_bf16, Bf16Kernel::avx512_fma};
+
+void expect_simd_equals_emulation(Bf16Kernel kernel, const ProductCase& pc, uint32_t seed) {
   const int64_t lda = pc.K2 + 3, ldb = pc.N + 5, ldc = (pc.transposed ? pc.M : pc.N) + 2;
   const std::vector<float> af = nasty_values(pc.M * lda * 2, seed), bf_ = nasty_values(pc.K2 * ldb * 2, seed + 1);
   std::vector<uint32_t> a(size_t(pc.M * lda)), b(size_t(pc.K2 * ldb));
@@ -126,23 +128,27 @@ void expect_simd_equals_emulation(const ProductCase& pc, uint32_t seed) {
   p.M = pc.M, p.N = pc.N, p.K2 = pc.K2, p.a = a.data(), p.lda = lda, p.b = b.data(), p.ldb = ldb, p.ldc = ldc;
   p.c_transposed = pc.transposed, p.accumulate = pc.accumulate;
   p.c = c_simd.data();
-  cpu::bf16_product(Bf16Kernel::avx512_bf16, p);
+  cpu::bf16_product(kernel, p);
   p.c = c_emul.data();
   cpu::bf16_product(Bf16Kernel::emulated, p);
   int64_t differ = 0;
   for (size_t i = 0; i < c0.size(); ++i) differ += cpu::float_bits(c_simd[i]) != cpu::float_bits(c_emul[i]);
-  EXPECT_EQ(differ, 0) << "M " << pc.M << " N " << pc.N << " K2 " << pc.K2 << " transposed " << pc.transposed
+  EXPECT_EQ(differ, 0) << to_string(kernel) << " M " << pc.M << " N " << pc.N << " K2 " << pc.K2 << " transposed " << pc.transposed
                        << " accumulate " << pc.accumulate;
 }
 
 TEST(Bf16Products, SimdKernelEqualsTheEmulationBitForBit) {
   LOBENCH_REQUIRE_BF16_SIMD();
-  uint32_t seed = 1;
-  for (const ProductCase& pc : {ProductCase{1, 1, 1, false, false}, ProductCase{8, 32, 64, false, false},
-                                ProductCase{13, 47, 9, false, true}, ProductCase{9, 17, 33, true, true},
-                                ProductCase{64, 100, 3, true, false}, ProductCase{3, 15, 200, false, true},
-                                ProductCase{17, 33, 1, true, true}, ProductCase{16, 16, 0, false, true}})
-    expect_simd_equals_emulation(pc, seed += 10);
+  // (K2 = 600 crosses the FMA kernel's chunks of 256 pairs)
+  for (Bf16Kernel kernel : kSimdKernels) {
+    uint32_t seed = 1;
+    for (const ProductCase& pc : {ProductCase{1, 1, 1, false, false}, ProductCase{8, 32, 64, false, false},
+                                  ProductCase{13, 47, 9, false, true}, ProductCase{9, 17, 33, true, true},
+                                  ProductCase{64, 100, 3, true, false}, ProductCase{3, 15, 200, false, true},
+                                  ProductCase{17, 33, 1, true, true}, ProductCase{16, 16, 0, false, true},
+                                  ProductCase{11, 40, 600, true, true}, ProductCase{9, 35, 513, false, false}})
+      expect_simd_equals_emulation(kernel, pc, seed += 10);
+  }
 }
 
 TEST(Bf16Products, TheInstructionAgreesWithTheModelsCorners) {
@@ -160,13 +166,14 @@ TEST(Bf16Products, TheInstructionAgreesWithTheModelsCorners) {
       {0.0f, pair_bits(0, bf(t70)), pair_bits(0, bf(-t70))},                       // then +0·+0 → +0
       {-0.0f, 0, 0},
       {FLT_MIN, pair_bits(bf(-FLT_MIN), 0), pair_bits(bf(1.0f), 0)}};
-  for (const Corner& c : corners) {
-    float out = c.acc;
-    cpu::Bf16Product p{1, 1, 1, &c.a, 1, &c.b, 1, &out, 1, false, true};
-    cpu::bf16_product(Bf16Kernel::avx512_bf16, p);
-    EXPECT_EQ(cpu::float_bits(out), cpu::float_bits(cpu::dpbf16_lane(c.acc, c.a, c.b)))
-        << "acc " << c.acc << " a " << std::hex << c.a << " b " << c.b;
-  }
+  for (Bf16Kernel kernel : kSimdKernels)
+    for (const Corner& c : corners) {
+      float out = c.acc;
+      cpu::Bf16Product p{1, 1, 1, &c.a, 1, &c.b, 1, &out, 1, false, true};
+      cpu::bf16_product(kernel, p);
+      EXPECT_EQ(cpu::float_bits(out), cpu::float_bits(cpu::dpbf16_lane(c.acc, c.a, c.b)))
+          << to_string(kernel) << " acc " << c.acc << " a " << std::hex << c.a << " b " << c.b;
+    }
 }
 
 TEST(Bf16Products, SimdPackingEqualsTheScalarRounding) {
@@ -279,9 +286,12 @@ TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheEmulation) {
   check_variants_on_ragged_cases(10);
 }
 
-TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheSimdKernel) {
+TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughEachSimdKernel) {
   LOBENCH_REQUIRE_BF16_SIMD();
-  check_variants_on_ragged_cases(24);
+  for (Bf16Kernel kernel : kSimdKernels) {
+    ForcedKernel forced(kernel);
+    check_variants_on_ragged_cases(24);
+  }
 }
 
 TEST(Bf16Variants, AreFarFromFp32OnlyByWhatTheFormatCosts) {
@@ -307,7 +317,7 @@ TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountAndEitherKernel) {
   spec.dup_fraction = 0.1;
   const StepData d = make_synthetic(s, spec);
   std::vector<Bf16Kernel> kernels = {Bf16Kernel::emulated};
-  if (!cpu::bf16_simd_unavailable()) kernels.push_back(Bf16Kernel::avx512_bf16);
+  if (!cpu::bf16_simd_unavailable()) kernels.insert(kernels.end(), std::begin(kSimdKernels), std::end(kSimdKernels));
   for (const char* name : {"fused", "chunked", "dense"}) {
     std::optional<StepOutputs> first;
     for (Bf16Kernel k : kernels) {
