@@ -1,9 +1,7 @@
-// `lobench merge OUT PARTS...`: join the run files of a sweep's partitions (harness/io/merge_runs.hpp),
-// or the --out-dir folders of a train-xmc or train-seqrec sweep's partitions (harness/train/merge_train_runs.hpp).
+// `lobench merge OUT PARTS...`: join the run files of a sweep's partitions, or the --out-dir folders of a
+// train-xmc or train-seqrec sweep's partitions, through the one merger (harness/io/merge_runs.hpp).
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <memory>
 
 #include "harness/cli/commands.hpp"
@@ -11,7 +9,6 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/merge_runs.hpp"
 #include "harness/provenance.hpp"
-#include "harness/train/merge_train_runs.hpp"
 
 namespace lobench {
 
@@ -33,20 +30,7 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
   cli::shared(cmd->add_flag("--overwrite", *overwrite), "OUT, a regular file (not a folder of run files)");
   cmd->callback([out, parts, overwrite, argv] {
     const io::InterruptGuard interrupts;  // a signal leaves OUT as it was (merge writes a temporary file)
-    auto is_folder = [](const std::string& p) {
-      std::error_code ec;
-      return std::filesystem::is_directory(p, ec);
-    };
-    if (std::any_of(parts->begin(), parts->end(), is_folder) || train::is_train_run_file(parts->front())) {
-      if (*overwrite) throw std::invalid_argument("merge --overwrite: a merged folder of run files is written new, never replaced");
-      const train::TrainMergeSummary s = train::merge_train_runs(*out, *parts);
-      fmt::print("merged {} {} parts, {} runs -> {}\n", s.parts, s.command, s.runs, *out);
-      set_command_exit_code(0);
-      return;
-    }
-    const io::MergeSummary s =
-        io::merge_runs(*out, *parts, collect_provenance(argv), *overwrite ? OutMode::overwrite : OutMode::create_new);
-    fmt::print("merged {} parts, {} rows -> {}\n", s.parts, s.rows, *out);
+    fmt::print("{}\n", io::merge_parts(*out, *parts, collect_provenance(argv), *overwrite));
     set_command_exit_code(0);
   });
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -10,7 +11,8 @@
 #include "harness/io/h5_io.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
-#include "harness/sweep/partition.hpp"  // the one parser of K/N
+#include "harness/io/merge_run_folders.hpp"
+#include "harness/io/partition.hpp"
 
 namespace lobench::io {
 namespace {
@@ -44,7 +46,7 @@ Part read_part(const std::string& path) {
     p.partition = h5::read_attr_string(f, "partition").value_or("0/1");
   }
   try {
-    const sweep::Partition part = sweep::Partition::parse(p.partition);
+    const Partition part = Partition::parse(p.partition);
     p.index = part.index;
     p.count = part.count;
   } catch (const std::invalid_argument&) {
@@ -58,7 +60,7 @@ Part read_part(const std::string& path) {
 // The parts must be partitions 0..N−1 of one sweep, each once.
 void check_parts(const std::vector<Part>& parts) {
   const Part& first = parts.front();
-  std::map<int64_t, std::string> seen;
+  std::vector<std::pair<std::string, Partition>> partitions;
   for (const Part& p : parts) {
     if (p.version != first.version)
       throw std::invalid_argument(fmt::format("merge: '{}' has schema version {}, '{}' has {}", p.path, p.version,
@@ -66,16 +68,9 @@ void check_parts(const std::vector<Part>& parts) {
     if (p.axes != first.axes)
       throw std::invalid_argument(fmt::format("merge: '{}' is another sweep than '{}' (sweep_axes differ: '{}' vs '{}')",
                                               p.path, first.path, p.axes, first.axes));
-    if (p.count != first.count)
-      throw std::invalid_argument(fmt::format("merge: '{}' is partition {} but '{}' is {}", p.path, p.partition,
-                                              first.path, first.partition));
-    if (!seen.emplace(p.index, p.path).second)
-      throw std::invalid_argument(fmt::format("merge: '{}' and '{}' are both partition {}", seen[p.index], p.path,
-                                              p.partition));
+    partitions.emplace_back(p.path, Partition{p.index, p.count});
   }
-  for (int64_t k = 0; k < first.count; ++k)
-    if (!seen.count(k))
-      throw std::invalid_argument(fmt::format("merge: partition {}/{} is missing (a gap)", k, first.count));
+  check_partitions(partitions, first.count);
 }
 
 // Copies every root attribute of `from` (numbers and strings) into group `to`.
@@ -168,6 +163,23 @@ MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& 
   output.commit();
   sum.parts = int64_t(parts.size());
   return sum;
+}
+
+std::string merge_parts(const std::string& out, const std::vector<std::string>& parts, const Provenance& prov,
+                        bool overwrite) {
+  if (parts.empty()) throw std::invalid_argument("merge: no parts given");
+  auto is_folder = [](const std::string& p) {
+    std::error_code ec;
+    return std::filesystem::is_directory(p, ec);
+  };
+  if (std::any_of(parts.begin(), parts.end(), is_folder) || is_run_folder_file(parts.front())) {
+    if (overwrite)
+      throw std::invalid_argument("merge --overwrite: a merged folder of run files is written new, never replaced");
+    const FolderMergeSummary s = merge_run_folders(out, parts);
+    return fmt::format("merged {} {} parts, {} runs -> {}", s.parts, s.command, s.runs, out);
+  }
+  const MergeSummary s = merge_runs(out, parts, prov, overwrite ? OutMode::overwrite : OutMode::create_new);
+  return fmt::format("merged {} parts, {} rows -> {}", s.parts, s.rows, out);
 }
 
 }  // namespace lobench::io

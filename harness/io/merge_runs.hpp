@@ -1,6 +1,8 @@
-// `lobench merge`: the parts of a sweep run as a job array (`lobench run --partition K/N`, one file
-// each) joined into one run file, after checking that they belong together: the same schema version,
-// the same sweep (axes attribute), partitions 0..N−1 of the same N each exactly once, no row twice.
+// `lobench merge`, the one merger of every run-file kind: the parts of a sweep run as a job array
+// (`--partition K/N`) joined after checking that they belong together, the partitions checked by one
+// rule (io/partition.hpp: the same N, each once, no gap). `lobench run`'s parts are files, joined into
+// one run file (the same schema version and sweep, no row twice); train-xmc's and train-seqrec's are
+// folders of run files, joined into one folder (io/merge_run_folders.hpp).
 #pragma once
 
 #include <string>
@@ -20,5 +22,11 @@ struct MergeSummary {
 // std::invalid_argument naming the part and the problem; `out` is then not created.
 MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& parts, const Provenance& prov,
                         OutMode mode);
+
+// What `lobench merge OUT PARTS...` does: folders (or a train-xmc / train-seqrec run file, refused with
+// its explanation) go to merge_run_folders, run files to merge_runs (`overwrite`: OUT may be replaced;
+// refused for a folder). Returns the summary line ("merged 3 parts, 12 rows -> OUT").
+std::string merge_parts(const std::string& out, const std::vector<std::string>& parts, const Provenance& prov,
+                        bool overwrite);
 
 }  // namespace lobench::io

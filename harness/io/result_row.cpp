@@ -8,17 +8,6 @@
 namespace lobench::io {
 namespace {
 
-template <typename T>
-struct KindOf;
-template <>
-struct KindOf<int32_t> : std::integral_constant<ColumnKind, ColumnKind::int32> {};
-template <>
-struct KindOf<int64_t> : std::integral_constant<ColumnKind, ColumnKind::int64> {};
-template <>
-struct KindOf<double> : std::integral_constant<ColumnKind, ColumnKind::float64> {};
-template <size_t N>
-struct KindOf<FixedText<N>> : std::integral_constant<ColumnKind, ColumnKind::text> {};
-
 const char* kind_name(ColumnKind k) {
   switch (k) {
     case ColumnKind::int32: return "int32";
@@ -32,12 +21,7 @@ const char* kind_name(ColumnKind k) {
 }  // namespace
 
 const std::vector<Column>& result_columns() {
-  static const std::vector<Column> columns = {
-#define LOBENCH_COLUMN_ENTRY(type, name, init, unit, doc) \
-  Column{#name, KindOf<type>::value, offsetof(ResultRow, name), sizeof(type), unit, doc},
-      LOBENCH_RESULT_COLUMNS(LOBENCH_COLUMN_ENTRY)
-#undef LOBENCH_COLUMN_ENTRY
-  };
+  static const std::vector<Column> columns = LOBENCH_ROW_COLUMNS(ResultRow, LOBENCH_RESULT_COLUMNS);
   return columns;
 }
 

@@ -1,5 +1,5 @@
-// The row of a run file's /results table, defined once. This list generates the C++ struct, the HDF5
-// compound type (results_file.cpp), the schema document results/SCHEMA.md (`lobench schema`, checked
+// The row of a run file's /results table, defined once (io/table_row.hpp). This list generates the C++
+// struct, the HDF5 compound type (results_file.cpp), the schema document results/SCHEMA.md (`lobench schema`, checked
 // by a test) and what the Python reader (plots/lobench_results.py) is told through the file itself.
 //
 // Every change of columns increases kSchemaVersion; files of every earlier version still read and
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/io/fixed_text.hpp"
+#include "harness/io/table_row.hpp"
 
 namespace lobench::io {
 
@@ -109,9 +110,7 @@ using Text192 = FixedText<192>;
   X(Text24, utc, {}, "", "when the row was measured (ISO 8601 UTC)")
 
 struct ResultRow {
-#define LOBENCH_DECLARE_COLUMN(type, name, init, unit, doc) type name = init;
-  LOBENCH_RESULT_COLUMNS(LOBENCH_DECLARE_COLUMN)
-#undef LOBENCH_DECLARE_COLUMN
+  LOBENCH_ROW_MEMBERS(LOBENCH_RESULT_COLUMNS)
 
   // The identity of a point for --resume: variant, backend, shape, options and seed (an empty
   // operand, as in files written before the column existed, counts as fp32; so does an empty format).
@@ -123,17 +122,6 @@ struct SampleRow {
   int64_t row_id = 0;
   int32_t sample = 0;
   double seconds = 0;
-};
-
-enum class ColumnKind { int32, int64, float64, text };
-
-struct Column {
-  const char* name;
-  ColumnKind kind;
-  size_t offset;
-  size_t size;  // bytes (text: its fixed length)
-  const char* unit;
-  const char* meaning;
 };
 
 // The columns of ResultRow in order.

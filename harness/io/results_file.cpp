@@ -17,28 +17,6 @@ namespace {
 
 constexpr int kV1MaxSamples = 64;  // version 1 kept the samples in a float64[64] column
 
-h5::Handle text_type(size_t n) {
-  h5::Handle s(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(s, n);
-  H5Tset_strpad(s, H5T_STR_NULLTERM);
-  return s;
-}
-
-hid_t native(io::ColumnKind k) {
-  switch (k) {
-    case io::ColumnKind::int32: return H5T_NATIVE_INT32;
-    case io::ColumnKind::int64: return H5T_NATIVE_INT64;
-    case io::ColumnKind::float64: return H5T_NATIVE_DOUBLE;
-    case io::ColumnKind::text: break;
-  }
-  return -1;
-}
-
-void insert_column(hid_t t, const io::Column& c, size_t offset) {
-  if (c.kind == io::ColumnKind::text) H5Tinsert(t, c.name, offset, text_type(c.size));
-  else H5Tinsert(t, c.name, offset, native(c.kind));
-}
-
 h5::Handle sample_row_type() {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(SampleRow));
   H5Tinsert(t, "row_id", offsetof(SampleRow, row_id), H5T_NATIVE_INT64);
@@ -65,7 +43,7 @@ h5::Handle v1_row_type(hid_t stored) {
       H5Tinsert(t, c.name, offsetof(V1Row, peak_device_bytes), H5T_NATIVE_INT64);
     else if (c.name == std::string("counts_mismatch"))
       H5Tinsert(t, c.name, offsetof(V1Row, counts_mismatch), H5T_NATIVE_INT64);
-    else insert_column(t, c, offsetof(V1Row, row) + c.offset);
+    else io::insert_column(t, c, offsetof(V1Row, row) + c.offset);
   }
   const hsize_t n = kV1MaxSamples;
   h5::Handle arr(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &n), H5Tclose);
@@ -125,11 +103,7 @@ void check_out_path(const std::string& path, OutMode mode) {
 
 }  // namespace
 
-h5::Handle result_row_type() {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(ResultRow));
-  for (const io::Column& c : io::result_columns()) insert_column(t, c, c.offset);
-  return h5::Handle(t, H5Tclose);
-}
+h5::Handle result_row_type() { return io::compound_type(sizeof(ResultRow), io::result_columns()); }
 
 namespace {
 

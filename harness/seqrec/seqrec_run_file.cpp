@@ -9,33 +9,8 @@ namespace lobench::seqrec {
 
 namespace {
 
-h5::Handle step_type() {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(StepRow));
-#define I(name) H5Tinsert(t, #name, offsetof(StepRow, name), H5T_NATIVE_INT64)
-#define F(name) H5Tinsert(t, #name, offsetof(StepRow, name), H5T_NATIVE_DOUBLE)
-  I(step); I(epoch); I(batch);
-  F(loss); F(lr); F(forward_s); F(loss_s); F(backward_s); F(optimizer_s); F(step_s);
-  I(tp); I(fp); I(fn); I(tn);
-  F(precision); F(recall); F(f1);
-  I(loss_workspace_bytes); I(rss_bytes);
-#undef I
-#undef F
-  return h5::Handle(t, H5Tclose);
-}
-
-h5::Handle epoch_type() {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(EpochRow));
-#define I(name) H5Tinsert(t, #name, offsetof(EpochRow, name), H5T_NATIVE_INT64)
-#define F(name) H5Tinsert(t, #name, offsetof(EpochRow, name), H5T_NATIVE_DOUBLE)
-  I(epoch); I(steps);
-  F(train_loss);
-  F(dev_hit_at_8); F(dev_hr_at_10); F(dev_ndcg_at_10);
-  F(test_hit_at_8); F(test_hr_at_10); F(test_ndcg_at_10);
-  F(epoch_s); F(eval_s);
-#undef I
-#undef F
-  return h5::Handle(t, H5Tclose);
-}
+h5::Handle step_type() { return io::compound_type(sizeof(StepRow), StepRow::columns()); }
+h5::Handle epoch_type() { return io::compound_type(sizeof(EpochRow), EpochRow::columns()); }
 
 void write_memory(hid_t g, const std::string& prefix, const SeqrecMemory& m) {
   h5::write_attr(g, prefix + "parameters_bytes", m.parameters);
@@ -48,6 +23,16 @@ void write_memory(hid_t g, const std::string& prefix, const SeqrecMemory& m) {
 }
 
 }  // namespace
+
+const std::vector<io::Column>& StepRow::columns() {
+  static const std::vector<io::Column> c = LOBENCH_ROW_COLUMNS(StepRow, LOBENCH_SEQREC_STEP_COLUMNS);
+  return c;
+}
+
+const std::vector<io::Column>& EpochRow::columns() {
+  static const std::vector<io::Column> c = LOBENCH_ROW_COLUMNS(EpochRow, LOBENCH_SEQREC_EPOCH_COLUMNS);
+  return c;
+}
 
 SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c,
                              const DataSummary& d, const SeqrecMemory& predicted, const std::vector<std::string>& inputs)

@@ -12,28 +12,56 @@
 
 #include "harness/io/h5_io.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/table_row.hpp"
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_config.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
 
 namespace lobench::seqrec {
 
+// The /steps and /epochs tables, declared once (io/table_row.hpp): X(type, name, default, unit, meaning).
+#define LOBENCH_SEQREC_STEP_COLUMNS(X)                                                                     \
+  X(int64_t, step, 0, "", "the step, from 1")                                                              \
+  X(int64_t, epoch, 0, "", "its epoch, from 1")                                                            \
+  X(int64_t, batch, 0, "", "windows in the step's batch")                                                  \
+  X(double, loss, 0, "", "the step's loss")                                                                \
+  X(double, lr, 0, "", "learning rate")                                                                    \
+  X(double, forward_s, 0, "s", "backbone forward")                                                         \
+  X(double, loss_s, 0, "s", "loss and its gradient")                                                       \
+  X(double, backward_s, 0, "s", "backbone backward")                                                       \
+  X(double, optimizer_s, 0, "s", "AdamW")                                                                  \
+  X(double, step_s, 0, "s", "the whole step")                                                              \
+  X(int64_t, tp, 0, "", "cut metrics at logit > 0: true positives")                                        \
+  X(int64_t, fp, 0, "", "false positives")                                                                 \
+  X(int64_t, fn, 0, "", "false negatives")                                                                 \
+  X(int64_t, tn, 0, "", "true negatives")                                                                  \
+  X(double, precision, 0, "", "tp / (tp + fp) (NaN for the sampled objective)")                           \
+  X(double, recall, 0, "", "tp / (tp + fn) (NaN for the sampled objective)")                              \
+  X(double, f1, 0, "", "harmonic mean of precision and recall (NaN for the sampled objective)")           \
+  X(int64_t, loss_workspace_bytes, 0, "bytes", "the loss's measured peak this step")                       \
+  X(int64_t, rss_bytes, 0, "bytes", "the process's resident set after the step")
+
+#define LOBENCH_SEQREC_EPOCH_COLUMNS(X)                                                                    \
+  X(int64_t, epoch, 0, "", "the epoch, from 1")                                                            \
+  X(int64_t, steps, 0, "", "steps so far")                                                                 \
+  X(double, train_loss, 0, "", "mean loss of the epoch's steps")                                           \
+  X(double, dev_hit_at_8, 0, "", "dev Hit@8 (NaN when not evaluated)")                                     \
+  X(double, dev_hr_at_10, 0, "", "dev HR@10")                                                              \
+  X(double, dev_ndcg_at_10, 0, "", "dev NDCG@10")                                                          \
+  X(double, test_hit_at_8, 0, "", "test Hit@8 (NaN when not evaluated)")                                   \
+  X(double, test_hr_at_10, 0, "", "test HR@10")                                                            \
+  X(double, test_ndcg_at_10, 0, "", "test NDCG@10")                                                        \
+  X(double, epoch_s, 0, "s", "training time of the epoch")                                                 \
+  X(double, eval_s, 0, "s", "evaluation time")
+
 struct StepRow {
-  int64_t step = 0, epoch = 0, batch = 0;
-  double loss = 0, lr = 0;
-  double forward_s = 0, loss_s = 0, backward_s = 0, optimizer_s = 0, step_s = 0;
-  int64_t tp = 0, fp = 0, fn = 0, tn = 0;
-  double precision = 0, recall = 0, f1 = 0;  // cut metrics at logit > 0 (NaN for the sampled objective)
-  int64_t loss_workspace_bytes = 0;          // the loss's measured peak this step
-  int64_t rss_bytes = 0;
+  LOBENCH_ROW_MEMBERS(LOBENCH_SEQREC_STEP_COLUMNS)
+  static const std::vector<io::Column>& columns();
 };
 
 struct EpochRow {
-  int64_t epoch = 0, steps = 0;
-  double train_loss = 0;
-  double dev_hit_at_8 = 0, dev_hr_at_10 = 0, dev_ndcg_at_10 = 0;
-  double test_hit_at_8 = 0, test_hr_at_10 = 0, test_ndcg_at_10 = 0;  // NaN when not evaluated
-  double epoch_s = 0, eval_s = 0;
+  LOBENCH_ROW_MEMBERS(LOBENCH_SEQREC_EPOCH_COLUMNS)
+  static const std::vector<io::Column>& columns();
 };
 
 // Scalars of the data, written as attributes.

@@ -12,37 +12,7 @@ namespace lobench::train {
 
 namespace {
 
-h5::Handle epoch_type() {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(EpochRow));
-#define F(name, type) H5Tinsert(t, #name, offsetof(EpochRow, name), type)
-  F(epoch, H5T_NATIVE_INT64);
-  F(steps, H5T_NATIVE_INT64);
-  F(train_loss, H5T_NATIVE_DOUBLE);
-  F(test_loss, H5T_NATIVE_DOUBLE);
-  F(p_at_1, H5T_NATIVE_DOUBLE);
-  F(p_at_3, H5T_NATIVE_DOUBLE);
-  F(p_at_5, H5T_NATIVE_DOUBLE);
-  F(ndcg_at_1, H5T_NATIVE_DOUBLE);
-  F(ndcg_at_3, H5T_NATIVE_DOUBLE);
-  F(ndcg_at_5, H5T_NATIVE_DOUBLE);
-  F(psp_at_1, H5T_NATIVE_DOUBLE);
-  F(psp_at_3, H5T_NATIVE_DOUBLE);
-  F(psp_at_5, H5T_NATIVE_DOUBLE);
-  F(lr_enc, H5T_NATIVE_DOUBLE);
-  F(lr_clf, H5T_NATIVE_DOUBLE);
-  F(epoch_s, H5T_NATIVE_DOUBLE);
-  F(eval_s, H5T_NATIVE_DOUBLE);
-  F(weight_zero_fraction, H5T_NATIVE_DOUBLE);
-  F(weight_mean_abs, H5T_NATIVE_DOUBLE);
-  F(weight_non_finite, H5T_NATIVE_INT64);
-  F(peak_bytes, H5T_NATIVE_INT64);
-#undef F
-  h5::Handle s(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(s, sizeof(EpochRow::utc));
-  H5Tset_strpad(s, H5T_STR_NULLTERM);
-  H5Tinsert(t, "utc", offsetof(EpochRow, utc), s);
-  return h5::Handle(t, H5Tclose);
-}
+h5::Handle epoch_type() { return io::compound_type(sizeof(EpochRow), EpochRow::columns()); }
 
 void write_breakdown(hid_t obj, const std::string& prefix, const MemoryBreakdown& m) {
   h5::write_attr(obj, prefix + "weights_bytes", m.weights);
@@ -79,9 +49,13 @@ EpochRow EpochRow::from(const EpochRecord& r) {
   e.weight_mean_abs = r.weight_mean_abs;
   e.weight_non_finite = r.weight_non_finite;
   e.peak_bytes = r.peak_bytes;
-  const std::string utc = utc_now();
-  std::memcpy(e.utc, utc.data(), std::min(utc.size(), sizeof(e.utc) - 1));
+  e.utc.set(utc_now());
   return e;
+}
+
+const std::vector<io::Column>& EpochRow::columns() {
+  static const std::vector<io::Column> c = LOBENCH_ROW_COLUMNS(EpochRow, LOBENCH_XMC_EPOCH_COLUMNS);
+  return c;
 }
 
 TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset,

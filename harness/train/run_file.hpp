@@ -12,6 +12,7 @@
 
 #include "harness/io/h5_io.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/table_row.hpp"
 #include "harness/train/trainer.hpp"
 
 namespace lobench::train {
@@ -19,20 +20,35 @@ namespace lobench::train {
 // The start of a train-xmc run file's `schema` attribute (the version follows).
 inline constexpr const char* kRunSchemaPrefix = "lobench train-xmc run";
 
-// One /epochs row (fixed layout so h5py reads it as a NumPy structured array).
+// The /epochs table, declared once (io/table_row.hpp): X(type, name, default, unit, meaning).
+#define LOBENCH_XMC_EPOCH_COLUMNS(X)                                                                     \
+  X(int64_t, epoch, 0, "", "the epoch, from 1")                                                          \
+  X(int64_t, steps, 0, "", "optimizer steps so far")                                                     \
+  X(double, train_loss, 0, "nats/row", "mean training loss of the epoch (summed BCE over the labels)")   \
+  X(double, test_loss, 0, "nats/row", "test loss (NaN when not evaluated)")                              \
+  X(double, p_at_1, 0, "", "test precision@1")                                                           \
+  X(double, p_at_3, 0, "", "test precision@3")                                                           \
+  X(double, p_at_5, 0, "", "test precision@5")                                                           \
+  X(double, ndcg_at_1, 0, "", "test nDCG@1")                                                             \
+  X(double, ndcg_at_3, 0, "", "test nDCG@3")                                                             \
+  X(double, ndcg_at_5, 0, "", "test nDCG@5")                                                             \
+  X(double, psp_at_1, 0, "", "test propensity-scored precision@1")                                       \
+  X(double, psp_at_3, 0, "", "test propensity-scored precision@3")                                       \
+  X(double, psp_at_5, 0, "", "test propensity-scored precision@5")                                       \
+  X(double, lr_enc, 0, "", "encoder learning rate at the epoch's end")                                   \
+  X(double, lr_clf, 0, "", "classifier learning rate at the epoch's end")                                \
+  X(double, epoch_s, 0, "s", "training time of the epoch")                                               \
+  X(double, eval_s, 0, "s", "evaluation time")                                                           \
+  X(double, weight_zero_fraction, 0, "", "classifier weights that are exactly 0")                         \
+  X(double, weight_mean_abs, 0, "", "mean |w| of the classifier")                                        \
+  X(int64_t, weight_non_finite, 0, "", "classifier weights that are NaN or infinite")                    \
+  X(int64_t, peak_bytes, 0, "bytes", "peak counted bytes so far")                                        \
+  X(io::FixedText<24>, utc, {}, "", "when the epoch ended (ISO 8601 UTC)")
+
 struct EpochRow {
-  int64_t epoch = 0, steps = 0;
-  double train_loss = 0, test_loss = 0;  // nats per row (summed BCE over the labels)
-  double p_at_1 = 0, p_at_3 = 0, p_at_5 = 0;
-  double ndcg_at_1 = 0, ndcg_at_3 = 0, ndcg_at_5 = 0;
-  double psp_at_1 = 0, psp_at_3 = 0, psp_at_5 = 0;
-  double lr_enc = 0, lr_clf = 0;
-  double epoch_s = 0, eval_s = 0;
-  double weight_zero_fraction = 0, weight_mean_abs = 0;
-  int64_t weight_non_finite = 0;
-  int64_t peak_bytes = 0;
-  char utc[24] = {};
+  LOBENCH_ROW_MEMBERS(LOBENCH_XMC_EPOCH_COLUMNS)
   static EpochRow from(const EpochRecord& r);
+  static const std::vector<io::Column>& columns();
 };
 
 class TrainRunFile {

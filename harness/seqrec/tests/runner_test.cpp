@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
@@ -55,6 +57,37 @@ TEST(SeqrecRunner, MeasuredMemoryEqualsPredictedAndTheRunFileHasEveryStep) {
     ASSERT_EQ(epochs.size(), 2u);  // 18 users in windows of B = 4: 5 steps an epoch
     auto f = h5::open_file_read(c.out);
     EXPECT_EQ(h5::read_attr_string(f, "status").value_or(""), "ok");
+  }
+}
+
+// The /steps and /epochs tables as stored: the declared columns (LOBENCH_SEQREC_*_COLUMNS), in their
+// order and HDF5 classes, as before they were declared once (h5py readers rely on the names).
+TEST(SeqrecRunner, StepAndEpochTablesAreTheDeclaredOnes) {
+  TempDir dir;
+  const SeqrecConfig c = tiny("fused", dir.path / "run.h5");
+  std::ostringstream log, progress;
+  ASSERT_EQ(run_seqrec(c, collect_provenance("test"), log, progress).status, "ok");
+  const std::vector<std::string> steps = {"step", "epoch", "batch", "loss", "lr", "forward_s", "loss_s", "backward_s",
+                                          "optimizer_s", "step_s", "tp", "fp", "fn", "tn", "precision", "recall", "f1",
+                                          "loss_workspace_bytes", "rss_bytes"};
+  const std::vector<std::string> epochs = {"epoch", "steps", "train_loss", "dev_hit_at_8", "dev_hr_at_10",
+                                           "dev_ndcg_at_10", "test_hit_at_8", "test_hr_at_10", "test_ndcg_at_10",
+                                           "epoch_s", "eval_s"};
+  auto f = h5::open_file_read(c.out);
+  for (const auto& [table, names, columns] : {std::tuple{"steps", steps, &StepRow::columns()},
+                                              std::tuple{"epochs", epochs, &EpochRow::columns()}}) {
+    ASSERT_EQ(columns->size(), names.size()) << table;
+    h5::Handle ds(H5Dopen2(f, table, H5P_DEFAULT), H5Dclose);
+    h5::Handle type(H5Dget_type(ds), H5Tclose);
+    ASSERT_EQ(H5Tget_nmembers(type), int(names.size())) << table;
+    for (unsigned i = 0; i < names.size(); ++i) {
+      char* name = H5Tget_member_name(type, i);
+      EXPECT_EQ(std::string(name), names[i]) << table;
+      H5free_memory(name);
+      EXPECT_EQ((*columns)[i].name, names[i]) << table;
+      const bool real = (*columns)[i].kind == io::ColumnKind::float64;
+      EXPECT_EQ(H5Tget_member_class(type, i), real ? H5T_FLOAT : H5T_INTEGER) << table << "." << names[i];
+    }
   }
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "harness/train/tests/tiny_data.hpp"
 
@@ -62,6 +64,51 @@ TEST(TrainRunFile, EpochRowsMemoryAndHistogramsRoundTrip) {
   for (int64_t v : ghist.data) gtotal += v;
   EXPECT_EQ(gtotal, o.logit_grad_hist.total());
   EXPECT_GT(gtotal, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// The /epochs table as stored: the columns of LOBENCH_XMC_EPOCH_COLUMNS, in their order, with the
+// HDF5 classes readers (h5py, results/elmo/README.md) rely on; the file format did not change when the
+// table's hand-built compound type became the declared one.
+TEST(TrainRunFile, EpochTableIsTheDeclaredOne) {
+  const std::vector<std::string> expected = {
+      "epoch",     "steps",     "train_loss", "test_loss", "p_at_1",   "p_at_3",   "p_at_5",
+      "ndcg_at_1", "ndcg_at_3", "ndcg_at_5",  "psp_at_1",  "psp_at_3", "psp_at_5", "lr_enc",
+      "lr_clf",    "epoch_s",   "eval_s",     "weight_zero_fraction", "weight_mean_abs",
+      "weight_non_finite", "peak_bytes", "utc"};
+  const auto& columns = EpochRow::columns();
+  ASSERT_EQ(columns.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(columns[i].name, expected[i]);
+  const data::TrainTest d = testing::tiny_xmc(100, 50, 20);
+  TrainConfig c;
+  c.D = 8;
+  c.batch = 50;
+  c.epochs = 1;
+  const auto dir = std::filesystem::temp_directory_path() / ("lobench_train_table_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "run.h5").string();
+  const DataShape shape = DataShape::of(d);
+  {
+    TrainRunFile f(path, collect_provenance("test"), "tiny", c, shape, predict_memory(c, shape));
+    const RunOutcome o = train_xmc(d, c, nullptr, [&](const EpochRecord& r, const GradientHistogram* h,
+                                                       const GradientHistogram* g) { f.append_epoch(r, h, g); });
+    f.finish(&o, "ok", "");
+  }
+  auto f = h5::open_file_read(path);
+  h5::Handle ds(H5Dopen2(f, "epochs", H5P_DEFAULT), H5Dclose);
+  h5::Handle type(H5Dget_type(ds), H5Tclose);
+  ASSERT_EQ(H5Tget_nmembers(type), int(expected.size()));
+  for (unsigned i = 0; i < expected.size(); ++i) {
+    char* name = H5Tget_member_name(type, i);
+    EXPECT_EQ(std::string(name), expected[i]);
+    H5free_memory(name);
+    const H5T_class_t cls = H5Tget_member_class(type, i);
+    EXPECT_EQ(cls, expected[i] == "utc" ? H5T_STRING : columns[i].kind == io::ColumnKind::float64 ? H5T_FLOAT : H5T_INTEGER)
+        << expected[i];
+  }
+  const auto rows = TrainRunFile::read_epochs(path);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].utc.view().size(), 20u) << rows[0].utc;  // 2026-01-02T03:04:05Z
   std::filesystem::remove_all(dir);
 }
 

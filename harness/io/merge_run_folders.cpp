@@ -1,4 +1,4 @@
-#include "harness/train/merge_train_runs.hpp"
+#include "harness/io/merge_run_folders.hpp"
 
 #include <fmt/format.h>
 #include <stdlib.h>
@@ -10,9 +10,9 @@
 #include <stdexcept>
 
 #include "harness/io/h5_io.hpp"
-#include "harness/sweep/partition.hpp"  // the one parser of K/N
+#include "harness/io/partition.hpp"
 
-namespace lobench::train {
+namespace lobench::io {
 
 namespace fs = std::filesystem;
 
@@ -49,13 +49,13 @@ struct RunPlace {
 
 struct PartDir {
   std::string path;
-  sweep::Partition partition;
+  Partition partition;
   std::vector<RunPlace> runs;
 };
 
 RunPlace read_place(const std::string& path, const std::string& part) {
-  if (!is_train_run_file(path))
-    throw std::invalid_argument(fmt::format("merge: '{}' in '{}' is not a train-xmc or train-seqrec run file", path, part));
+  if (!is_run_folder_file(path))
+    throw std::invalid_argument(fmt::format("merge: '{}' in '{}' is not a train-xmc run file (nor a train-seqrec one)", path, part));
   auto f = h5::open_file_read(path);
   RunPlace r;
   r.path = path;
@@ -102,7 +102,7 @@ PartDir read_part(const std::string& dir) {
                                               "partition its own --out-dir",
                                               dir, first.partition, first.path, r.partition, r.path));
   try {
-    p.partition = sweep::Partition::parse(first.partition);
+    p.partition = Partition::parse(first.partition);
   } catch (const std::invalid_argument&) {
     throw std::invalid_argument(
         fmt::format("merge: '{}' has an unreadable partition attribute '{}'", first.path, first.partition));
@@ -110,19 +110,19 @@ PartDir read_part(const std::string& dir) {
   return p;
 }
 
-// The parts must be partitions 0..N−1 of one sweep, each once, and hold every run of it once.
+// The parts must be partitions 0..N−1 of one sweep (io/partition.hpp's rule), each once, and hold every
+// run of it once.
 void check_parts(const std::vector<PartDir>& parts) {
   const RunPlace& ref = parts.front().runs.front();
   const int64_t N = parts.front().partition.count;
-  std::map<int64_t, std::string> partitions, runs, names;
+  std::vector<std::pair<std::string, Partition>> partitions;
+  for (const PartDir& p : parts) partitions.emplace_back(p.path, p.partition);
+  // Partition k makes run k first, so only partitions k >= sweep_runs may hold nothing (e.g. 8 tasks for 5 runs).
+  check_partitions(partitions, std::min(N, ref.runs));
+  std::map<int64_t, std::string> runs, by_partition;
   std::map<std::string, std::string> file_names;
   for (const PartDir& p : parts) {
-    if (p.partition.count != N)
-      throw std::invalid_argument(fmt::format("merge: '{}' is partition {} but '{}' is {}", p.path, p.partition.str(),
-                                              parts.front().path, parts.front().partition.str()));
-    if (!partitions.emplace(p.partition.index, p.path).second)
-      throw std::invalid_argument(fmt::format("merge: '{}' and '{}' are both partition {}", partitions[p.partition.index],
-                                              p.path, p.partition.str()));
+    by_partition[p.partition.index] = p.path;
     for (const RunPlace& r : p.runs) {
       if (r.schema != ref.schema)
         throw std::invalid_argument(fmt::format("merge: '{}' is a '{}' file, '{}' a '{}' file", r.path, r.schema,
@@ -143,13 +143,10 @@ void check_parts(const std::vector<PartDir>& parts) {
             fmt::format("merge: '{}' and '{}' have the same file name", file_names[name], r.path));
     }
   }
-  // Partition k makes run k first, so only partitions k >= sweep_runs may hold nothing (e.g. 8 tasks for 5 runs).
-  for (int64_t k = 0; k < std::min(N, ref.runs); ++k)
-    if (!partitions.count(k)) throw std::invalid_argument(fmt::format("merge: partition {}/{} is missing (a gap)", k, N));
   for (int64_t i = 0; i < ref.runs; ++i)
     if (!runs.count(i))
       throw std::invalid_argument(fmt::format("merge: run {} of the sweep's {} is missing (from partition {}/{}, '{}')",
-                                              i, ref.runs, i % N, N, partitions[i % N]));
+                                              i, ref.runs, i % N, N, by_partition[i % N]));
 }
 
 // The parts' run files copied into a new folder beside `out`, renamed onto it once complete.
@@ -176,9 +173,9 @@ void copy_into_new_folder(const fs::path& out, const std::vector<PartDir>& parts
 
 }  // namespace
 
-bool is_train_run_file(const std::string& path) { return !command_of(schema_of(path)).empty(); }
+bool is_run_folder_file(const std::string& path) { return !command_of(schema_of(path)).empty(); }
 
-TrainMergeSummary merge_train_runs(const std::string& out_text, const std::vector<std::string>& part_dirs) {
+FolderMergeSummary merge_run_folders(const std::string& out_text, const std::vector<std::string>& part_dirs) {
   if (part_dirs.empty()) throw std::invalid_argument("merge: no parts given");
   fs::path out = out_text;
   if (out.filename().empty()) out = out.parent_path();  // "merged/"
@@ -195,11 +192,11 @@ TrainMergeSummary merge_train_runs(const std::string& out_text, const std::vecto
                                             part_dirs.size() > 1 ? ", nor does any other part" : ""));
   check_parts(parts);
   copy_into_new_folder(out, parts);
-  TrainMergeSummary s;
+  FolderMergeSummary s;
   s.command = command_of(parts.front().runs.front().schema);
   s.parts = int64_t(part_dirs.size());
   for (const PartDir& p : parts) s.runs += int64_t(p.runs.size());
   return s;
 }
 
-}  // namespace lobench::train
+}  // namespace lobench::io

@@ -1,4 +1,5 @@
-// `lobench merge OUT PART_DIRS...` for the commands that write one run file per run into their --out-dir
+// The folder half of the one merger (io/merge_runs.hpp: merge_parts): `lobench merge OUT PART_DIRS...` for
+// the commands that write one run file per run into their --out-dir
 // (train-xmc, train-seqrec): their parts (`--partition K/N`, e.g. a Slurm job array) are folders, and so
 // is the merge: OUT is a new folder holding every part's run files, as one process of the whole sweep
 // would have written them (the figure scripts read it as such). Each run file keeps its own provenance
@@ -13,19 +14,19 @@
 #include <string>
 #include <vector>
 
-namespace lobench::train {
+namespace lobench::io {
 
-struct TrainMergeSummary {
+struct FolderMergeSummary {
   std::string command;  // train-xmc or train-seqrec
   int64_t parts = 0, runs = 0;
 };
 
 // Whether `path` is an HDF5 file written by `lobench train-xmc` or `train-seqrec` (its `schema` says so).
-bool is_train_run_file(const std::string& path);
+bool is_run_folder_file(const std::string& path);
 
 // Writes the folder `out` (refused if anything is there) from the part folders. Throws
 // std::invalid_argument naming the part or run file and the problem; `out` is then not created (the
 // files are copied into a temporary folder beside it, renamed onto `out` once complete).
-TrainMergeSummary merge_train_runs(const std::string& out, const std::vector<std::string>& part_dirs);
+FolderMergeSummary merge_run_folders(const std::string& out, const std::vector<std::string>& part_dirs);
 
-}  // namespace lobench::train
+}  // namespace lobench::io
