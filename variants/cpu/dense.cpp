@@ -88,9 +88,11 @@ class DenseBf16Products {
       pair_columns_transposed(in.E + v0 * D_, D_, n, D_, E_by_dim_.data() + v0, V_);
     }, 256);
     for_each_fixed_panel(P_, threads, [&](int64_t p0, int64_t rows) {
-      Bf16Product x{rows, V_, words(D_), A_by_dim_.data() + p0 * words(D_), words(D_), E_by_dim_.data(), V_,
-                    logits + p0 * V_, V_, false, false};
-      bf16_product(kernel_, x);
+      for (int64_t v0 = 0; v0 < V_; v0 += kColumns) {  // E's pairs a cache-sized block at a time
+        Bf16Product x{rows, std::min(kColumns, V_ - v0), words(D_), A_by_dim_.data() + p0 * words(D_), words(D_),
+                      E_by_dim_.data() + v0, V_, logits + p0 * V_ + v0, V_, false, false};
+        bf16_product(kernel_, x);
+      }
     });
   }
 
@@ -102,9 +104,13 @@ class DenseBf16Products {
     pair_rows(in.E, D_, V_, D_, E_by_voc_.data(), D_);
     pair_rows_transposed(in.A, D_, P_, D_, At_by_pos_.data(), words(P_));
     for_each_fixed_panel(P_, threads, [&](int64_t p0, int64_t rows) {  // dA = G·E
-      Bf16Product dA{rows, D_, words(V_), G_by_voc_.data() + p0 * words(V_), words(V_), E_by_voc_.data(), D_,
-                     out.dA.data() + p0 * D_, D_, false, false};
-      bf16_product(kernel_, dA);
+      // The inner index a cache-sized block at a time: each block continues the chains from the float32
+      // values the previous one stored, so the blocking changes no bit.
+      for (int64_t k0 = 0; k0 < words(V_); k0 += kPairs) {
+        Bf16Product dA{rows, D_, std::min(kPairs, words(V_) - k0), G_by_voc_.data() + p0 * words(V_) + k0, words(V_),
+                       E_by_voc_.data() + k0 * D_, D_, out.dA.data() + p0 * D_, D_, false, k0 > 0};
+        bf16_product(kernel_, dA);
+      }
     });
     for_each_fixed_panel(V_, threads, [&](int64_t v0, int64_t n) {  // dEᵀ = Aᵀ·G, into dE's rows
       Bf16Product dE{D_, n, words(P_), At_by_pos_.data(), words(P_), G_by_pos_.data() + v0, V_,
@@ -118,6 +124,8 @@ class DenseBf16Products {
   }
 
  private:
+  static constexpr int64_t kColumns = 256;  // logit columns per product: E's block of pairs stays in L2
+  static constexpr int64_t kPairs = 1024;   // inner pairs per dA product: E's block of pairs stays in L2
   Bf16Kernel kernel_;  // chosen once, before the threads start
   int64_t P_, V_, D_;
   Buffer<uint32_t> A_by_dim_, E_by_dim_, E_by_voc_, At_by_pos_, G_by_voc_, G_by_pos_;
