@@ -1,6 +1,7 @@
 // The precision of the products' operands (logits and gradients); accumulation is always float32.
 // fp32: exact float32; tf32: tensor-core float32 with a 10-bit mantissa; bf16: A, E and the gradient
-// tile rounded to bfloat16 (nearest-even). The CPU variants compute in fp32 only.
+// tile rounded to bfloat16 (nearest-even). The CPU variants compute fp32, and bf16 where the CPU has
+// AVX512_BF16 (variants/cpu/bf16_products.hpp).
 #pragma once
 
 #include <cstdint>
