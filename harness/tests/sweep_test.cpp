@@ -224,12 +224,14 @@ TEST(Sweep, AFormatThatCannotHoldEIsASkippedRowNotAFailure) {
   std::filesystem::remove(path);
 }
 
-TEST(Sweep, CpuVariantsRecordNonFp32OperandsAsSkippedAndResumeByOperand) {
+// tf32 is a GPU tensor-core format: the CPU variants record it as skipped (bf16 they compute where the
+// CPU has AVX512_BF16, and skip with that reason elsewhere).
+TEST(Sweep, CpuVariantsRecordGpuOnlyOperandsAsSkippedAndResumeByOperand) {
   const std::string path = testing::temp_path("sweep_operand.h5");
   SweepSettings spec = small_spec(path);
   spec.axes.set("V", "100");
   spec.axes.set("variants", "chunked");
-  spec.axes.set("operand", "fp32,bf16");
+  spec.axes.set("operand", "fp32,tf32");
   std::ostringstream table, progress;
   ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0);
   auto rows = ResultsFile::read_all(path);
@@ -237,18 +239,18 @@ TEST(Sweep, CpuVariantsRecordNonFp32OperandsAsSkippedAndResumeByOperand) {
   EXPECT_EQ(rows[0].operand.str(), "fp32");
   EXPECT_EQ(rows[0].status.str(), "ok");
   EXPECT_TRUE(std::isnan(rows[0].peak_device_bytes));
-  EXPECT_EQ(rows[1].operand.str(), "bf16");
+  EXPECT_EQ(rows[1].operand.str(), "tf32");
   EXPECT_EQ(rows[1].status.str(), "skipped");
-  EXPECT_NE(rows[1].reason.str().find("operand bf16"), std::string::npos) << rows[1].reason;
-  EXPECT_NE(table.str().find(" bf16 "), std::string::npos) << table.str();  // the swept operand is a column
+  EXPECT_NE(rows[1].reason.str().find("operand tf32"), std::string::npos) << rows[1].reason;
+  EXPECT_NE(table.str().find(" tf32 "), std::string::npos) << table.str();  // the swept operand is a column
 
-  // Resume: the fp32 and bf16 rows are distinct points; adding tf32 adds only its row.
+  // Resume: the fp32 and tf32 rows are distinct points; adding bf16 adds only its row.
   spec.out_mode = OutMode::resume;
-  spec.axes.set("operand", "fp32,bf16,tf32");
+  spec.axes.set("operand", "fp32,tf32,bf16");
   sweep::run_sweep(spec, collect_provenance("t"), table, progress);
   rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[2].operand.str(), "tf32");
+  EXPECT_EQ(rows[2].operand.str(), "bf16");
   std::filesystem::remove(path);
 }
 

@@ -248,7 +248,7 @@ TEST(RankFailures, BadInputOnOneRank) {
 
 TEST(RankFailures, UnsupportedVariantStopsEveryRank) {
   RunOptions o = one_thread();
-  o.operand = "bf16";  // the CPU variants compute in fp32 only
+  o.operand = "tf32";  // a GPU tensor-core format: the CPU variants compute with fp32 or bf16 operands only
   EXPECT_THROW(measure_sharded_point(MPI_COMM_WORLD, Shape{1, 4, 10, 2, 1, Reduction::mean, false}, {}, "fused", o,
                                      ShardKind::vocab, 0, 1),
                RankFailure);
