@@ -19,7 +19,6 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_sweep.hpp"
-#include "harness/sweep/driver.hpp"
 
 namespace lobench {
 namespace {
@@ -138,10 +137,7 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
     cli::check_positive_real("--syn-scale", spec->base.syn_scale);
     if (*list) {
       if (spec->out.empty() && spec->out_dir.empty()) spec->out_dir = ".";
-      const auto points = seqrec::expand_seqrec_sweep(*spec);
-      const auto mine = sweep::partition_indices(int64_t(points.size()), spec->partition);
-      for (int64_t i : mine) fmt::print("{}  ({})\n", points[size_t(i)].name, points[size_t(i)].describe);
-      fmt::print("{} runs\n", mine.size());
+      seqrec::list_seqrec_sweep(*spec, std::cout);
       set_command_exit_code(0);
       return;
     }

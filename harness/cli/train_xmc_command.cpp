@@ -196,9 +196,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
     for (const auto& r : spec->axes.values("rounding")) roundings.push_back(train::parse_update_rounding(r).name());
     spec->axes.set("rounding", roundings);
     if (*list) {
-      const auto points = train::partition_points(*spec);
-      for (const auto& p : points) fmt::print("{}\n", p.second.name);
-      fmt::print("{} runs\n", points.size());
+      train::list_xmc_sweep(*spec, std::cout);
       set_command_exit_code(0);
       return;
     }

@@ -364,6 +364,11 @@ class SeqrecSweepJob : public sweep::SweepJob {
                        interrupted_note_);
   }
 
+  std::string describe(int64_t index) const override {
+    const SeqrecSweepPoint& p = points_[size_t(index)];
+    return fmt::format("{}  ({})", p.name, p.describe);
+  }
+
  private:
   const SeqrecSweepSpec& spec_;
   const Provenance& prov_;
@@ -379,6 +384,12 @@ class SeqrecSweepJob : public sweep::SweepJob {
 };
 
 }  // namespace
+
+void list_seqrec_sweep(const SeqrecSweepSpec& spec, std::ostream& out) {
+  const Provenance none;  // nothing is recorded
+  const SeqrecSweepJob job(spec, none, out, out);
+  sweep::list_points(job, spec.partition, out, "runs");
+}
 
 int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
   if (spec.resume && (spec.overwrite || spec.base.dry_run))

@@ -78,6 +78,10 @@ void resolve_seqrec_datasets(const SeqrecSweepSpec& spec, std::vector<SeqrecSwee
 std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
                                                   const std::vector<SeqrecSweepPoint>& points);
 
+// --list: every point of spec.partition ("NAME  (dataset=... L=... ...)"), then "N runs"; reads and
+// writes nothing (the sweep driver's list_points).
+void list_seqrec_sweep(const SeqrecSweepSpec& spec, std::ostream& out);
+
 // Checks (above), then runs every point of spec.partition through the sweep driver (sweep/driver.hpp): loads each dataset once for consecutive points on the same
 // (dataset, L, N), writes one run file per point (each complete and flushed when its point ends), one
 // summary per point on `out`, the progress line (point i/K, step, ETA of the point and of the sweep)

@@ -31,6 +31,12 @@ std::vector<int64_t> partition_indices(int64_t size, const Partition& part) {
   return mine;
 }
 
+void list_points(const SweepJob& job, const Partition& part, std::ostream& out, const char* unit) {
+  const std::vector<int64_t> mine = partition_indices(job.size(), part);
+  for (int64_t i : mine) out << job.describe(i) << '\n';
+  out << mine.size() << ' ' << unit << '\n';
+}
+
 DriveResult drive(SweepJob& job, const DriveSettings& s) {
   const std::vector<PlannedPoint> planned = job.plan(partition_indices(job.size(), s.partition));
   job.begin(planned);

@@ -5,7 +5,7 @@
 // reason), `--resume` (points already recorded are kept, not run again), a signal stopping the sweep
 // between points (io/interrupt_guard.hpp) with every finished point kept and the message that says how
 // to continue, and the progress line with its ETA (sweep/progress.hpp). The job says what a point is,
-// how it is planned, recorded and run; the driver owns the order of those steps.
+// how it is planned, recorded and run; the driver owns the order of those steps, and `--list`.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +58,8 @@ class SweepJob {
   // What the Interrupted message says after "interrupted by SIGNAL: " (how much is kept where, how to
   // continue), once end() has run.
   virtual std::string stopped_detail(const DriveResult& r) const = 0;
+  // --list: the point's line (what it is; no planning, nothing read or written).
+  virtual std::string describe(int64_t index) const = 0;
 };
 
 struct DriveSettings {
@@ -73,6 +75,9 @@ struct DriveSettings {
 
 // The indices of the whole sweep of `size` points that `part` runs, ascending.
 std::vector<int64_t> partition_indices(int64_t size, const Partition& part);
+
+// --list: the line of every point of `part`, then "N <unit>"; plans, runs and writes nothing.
+void list_points(const SweepJob& job, const Partition& part, std::ostream& out, const char* unit);
 
 // Plans, begins, runs every point of the partition (keeping those recorded when resuming), ends.
 // Throws io::Interrupted (after end()) when a signal stopped the sweep; otherwise returns the counts.

@@ -355,6 +355,15 @@ class StepSweepJob : public SweepJob {
     return fmt::format("{} of {} rows kept in {}; continue with --resume", file_ ? file_->rows() : 0, r.points, s_.out);
   }
 
+  std::string describe(int64_t index) const override {
+    const StepPoint& p = points_[size_t(index)];
+    return fmt::format("{} B={} N={} V={} D={} L={} reduction={} threads={} block-v={} block-p={} seed={} e-format={}{} "
+                       "operand={}",
+                       p.variant, p.shape.B, p.shape.N, p.shape.V, p.shape.D, p.shape.L, to_string(p.shape.reduction),
+                       p.options.threads, p.options.block_v, p.options.block_p, p.seed, p.options.e_format,
+                       p.e_rounding.empty() ? "" : " e-rounding=" + p.e_rounding, p.options.operand);
+  }
+
  private:
   const SweepSettings& s_;
   const Provenance& prov_;
@@ -381,14 +390,9 @@ void check_rep_policy(const RepPolicy& r) {
 }
 
 void list_rows(const SweepSettings& s, std::ostream& out) {
-  const auto points = partitioned_points(s);
-  for (const StepPoint& p : points)
-    fmt::print(out, "{} B={} N={} V={} D={} L={} reduction={} threads={} block-v={} block-p={} seed={} e-format={}{} "
-               "operand={}\n",
-               p.variant, p.shape.B, p.shape.N, p.shape.V, p.shape.D, p.shape.L, to_string(p.shape.reduction),
-               p.options.threads, p.options.block_v, p.options.block_p, p.seed, p.options.e_format,
-               p.e_rounding.empty() ? "" : " e-rounding=" + p.e_rounding, p.options.operand);
-  fmt::print(out, "{} rows\n", points.size());
+  const Provenance none;  // nothing is recorded
+  const StepSweepJob job(s, none, out, out);
+  list_points(job, s.partition, out, "rows");
 }
 
 void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {

@@ -474,6 +474,8 @@ class XmcSweepJob : public sweep::SweepJob {
                        r.finished(), r.points, spec_.out_dir, interrupted_note_);
   }
 
+  std::string describe(int64_t index) const override { return points_[size_t(index)].name; }
+
  private:
   XmcPlan plan_run(int64_t index) const {
     XmcPlan p;
@@ -572,6 +574,12 @@ class XmcSweepJob : public sweep::SweepJob {
 };
 
 }  // namespace
+
+void list_xmc_sweep(const XmcSweepSpec& spec, std::ostream& out) {
+  const Provenance none;  // nothing is recorded
+  const XmcSweepJob job(spec, none, out, out);
+  sweep::list_points(job, spec.partition, out, "runs");
+}
 
 int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
   ShardedTraining* const sh = spec.sharded;

@@ -87,6 +87,9 @@ std::vector<std::pair<int64_t, SweepPoint>> partition_points(const XmcSweepSpec&
 // Recorded in each run file as the attribute `sweep`, beside `sweep_index`, `sweep_runs` and `partition`.
 std::string sweep_identity(const XmcSweepSpec& spec);
 
+// --list: the file name of every run of spec.partition, then "N runs" (the sweep driver's list_points).
+void list_xmc_sweep(const XmcSweepSpec& spec, std::ostream& out);
+
 // Runs the sweep. Returns the number of runs that failed (skipped runs are not failures).
 int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err);
 

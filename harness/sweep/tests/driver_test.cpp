@@ -2,7 +2,7 @@
 // every point exactly once between them, --resume runs only what is not recorded (and the record then
 // equals the uninterrupted sweep's), a signal stops the sweep between points with end() run and the
 // job's message, a point that a signal stopped is not counted as finished, and the progress line
-// counts every point with an ETA.
+// counts every point with an ETA; --list shows the partition's points and runs nothing.
 #include "harness/sweep/driver.hpp"
 
 #include <gtest/gtest.h>
@@ -53,6 +53,7 @@ class CountingJob : public SweepJob {
   std::string stopped_detail(const DriveResult& r) const override {
     return std::to_string(r.finished()) + " of " + std::to_string(r.points) + " kept";
   }
+  std::string describe(int64_t index) const override { return "point " + std::to_string(index); }
 
   std::vector<int64_t> planned_indices, executed;
   std::set<int64_t> fail, skip;
@@ -169,6 +170,17 @@ TEST_F(SweepDriver, CountsAndProgress) {
   EXPECT_NE(progress.str().find("(1 of 5 runs)"), std::string::npos) << progress.str();
   EXPECT_NE(progress.str().find("100% of the work (5 of 5 runs)"), std::string::npos) << progress.str();
   EXPECT_NE(progress.str().find("ETA"), std::string::npos);
+}
+
+TEST_F(SweepDriver, ListShowsThePartitionAndRunsNothing) {
+  std::map<std::string, int64_t> record;
+  CountingJob job(7, &record);
+  std::ostringstream out;
+  list_points(job, Partition{1, 3}, out, "runs");
+  EXPECT_EQ(out.str(), "point 1\npoint 4\n2 runs\n");
+  EXPECT_TRUE(job.planned_indices.empty());
+  EXPECT_TRUE(job.executed.empty());
+  EXPECT_TRUE(record.empty());
 }
 
 }  // namespace
