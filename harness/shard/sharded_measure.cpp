@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "harness/measure.hpp"
 #include "harness/meters/peak_rss.hpp"
 #include "harness/shard/collectives.hpp"
 #include "harness/shard/sharded_step.hpp"
@@ -15,12 +16,8 @@
 namespace lobench::shard {
 namespace {
 
-double median(std::vector<double> x) {
-  if (x.empty()) return 0.0;
-  std::sort(x.begin(), x.end());
-  const size_t n = x.size();
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
+// The one median of lobench's timing rule (harness/measure.hpp).
+double median(std::vector<double> x) { return Samples{std::move(x)}.median(); }
 
 // Every rank's `mine` (the same count on each), rank after rank.
 std::vector<double> gather_doubles(MPI_Comm c, const std::vector<double>& mine, int R) {
@@ -107,8 +104,17 @@ void summarise(int reps, ShardedMeasurement& m) {
 ShardedMeasurement measure_sharded_point(MPI_Comm comm, const Shape& shape, const SyntheticSpec& spec,
                                          const std::string& variant_name, const RunOptions& options, ShardKind kind,
                                          int warmup, int reps, const ShardOptions& so) {
+  if (reps < 1) throw std::invalid_argument(fmt::format("need reps >= 1, got {}", reps));
+  RepPolicy fixed;
+  fixed.fixed_reps = reps;
+  return measure_sharded_point(comm, shape, spec, variant_name, options, kind, warmup, fixed, so);
+}
+
+ShardedMeasurement measure_sharded_point(MPI_Comm comm, const Shape& shape, const SyntheticSpec& spec,
+                                         const std::string& variant_name, const RunOptions& options, ShardKind kind,
+                                         int warmup, const RepPolicy& policy, const ShardOptions& so) {
   validate(shape);
-  if (warmup < 0 || reps < 1) throw std::invalid_argument(fmt::format("need warmup >= 0 and reps >= 1, got {} and {}", warmup, reps));
+  if (warmup < 0) throw std::invalid_argument(fmt::format("need warmup >= 0, got {}", warmup));
   const Variant* v = Registry::instance().find(variant_name);
   if (!v) throw std::invalid_argument(fmt::format("unknown variant '{}' (see `lobench list`)", variant_name));
   int R = 1;
@@ -136,19 +142,33 @@ ShardedMeasurement measure_sharded_point(MPI_Comm comm, const Shape& shape, cons
   RunContext ctx{alloc, options};
   ShardResult result;
   ShardTimes t;
-  std::vector<double> samples(size_t(3 * reps));
+  std::vector<double> compute_s, wait_s, comm_s;
   std::optional<meters::PeakRssMeter> rss;  // over the timed repeats, as the sweep meters one process
-  for (int i = 0; i < warmup + reps; ++i) {
-    MPI_Barrier(comm);  // every repeat starts together, so the slowest rank's time is the step's
-    if (i == warmup) rss.emplace();
-    sharded_step(comms, m.layout, data, *v, ctx, result, t);
-    if (i >= warmup) {
-      const size_t j = size_t(i - warmup);
-      samples[j] = t.compute_s;
-      samples[size_t(reps) + j] = t.wait_s;
-      samples[size_t(2 * reps) + j] = t.comm.seconds;
-    }
-  }
+  int run = 0;
+  // The sweep's rule (collect_samples: warm-ups dropped, then repeats until the policy has enough). Its
+  // sample is the step's time, the slowest rank's compute + wait + comm, the same number on every rank,
+  // so every rank makes the same decision and they stop together.
+  const Samples steps = collect_samples(
+      [&] {
+        MPI_Barrier(comm);  // every repeat starts together, so the slowest rank's time is the step's
+        const bool timed = run++ >= warmup;
+        if (timed && !rss) rss.emplace();
+        sharded_step(comms, m.layout, data, *v, ctx, result, t);
+        double step = t.compute_s + t.wait_s + t.comm.seconds;
+        MPI_Allreduce(MPI_IN_PLACE, &step, 1, MPI_DOUBLE, MPI_MAX, comm);
+        if (timed) {
+          compute_s.push_back(t.compute_s);
+          wait_s.push_back(t.wait_s);
+          comm_s.push_back(t.comm.seconds);
+        }
+        return step;
+      },
+      warmup, policy);
+  const int reps = int(steps.seconds.size());
+  if (reps < 1) throw std::invalid_argument("the repetition policy allowed no timed repeat");
+  std::vector<double> samples = compute_s;
+  samples.insert(samples.end(), wait_s.begin(), wait_s.end());
+  samples.insert(samples.end(), comm_s.begin(), comm_s.end());
   const std::vector<int64_t> counters{t.comm.bytes_sent,
                                       t.comm.bytes_received,
                                       t.comm.collectives,

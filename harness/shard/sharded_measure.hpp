@@ -13,6 +13,7 @@
 #include "variants/problem.hpp"
 #include "variants/step.hpp"
 #include "variants/variant.hpp"
+#include "harness/measure.hpp"
 #include "harness/shard/layout.hpp"
 
 namespace lobench::shard {
@@ -63,6 +64,12 @@ struct ShardedMeasurement {
 // comm. Collective. Each rank draws only its block of the inputs (same values as make_synthetic).
 // Throws RankFailure on every rank when any rank cannot run (its message names the rank), and
 // std::invalid_argument for an unknown variant or a bad layout (the same on every rank).
+// Repeats follow lobench's one timing rule (collect_samples with `policy`, harness/measure.hpp) on the
+// step's time (the slowest rank's, the same on every rank, so that all ranks stop together).
+ShardedMeasurement measure_sharded_point(MPI_Comm comm, const Shape& shape, const SyntheticSpec& spec,
+                                         const std::string& variant, const RunOptions& options, ShardKind kind,
+                                         int warmup, const RepPolicy& policy, const ShardOptions& shard_options = {});
+// The same with exactly `reps` repeats (RepPolicy::fixed_reps).
 ShardedMeasurement measure_sharded_point(MPI_Comm comm, const Shape& shape, const SyntheticSpec& spec,
                                          const std::string& variant, const RunOptions& options, ShardKind kind,
                                          int warmup, int reps, const ShardOptions& shard_options = {});

@@ -48,6 +48,32 @@ struct Case {
   }
 };
 
+// The sharded point follows the sweep's repetition rule (collect_samples): an adaptive policy whose
+// time target is never reached stops at max_reps, on every rank at once (the decision is made on the
+// slowest rank's step time, which every rank holds).
+TEST(ShardMpi, RepeatsFollowTheSweepsRepetitionPolicy) {
+  RepPolicy policy;
+  policy.min_reps = 2;
+  policy.max_reps = 4;
+  policy.min_time_s = 1e9;  // never enough time: stops at max_reps
+  policy.max_time_s = 1e9;
+  const ShardedMeasurement m = measure_sharded_point(MPI_COMM_WORLD, Shape{1, 16, 1000, 8, 3, Reduction::mean, false},
+                                                     SyntheticSpec{}, "fused", one_thread(), ShardKind::vocab, 1, policy);
+  ASSERT_EQ(m.step_s.size(), 4u);
+  for (const RankMeasurement& r : m.ranks) {
+    EXPECT_EQ(r.compute_s.size(), 4u) << "rank " << r.rank;
+    EXPECT_EQ(r.comm_s.size(), 4u) << "rank " << r.rank;
+  }
+  EXPECT_DOUBLE_EQ(m.step_s_median, Samples{m.step_s}.median());
+  RepPolicy none;
+  none.fixed_reps = 0;
+  none.min_reps = 0;
+  none.max_reps = 0;
+  EXPECT_THROW(measure_sharded_point(MPI_COMM_WORLD, Shape{1, 16, 1000, 8, 3, Reduction::mean, false}, SyntheticSpec{},
+                                     "fused", one_thread(), ShardKind::vocab, 0, none),
+               std::invalid_argument);
+}
+
 // Runs the case sharded over every rank, twice; rank 0 compares.
 void expect_case_matches(const Case& c) {
   ShardOptions so;
