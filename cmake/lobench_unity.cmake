@@ -1,0 +1,59 @@
+# Combined translation units (CMake unity builds) for the sources whose compile time is headers, not code:
+# the command line, the harness's glue (options, sweep plan and driver, run files, provenance) and the
+# data-set readers. CLI11 2.1 (Debian 12) is header-only and costs ~9 s of CPU per file that includes it
+# at -O3 (its validators are objects defined in the header, compiled again in each file), and ~25 files
+# include it. Compiled in a few groups instead of one by one, `lobench` builds in about half the CPU time:
+# the quick start's first build on 2 cores.
+#
+# What stays one file per unit: everything whose floating-point results the run files record (the
+# variants, the tile kernels, precision_sim, the trainers, the timing statistics, the meters, the
+# scores). In a combined unit a function of one file may be inlined into another, and under
+# -march=native GCC may then fuse a multiply and an add that were apart before; files without arithmetic
+# on results, or compiled without FMA (datasets and the contract take no -march), cannot change a number.
+#
+# Groups are named file by file (UNITY_BUILD_MODE GROUP): a file added to a target later compiles on its
+# own until it is listed here, and a file listed here that no longer exists is ignored. Two files of one
+# group must not define the same name in an anonymous namespace (the build says which). Off with
+# -DLOBENCH_UNITY_BUILD=OFF (every file on its own, as before).
+option(LOBENCH_UNITY_BUILD "Compile the command-line, harness-glue and data-set sources in combined units" ON)
+
+# lobench_unity_groups(TARGET DIR GROUP name file... [GROUP name file...]): files relative to DIR.
+function(lobench_unity_groups target dir)
+  if(NOT LOBENCH_UNITY_BUILD OR NOT TARGET ${target})
+    return()
+  endif()
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
+  set(group "")
+  foreach(arg IN LISTS ARGN)
+    if(arg STREQUAL "GROUP")
+      set(expect_name TRUE)
+    elseif(expect_name)
+      set(group ${arg})
+      set(expect_name FALSE)
+    else()
+      set_source_files_properties(${dir}/${arg} TARGET_DIRECTORY ${target} PROPERTIES UNITY_GROUP ${target}_${group})
+    endif()
+  endforeach()
+endfunction()
+
+# Two groups per target, so that both cores of a 2-core machine have one to compile. The harness's
+# measure.cpp, meters/, sweep/score.cpp, sweep/yardstick.cpp and sweep/measure_row.cpp are left out
+# (timing statistics, machine limits, accuracy and %GEMM). Pairs that define the same internal name are
+# in different groups: cli/numbers.cpp and config/option_checks.cpp (refuse), sweep/run_sweep.cpp and
+# sweep/driver.cpp (discard), io/merge_runs.cpp and io/merge_run_folders.cpp (read_part).
+lobench_unity_groups(lobench_harness ${PROJECT_SOURCE_DIR}/harness
+  GROUP a cli/options.cpp cli/suggest.cpp cli/environment.cpp cli/args_file.cpp sweep/axes.cpp sweep/plan.cpp
+          sweep/step_point.cpp config/option_checks.cpp cli/option_checks.cpp io/results_file.cpp io/h5_io.cpp
+          provenance.cpp io/provenance_attrs.cpp io/table_row.cpp sweep/driver.cpp io/merge_run_folders.cpp
+  GROUP b cli/numbers.cpp sweep/run_sweep.cpp sweep/point_inputs.cpp sweep/printers.cpp sweep/progress.cpp
+          check.cpp io/output_path.cpp io/merge_runs.cpp io/partition.cpp io/result_row.cpp io/recorded_run.cpp
+          system_memory.cpp)
+# The commands: argument parsing and dispatch to the libraries.
+lobench_unity_groups(lobench ${PROJECT_SOURCE_DIR}/harness/cli
+  GROUP a main.cpp run_command.cpp list_command.cpp check_command.cpp schema_command.cpp
+  GROUP b quantize_command.cpp train_xmc_command.cpp train_seqrec_command.cpp merge_command.cpp compare_command.cpp)
+# Readers and generators of data sets (no -march: no FMA to contract into).
+lobench_unity_groups(lobench_datasets ${PROJECT_SOURCE_DIR}/datasets
+  GROUP a parse_error.cpp line_reader.cpp tokens.cpp sparse_dataset.cpp xc_format.cpp mulan_xml.cpp arff.cpp
+  GROUP b seqrec.cpp alias_table.cpp synthetic_xmc.cpp xmc_presets.cpp propensity.cpp ranking_metrics.cpp
+          sha256.cpp public_datasets.cpp)
