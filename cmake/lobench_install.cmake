@@ -72,6 +72,7 @@ configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/lobenchConfig.cmake.in
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/lobenchConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/cmake/lobenchConfig.cmake ${CMAKE_BINARY_DIR}/cmake/lobenchConfigVersion.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/lobench_plugin.cmake
         DESTINATION ${LOBENCH_INSTALL_CMAKEDIR})
 
 # lobench.pc, relocatable (prefix found from the file's own folder, so `cmake --install --prefix` works).

@@ -17,6 +17,7 @@
 #include "harness/io/h5_io.hpp"
 #include "variants/cpu/openblas.hpp"
 #include "variants/cpu/sgemm.hpp"
+#include "variants/variant.hpp"
 
 #ifndef LOBENCH_SOURCE_DIR
 #define LOBENCH_SOURCE_DIR "."
@@ -114,6 +115,7 @@ Provenance collect_provenance(const std::string& argv_joined) {
   p.libraries += "; cuda toolkit " LOBENCH_CUDA_TOOLKIT_VERSION;
 #endif
   p.sgemm_library = cpu::sgemm_library_name();
+  for (const std::string& origin : Registry::instance().origins()) p.plugins += (p.plugins.empty() ? "" : "; ") + origin;
   p.argv = argv_joined;
   p.start_utc = utc_now();
   p.hardware_threads = int(std::thread::hardware_concurrency());
@@ -130,6 +132,7 @@ void write_provenance(hid_t obj, const Provenance& p) {
   h5::write_attr(obj, "compiler", p.compiler);
   h5::write_attr(obj, "libraries", p.libraries);
   h5::write_attr(obj, "sgemm_library", p.sgemm_library);
+  if (!p.plugins.empty()) h5::write_attr(obj, "plugins", p.plugins);
   h5::write_attr(obj, "argv", p.argv);
   h5::write_attr(obj, "start_utc", p.start_utc);
   h5::write_attr(obj, "hardware_threads", int64_t(p.hardware_threads));

@@ -10,6 +10,7 @@ namespace lobench {
 struct Provenance {
   std::string git_commit, host, cpu_model, compiler, libraries, argv, start_utc;
   std::string sgemm_library;  // what the CPU variants' products run on (cpu::sgemm_library_name())
+  std::string plugins;  // the plug-ins whose variants are registered ("; "-separated origins); "" for none
   std::string gpu_model;  // NVIDIA GPUs the driver reports ("; "-separated); "" where there are none
   bool git_dirty = false;
   int hardware_threads = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "variants/counting_allocator.hpp"
+#include "variants/plugin_api.hpp"
 #include "variants/problem.hpp"
 #include "variants/step.hpp"
 
@@ -85,18 +86,31 @@ class DeviceSession {
 
 class Registry {
  public:
+  // The built-in variants, registered on first use through lobench_register_builtins_v1 (the same
+  // kind of function a plug-in defines; variants/plugin_api.hpp).
   static Registry& instance();
-  bool add(std::unique_ptr<Variant> v);  // throws on a duplicate name
+  bool add(std::unique_ptr<Variant> v);  // throws on a duplicate backend/name
   const Variant* find(const std::string& name) const;
   std::vector<const Variant*> all() const;  // in name order
+  // Where a variant came from: "built-in", or what register_from recorded (a plug-in's path, digest, ABI).
+  std::string origin(const Variant& v) const;
+  std::vector<std::string> origins() const;  // the distinct origins other than "built-in", in load order
+  // Calls `fn` (a registration function, variants/plugin_api.hpp) on a fresh registry and moves what it
+  // registered into this one, marked with `origin`: all of it, or, when fn returns another ABI, throws,
+  // registers nothing or a name this registry already has, nothing (std::invalid_argument saying why).
+  void register_from(lobench_register_fn fn, const std::string& origin);
 
  private:
   std::vector<std::unique_ptr<Variant>> variants_;
+  std::vector<std::string> origins_;  // origins_[i]: where variants_[i] came from
 };
 
-// Registers a variant type from its own file at static-initialisation time. The variants are built
-// as a CMake OBJECT library, so no registration can be dropped by the linker; a test lists the names.
-#define LOBENCH_REGISTER_VARIANT(Type) \
-  [[maybe_unused]] static const bool lobench_registered_##Type = ::lobench::Registry::instance().add(std::make_unique<Type>())
+// Declares a built-in variant type from its own file: a factory recorded at static-initialisation
+// time, which lobench_register_builtins_v1 calls. The variants are built as a CMake OBJECT library, so
+// no registration can be dropped by the linker; a test lists the names.
+bool add_builtin_variant(std::unique_ptr<Variant> (*factory)());
+#define LOBENCH_REGISTER_VARIANT(Type)                                                       \
+  [[maybe_unused]] static const bool lobench_registered_##Type = ::lobench::add_builtin_variant( \
+      []() -> std::unique_ptr<::lobench::Variant> { return std::make_unique<Type>(); })
 
 }  // namespace lobench

@@ -20,6 +20,8 @@ std::string environment_help() {
          "  LOBENCH_DATA=DIR                   the data folder when --data-dir is not given (train-xmc, train-seqrec);\n"
          "                                     must be an existing folder\n"
          "  LOBENCH_NO_VERIFY=0|1              1: as --no-verify (public data sets not checked against SHA-256)\n"
+         "  LOBENCH_PLUGIN_PATH=P1:P2          plug-in libraries (or folders of *.so) loaded before any command, as\n"
+         "                                     --plugin; a library that is missing or wrong is a usage error\n"
          "  LOBENCH_PYTHON=PATH                the Python that `lobench compare` runs (default python3)\n"
          "Numbers: counts take 100000, 1e5, 100k, 1.5M (k = 10^3, M = 10^6, G = 10^9; whole numbers only); sizes\n"
          "need a unit: 512M, 2G, 1.5GiB, 4096B (binary, case-insensitive). Every option: docs/options.md.";

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"
+#include "harness/plugin/plugin_loader.hpp"
+#include "harness/plugin/plugin_option.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench {
@@ -12,11 +14,17 @@ void set_command_exit_code(int code) { g_exit_code = code; }
 int command_exit_code() { return g_exit_code; }
 
 void register_list_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("list", "List the registered variants and what each supports");
-  cmd->callback([] {
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  auto* cmd = app.add_subcommand("list", "List the registered variants, what each supports and where it comes from");
+  plugin::add_plugin_option(cmd, *plugins);
+  cmd->callback([plugins] {
+    plugin::load_plugins(*plugins);
+    const Registry& registry = Registry::instance();
     fmt::print("{:<12} {:<8} {}\n", "variant", "backend", "description / supports");
-    for (const Variant* v : Registry::instance().all())
+    for (const Variant* v : registry.all()) {
       fmt::print("{:<12} {:<8} {}\n{:<21} supports: {}\n", v->name(), v->backend(), v->description(), "", v->supports());
+      if (const std::string origin = registry.origin(*v); origin != "built-in") fmt::print("{:<21} origin: {}\n", "", origin);
+    }
   });
 }
 

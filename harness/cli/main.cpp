@@ -14,6 +14,7 @@
 #include "harness/cli/numbers.hpp"
 #include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/plugin/plugin_loader.hpp"
 #include "harness/cli/quantize_command.hpp"
 #include "harness/cli/suggest.hpp"
 #include "precision_sim/cpu_dispatch.hpp"
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
     lobench::cpu::sgemm_library();  // LOBENCH_GEMM, checked before any command starts
     check_isa_environment();        // LOBENCH_ISA, likewise: a bad value would fail every row instead
     lobench::cli::check_environment();  // OMP_NUM_THREADS, LOBENCH_NO_VERIFY, LOBENCH_DATA
+    lobench::plugin::load_environment_plugins();  // LOBENCH_PLUGIN_PATH: their variants for every command
   } catch (const std::exception& e) {
     fmt::print(stderr, "lobench: {}\n", e.what());
     return kUsageError;

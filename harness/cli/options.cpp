@@ -30,6 +30,9 @@ const std::vector<SharedOption>& shared_options() {
        "predict every run's memory and record it (in --out or --out-dir when given) without running anything"},
       {"--partition", "one part of a job array", "K/N", "0/1", "0 <= K < N",
        "make only the runs i of the sweep with i % N == K (one part of a job array; `lobench merge` joins the parts)"},
+      {"--plugin", "load a plug-in library", "path", "", "a shared library defining lobench_register_v1",
+       "load the variants of a plug-in (a shared library built with lobench_add_plugin; docs/plugins.md); "
+       "repeat it for several (LOBENCH_PLUGIN_PATH adds more)"},
       {"--shard", "split each run over MPI ranks", "", "", "see the command",
        "split each run over the MPI ranks of `mpirun -np R lobench ...`; rank 0 writes the files"},
       // Resources

@@ -9,6 +9,8 @@
 #include "harness/cli/option_checks.hpp"
 #include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/plugin/plugin_loader.hpp"
+#include "harness/plugin/plugin_option.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/run_sweep.hpp"
 #include "harness/sweep/step_point.hpp"
@@ -23,6 +25,7 @@ namespace {
 struct RunFlags {
   sweep::SweepSettings settings;
   std::string mem_limit, gpu_mem_limit, format = "text", partition = "0/1", shard;
+  std::vector<std::string> plugins;  // --plugin: libraries whose variants join the sweep
   bool mem_limit_given = false, gpu_mem_limit_given = false;  // an empty value given is refused, not the default
   bool no_accuracy = false, resume = false, overwrite = false, list = false, dry_run = false;
 };
@@ -73,6 +76,7 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
                   "split each row's step over the MPI ranks of `mpirun -np R lobench run ...`: vocab (rows of E), "
                   "positions, or vocab,positions (a grid); rank 0 writes the file");
   cmd->add_flag("--list", f.list, "print the rows the sweep would run and exit (writes nothing)");
+  plugin::add_plugin_option(cmd, f.plugins);
   cmd->add_flag("--dry-run", f.dry_run,
                 "print every row's predicted memory and skip reason, and write them to --out if given; runs nothing");
 }
@@ -91,6 +95,7 @@ void declare_shared(CLI::App* cmd) {
 
 void run(RunFlags& f, const std::string& argv) {
   sweep::SweepSettings& s = f.settings;
+  plugin::load_plugins(f.plugins);  // before --variants is checked against the registry
   if (f.mem_limit_given) s.mem_limit = cli::parse_memory_limit("--mem-limit", f.mem_limit);
   if (f.gpu_mem_limit_given) s.gpu_mem_limit = cli::parse_memory_limit("--gpu-mem-limit", f.gpu_mem_limit);
   cli::check_fraction("--pad-fraction", s.pad_fraction);

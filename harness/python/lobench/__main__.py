@@ -1,7 +1,8 @@
 """`python -m lobench ARGS` (and the `lobench` command pip installs): runs lobench's C++ command-line
 program with ARGS. The wheel carries the Python library only, so the program is looked up: $LOBENCH_CLI,
 else a `lobench` on PATH that is not this entry point. Without one, a message says how to get it and the
-exit status is 2. `--version` answers here (the Python package's version)."""
+exit status is 2. `--version` answers here (the Python package's version). `run` and `list` naming Python
+variants (lobench/python_variants.py) run lobench's engine in this process instead (lobench/engine.py)."""
 from __future__ import annotations
 
 import os
@@ -41,6 +42,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args in (["--version"], ["-V"]):
         print(f"lobench (Python package) {__version__}")
         return 0
+    from . import engine  # Python variants (`--variants mymod:MyVariant`): lobench's engine in this process
+
+    if engine.wants_engine(args):
+        return engine.main(args)
     if os.environ.get(_GUARD):
         print("lobench: the lobench command found on PATH is this Python entry point again; set LOBENCH_CLI to the "
               "C++ program (build/harness/lobench)", file=sys.stderr)

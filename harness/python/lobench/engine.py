@@ -1,0 +1,108 @@
+"""`python -m lobench run|list` with Python variants: lobench's own engine (the C++ `run` and `list`
+commands, compiled into the module lobench._engine) measures Python variants (lobench/python_variants.py)
+beside the built-in ones, into one run file.
+
+Python variants are named in `--variants` as `module:Class` or `file.py:Class` (the row then carries the
+object's `name`), by `--python-variant SPEC` (repeatable; registered without being run unless `--variants`
+names them, e.g. for `list`), or declared by installed packages under the entry-point group
+`lobench.variants` (always registered here).
+"""
+from __future__ import annotations
+
+import sys
+from typing import List, Optional, Tuple
+
+from . import python_variants as pv
+
+
+def _split_args(args: List[str]) -> Tuple[List[str], List[str]]:
+    """(args without --python-variant, the specs it named)."""
+    rest, specs, i = [], [], 0
+    while i < len(args):
+        a = args[i]
+        if a == "--python-variant":
+            if i + 1 >= len(args):
+                raise ValueError("--python-variant needs a value (module:Class or file.py:Class)")
+            specs.append(args[i + 1])
+            i += 2
+            continue
+        if a.startswith("--python-variant="):
+            specs.append(a.split("=", 1)[1])
+        else:
+            rest.append(a)
+        i += 1
+    return rest, specs
+
+
+def _variants_specs(args: List[str]) -> List[Tuple[int, str, List[str]]]:
+    """Each --variants value: (its index in args, the text before the list, the comma-separated entries)."""
+    found = []
+    for i, a in enumerate(args):
+        if a == "--variants" and i + 1 < len(args):
+            found.append((i + 1, "", args[i + 1].split(",")))
+        elif a.startswith("--variants="):
+            found.append((i, "--variants=", a.split("=", 1)[1].split(",")))
+    return found
+
+
+def wants_engine(args: List[str]) -> bool:
+    """Whether `python -m lobench ARGS` needs the in-process engine: a run or list naming Python
+    variants, or packages declaring some."""
+    if not args or args[0] not in ("run", "list"):
+        return False
+    rest, specs = _split_args(args)
+    if specs or any(pv.is_spec(v) for _, _, vs in _variants_specs(rest) for v in vs):
+        return True
+    try:
+        return bool(pv.entry_point_variants())
+    except ValueError:
+        return True  # a broken entry point: the engine path reports it
+
+
+def origin_of(obj, where: str) -> str:
+    """What a Python variant's rows come from: its module, the module's version, the frameworks loaded."""
+    module = type(obj).__module__ if not isinstance(obj, type) else obj.__module__
+    mod = sys.modules.get(module)
+    version = getattr(mod, "__version__", None) if mod else None
+    frameworks = []
+    for name in ("numpy", "jax", "torch", "keras", "tensorflow"):
+        m = sys.modules.get(name)
+        if m is not None:
+            frameworks.append(f"{name} {getattr(m, '__version__', '?')}")
+    parts = [f"python {where}"]
+    if version:
+        parts.append(f"version={version}")
+    if frameworks:
+        parts.append("frameworks=" + ",".join(frameworks))
+    return " ".join(parts)
+
+
+def main(args: List[str]) -> int:
+    try:
+        from . import _engine
+    except ImportError as e:
+        print("lobench: Python variants need lobench._engine, built with the C++ tree "
+              "(cmake -DLOBENCH_PYTHON_PACKAGE=ON, then PYTHONPATH=BUILD/python); the wheel has no engine "
+              f"({e})", file=sys.stderr)
+        return 2
+    try:
+        rest, specs = _split_args(list(args))
+        loaded = {}  # spec -> object: a spec named twice is one variant
+
+        def load(spec):
+            if spec not in loaded:
+                loaded[spec] = pv.load_spec(spec)
+            return loaded[spec]
+
+        objects = [(obj, f"entry point {type(obj).__module__}") for obj in pv.entry_point_variants()]
+        for spec in specs:
+            load(spec)
+        for index, prefix, entries in _variants_specs(rest):
+            rest[index] = prefix + ",".join(load(v).name if pv.is_spec(v) else v for v in entries)
+        objects += [(obj, spec) for spec, obj in loaded.items()]
+        for obj, where in objects:
+            _engine.register_python_variant(obj, origin_of(obj, where))
+    except ValueError as e:
+        print(f"lobench: {e}", file=sys.stderr)
+        return 2
+    return _engine.main(["lobench"] + rest)

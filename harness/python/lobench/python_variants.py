@@ -1,0 +1,119 @@
+"""Python variants: an implementation of the BCE step written in Python (NumPy, JAX, PyTorch, a Triton
+kernel behind a Python call) measured by lobench's own engine beside the C++ variants, on the same
+inputs, with the same timing rule and the same float64 reference (docs/plugins.md).
+
+A Python variant is any object with these attributes (subclassing `Variant` is optional):
+
+    name: str                                   # the row's variant name; must not be a built-in's
+    description: str                            # optional, one line for `lobench list`
+    skip_reason(shape, options) -> str | None   # optional: why this point cannot run
+    predicted_bytes(shape, options) -> int      # optional: peak working bytes it will allocate
+    prepare(A, E, targets, weights, reduction, options) -> step
+
+`shape` and `options` are dicts: shape {"B", "N", "P", "V", "D", "L", "reduction", "weighted"},
+options {"threads", "block_v", "block_p", "e_format", "operand"}. `prepare` gets the engine's inputs
+as read-only NumPy arrays that it must not keep beyond its step: A [P, D] float32, E [V, D] float32,
+targets [P, L] int32 (ids outside [0, V) are padding, repeats count once), weights [P] float32 or None,
+reduction "mean" or "sum". It may convert them (to a device, another framework) untimed. `step()` is then
+called repeatedly and timed by the engine's clock; it returns (loss, dA, dE) or (loss, dA, dE, counts)
+with dA [P, D], dE [V, D] and counts [P, 4] (TP, FP, FN, TN at logit > 0) as anything np.asarray reads
+(finish any asynchronous work, e.g. jax's block_until_ready, before returning).
+
+A variant is named `module:Class` or `path/to/file.py:Class` (`python -m lobench run --variants
+fused,my_variants:NumpyDense`), or registered by a package under the entry-point group
+"lobench.variants" (`name = "package.module:Class"`), which `python -m lobench` loads every time.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional
+
+ENTRY_POINT_GROUP = "lobench.variants"
+
+
+class Variant:
+    """Optional base class: the defaults of the protocol's optional parts."""
+
+    name = ""
+    description = "a Python variant"
+
+    def skip_reason(self, shape: Dict[str, Any], options: Dict[str, Any]) -> Optional[str]:
+        return None
+
+    def predicted_bytes(self, shape: Dict[str, Any], options: Dict[str, Any]) -> int:
+        return 0
+
+    def prepare(self, A, E, targets, weights, reduction: str, options: Dict[str, Any]) -> Callable[[], tuple]:
+        raise NotImplementedError
+
+
+def is_spec(text: str) -> bool:
+    """`module:Class` or `file.py:Class` (a built-in variant's name has no colon)."""
+    return ":" in text and not text.startswith(("cpu/", "cuda/"))
+
+
+def _import_module(where: str):
+    if where.endswith(".py") or os.sep in where:
+        path = os.path.abspath(where)
+        if not os.path.isfile(path):
+            raise ValueError(f"{where}: no such file")
+        name = "lobench_user_" + os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # a module file beside the user, as `python -m` finds it
+    return importlib.import_module(where)
+
+
+def load_spec(spec: str):
+    """The variant object that `module:Class` (or `file.py:Class`) names: the class instantiated with no
+    arguments, or the object itself if it is not a class. ValueError saying what is wrong otherwise."""
+    where, _, attr = spec.rpartition(":")
+    if not where or not attr:
+        raise ValueError(f"{spec}: a Python variant is named module:Class or file.py:Class")
+    try:
+        module = _import_module(where)
+    except ValueError:
+        raise
+    except Exception as e:  # ImportError, or the module raised while importing
+        raise ValueError(f"{spec}: cannot import {where}: {type(e).__name__}: {e}") from e
+    target = getattr(module, attr, None)
+    if target is None:
+        raise ValueError(f"{spec}: {where} has no attribute {attr}")
+    obj = target() if isinstance(target, type) else target
+    check_protocol(obj, spec)
+    return obj
+
+
+def check_protocol(obj, where: str) -> None:
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str) or not name or ":" in name or "/" in name or "," in name:
+        raise ValueError(f"{where}: its `name` must be a non-empty string without ':', '/' or ',' (got {name!r})")
+    if not callable(getattr(obj, "prepare", None)):
+        raise ValueError(f"{where}: it has no prepare(A, E, targets, weights, reduction, options) method")
+
+
+def entry_point_variants() -> List[Any]:
+    """The variants installed packages declare under the entry-point group `lobench.variants`."""
+    from importlib.metadata import entry_points
+
+    try:
+        eps = entry_points(group=ENTRY_POINT_GROUP)
+    except TypeError:  # Python < 3.10
+        eps = entry_points().get(ENTRY_POINT_GROUP, [])
+    found = []
+    for ep in eps:
+        try:
+            target = ep.load()
+        except Exception as e:
+            raise ValueError(f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}): {type(e).__name__}: {e}") from e
+        obj = target() if isinstance(target, type) else target
+        check_protocol(obj, f"entry point {ep.name} = {ep.value}")
+        found.append(obj)
+    return found

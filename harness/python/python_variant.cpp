@@ -1,0 +1,217 @@
+#include "harness/python/python_variant.hpp"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "harness/meters/peak_rss.hpp"
+
+namespace nb = nanobind;
+
+namespace lobench::python {
+namespace {
+
+std::string text(nb::handle h) { return nb::str(h).c_str(); }
+
+// A Python exception as one line: "TypeError: message".
+std::string describe(const nb::python_error& e) {
+  return text(e.type().attr("__name__")) + ": " + text(e.value());
+}
+
+nb::dict shape_dict(const Shape& s) {
+  nb::dict d;
+  d["B"] = s.B;
+  d["N"] = s.N;
+  d["P"] = s.P();
+  d["V"] = s.V;
+  d["D"] = s.D;
+  d["L"] = s.L;
+  d["reduction"] = s.reduction == Reduction::mean ? "mean" : "sum";
+  d["weighted"] = s.weighted;
+  return d;
+}
+
+nb::dict options_dict(const RunOptions& o) {
+  nb::dict d;
+  d["threads"] = o.threads;
+  d["block_v"] = o.block_v;
+  d["block_p"] = o.block_p;
+  d["e_format"] = o.e_format.empty() ? "fp32" : o.e_format;
+  d["operand"] = o.operand.empty() ? "fp32" : o.operand;
+  return d;
+}
+
+template <typename T>
+nb::object numpy_view(const T* data, std::initializer_list<size_t> shape) {
+  // Read-only (const) and not owned: the engine's inputs outlive the session that hands them out.
+  return nb::cast(nb::ndarray<nb::numpy, const T>(data, shape, nb::handle()));
+}
+
+// `value` as a C-contiguous array of T with exactly `rows` x `cols`, else a message naming `what`.
+template <typename T>
+nb::ndarray<const T, nb::c_contig> checked_array(nb::handle value, const char* what, int64_t rows, int64_t cols,
+                                                 const char* dtype) {
+  nb::module_ np = nb::module_::import_("numpy");
+  nb::object arr = np.attr("ascontiguousarray")(np.attr("asarray")(value), np.attr(dtype));
+  nb::tuple shape = nb::borrow<nb::tuple>(arr.attr("shape"));
+  if (nb::len(shape) != 2 || nb::cast<int64_t>(shape[0]) != rows || nb::cast<int64_t>(shape[1]) != cols)
+    throw std::runtime_error(std::string("its step returned ") + what + " of shape " + text(shape) + ", expected (" +
+                             std::to_string(rows) + ", " + std::to_string(cols) + ")");
+  return nb::cast<nb::ndarray<const T, nb::c_contig>>(arr);
+}
+
+void copy_finite(const float* src, int64_t n, int64_t cols, std::vector<float>& dst, const char* what) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(src[i]))
+      throw std::runtime_error(std::string("its step returned a non-finite ") + what + " (" + std::to_string(src[i]) +
+                               " at [" + std::to_string(i / cols) + ", " + std::to_string(i % cols) + "])");
+  std::copy_n(src, n, dst.begin());
+}
+
+class PythonSession final : public DeviceSession {
+ public:
+  PythonSession(nb::object step, const StepInputs& in, std::string name, meters::PeakRssMeter rss)
+      : step_(std::move(step)), P_(in.P), V_(in.V), D_(in.D), name_(std::move(name)), rss_(rss) {}
+  ~PythonSession() override {
+    nb::gil_scoped_acquire gil;
+    step_.reset();
+    result_.reset();
+  }
+  double run_timed() override {
+    nb::gil_scoped_acquire gil;
+    try {
+      const auto t0 = std::chrono::steady_clock::now();
+      nb::object r = step_();
+      const auto t1 = std::chrono::steady_clock::now();
+      result_ = std::move(r);
+      return std::chrono::duration<double>(t1 - t0).count();
+    } catch (const nb::python_error& e) {
+      throw std::runtime_error("python variant " + name_ + ": its step raised " + describe(e));
+    }
+  }
+  void download(StepOutputs& out) override {
+    nb::gil_scoped_acquire gil;
+    growth_ = rss_.growth_bytes();
+    try {
+      unpack(out);
+    } catch (const nb::python_error& e) {
+      throw std::runtime_error("python variant " + name_ + ": its result could not be read: " + describe(e));
+    } catch (const std::exception& e) {
+      throw std::runtime_error("python variant " + name_ + ": " + e.what());
+    }
+  }
+  // RSS growth from before prepare() to after the last step: the meter a Python variant gets (its
+  // allocations do not go through the counting allocator).
+  int64_t peak_working_bytes() const override { return std::isfinite(growth_) ? int64_t(std::max(0.0, growth_)) : 0; }
+  int64_t io_device_bytes() const override { return 0; }
+
+ private:
+  void unpack(StepOutputs& out) {
+    if (!result_.is_valid() || !(nb::isinstance<nb::tuple>(result_) || nb::isinstance<nb::list>(result_)))
+      throw std::runtime_error("its step must return (loss, dA, dE) or (loss, dA, dE, counts)");
+    nb::sequence r = nb::borrow<nb::sequence>(result_);
+    const size_t n = nb::len(r);
+    if (n != 3 && n != 4)
+      throw std::runtime_error("its step returned " + std::to_string(n) + " values; expected (loss, dA, dE[, counts])");
+    out.loss = nb::cast<double>(nb::module_::import_("builtins").attr("float")(r[0]));
+    if (!std::isfinite(out.loss)) throw std::runtime_error("its step returned a non-finite loss (" + std::to_string(out.loss) + ")");
+    const auto dA = checked_array<float>(r[1], "dA", P_, D_, "float32");
+    copy_finite(dA.data(), P_ * D_, D_, out.dA, "dA");
+    const auto dE = checked_array<float>(r[2], "dE", V_, D_, "float32");
+    copy_finite(dE.data(), V_ * D_, D_, out.dE, "dE");
+    std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), std::numeric_limits<double>::quiet_NaN());
+    if (n == 4) {
+      const auto counts = checked_array<int64_t>(r[3], "counts", P_, 4, "int64");
+      std::copy_n(counts.data(), P_ * 4, out.counts.begin());
+    } else {
+      out.counts.clear();  // not computed: the row's counts_mismatch is NaN, not a count of zeros
+    }
+  }
+
+  nb::object step_, result_;
+  int64_t P_, V_, D_;
+  std::string name_;
+  meters::PeakRssMeter rss_;
+  double growth_ = std::numeric_limits<double>::quiet_NaN();
+};
+
+class PythonVariant final : public Variant {
+ public:
+  explicit PythonVariant(nb::object obj) : obj_(std::move(obj)) {
+    name_ = text(obj_.attr("name"));
+    description_ = nb::hasattr(obj_, "description") ? text(obj_.attr("description")) : "a Python variant";
+  }
+  ~PythonVariant() override {
+    if (Py_IsInitialized()) {
+      nb::gil_scoped_acquire gil;
+      obj_.reset();
+    } else {
+      obj_.release();  // the interpreter is gone: nothing to release the reference to
+    }
+  }
+  std::string name() const override { return name_; }
+  std::string backend() const override { return "python"; }
+  std::string description() const override { return description_; }
+  std::string supports() const override { return "what its own code handles; E in fp32 (checked against the reference)"; }
+
+  std::optional<std::string> skip_reason(const Shape& s, const RunOptions& o) const override {
+    if (auto base = Variant::skip_reason(s, o)) return base;
+    if (!nb::hasattr(obj_, "skip_reason")) return std::nullopt;
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object why = obj_.attr("skip_reason")(shape_dict(s), options_dict(o));
+      if (why.is_none()) return std::nullopt;
+      return text(why);
+    } catch (const nb::python_error& e) {
+      throw std::runtime_error("python variant " + name_ + ": skip_reason raised " + describe(e));
+    }
+  }
+  int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override {
+    if (!nb::hasattr(obj_, "predicted_bytes")) return 0;
+    nb::gil_scoped_acquire gil;
+    try {
+      return nb::cast<int64_t>(obj_.attr("predicted_bytes")(shape_dict(s), options_dict(o)));
+    } catch (const nb::python_error& e) {
+      throw std::runtime_error("python variant " + name_ + ": predicted_bytes raised " + describe(e));
+    } catch (const nb::cast_error&) {
+      throw std::runtime_error("python variant " + name_ + ": predicted_bytes must return an int");
+    }
+  }
+  // Not timed: prepare() (conversions, copies to a device) happens here, once per row.
+  std::unique_ptr<DeviceSession> open_session(const StepInputs& in, const RunOptions& o) const override {
+    if (in.E_stored || !in.E) throw std::runtime_error("python variant " + name_ + ": reads E in float32 only");
+    nb::gil_scoped_acquire gil;
+    meters::PeakRssMeter rss;
+    try {
+      const size_t P = size_t(in.P), V = size_t(in.V), D = size_t(in.D), L = size_t(in.L);
+      nb::object weights = in.weights ? numpy_view(in.weights, {P}) : nb::none();
+      nb::object step = obj_.attr("prepare")(numpy_view(in.A, {P, D}), numpy_view(in.E, {V, D}),
+                                             numpy_view(in.targets, {P, L}), weights,
+                                             in.reduction == Reduction::mean ? "mean" : "sum", options_dict(o));
+      if (!PyCallable_Check(step.ptr())) throw std::runtime_error("python variant " + name_ + ": prepare() must return a callable step");
+      return std::make_unique<PythonSession>(std::move(step), in, name_, rss);
+    } catch (const nb::python_error& e) {
+      throw std::runtime_error("python variant " + name_ + ": prepare raised " + describe(e));
+    }
+  }
+  void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
+    auto session = open_session(in, ctx.options);
+    session->run_timed();
+    session->download(out);
+  }
+
+ private:
+  nb::object obj_;
+  std::string name_, description_;
+};
+
+}  // namespace
+
+std::unique_ptr<Variant> make_python_variant(nb::object obj) { return std::make_unique<PythonVariant>(std::move(obj)); }
+
+}  // namespace lobench::python
