@@ -1,9 +1,9 @@
 # Combined translation units (CMake unity builds) for the sources whose compile time is headers, not code:
-# the command line, the harness's glue (options, sweep plan and driver, run files, provenance) and the
-# data-set readers. CLI11 2.1 (Debian 12) is header-only and costs ~9 s of CPU per file that includes it
-# at -O3 (its validators are objects defined in the header, compiled again in each file), and ~25 files
-# include it. Compiled in a few groups instead of one by one, `lobench` builds in about half the CPU time:
-# the quick start's first build on 2 cores.
+# the commands of the lobench executable and the data-set readers. CLI11 2.1 (Debian 12) is header-only
+# and costs ~9 s of CPU per file that includes it at -O3 (its validators are objects defined in the
+# header, compiled again in each file); ten of the ~25 files that include it are the commands. Compiled
+# in two groups instead of one by one, they take a fraction of the CPU time: the quick start's first
+# build on 2 cores.
 #
 # What stays one file per unit: everything whose floating-point results the run files record (the
 # variants, the tile kernels, precision_sim, the trainers, the timing statistics, the meters, the
@@ -15,7 +15,7 @@
 # own until it is listed here, and a file listed here that no longer exists is ignored. Two files of one
 # group must not define the same name in an anonymous namespace (the build says which). Off with
 # -DLOBENCH_UNITY_BUILD=OFF (every file on its own, as before).
-option(LOBENCH_UNITY_BUILD "Compile the command-line, harness-glue and data-set sources in combined units" ON)
+option(LOBENCH_UNITY_BUILD "Compile the lobench commands and the data-set readers in combined units" ON)
 
 # lobench_unity_groups(TARGET DIR GROUP name file... [GROUP name file...]): files relative to DIR.
 function(lobench_unity_groups target dir)
@@ -36,18 +36,11 @@ function(lobench_unity_groups target dir)
   endforeach()
 endfunction()
 
-# Two groups per target, so that both cores of a 2-core machine have one to compile. The harness's
-# measure.cpp, meters/, sweep/score.cpp, sweep/yardstick.cpp and sweep/measure_row.cpp are left out
-# (timing statistics, machine limits, accuracy and %GEMM). Pairs that define the same internal name are
-# in different groups: cli/numbers.cpp and config/option_checks.cpp (refuse), sweep/run_sweep.cpp and
-# sweep/driver.cpp (discard), io/merge_runs.cpp and io/merge_run_folders.cpp (read_part).
-lobench_unity_groups(lobench_harness ${PROJECT_SOURCE_DIR}/harness
-  GROUP a cli/options.cpp cli/suggest.cpp cli/environment.cpp cli/args_file.cpp sweep/axes.cpp sweep/plan.cpp
-          sweep/step_point.cpp config/option_checks.cpp cli/option_checks.cpp io/results_file.cpp io/h5_io.cpp
-          provenance.cpp io/provenance_attrs.cpp io/table_row.cpp sweep/driver.cpp io/merge_run_folders.cpp
-  GROUP b cli/numbers.cpp sweep/run_sweep.cpp sweep/point_inputs.cpp sweep/printers.cpp sweep/progress.cpp
-          check.cpp io/output_path.cpp io/merge_runs.cpp io/partition.cpp io/result_row.cpp io/recorded_run.cpp
-          system_memory.cpp)
+# Two groups per target, so that both cores of a 2-core machine have one to compile. Only targets whose
+# objects reach no symbol outside their own link closure: a program that needs one file of a group links
+# the whole group's object. (lobench_harness is not grouped for that reason: its cli/options.cpp calls
+# set_command_exit_code, which only the lobench executable defines, and its sweep files call the float64
+# reference of lobench_variants, which a harness user links itself; grouped, harness_test failed to link.)
 # The commands: argument parsing and dispatch to the libraries.
 lobench_unity_groups(lobench ${PROJECT_SOURCE_DIR}/harness/cli
   GROUP a main.cpp run_command.cpp list_command.cpp check_command.cpp schema_command.cpp
