@@ -5,12 +5,12 @@
 #include <cmath>
 #include <tuple>
 
-#include "harness/cli/option_checks.hpp"
+#include "harness/config/option_checks.hpp"
 #include "variants/checked_math.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/system_memory.hpp"
 #include "harness/io/h5_io.hpp"
-#include "harness/provenance.hpp"
+#include "harness/io/provenance_attrs.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench {
@@ -111,8 +111,8 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
                const std::string& argv_joined, int64_t mem_limit) {
   const Variant* v = Registry::instance().find(variant_name);
   if (!v) throw std::runtime_error(fmt::format("unknown variant '{}' (see `lobench list`)", variant_name));
-  cli::check_threads("--threads", threads);
-  if (mem_limit <= 0) mem_limit = cli::default_memory_limit();
+  config::check_threads("--threads", threads);
+  if (mem_limit <= 0) mem_limit = config::default_memory_limit();
   io::require_input_file(in_path, "--in");
   io::OutputFile output(out_path, {in_path});  // refused before anything is read or computed
 

@@ -1,7 +1,6 @@
-// Where a result came from: written as root attributes of every HDF5 file lobench makes.
+// Where a result came from: written as root attributes of every HDF5 file lobench makes
+// (harness/io/provenance_attrs.hpp writes them; this plain record knows no file format).
 #pragma once
-
-#include <hdf5.h>
 
 #include <string>
 
@@ -20,8 +19,5 @@ Provenance collect_provenance(const std::string& argv_joined);
 std::string utc_now();  // ISO 8601, seconds, "Z"
 std::string lobench_version();  // the CMake project version, e.g. "0.1.0"
 std::string build_flags();      // build type, compiler flags, native/CUDA options, as configured
-
-// Writes the fields as attributes of `obj` (end_utc is written separately when the run closes).
-void write_provenance(hid_t obj, const Provenance& p);
 
 }  // namespace lobench

@@ -14,7 +14,6 @@ namespace lobench::cli {
 namespace {
 
 constexpr const char* kCountExamples = "counts are whole numbers: 100000, 1e5, 100k, 1.5M (k = 10^3, M = 10^6, G = 10^9)";
-constexpr const char* kSizeExamples = "(examples: 20G, 512M, 1.5GiB, 4096B; units B, K, M, G, T, binary: 1K = 1024 B)";
 
 bool all_digits(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
@@ -90,35 +89,6 @@ int64_t parse_count(const std::string& option, const std::string& text) {
 
 std::string canonical_count(const std::string& option, const std::string& text) {
   return std::to_string(parse_count(option, text));
-}
-
-int64_t parse_size(const std::string& option, const std::string& text) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  const double v = std::strtod(begin, &end);
-  if (end == begin || text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
-    refuse(option, fmt::format("'{}' is not a size {}", text, kSizeExamples));
-  std::string unit(end);
-  for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
-  double mult = 0;
-  if (unit == "B") mult = 1;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") mult = 1024.0;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "T" || unit == "TB" || unit == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty())
-    refuse(option, fmt::format("'{}' has an unknown unit '{}' (use B, K, M, G or T) {}", text, std::string(end), kSizeExamples));
-  if (!std::isfinite(v)) refuse(option, fmt::format("'{}' is not a finite size {}", text, kSizeExamples));
-  if (v <= 0) refuse(option, fmt::format("'{}' must be more than 0 bytes {}", text, kSizeExamples));
-  if (unit.empty())
-    refuse(option, fmt::format("'{}' has no unit: as bytes that is a memory limit of {} B, a probable mistake; write "
-                               "{}G if you meant gibibytes (or {}M, or {}B for bytes) {}",
-                               text, text, text, text, text, kSizeExamples));
-  const double bytes = v * mult;
-  if (!(bytes <= double(kMaxMemoryLimit)))
-    refuse(option, fmt::format("'{}' is more than 1 PiB, which no machine has {}", text, kSizeExamples));
-  if (bytes < 1) refuse(option, fmt::format("'{}' is less than one byte {}", text, kSizeExamples));
-  return int64_t(bytes);
 }
 
 void accept_count_notation(CLI::App& app) {

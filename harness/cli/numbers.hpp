@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <string>
 
+#include "harness/config/option_checks.hpp"
+
 namespace lobench::cli {
 
 // The count `text` as an integer; throws OptionError naming `option` and the value when it is not an
@@ -24,9 +26,9 @@ int64_t parse_count(const std::string& option, const std::string& text);
 // as text (a sweep axis) or handed on to another parser.
 std::string canonical_count(const std::string& option, const std::string& text);
 
-// A size in bytes (see above): finite, > 0, at most kMaxMemoryLimit, with a unit. Throws OptionError
-// naming `option`; a bare number is refused with the unit it probably meant ("2" -> "did you mean 2G?").
-int64_t parse_size(const std::string& option, const std::string& text);
+// A size in bytes (see above): config::parse_size (harness/config/option_checks.hpp), where the engine's
+// memory limits are checked.
+using config::parse_size;
 
 // Every option of `app` and its subcommands whose value is an integer (CLI11's type INT or UINT) takes
 // counts as above: a transform rewrites "100k" to "100000" before CLI11 converts it.

@@ -1,6 +1,7 @@
 #include "harness/io/results_file.hpp"
 
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/io/provenance_attrs.hpp"
 #include "harness/io/output_path.hpp"
 
 #include <fmt/format.h>

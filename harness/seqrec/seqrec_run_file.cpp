@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/io/provenance_attrs.hpp"
 
 namespace lobench::seqrec {
 

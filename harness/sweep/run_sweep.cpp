@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "harness/cli/option_checks.hpp"
+#include "harness/config/option_checks.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/sweep/driver.hpp"
 #include "harness/sweep/measure_row.hpp"
@@ -38,7 +38,7 @@ std::vector<StepPoint> partitioned_points(const SweepSettings& s) {
 
 MemoryLimits resolve_limits(const SweepSettings& s, const std::vector<StepPoint>& points) {
   MemoryLimits m;
-  m.host_bytes = s.mem_limit > 0 ? s.mem_limit : cli::default_memory_limit();
+  m.host_bytes = s.mem_limit > 0 ? s.mem_limit : config::default_memory_limit();
   bool any_gpu = false;
   for (const StepPoint& p : points) any_gpu = any_gpu || is_gpu(*Registry::instance().find(p.variant));
   // Read before this process allocates anything on the device (0: no device to ask, and the variants'
@@ -382,11 +382,11 @@ class StepSweepJob : public SweepJob {
 }  // namespace
 
 void check_rep_policy(const RepPolicy& r) {
-  cli::check_range("--reps", r.fixed_reps, 0, 100000);
-  cli::check_range("--max-reps", r.max_reps, r.min_reps, 100000);
-  cli::check_range("--min-time", r.min_time_s, 0, 86400);
-  cli::check_range("--max-time", r.max_time_s, r.min_time_s, 86400);
-  cli::check_range("--cv-target", r.cv_target, 1e-6, 1);
+  config::check_range("--reps", r.fixed_reps, 0, 100000);
+  config::check_range("--max-reps", r.max_reps, r.min_reps, 100000);
+  config::check_range("--min-time", r.min_time_s, 0, 86400);
+  config::check_range("--max-time", r.max_time_s, r.min_time_s, 86400);
+  config::check_range("--cv-target", r.cv_target, 1e-6, 1);
 }
 
 void list_rows(const SweepSettings& s, std::ostream& out) {
@@ -425,8 +425,8 @@ void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, 
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {
   if (s.sharded) require_same_options(*s.sharded, prov.argv);  // first: before any other collective
   check_rep_policy(s.reps);
-  cli::check_range("--warmup", s.warmup, 0, 100000);
-  if (s.sgemm_n != 0) cli::check_range("--sgemm-n", double(s.sgemm_n), 64, 65536);
+  config::check_range("--warmup", s.warmup, 0, 100000);
+  if (s.sgemm_n != 0) config::check_range("--sgemm-n", double(s.sgemm_n), 64, 65536);
   if (s.sharded && s.out_mode == OutMode::resume)
     throw std::invalid_argument("--resume with --shard is not supported: write a new run file");
   StepSweepJob job(s, prov, out, err);

@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "harness/cli/option_checks.hpp"
+#include "harness/config/option_checks.hpp"
 #include "precision_sim/format.hpp"
 
 namespace lobench::sweep {
@@ -70,10 +70,10 @@ std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
   for (const auto& name : axes.values("variants"))
     if (!Registry::instance().find(name))
       throw std::invalid_argument(fmt::format("--variants: unknown variant '{}' (see `lobench list`)", name));
-  for (const auto& t : axes.int_values("threads")) cli::check_threads("--threads", t);
-  for (const auto& b : axes.int_values("block-v")) cli::check_block_size("--block-v", b);
-  for (const auto& b : axes.int_values("block-p")) cli::check_block_size("--block-p", b);
-  for (const auto& s : axes.int_values("seed")) cli::check_non_negative("--seed", s);
+  for (const auto& t : axes.int_values("threads")) config::check_threads("--threads", t);
+  for (const auto& b : axes.int_values("block-v")) config::check_block_size("--block-v", b);
+  for (const auto& b : axes.int_values("block-p")) config::check_block_size("--block-p", b);
+  for (const auto& s : axes.int_values("seed")) config::check_non_negative("--seed", s);
 
   std::vector<StepPoint> points;
   std::set<std::string> seen;
@@ -83,7 +83,7 @@ std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
     p.shape = Shape{a.int_at("B"), a.int_at("N"), a.int_at("V"), a.int_at("D"), a.int_at("L"),
                     parse_reduction(a.at("reduction")), weighted};
     try {
-      cli::check_problem_shape(p.shape.B, p.shape.N, p.shape.V, p.shape.D, p.shape.L);  // overflow-checked
+      config::check_problem_shape(p.shape.B, p.shape.N, p.shape.V, p.shape.D, p.shape.L);  // overflow-checked
     } catch (const std::exception& e) {
       throw std::invalid_argument(fmt::format("the shape --B {} --N {} --V {} --D {} --L {}: {}", p.shape.B, p.shape.N,
                                               p.shape.V, p.shape.D, p.shape.L, e.what()));

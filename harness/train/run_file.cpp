@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/io/provenance_attrs.hpp"
 #include "precision_sim/format.hpp"
 
 namespace lobench::train {

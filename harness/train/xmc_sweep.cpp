@@ -20,6 +20,7 @@
 #include "datasets/xmc_presets.hpp"
 #include "harness/io/h5_io.hpp"
 #include "harness/io/interrupt_guard.hpp"
+#include "harness/io/provenance_attrs.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/io/recorded_run.hpp"
 #include "harness/sweep/driver.hpp"

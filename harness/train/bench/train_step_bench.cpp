@@ -23,7 +23,7 @@
 #include "harness/io/h5_io.hpp"
 #include "harness/measure.hpp"
 #include "precision_sim/format.hpp"
-#include "harness/provenance.hpp"
+#include "harness/io/provenance_attrs.hpp"
 #include "variants/step.hpp"
 #include "variants/variant.hpp"
 

@@ -1,4 +1,4 @@
-#include "harness/cli/option_checks.hpp"
+#include "harness/config/option_checks.hpp"
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -9,12 +9,13 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "harness/cli/numbers.hpp"
 #include "variants/checked_math.hpp"
 #include "harness/system_memory.hpp"
 
-namespace lobench::cli {
+namespace lobench::config {
 namespace {
+
+constexpr const char* kSizeExamples = "(examples: 20G, 512M, 1.5GiB, 4096B; units B, K, M, G, T, binary: 1K = 1024 B)";
 
 [[noreturn]] void refuse(const std::string& option, const std::string& msg) {
   throw OptionError(fmt::format("{}: {}", option, msg));
@@ -29,6 +30,35 @@ int check_threads(const std::string& option, int64_t value) {
     refuse(option, fmt::format("{} threads: must be in [1, {}] (default: all {} cores)", value, kMaxThreads,
                                default_threads()));
   return int(value);
+}
+
+int64_t parse_size(const std::string& option, const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(begin, &end);
+  if (end == begin || text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    refuse(option, fmt::format("'{}' is not a size {}", text, kSizeExamples));
+  std::string unit(end);
+  for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+  double mult = 0;
+  if (unit == "B") mult = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") mult = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") mult = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty())
+    refuse(option, fmt::format("'{}' has an unknown unit '{}' (use B, K, M, G or T) {}", text, std::string(end), kSizeExamples));
+  if (!std::isfinite(v)) refuse(option, fmt::format("'{}' is not a finite size {}", text, kSizeExamples));
+  if (v <= 0) refuse(option, fmt::format("'{}' must be more than 0 bytes {}", text, kSizeExamples));
+  if (unit.empty())
+    refuse(option, fmt::format("'{}' has no unit: as bytes that is a memory limit of {} B, a probable mistake; write "
+                               "{}G if you meant gibibytes (or {}M, or {}B for bytes) {}",
+                               text, text, text, text, text, kSizeExamples));
+  const double bytes = v * mult;
+  if (!(bytes <= double(kMaxMemoryLimit)))
+    refuse(option, fmt::format("'{}' is more than 1 PiB, which no machine has {}", text, kSizeExamples));
+  if (bytes < 1) refuse(option, fmt::format("'{}' is less than one byte {}", text, kSizeExamples));
+  return int64_t(bytes);
 }
 
 int64_t parse_memory_limit(const std::string& option, const std::string& text) { return parse_size(option, text); }
@@ -97,4 +127,4 @@ void check_problem_shape(int64_t B, int64_t N, int64_t V, int64_t D, int64_t L) 
   bytes8("P·L", checked_mul("P·L", P, L));
 }
 
-}  // namespace lobench::cli
+}  // namespace lobench::config
