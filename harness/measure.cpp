@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <omp.h>
+#include <time.h>
 
 namespace lobench {
 
@@ -65,6 +66,33 @@ Samples collect_samples(const std::function<double()>& timed_run, int warmup, co
   Samples s;
   while (!policy.enough(s)) s.seconds.push_back(timed_run());
   return s;
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+void time_interleaved(std::vector<Contender>& contenders, int warmup, const RepPolicy& policy) {
+  int round = 0;
+  collect_samples(
+      [&] {
+        const bool timed = round++ >= warmup;
+        double total = 0;
+        for (Contender& c : contenders) {
+          const double c0 = process_cpu_seconds();
+          const double w = seconds_of(c.run);
+          const double cpu = process_cpu_seconds() - c0;
+          total += w;
+          if (timed) {
+            c.wall.seconds.push_back(w);
+            c.cpu.seconds.push_back(cpu);
+          }
+        }
+        return total;
+      },
+      warmup, policy);
 }
 
 double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace lobench {
@@ -39,6 +40,23 @@ struct RepPolicy {
 // Runs `timed_run` warmup times (results dropped), then as the policy says; `timed_run` returns the
 // seconds of one run (a steady clock around a CPU step, or a device's own clock).
 Samples collect_samples(const std::function<double()>& timed_run, int warmup, const RepPolicy& policy);
+
+// Process CPU seconds so far, all threads (CLOCK_PROCESS_CPUTIME_ID): beside wall time on a shared
+// machine, where a step's wall time is mostly the other processes'.
+double process_cpu_seconds();
+
+// One contender of an interleaved comparison (time_interleaved): what it runs, and its samples.
+struct Contender {
+  std::string name;
+  std::function<void()> run;
+  Samples wall, cpu;  // per timed repetition: wall seconds and process CPU seconds (all threads)
+};
+
+// The contenders timed in one run, interleaved round-robin (each repetition runs every contender once,
+// in order), so that a shared machine's drift slows all alike: the benches' comparisons. Repetitions
+// follow collect_samples: `warmup` rounds dropped, then rounds until `policy` has enough of them (a
+// round's time: the sum of its contenders' wall times).
+void time_interleaved(std::vector<Contender>& contenders, int warmup, const RepPolicy& policy);
 
 // Effective single-precision GEMM rate (GFLOP/s) of Eigen for [P×D]·[D×block] products, `threads`
 // threads each computing their own: the product shape and threading every tiled variant is built from. Median of 5 samples of

@@ -52,13 +52,17 @@ struct GroupStats {
   int64_t below_eps = 0;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct BenchOptions {
   SeqrecConfig c;
-  c.dataset = "beauty";
   std::string data_dir;
   bool no_verify = false;
+  int64_t steps = 5, print_every = 1;
+};
+
+// The command line into o; its exit status when the run should stop (help, a bad option), else -1.
+int parse_options(int argc, char** argv, BenchOptions& o) {
+  SeqrecConfig& c = o.c;
+  c.dataset = "beauty";
   c.protocol = "leave_one_out";
   c.L = 1;
   c.N = 50;
@@ -69,11 +73,10 @@ int main(int argc, char** argv) {
   c.dropout = 0.5f;
   c.lr = 1e-3f;
   c.variant = "fused";
-  int64_t steps = 5, print_every = 1;
   CLI::App app{"Gradient RMS against AdamW's eps for the first steps of a train-seqrec run"};
   app.add_option("--dataset", c.dataset, "a public set (beauty, sports, toys, lastfm) or a sequence file");
-  app.add_option("--data-dir", data_dir, "data folder holding seqrec/ (default: $LOBENCH_DATA; docs/data.md)");
-  app.add_flag("--no-verify", no_verify, "do not check a public set's file against its size and SHA-256");
+  app.add_option("--data-dir", o.data_dir, "data folder holding seqrec/ (default: $LOBENCH_DATA; docs/data.md)");
+  app.add_flag("--no-verify", o.no_verify, "do not check a public set's file against its size and SHA-256");
   app.add_option("--protocol", c.protocol, "multi_label | leave_one_out");
   app.add_option("--L", c.L, "targets per position");
   app.add_option("--N", c.N, "window length");
@@ -86,22 +89,96 @@ int main(int argc, char** argv) {
   app.add_option("--variant", c.variant, "loss variant or sampled");
   app.add_option("--reduction", c.reduction, "mean | sum | mean_positions");
   app.add_option("--adam-eps", c.adam_eps, "AdamW's epsilon");
-  app.add_option("--steps", steps, "steps to train");
-  app.add_option("--print-every", print_every, "measure at step 1 and every this many steps")->check(CLI::PositiveNumber);
+  app.add_option("--steps", o.steps, "steps to train");
+  app.add_option("--print-every", o.print_every, "measure at step 1 and every this many steps")->check(CLI::PositiveNumber);
   app.add_option("--threads", c.threads, "threads");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   if (const data::PublicDataset* pub = data::find_public_dataset("seqrec", c.dataset)) {
     try {
-      c.dataset = data::locate_public_dataset(*pub, data_dir, data::verification_wanted(no_verify)).front().string();
+      c.dataset = data::locate_public_dataset(*pub, o.data_dir, data::verification_wanted(o.no_verify)).front().string();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "seqrec_grad_scale_bench: %s\n", e.what());
       return 2;
     }
   }
   validate(c);
+  return -1;
+}
 
+// The training windows of step s (1-based), B at a time, in a fresh permutation every epoch.
+class WindowBatches {
+ public:
+  WindowBatches(const data::TrainWindows& tw, const SeqrecConfig& c) : tw_(tw), c_(c), order_(size_t(tw.count())) {}
+  // Fills ids, targets and weights with step s's windows; returns how many (B, or fewer at an epoch's end).
+  int64_t gather(int64_t s) {
+    const int64_t per_epoch = (tw_.count() + c_.B - 1) / c_.B, N = c_.N, L = c_.L;
+    const int64_t k = (s - 1) % per_epoch;
+    if (k == 0) {  // a new epoch: a fresh permutation of the windows
+      data::Rng rng(data::stream_key(c_.seed, 0xB5, uint64_t(s)));
+      for (int64_t i = 0; i < tw_.count(); ++i) order_[size_t(i)] = i;
+      for (int64_t i = tw_.count() - 1; i > 0; --i) std::swap(order_[size_t(i)], order_[rng.below(uint64_t(i + 1))]);
+    }
+    const int64_t first = k * c_.B, B = std::min<int64_t>(c_.B, tw_.count() - first);
+    ids.resize(size_t(B * N));
+    targets.resize(size_t(B * N * L));
+    weights.resize(size_t(B * N));
+    for (int64_t i = 0; i < B; ++i) {
+      const int64_t w = order_[size_t(first + i)];
+      std::copy_n(tw_.inputs.begin() + w * N, N, ids.begin() + i * N);
+      std::copy_n(tw_.targets.begin() + w * N * L, N * L, targets.begin() + i * N * L);
+      std::copy_n(tw_.weights.begin() + w * N, N, weights.begin() + i * N);
+    }
+    return B;
+  }
+  std::vector<int32_t> ids, targets;
+  std::vector<float> weights;
+
+ private:
+  const data::TrainWindows& tw_;
+  const SeqrecConfig& c_;
+  std::vector<int64_t> order_;
+};
+
+// Step s's line per parameter group: the gradients, and the AdamW step just taken (values now against
+// `before`).
+void print_group_stats(int64_t s, double loss, const ParameterSet& ps, const std::vector<float>& before,
+                       const AdamW& opt, double eps) {
+  GroupStats g[4];
+  for (const ParamInfo& t : ps.tensors()) {
+    GroupStats& st = g[group_of(t.name)];
+    for (int64_t i = t.ref.offset; i < t.ref.offset + t.ref.size; ++i) {
+      const float gi = ps.grads()[i], dp = ps.values()[i] - before[size_t(i)];
+      st.abs_g.push_back(std::abs(gi));
+      st.sum_g2 += double(gi) * gi;
+      st.sum_dp2 += double(dp) * dp;
+      st.below_eps += std::abs(gi) < eps;
+      const double root_v = std::sqrt(double(opt.second_moment()[i]));
+      st.sum_damping += root_v + eps > 0 ? root_v / (root_v + eps) : 1.0;
+    }
+  }
+  for (int k = 0; k < 4; ++k) {
+    GroupStats& st = g[k];
+    const double n = double(st.abs_g.size());
+    if (n == 0) continue;
+    std::nth_element(st.abs_g.begin(), st.abs_g.begin() + st.abs_g.size() / 2, st.abs_g.end());
+    fmt::print("{:>4} {:>10.5g} {:<20} {:>9} {:>11.3e} {:>11.3e} {:>9.1f}% {:>12.4f} {:>12.4f}\n", s, loss, kGroups[k],
+               st.abs_g.size(), std::sqrt(st.sum_g2 / n), st.abs_g[st.abs_g.size() / 2],
+               100.0 * double(st.below_eps) / n, std::sqrt(st.sum_dp2 / n) / double(opt.lr_at(s)), st.sum_damping / n);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchOptions o;
+  if (const int status = parse_options(argc, argv, o); status >= 0) return status;
+  const SeqrecConfig& c = o.c;
   const SeqrecData d = load_seqrec_data(c);
-  const data::TrainWindows& tw = d.split.train;
   CountingAllocator alloc;
   SasRec model(model_config(c, d.V), alloc);
   model.init();
@@ -115,59 +192,19 @@ int main(int argc, char** argv) {
   TrainStep step(model, objective, alloc);
   ParameterSet& ps = model.params();
   std::vector<float> before(size_t(ps.size()));
-  fmt::print("{} V {} train windows {}; {} reduction {}, eps {:g}, lr {:g}, B {} N {} D {}\n", d.name, d.V, tw.count(),
-             c.variant, c.reduction, c.adam_eps, c.lr, c.B, c.N, c.D);
+  fmt::print("{} V {} train windows {}; {} reduction {}, eps {:g}, lr {:g}, B {} N {} D {}\n", d.name, d.V,
+             d.split.train.count(), c.variant, c.reduction, c.adam_eps, c.lr, c.B, c.N, c.D);
   fmt::print("{:>4} {:>10} {:<20} {:>9} {:>11} {:>11} {:>10} {:>12} {:>12}\n", "step", "loss", "group", "elements",
              "RMS(g)", "median|g|", "|g|<eps", "RMS(dp)/lr", "eps damping");
-  const int64_t per_epoch = (tw.count() + c.B - 1) / c.B, N = c.N, L = c.L;
-  std::vector<int64_t> order(size_t(tw.count()));
-  std::vector<int32_t> ids, targets;
-  std::vector<float> weights;
-  for (int64_t s = 1; s <= steps; ++s) {
-    const int64_t k = (s - 1) % per_epoch;
-    if (k == 0) {  // a new epoch: a fresh permutation of the windows
-      data::Rng rng(data::stream_key(c.seed, 0xB5, uint64_t(s)));
-      for (int64_t i = 0; i < tw.count(); ++i) order[size_t(i)] = i;
-      for (int64_t i = tw.count() - 1; i > 0; --i) std::swap(order[size_t(i)], order[rng.below(uint64_t(i + 1))]);
-    }
-    const int64_t first = k * c.B, B = std::min<int64_t>(c.B, tw.count() - first);
-    ids.resize(size_t(B * N));
-    targets.resize(size_t(B * N * L));
-    weights.resize(size_t(B * N));
-    for (int64_t i = 0; i < B; ++i) {
-      const int64_t w = order[size_t(first + i)];
-      std::copy_n(tw.inputs.begin() + w * N, N, ids.begin() + i * N);
-      std::copy_n(tw.targets.begin() + w * N * L, N * L, targets.begin() + i * N * L);
-      std::copy_n(tw.weights.begin() + w * N, N, weights.begin() + i * N);
-    }
-    const StepRecord r = step.run({B, L, ids.data(), targets.data(), weights.data()}, uint64_t(s), nullptr);
-    const bool measure = s == 1 || s % print_every == 0;
+  WindowBatches batches(d.split.train, c);
+  for (int64_t s = 1; s <= o.steps; ++s) {
+    const int64_t B = batches.gather(s);
+    const StepRecord r =
+        step.run({B, c.L, batches.ids.data(), batches.targets.data(), batches.weights.data()}, uint64_t(s), nullptr);
+    const bool measure = s == 1 || s % o.print_every == 0;
     if (measure) std::copy_n(ps.values(), ps.size(), before.begin());
     opt.step(ps, c.threads);
-    if (!measure) continue;
-    GroupStats g[4];
-    for (const ParamInfo& t : ps.tensors()) {
-      GroupStats& st = g[group_of(t.name)];
-      for (int64_t i = t.ref.offset; i < t.ref.offset + t.ref.size; ++i) {
-        const float gi = ps.grads()[i], dp = ps.values()[i] - before[size_t(i)];
-        st.abs_g.push_back(std::abs(gi));
-        st.sum_g2 += double(gi) * gi;
-        st.sum_dp2 += double(dp) * dp;
-        st.below_eps += std::abs(gi) < c.adam_eps;
-        const double root_v = std::sqrt(double(opt.second_moment()[i]));
-        st.sum_damping += root_v + c.adam_eps > 0 ? root_v / (root_v + c.adam_eps) : 1.0;
-      }
-    }
-    for (int k = 0; k < 4; ++k) {
-      GroupStats& st = g[k];
-      const double n = double(st.abs_g.size());
-      if (n == 0) continue;
-      std::nth_element(st.abs_g.begin(), st.abs_g.begin() + st.abs_g.size() / 2, st.abs_g.end());
-      fmt::print("{:>4} {:>10.5g} {:<20} {:>9} {:>11.3e} {:>11.3e} {:>9.1f}% {:>12.4f} {:>12.4f}\n", s, r.loss, kGroups[k],
-                 st.abs_g.size(), std::sqrt(st.sum_g2 / n), st.abs_g[st.abs_g.size() / 2],
-                 100.0 * double(st.below_eps) / n, std::sqrt(st.sum_dp2 / n) / double(opt.lr_at(s)), st.sum_damping / n);
-      std::fflush(stdout);
-    }
+    if (measure) print_group_stats(s, r.loss, ps, before, opt, c.adam_eps);
   }
   return 0;
 }
