@@ -136,6 +136,45 @@ std::vector<float> Classifier::weights() const {
 
 void Classifier::decode_rows(int64_t v0, int64_t n, float* out) const { impl_->decode(v0, n, out); }
 
+namespace {
+
+// (score, id) ordering of the top-k lists: higher score first, then lower id.
+bool ranks_above(float s, int32_t i, float s2, int32_t i2) { return s > s2 || (s == s2 && i < i2); }
+
+// Inserts (s, id) into the sorted top-k list (rs, ri); false, leaving it as it is, when (s, id) ranks
+// below all k.
+bool insert_top_k(float* rs, int32_t* ri, int k, float s, int32_t id) {
+  if (!ranks_above(s, id, rs[k - 1], ri[k - 1])) return false;
+  int p = k - 1;
+  while (p > 0 && ranks_above(s, id, rs[p - 1], ri[p - 1])) {
+    rs[p] = rs[p - 1];
+    ri[p] = ri[p - 1];
+    --p;
+  }
+  rs[p] = s;
+  ri[p] = id;
+  return true;
+}
+
+// The threads' top-k lists of each row ([T, B, k] scores and ids) merged into out_scores / out_ids [B, k].
+void merge_thread_top_k(const float* best_s, const int32_t* best_i, int T, int64_t B, int k, float* out_scores,
+                        int32_t* out_ids) {
+  for (int64_t b = 0; b < B; ++b) {
+    float* os = out_scores + b * k;
+    int32_t* oi = out_ids + b * k;
+    std::copy_n(best_s + b * k, k, os);
+    std::copy_n(best_i + b * k, k, oi);
+    for (int t = 1; t < T; ++t) {
+      const float* rs = best_s + (int64_t(t) * B + b) * k;
+      const int32_t* ri = best_i + (int64_t(t) * B + b) * k;
+      for (int j = 0; j < k; ++j)
+        if (!insert_top_k(os, oi, k, rs[j], ri[j])) break;  // the thread's list is sorted: the rest rank lower
+    }
+  }
+}
+
+}  // namespace
+
 double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, float* top_scores,
                             const BatchLabels* labels) {
   auto& m = *impl_;
@@ -154,22 +193,7 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
   cpu::BlockOrderedSums sums(int(T), 1, 0, m.alloc);  // each tile's loss, added in tile order
   sums.start_chunk(&loss, 1, nullptr, 0);
   const int64_t n_tiles = ceil_div(V, tile);
-  // (score, id) ordering: higher score first, then lower id.
-  auto better = [](float s, int32_t i, float s2, int32_t i2) { return s > s2 || (s == s2 && i < i2); };
-  // Inserts (s, id) into the sorted top-k list (rs, ri); false, leaving it as it is, when (s, id) ranks
-  // below all k.
-  auto insert = [k, &better](float* rs, int32_t* ri, float s, int32_t id) {
-    if (!better(s, id, rs[k - 1], ri[k - 1])) return false;
-    int p = k - 1;
-    while (p > 0 && better(s, id, rs[p - 1], ri[p - 1])) {
-      rs[p] = rs[p - 1];
-      ri[p] = ri[p - 1];
-      --p;
-    }
-    rs[p] = s;
-    ri[p] = id;
-    return true;
-  };
+  auto insert = [k](float* rs, int32_t* ri, float s, int32_t id) { return insert_top_k(rs, ri, k, s, id); };
 
 #pragma omp parallel num_threads(T)
   {
@@ -203,19 +227,7 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
     }
   }
   sums.finish_chunk();
-  // Merge the threads' lists.
-  for (int64_t b = 0; b < B; ++b) {
-    float* os = top_scores + b * k;
-    int32_t* oi = top_ids + b * k;
-    std::copy_n(best_s.data() + b * k, k, os);
-    std::copy_n(best_i.data() + b * k, k, oi);
-    for (int t = 1; t < T; ++t) {
-      const float* rs = best_s.data() + (int64_t(t) * B + b) * k;
-      const int32_t* ri = best_i.data() + (int64_t(t) * B + b) * k;
-      for (int j = 0; j < k; ++j)
-        if (!insert(os, oi, rs[j], ri[j])) break;  // the thread's list is sorted: the rest rank lower
-    }
-  }
+  merge_thread_top_k(best_s.data(), best_i.data(), int(T), B, k, top_scores, top_ids);
   return loss;
 }
 

@@ -235,10 +235,10 @@ MemoryPrediction predict_memory(const TrainConfig& c, const DataShape& s, const 
   return m;
 }
 
-RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const ProgressFn& progress,
-                     const EpochFn& on_epoch, const LabelShard* shard) {
-  cfg.validate();
-  const DataShape shape = DataShape::of(d);
+namespace {
+
+// What train_xmc needs of the data and the label shard beyond TrainConfig::validate().
+void check_run_inputs(const data::TrainTest& d, const TrainConfig& cfg, const DataShape& shape, const LabelShard* shard) {
   if (shape.num_labels < kTopK)
     throw std::invalid_argument(fmt::format("the dataset has {} labels; P@5 needs at least 5", shape.num_labels));
   if (d.train.rows() < 1) throw std::invalid_argument("the training split has no rows");
@@ -248,162 +248,233 @@ RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const Pro
                                               shard->begin, shard->end, shape.num_labels, kTopK));
     if (cfg.hist_every > 0) throw std::invalid_argument("--hist-every: gradient histograms are not gathered across label shards");
   }
-  const ClassifierConfig kc = classifier_config(cfg, shape, shard);
-  const EncoderConfig ec = encoder_config(cfg, shape);
+}
 
-  RunOutcome out;
-  out.predicted = predict_memory(cfg, shape, shard);
-  CountingAllocator alloc;
-  Classifier clf(kc, alloc);
-  Encoder enc(ec, alloc);
-  clf.init_normal(cfg.clf_init_std, cfg.seed * 2 + 1);
-  enc.init(cfg.seed * 2 + 2);
-  const int64_t B = cfg.batch, eval_B = cfg.eval_batch > 0 ? cfg.eval_batch : cfg.batch;
-  BatchBuffers batch(kc.max_batch, shape.max_features_per_row, shape.max_labels_per_row, alloc);
-  Buffer<float> dH(alloc, kc.max_batch * cfg.D);
-  std::optional<ShardBatchLabels> shard_labels;
-  if (shard) shard_labels.emplace(kc.max_batch, shape.max_labels_per_row, alloc);
+// Inverse propensities of the labels from the training split (Jain et al.); none below 3 rows.
+std::vector<double> training_inverse_propensities(const data::TrainTest& d, const TrainConfig& cfg,
+                                                  const DataShape& shape) {
+  if (d.train.rows() < 3) return {};
+  std::vector<int64_t> freq(static_cast<size_t>(shape.num_labels), 0);
+  for (int32_t id : d.train.labels.ids) ++freq[size_t(id)];
+  return data::inverse_propensities(freq, d.train.rows(), {cfg.propensity_a, cfg.propensity_b});
+}
 
-  // Propensities from the training split (Jain et al.).
-  std::vector<double> inv_prop;
-  if (d.train.rows() >= 3) {
-    std::vector<int64_t> freq(static_cast<size_t>(shape.num_labels), 0);
-    for (int32_t id : d.train.labels.ids) ++freq[size_t(id)];
-    inv_prop = data::inverse_propensities(freq, d.train.rows(), {cfg.propensity_a, cfg.propensity_b});
-  }
+// The histograms of the weight gradient dW and the logit gradient G (--hist-every): one per thread while
+// the steps run (the classifier's observers call them from its threads), merged once per epoch.
+class GradientHistograms {
+ public:
+  explicit GradientHistograms(const TrainConfig& cfg)
+      : on_(cfg.hist_every > 0), D_(cfg.D), weights_(size_t(cfg.threads)), logits_(size_t(cfg.threads)) {}
 
-  const int64_t n_train = d.train.rows();
-  const int64_t steps_per_epoch = (n_train + B - 1) / B;
-  int64_t total_steps = steps_per_epoch * cfg.epochs;
-  if (cfg.max_steps > 0) total_steps = std::min(total_steps, cfg.max_steps);
-  std::vector<int64_t> order(static_cast<size_t>(n_train));
-  std::iota(order.begin(), order.end(), int64_t(0));
-
-  // Gradient histograms: one per thread, merged after each epoch.
-  std::vector<GradientHistogram> hist_threads(static_cast<size_t>(cfg.threads)),
-      logit_hist_threads(static_cast<size_t>(cfg.threads));
-  GradientHistogram epoch_hist, epoch_logit_hist;
-  bool record_hist = false;
-  GradientObserver observer = nullptr;
-  LogitGradientObserver logit_observer = nullptr;
-  if (cfg.hist_every > 0) {
-    observer = [&](int t, int64_t, int64_t n, const float* g) {
-      if (record_hist) hist_threads[size_t(t)].add(g, n * cfg.D);
-    };
-    logit_observer = [&](int t, int64_t, int64_t n, int64_t rows, const float* g, int64_t ld) {
-      if (!record_hist) return;
-      for (int64_t b = 0; b < rows; ++b) logit_hist_threads[size_t(t)].add(g + b * ld, n);
+  bool on() const { return on_; }
+  void record(bool on) { recording_ = on; }  // the current step's tiles are counted
+  GradientObserver weight_observer() {
+    if (!on_) return nullptr;
+    return [this](int t, int64_t, int64_t n, const float* g) {
+      if (recording_) weights_[size_t(t)].add(g, n * D_);
     };
   }
+  LogitGradientObserver logit_observer() {
+    if (!on_) return nullptr;
+    return [this](int t, int64_t, int64_t n, int64_t rows, const float* g, int64_t ld) {
+      if (!recording_) return;
+      for (int64_t b = 0; b < rows; ++b) logits_[size_t(t)].add(g + b * ld, n);
+    };
+  }
+  // Merges the threads' counts into the epoch's histograms (and the run's), and starts them afresh.
+  void close_epoch(RunOutcome& out) {
+    epoch_weights_.clear();
+    epoch_logits_.clear();
+    for (size_t t = 0; t < weights_.size(); ++t) {
+      epoch_weights_.merge(weights_[t]);
+      epoch_logits_.merge(logits_[t]);
+      weights_[t].clear();
+      logits_[t].clear();
+    }
+    out.grad_hist.merge(epoch_weights_);
+    out.logit_grad_hist.merge(epoch_logits_);
+  }
+  const GradientHistogram* epoch_weights() const { return on_ ? &epoch_weights_ : nullptr; }
+  const GradientHistogram* epoch_logits() const { return on_ ? &epoch_logits_ : nullptr; }
 
-  int64_t step = 0;
-  double step_seconds = 0;
-  bool evaluated_once = false;
-  for (int epoch = 1; epoch <= cfg.epochs && step < total_steps; ++epoch) {
-    std::mt19937_64 rng(cfg.seed * 1000003ull + uint64_t(epoch));
-    std::shuffle(order.begin(), order.end(), rng);
-    EpochRecord rec;
-    rec.epoch = epoch;
+ private:
+  bool on_, recording_ = false;
+  int64_t D_;
+  std::vector<GradientHistogram> weights_, logits_;
+  GradientHistogram epoch_weights_, epoch_logits_;
+};
+
+// One training run's state: the model (encoder and classifier head, or this rank's label shard of the
+// head), the batch buffers, all from one counting allocator; the row order and the step count.
+class XmcRun {
+ public:
+  XmcRun(const data::TrainTest& d, const TrainConfig& cfg, const DataShape& shape, const LabelShard* shard)
+      : d_(d), cfg_(cfg), shape_(shape), shard_(shard), kc_(classifier_config(cfg, shape, shard)),
+        clf_(kc_, alloc_), enc_(encoder_config(cfg, shape), alloc_),
+        batch_(kc_.max_batch, shape.max_features_per_row, shape.max_labels_per_row, alloc_),
+        dH_(alloc_, kc_.max_batch * cfg.D), inv_prop_(training_inverse_propensities(d, cfg, shape)),
+        order_(size_t(d.train.rows())), hist_(cfg) {
+    clf_.init_normal(cfg.clf_init_std, cfg.seed * 2 + 1);
+    enc_.init(cfg.seed * 2 + 2);
+    if (shard) shard_labels_.emplace(kc_.max_batch, shape.max_labels_per_row, alloc_);
+    const int64_t steps_per_epoch = (d.train.rows() + cfg.batch - 1) / cfg.batch;
+    total_steps_ = steps_per_epoch * cfg.epochs;
+    if (cfg.max_steps > 0) total_steps_ = std::min(total_steps_, cfg.max_steps);
+    std::iota(order_.begin(), order_.end(), int64_t(0));
+  }
+
+  bool done() const { return step_ >= total_steps_; }
+  int64_t steps() const { return step_; }
+  double mean_step_s() const { return step_ > 0 ? step_seconds_ / double(step_) : 0.0; }
+  int64_t peak_bytes() const { return alloc_.peak_bytes(); }
+  GradientHistograms& histograms() { return hist_; }
+
+  // One epoch of steps over the shuffled training rows (until max_steps): rec's steps, learning rates,
+  // train loss and time.
+  void train_epoch(int epoch, EpochRecord& rec, const ProgressFn& progress) {
+    const int64_t B = cfg_.batch, n_train = d_.train.rows(), steps_per_epoch = (n_train + B - 1) / B;
+    std::mt19937_64 rng(cfg_.seed * 1000003ull + uint64_t(epoch));
+    std::shuffle(order_.begin(), order_.end(), rng);
     const auto t_epoch = std::chrono::steady_clock::now();
     double loss_sum = 0;
     int64_t rows_seen = 0;
-    int64_t s_in_epoch = 0;
-    for (int64_t r0 = 0; r0 < n_train && step < total_steps; r0 += B, ++step, ++s_in_epoch) {
+    for (int64_t r0 = 0, s_in_epoch = 0; r0 < n_train && !done(); r0 += B, ++s_in_epoch) {
       const int64_t n = std::min(B, n_train - r0);
-      batch.gather(d.train, order.data() + r0, n);
-      const auto t_step = std::chrono::steady_clock::now();
-      const SparseRows x = batch.features();
-      const float* H = enc.forward(x, true, uint64_t(step));
-      const double f = lr_factor(cfg, step, total_steps);
-      rec.lr_enc = cfg.enc_lr * f;
-      rec.lr_clf = cfg.clf_lr * f;
-      record_hist = cfg.hist_every > 0 && step % cfg.hist_every == 0;
-      const BatchLabels labels = shard ? shard_labels->rebase(batch.labels(), *shard) : batch.labels();
-      StepResult res = clf.step(H, n, labels, float(rec.lr_clf), uint64_t(step), dH.data(), observer, logit_observer);
-      if (shard) {  // the replicated encoder's input gradient: the sum of every label shard's part
-        shard->sum_floats(dH.data(), n * cfg.D, alloc);
-        res.loss = shard->sum_double(res.loss);
-      }
-      enc.backward(x, dH.data(), uint64_t(step));
-      enc.adam_step(float(rec.lr_enc));
-      step_seconds += seconds_since(t_step);
-      loss_sum += res.loss;
+      batch_.gather(d_.train, order_.data() + r0, n);
+      loss_sum += train_step(n, rec);
       rows_seen += n;
-      if (progress) progress(epoch, cfg.epochs, s_in_epoch + 1, steps_per_epoch, loss_sum / double(rows_seen),
+      if (progress) progress(epoch, cfg_.epochs, s_in_epoch + 1, steps_per_epoch, loss_sum / double(rows_seen),
                              seconds_since(t_epoch));
     }
-    rec.steps = step;
+    rec.steps = step_;
     rec.train_loss = rows_seen > 0 ? loss_sum / double(rows_seen) : kNaN;
     rec.epoch_s = seconds_since(t_epoch);
-    if (!evaluated_once) out.measured_train_peak = alloc.peak_bytes();
+  }
 
-    const bool last = epoch == cfg.epochs || step >= total_steps;
-    const bool eval_now = cfg.eval_every >= 0 && d.test.rows() > 0 &&
-                          (last || (cfg.eval_every > 0 && epoch % cfg.eval_every == 0));
-    rec.test_loss = kNaN;
-    for (int i = 0; i < 3; ++i) rec.p[i] = rec.ndcg[i] = rec.psp[i] = kNaN;
-    if (eval_now) {
-      const auto t_eval = std::chrono::steady_clock::now();
-      evaluated_once = true;
-      const int64_t n_test = d.test.rows();
-      Buffer<int32_t> topk(alloc, std::max<int64_t>(1, n_test * kTopK));
-      Buffer<float> scores(alloc, eval_B * kTopK);
-      std::vector<int64_t> rows(static_cast<size_t>(eval_B));
-      double test_loss = 0;
-      for (int64_t r0 = 0; r0 < n_test; r0 += eval_B) {
-        const int64_t n = std::min(eval_B, n_test - r0);
-        std::iota(rows.begin(), rows.begin() + n, r0);
-        batch.gather(d.test, rows.data(), n);
-        const float* H = enc.forward(batch.features(), false, 0);
-        const BatchLabels labels = shard ? shard_labels->rebase(batch.labels(), *shard) : batch.labels();
-        int32_t* top = topk.data() + r0 * kTopK;
-        test_loss += clf.evaluate(H, n, kTopK, top, scores.data(), &labels);
-        if (shard) {  // this shard's best 5 in whole-head ids, then the best 5 of all shards
-          for (int64_t i = 0; i < n * kTopK; ++i) top[i] += int32_t(shard->begin);
-          shard->merge_topk(top, scores.data(), n, kTopK);
-        }
+  // Loss, P@k, nDCG@k and PSP@k on the test split (k = 1, 3, 5), into rec.
+  void evaluate(EpochRecord& rec) {
+    const auto t_eval = std::chrono::steady_clock::now();
+    const int64_t n_test = d_.test.rows(), eval_B = cfg_.eval_batch > 0 ? cfg_.eval_batch : cfg_.batch;
+    Buffer<int32_t> topk(alloc_, std::max<int64_t>(1, n_test * kTopK));
+    Buffer<float> scores(alloc_, eval_B * kTopK);
+    std::vector<int64_t> rows(static_cast<size_t>(eval_B));
+    double test_loss = 0;
+    for (int64_t r0 = 0; r0 < n_test; r0 += eval_B) {
+      const int64_t n = std::min(eval_B, n_test - r0);
+      std::iota(rows.begin(), rows.begin() + n, r0);
+      batch_.gather(d_.test, rows.data(), n);
+      const float* H = enc_.forward(batch_.features(), false, 0);
+      const BatchLabels labels = shard_ ? shard_labels_->rebase(batch_.labels(), *shard_) : batch_.labels();
+      int32_t* top = topk.data() + r0 * kTopK;
+      test_loss += clf_.evaluate(H, n, kTopK, top, scores.data(), &labels);
+      if (shard_) {  // this shard's best 5 in whole-head ids, then the best 5 of all shards
+        for (int64_t i = 0; i < n * kTopK; ++i) top[i] += int32_t(shard_->begin);
+        shard_->merge_topk(top, scores.data(), n, kTopK);
       }
-      if (shard) test_loss = shard->sum_double(test_loss);
-      const data::RankingMetrics m = data::ranking_metrics(
-          std::span<const int32_t>(topk.data(), size_t(n_test * kTopK)), kTopK, d.test.labels, shape.num_labels,
-          inv_prop);
-      rec.test_loss = test_loss / double(n_test);
-      for (int i = 0; i < 3; ++i) {
-        rec.p[i] = m.precision[size_t(i)];
-        rec.ndcg[i] = m.ndcg[size_t(i)];
-        rec.psp[i] = m.psp.empty() ? kNaN : m.psp[size_t(i)];
-      }
-      rec.eval_s = seconds_since(t_eval);
     }
-    Classifier::WeightStats ws = clf.weight_stats();
-    if (shard) {  // the whole head's statistics from every shard's
-      const double n_local = double(kc.V * kc.D), n_whole = double(shape.num_labels * kc.D);
-      ws.zero_fraction = double(shard->sum_int(std::llround(ws.zero_fraction * n_local))) / n_whole;
-      ws.mean_abs = shard->sum_double(ws.mean_abs * n_local) / n_whole;
-      ws.non_finite = shard->sum_int(ws.non_finite);
+    if (shard_) test_loss = shard_->sum_double(test_loss);
+    const data::RankingMetrics m = data::ranking_metrics(
+        std::span<const int32_t>(topk.data(), size_t(n_test * kTopK)), kTopK, d_.test.labels, shape_.num_labels,
+        inv_prop_);
+    rec.test_loss = test_loss / double(n_test);
+    for (int i = 0; i < 3; ++i) {
+      rec.p[i] = m.precision[size_t(i)];
+      rec.ndcg[i] = m.ndcg[size_t(i)];
+      rec.psp[i] = m.psp.empty() ? kNaN : m.psp[size_t(i)];
+    }
+    rec.eval_s = seconds_since(t_eval);
+  }
+
+  // The head's weight statistics (of the whole head when sharded) and the peak memory so far, into rec.
+  void record_weights(EpochRecord& rec) {
+    Classifier::WeightStats ws = clf_.weight_stats();
+    if (shard_) {  // the whole head's statistics from every shard's
+      const double n_local = double(kc_.V * kc_.D), n_whole = double(shape_.num_labels * kc_.D);
+      ws.zero_fraction = double(shard_->sum_int(std::llround(ws.zero_fraction * n_local))) / n_whole;
+      ws.mean_abs = shard_->sum_double(ws.mean_abs * n_local) / n_whole;
+      ws.non_finite = shard_->sum_int(ws.non_finite);
     }
     rec.weight_zero_fraction = ws.zero_fraction;
     rec.weight_mean_abs = ws.mean_abs;
     rec.weight_non_finite = ws.non_finite;
-    rec.peak_bytes = alloc.peak_bytes();
-    epoch_hist.clear();
-    epoch_logit_hist.clear();
-    for (int t = 0; t < cfg.threads; ++t) {
-      epoch_hist.merge(hist_threads[size_t(t)]);
-      epoch_logit_hist.merge(logit_hist_threads[size_t(t)]);
-      hist_threads[size_t(t)].clear();
-      logit_hist_threads[size_t(t)].clear();
-    }
-    out.grad_hist.merge(epoch_hist);
-    out.logit_grad_hist.merge(epoch_logit_hist);
-    out.epochs.push_back(rec);
-    if (on_epoch)
-      on_epoch(rec, cfg.hist_every > 0 ? &epoch_hist : nullptr, cfg.hist_every > 0 ? &epoch_logit_hist : nullptr);
+    rec.peak_bytes = alloc_.peak_bytes();
   }
-  if (!evaluated_once) out.measured_train_peak = alloc.peak_bytes();
-  out.measured_peak = alloc.peak_bytes();
-  out.steps = step;
-  out.mean_step_s = step > 0 ? step_seconds / double(step) : 0.0;
+
+ private:
+  // One step on the gathered batch of n rows: encoder forward, the head's step (and its update), the
+  // encoder's backward pass and Adam step. Returns the batch's summed loss (of the whole head).
+  double train_step(int64_t n, EpochRecord& rec) {
+    const auto t_step = std::chrono::steady_clock::now();
+    const SparseRows x = batch_.features();
+    const float* H = enc_.forward(x, true, uint64_t(step_));
+    const double f = lr_factor(cfg_, step_, total_steps_);
+    rec.lr_enc = cfg_.enc_lr * f;
+    rec.lr_clf = cfg_.clf_lr * f;
+    hist_.record(hist_.on() && step_ % cfg_.hist_every == 0);
+    const BatchLabels labels = shard_ ? shard_labels_->rebase(batch_.labels(), *shard_) : batch_.labels();
+    StepResult res = clf_.step(H, n, labels, float(rec.lr_clf), uint64_t(step_), dH_.data(), hist_.weight_observer(),
+                               hist_.logit_observer());
+    if (shard_) {  // the replicated encoder's input gradient: the sum of every label shard's part
+      shard_->sum_floats(dH_.data(), n * cfg_.D, alloc_);
+      res.loss = shard_->sum_double(res.loss);
+    }
+    enc_.backward(x, dH_.data(), uint64_t(step_));
+    enc_.adam_step(float(rec.lr_enc));
+    step_seconds_ += seconds_since(t_step);
+    ++step_;
+    return res.loss;
+  }
+
+  const data::TrainTest& d_;
+  const TrainConfig& cfg_;
+  const DataShape shape_;
+  const LabelShard* shard_;
+  const ClassifierConfig kc_;
+  CountingAllocator alloc_;  // before every buffer below
+  Classifier clf_;
+  Encoder enc_;
+  BatchBuffers batch_;
+  Buffer<float> dH_;
+  std::optional<ShardBatchLabels> shard_labels_;
+  std::vector<double> inv_prop_;
+  std::vector<int64_t> order_;
+  GradientHistograms hist_;
+  int64_t total_steps_ = 0, step_ = 0;
+  double step_seconds_ = 0;
+};
+
+}  // namespace
+
+RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const ProgressFn& progress,
+                     const EpochFn& on_epoch, const LabelShard* shard) {
+  cfg.validate();
+  const DataShape shape = DataShape::of(d);
+  check_run_inputs(d, cfg, shape, shard);
+  RunOutcome out;
+  out.predicted = predict_memory(cfg, shape, shard);
+  XmcRun run(d, cfg, shape, shard);
+  bool evaluated_once = false;
+  for (int epoch = 1; epoch <= cfg.epochs && !run.done(); ++epoch) {
+    EpochRecord rec;
+    rec.epoch = epoch;
+    run.train_epoch(epoch, rec, progress);
+    if (!evaluated_once) out.measured_train_peak = run.peak_bytes();
+    const bool last = epoch == cfg.epochs || run.done();
+    rec.test_loss = kNaN;
+    for (int i = 0; i < 3; ++i) rec.p[i] = rec.ndcg[i] = rec.psp[i] = kNaN;
+    if (cfg.eval_every >= 0 && d.test.rows() > 0 && (last || (cfg.eval_every > 0 && epoch % cfg.eval_every == 0))) {
+      evaluated_once = true;
+      run.evaluate(rec);
+    }
+    run.record_weights(rec);
+    run.histograms().close_epoch(out);
+    out.epochs.push_back(rec);
+    if (on_epoch) on_epoch(rec, run.histograms().epoch_weights(), run.histograms().epoch_logits());
+  }
+  if (!evaluated_once) out.measured_train_peak = run.peak_bytes();
+  out.measured_peak = run.peak_bytes();
+  out.steps = run.steps();
+  out.mean_step_s = run.mean_step_s();
   return out;
 }
 
