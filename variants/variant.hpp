@@ -22,7 +22,8 @@ struct RunOptions {
   std::string e_format;  // storage format of E ("" or "fp32": float32; else a precision_sim format name)
   // Precision of the operands of the products (logits and gradients), accumulation always float32:
   // "fp32" (or ""), "tf32" (tensor-core float32 with a 10-bit mantissa) or "bf16" (A, E and the
-  // gradient tile rounded to bfloat16, nearest-even). The CPU variants compute in fp32 only.
+  // gradient tile rounded to bfloat16, nearest-even). The CPU variants compute fp32 and bf16 (the latter on
+  // CPUs with AVX512_BF16, variants/cpu/bf16_products.hpp); tf32 is a GPU format.
   std::string operand = "fp32";
 
   bool e_is_float32() const { return e_format.empty() || e_format == "fp32" || e_format == "float32"; }

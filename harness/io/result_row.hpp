@@ -48,7 +48,7 @@ using Text192 = FixedText<192>;
   X(Text24, e_rounding, {}, "", "how E was rounded into it (`nearest_even`, `stochastic`, ...); empty for fp32")    \
   X(int64_t, e_stored_bytes, 0, "bytes", "E as stored (1 or 2 bytes per value when packed); 0 for fp32")           \
   X(Text8, operand, {}, "", "precision of the products' operands: `fp32`, `tf32` or `bf16` (fp32 accumulation); "  \
-                            "CPU variants run fp32 only and record the others as skipped")                          \
+                            "CPU variants compute fp32 and bf16 (AVX512_BF16) and skip tf32")                         \
   X(int32_t, ranks, 1, "", "processes the step ran on (MPI ranks; 1: one process)")                                 \
   X(Text16, shard, {}, "", "how the step was split over the ranks: empty (not sharded), `vocab`, `positions`, "    \
                            "`vocab,positions`")                                                                     \
