@@ -49,7 +49,7 @@ mkdir -p "$(dirname "$out")"
 measure() {
   local start=$SECONDS
   LOBENCH_BENCH_SHAPES="$shapes" "$bench" --benchmark_filter='^(gemm|fused|chunked)/' \
-    --benchmark_repetitions="$reps" --benchmark_min_time=0.01 --benchmark_enable_random_interleaving=true \
+    --benchmark_repetitions="$reps" --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true \
     --benchmark_out="$1" --benchmark_out_format=json --benchmark_context=commit="$commit" > /dev/null
   echo "bench_check: step_bench ($shapes, $reps repetitions) in $((SECONDS - start)) s -> $1"
 }

@@ -28,7 +28,7 @@ CONFIGS = {"base": "1", "rerun": "1", "x1.3": "1.3", "x2": "2"}
 
 def run_once(step_bench, shape, extra, out):
     env = dict(os.environ, LOBENCH_BENCH_SHAPES=shape, LOBENCH_BENCH_EXTRA_WORK=extra)
-    subprocess.run([step_bench, "--benchmark_filter=^(gemm|fused|chunked)/", "--benchmark_min_time=0.01",
+    subprocess.run([step_bench, "--benchmark_filter=^(gemm|fused|chunked)/", "--benchmark_min_time=0.05",
                     "--benchmark_enable_random_interleaving=true", f"--benchmark_out={out}",
                     "--benchmark_out_format=json", "--benchmark_context=commit=test"],
                    env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
