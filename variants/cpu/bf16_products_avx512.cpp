@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "variants/cpu/bf16_c_tile_avx512.hpp"
 #include "variants/cpu/bf16_products.hpp"
 
 namespace lobench::cpu::avx512_bf16 {
@@ -17,25 +18,10 @@ namespace {
 
 constexpr int kRows = 8;  // rows of C per block: 16 accumulators for 32 columns
 
-__mmask16 lanes(int64_t count) { return count >= 16 ? __mmask16(0xffff) : __mmask16((1u << count) - 1u); }
-
-// C(m, j…j+15) for the lanes in `mask`: row-major, or the column c[(n0 + j)·ldc + m] when transposed.
-__m512i transposed_index(int64_t ldc) {
-  return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                            _mm512_set1_epi32(int(ldc)));
-}
-
-__m512 load_c(const Bf16Product& p, int64_t m, int64_t n0, __mmask16 mask, __m512i tindex) {
-  if (!p.accumulate || !mask) return _mm512_setzero_ps();
-  if (!p.c_transposed) return _mm512_maskz_loadu_ps(mask, p.c + m * p.ldc + n0);
-  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, tindex, p.c + n0 * p.ldc + m, 4);
-}
-
-void store_c(const Bf16Product& p, int64_t m, int64_t n0, __mmask16 mask, __m512i tindex, __m512 v) {
-  if (!mask) return;
-  if (!p.c_transposed) return _mm512_mask_storeu_ps(p.c + m * p.ldc + n0, mask, v);
-  _mm512_mask_i32scatter_ps(p.c + n0 * p.ldc + m, mask, tindex, v, 4);
-}
+using bf16_c_tile::lanes;
+using bf16_c_tile::load_c;
+using bf16_c_tile::store_c;
+using bf16_c_tile::transposed_index;
 
 // Rows [m0, m0 + ROWS) × columns [n0, n0 + 16·VECS), the lanes past N masked off.
 template <int ROWS, int VECS>
@@ -45,7 +31,7 @@ void block(const Bf16Product& p, int64_t m0, int64_t n0, const __mmask16 (&mask)
 #pragma GCC unroll 8
   for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 2
-    for (int v = 0; v < VECS; ++v) acc[i][v] = load_c(p, m0 + i, n0 + 16 * v, mask[v], tindex);
+    for (int v = 0; v < VECS; ++v) acc[i][v] = load_c(p, p.accumulate, m0 + i, n0 + 16 * v, mask[v], tindex);
   const uint32_t* a = p.a + m0 * p.lda;
   const uint32_t* b = p.b + n0;
   for (int64_t k = 0; k < p.K2; ++k, b += p.ldb) {

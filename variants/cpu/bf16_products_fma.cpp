@@ -16,6 +16,7 @@
 
 #include <algorithm>
 
+#include "variants/cpu/bf16_c_tile_avx512.hpp"
 #include "variants/cpu/bf16_products.hpp"
 
 namespace lobench::cpu::avx512_fma {
@@ -24,24 +25,10 @@ namespace {
 constexpr int kRows = 8;
 constexpr int64_t kChunk = 256;  // pairs of the inner index widened at a time
 
-__mmask16 lanes(int64_t count) { return count >= 16 ? __mmask16(0xffff) : __mmask16((1u << count) - 1u); }
-
-__m512i transposed_index(int64_t ldc) {
-  return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                            _mm512_set1_epi32(int(ldc)));
-}
-
-__m512 load_c(const Bf16Product& p, bool from_c, int64_t m, int64_t n0, __mmask16 mask, __m512i tindex) {
-  if (!from_c || !mask) return _mm512_setzero_ps();
-  if (!p.c_transposed) return _mm512_maskz_loadu_ps(mask, p.c + m * p.ldc + n0);
-  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, tindex, p.c + n0 * p.ldc + m, 4);
-}
-
-void store_c(const Bf16Product& p, int64_t m, int64_t n0, __mmask16 mask, __m512i tindex, __m512 v) {
-  if (!mask) return;
-  if (!p.c_transposed) return _mm512_mask_storeu_ps(p.c + m * p.ldc + n0, mask, v);
-  _mm512_mask_i32scatter_ps(p.c + n0 * p.ldc + m, mask, tindex, v, 4);
-}
+using bf16_c_tile::lanes;
+using bf16_c_tile::load_c;
+using bf16_c_tile::store_c;
+using bf16_c_tile::transposed_index;
 
 // The widened pairs of up to kRows rows: wide[(i·kChunk + k)·2 + 0] the high half, + 1 the low half.
 struct WideRows {
