@@ -392,9 +392,7 @@ void list_seqrec_sweep(const SeqrecSweepSpec& spec, std::ostream& out) {
 }
 
 int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
-  if (spec.resume && (spec.overwrite || spec.base.dry_run))
-    throw std::invalid_argument(fmt::format("--resume continues a sweep's run files; it does not take {}",
-                                            spec.overwrite ? "--overwrite" : "--dry-run"));
+  sweep::refuse_with_resume(spec.resume, {{"--overwrite", spec.overwrite}, {"--dry-run", spec.base.dry_run}});
   SeqrecSweepJob job(spec, prov, out, err);
   sweep::DriveSettings d;
   d.partition = spec.partition;

@@ -1,6 +1,9 @@
 #include "harness/sweep/driver.hpp"
 
+#include <fmt/format.h>
+
 #include <ostream>
+#include <stdexcept>
 
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/sweep/progress.hpp"
@@ -66,6 +69,12 @@ DriveResult drive(SweepJob& job, const DriveSettings& s) {
   job.end(r);
   if (r.stopped_by != 0) throw io::Interrupted(r.stopped_by, job.stopped_detail(r));
   return r;
+}
+
+void refuse_with_resume(bool resume, std::initializer_list<std::pair<const char*, bool>> options) {
+  if (!resume) return;
+  for (const auto& [name, given] : options)
+    if (given) throw std::invalid_argument(fmt::format("--resume continues a sweep's run files; it does not take {}", name));
 }
 
 }  // namespace lobench::sweep

@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/sweep/partition.hpp"
@@ -78,6 +80,10 @@ std::vector<int64_t> partition_indices(int64_t size, const Partition& part);
 
 // --list: the line of every point of `part`, then "N <unit>"; plans, runs and writes nothing.
 void list_points(const SweepJob& job, const Partition& part, std::ostream& out, const char* unit);
+
+// --resume continues a sweep's run files: it refuses the first of `options` ({name, given}) that was given
+// (e.g. --overwrite, --dry-run), naming it. The one check for every command that resumes.
+void refuse_with_resume(bool resume, std::initializer_list<std::pair<const char*, bool>> options);
 
 // Plans, begins, runs every point of the partition (keeping those recorded when resuming), ends.
 // Throws io::Interrupted (after end()) when a signal stopped the sweep; otherwise returns the counts.

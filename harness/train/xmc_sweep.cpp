@@ -586,9 +586,7 @@ int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream
   ShardedTraining* const sh = spec.sharded;
   if (sh) sweep::require_same_options(*sh, prov.argv);  // first: before any other collective
   if (spec.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
-  if (spec.resume && (spec.overwrite || spec.dry_run || sh))
-    throw std::invalid_argument(fmt::format("--resume continues a sweep's run files; it does not take {}",
-                                            spec.overwrite ? "--overwrite" : spec.dry_run ? "--dry-run" : "--shard"));
+  sweep::refuse_with_resume(spec.resume, {{"--overwrite", spec.overwrite}, {"--dry-run", spec.dry_run}, {"--shard", sh != nullptr}});
   const bool records = !sh || sh->primary();
   on_every_rank(sh, [&] {
     std::error_code ec;
