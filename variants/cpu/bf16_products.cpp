@@ -103,7 +103,10 @@ std::optional<std::string> bf16_amx_unavailable() {
 #if !defined(LOBENCH_BF16_AMX)
   return std::string("this build has no AMX-BF16 kernel (not x86-64 GCC/Clang with AMX support)");
 #else
-  if (!cpu_has_amx_bf16()) return std::string("this CPU lacks AMX-BF16 (TDPBF16PS)");
+  // (CPUID traps to the hypervisor in a virtual machine: asked once. LOBENCH_ISA is read every time:
+  // tests change it.)
+  static const bool has_amx = cpu_has_amx_bf16();
+  if (!has_amx) return std::string("this CPU lacks AMX-BF16 (TDPBF16PS)");
   if (auto why = bf16_simd_unavailable()) return why;  // (LOBENCH_ISA below avx512 excludes AMX too)
   if (!amx_bf16::tile_state_granted())
     return std::string("Linux did not grant this process the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM)");
@@ -204,6 +207,10 @@ void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uin
 
 void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                              int64_t ld_dst) {
+#if defined(LOBENCH_BF16_SIMD)
+  // (the SIMD loop scatters through 32-bit offsets up to 15·ld_dst)
+  if (simd_packing() && ld_dst < (int64_t(1) << 27)) return avx512_bf16::pair_columns_transposed(src, ld_src, rows, cols, dst, ld_dst);
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const float* s = src + r * ld_src;
     for (int64_t k = 0; 2 * k < cols; ++k) dst[k * ld_dst + r] = bf16_pair(s[2 * k], 2 * k + 1 < cols ? s[2 * k + 1] : 0.0f);

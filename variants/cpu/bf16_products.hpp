@@ -111,6 +111,8 @@ double peak_rate(double seconds);
 namespace avx512_bf16 {
 void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
 void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
+void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
+                             int64_t ld_dst);
 }  // namespace avx512_bf16
 
 }  // namespace lobench::cpu

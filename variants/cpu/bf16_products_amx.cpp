@@ -153,7 +153,24 @@ void block(const Bf16Product& p, int64_t m0, int64_t n0) {
   LOBENCH_AMX_C_LOAD(1, 0, 1);
   LOBENCH_AMX_C_LOAD(2, 1, 0);
   LOBENCH_AMX_C_LOAD(3, 1, 1);
-  for (int64_t k0 = 0; k0 < p.K2; k0 += kT) {
+  // Whole blocks straight from the operands; the last, short block of the inner index and the edges of
+  // A and B through the staging buffers.
+  const bool interior = m0 + 2 * kT <= p.M && n0 + 2 * kT <= p.N;
+  const int64_t k_whole = interior ? p.K2 / kT * kT : 0;
+  const uint32_t* a = p.a + m0 * p.lda;
+  const uint32_t* b = p.b + n0;
+  int64_t k0 = 0;
+  for (; k0 < k_whole; k0 += kT) {
+    LOBENCH_TILE_LOAD(4, a + k0, p.lda * 4);
+    LOBENCH_TILE_LOAD(5, a + kT * p.lda + k0, p.lda * 4);
+    LOBENCH_TILE_LOAD(6, b + k0 * p.ldb, p.ldb * 4);
+    LOBENCH_TILE_LOAD(7, b + k0 * p.ldb + kT, p.ldb * 4);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  for (; k0 < p.K2; k0 += kT) {
     int64_t sa0, sa1, sb0, sb1;
     const uint32_t* a0 = a_tile(p, m0, k0, a_stage[0], sa0);
     const uint32_t* a1 = a_tile(p, m0 + kT, k0, a_stage[1], sa1);

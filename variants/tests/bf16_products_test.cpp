@@ -254,13 +254,17 @@ TEST(Bf16Products, SimdPackingEqualsTheScalarRounding) {
     std::vector<float> src = nasty_values(rows * ld, uint32_t(rows * 100 + cols));
     src[0] = NAN;
     const int64_t cw = (cols + 1) / 2, rw = (rows + 1) / 2;
-    std::vector<uint32_t> by_col(size_t(rows * cw)), by_row(size_t(rw * cols));
+    std::vector<uint32_t> by_col(size_t(rows * cw)), by_row(size_t(rw * cols)), by_col_t(size_t(cw * (rows + 3)), 7u);
     cpu::pair_columns(src.data(), ld, rows, cols, by_col.data(), cw);
+    cpu::pair_columns_transposed(src.data(), ld, rows, cols, by_col_t.data(), rows + 3);
     cpu::pair_rows(src.data(), ld, rows, cols, by_row.data(), cols);
     auto at = [&](int64_t r, int64_t c) { return r < rows && c < cols ? src[size_t(r * ld + c)] : 0.0f; };
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < cw; ++k)
         ASSERT_EQ(by_col[size_t(r * cw + k)], cpu::bf16_pair(at(r, 2 * k), at(r, 2 * k + 1))) << rows << "x" << cols;
+    for (int64_t k = 0; k < cw; ++k)
+      for (int64_t r = 0; r < rows + 3; ++r)  // (the 3 words past each row are left alone)
+        ASSERT_EQ(by_col_t[size_t(k * (rows + 3) + r)], r < rows ? by_col[size_t(r * cw + k)] : 7u) << rows << "x" << cols;
     for (int64_t k = 0; k < rw; ++k)
       for (int64_t c = 0; c < cols; ++c)
         ASSERT_EQ(by_row[size_t(k * cols + c)], cpu::bf16_pair(at(2 * k, c), at(2 * k + 1, c))) << rows << "x" << cols;
