@@ -167,7 +167,7 @@ void validate(const SeqrecConfig& c) {
   if (!(c.lr > 0.0f) || !std::isfinite(c.lr)) fail(fmt::format("--lr must be finite and > 0, got {}", c.lr));
   if (!(c.weight_decay >= 0.0f) || !std::isfinite(c.weight_decay))
     fail(fmt::format("--weight-decay must be finite and >= 0, got {}", c.weight_decay));
-  if (c.warmup_steps < 0) fail("--warmup must be >= 0");
+  if (c.warmup_steps < 0) fail("--warmup-steps must be >= 0");
   if (!(c.dropout >= 0.0f && c.dropout < 1.0f)) fail(fmt::format("--dropout must be in [0, 1), got {}", c.dropout));
   if (!(c.adam_eps >= 0.0f) || !std::isfinite(c.adam_eps)) fail("--adam-eps must be finite and >= 0");
   parse_loss_reduction(c.reduction);
