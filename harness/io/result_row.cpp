@@ -67,7 +67,8 @@ machine's best. A resumed version-2 file keeps its layout (the newer columns are
 | attribute | meaning |
 |---|---|
 | `schema_version` | {} |
-| `git_commit`, `git_dirty` | source tree the binary was built from (1 if tracked files differed) |
+| `git_commit`, `git_dirty` | the checkout's HEAD when the run started (1 if tracked files differed from it) |
+| `build_commit`, `build_dirty` | the commit the binary was built from, recorded at build time (1 if its tracked files differed) |
 | `host`, `cpu_model`, `hardware_threads`, `gpu_model` | the machine (`gpu_model` absent where there is no GPU) |
 | `compiler`, `libraries`, `lobench_version` | compiler; HDF5, Eigen, fmt, CLI11, OpenMP versions; lobench's version |
 | `argv` | the full command line after `@file` expansion |
