@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/provenance_attrs.hpp"
 
@@ -12,6 +14,7 @@ namespace {
 
 h5::Handle step_type() { return io::compound_type(sizeof(StepRow), StepRow::columns()); }
 h5::Handle epoch_type() { return io::compound_type(sizeof(EpochRow), EpochRow::columns()); }
+h5::Handle rank_type() { return io::compound_type(sizeof(RankRow), RankRow::columns()); }
 
 void write_memory(hid_t g, const std::string& prefix, const SeqrecMemory& m) {
   h5::write_attr(g, prefix + "parameters_bytes", m.parameters);
@@ -20,6 +23,7 @@ void write_memory(hid_t g, const std::string& prefix, const SeqrecMemory& m) {
   h5::write_attr(g, prefix + "activations_bytes", m.activations);
   h5::write_attr(g, prefix + "loss_workspace_bytes", m.loss_workspace);
   h5::write_attr(g, prefix + "loss_outputs_bytes", m.loss_outputs);
+  h5::write_attr(g, prefix + "gradient_sums_bytes", m.gradient_sums);
   h5::write_attr(g, prefix + "total_bytes", m.total());
 }
 
@@ -28,6 +32,18 @@ void write_memory(hid_t g, const std::string& prefix, const SeqrecMemory& m) {
 const std::vector<io::Column>& StepRow::columns() {
   static const std::vector<io::Column> c = LOBENCH_ROW_COLUMNS(StepRow, LOBENCH_SEQREC_STEP_COLUMNS);
   return c;
+}
+
+const std::vector<io::Column>& RankRow::columns() {
+  static const std::vector<io::Column> c = LOBENCH_ROW_COLUMNS(RankRow, LOBENCH_SEQREC_RANK_COLUMNS);
+  return c;
+}
+
+std::string fnv1a_hex(const void* data, int64_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 14695981039346656037ull;
+  for (int64_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
 }
 
 const std::vector<io::Column>& EpochRow::columns() {
@@ -61,6 +77,8 @@ SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, co
   h5::write_attr(file_, "L", c.L);
   h5::write_attr(file_, "N", c.N);
   h5::write_attr(file_, "B", c.B);
+  h5::write_attr(file_, "micro_batch", micro_batch_of(c));
+  h5::write_attr(file_, "ranks", int64_t(c.ranks));
   h5::write_attr(file_, "D", c.D);
   h5::write_attr(file_, "layers", c.layers);
   h5::write_attr(file_, "heads", c.heads);
@@ -114,9 +132,18 @@ void SeqrecRunFile::append_epoch(const EpochRow& r) {
   h5::flush_to_disk(file_);
 }
 
-void SeqrecRunFile::finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured,
-                           int64_t steps, double steps_per_s, int64_t rss_peak_bytes) {
+void SeqrecRunFile::set_ranks(const std::string& mpi_library, const std::vector<RankRow>& ranks) {
   const io::WriteSection writing;
+  h5::write_attr(file_, "mpi_library", mpi_library);
+  h5::Table t = h5::Table::create(file_, "ranks", rank_type(), 16, path_);
+  for (const RankRow& r : ranks) t.append(r, h5::Table::Flush::no);
+  h5::flush_to_disk(file_);
+}
+
+void SeqrecRunFile::finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured,
+                           int64_t steps, double steps_per_s, int64_t rss_peak_bytes, const std::string& parameters_hash) {
+  const io::WriteSection writing;
+  h5::write_attr(file_, "parameters_hash", parameters_hash);
   h5::write_attr(file_, "status", status);
   h5::write_attr(file_, "reason", reason);
   h5::write_attr(file_, "steps", steps);
@@ -144,6 +171,12 @@ SeqrecRunFile::~SeqrecRunFile() {
 std::vector<StepRow> SeqrecRunFile::read_steps(const std::string& path) {
   auto f = h5::open_file_read(path);
   return h5::read_table<StepRow>(f, "steps", step_type(), path);
+}
+
+std::vector<RankRow> SeqrecRunFile::read_ranks(const std::string& path) {
+  auto f = h5::open_file_read(path);
+  if (H5Lexists(f, "ranks", H5P_DEFAULT) <= 0) return {};
+  return h5::read_table<RankRow>(f, "ranks", rank_type(), path);
 }
 
 std::vector<EpochRow> SeqrecRunFile::read_epochs(const std::string& path) {
