@@ -1,5 +1,5 @@
-"""The one reader of lobench run files (results/SCHEMA.md) for Python: every script in plots/ and
-harness/peers/ reads through it, and `lobench.results` re-exports it.
+"""The one reader of lobench run files (results/SCHEMA.md) for Python: every script in plots/ reads
+through it, and `lobench.results` re-exports it.
 
     import lobench_results
     df = lobench_results.read("results/quickstart.h5")       # pandas.DataFrame, one row per (variant, point)

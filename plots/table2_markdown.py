@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Markdown tables of a Table II sweep (Cut BCE paper) from one or more lobench run files (lobench's rows
-and the peers' rows of the same run: scripts/table2.sh).
+and the framework peers' rows of the same run: scripts/table2.sh).
 
 Usage: python3 plots/table2_markdown.py RUN.h5 [MORE.h5 ...] [-o TABLE.md] [--note TEXT]
 
@@ -10,7 +10,7 @@ peer, `fused`, and fused's speed-up over each (fastest time / fused time; `chunk
 row: median step time, its spread (fastest–slowest sample and CV, with the number of samples), the
 effective 6·P·V·D throughput, %GEMM against the run's best SGEMM on the row's threads (cuBLAS at the
 row's operand for GPU rows), the FMA peak beside it (the physical ceiling, and the row's fraction of it),
-peak working memory (the allocator's; peers have none) and the process's peak RSS growth, the row's flags
+peak working memory (the counting allocator's; a Python peer's is its RSS growth) and the process's peak RSS growth, the row's flags
 (`busy`, `noisy`, `above_yardstick`: a ratio above 100 % is printed as an error, not a result) and its
 speed-up over the point's fastest dense implementation. Speed-ups compare rows at the same operand and
 threads. The paper's TPU figures are printed last for orientation only.
@@ -92,6 +92,11 @@ def fastest(impls, predicate):
     return best
 
 
+def is_peer(r):
+    """A framework peer's row: a Python variant (backend `python`), or a peer script's of an older file (`peer`)."""
+    return text(r["backend"]) in ("python", "peer")
+
+
 def same_kind(impl, other):
     return impl[1] == other[1] and impl[2] == other[2]  # operand and threads
 
@@ -109,7 +114,7 @@ def summary_table(table):
         for op, threads in kinds:
             kind = lambda i, r, op=op, threads=threads: i[1] == op and i[2] == threads  # noqa: E731
             dense_impl, dense_row = fastest(impls, lambda i, r: kind(i, r) and is_dense(i[0]))
-            peer_impl, peer_row = fastest(impls, lambda i, r: kind(i, r) and text(r["backend"]) == "peer")
+            peer_impl, peer_row = fastest(impls, lambda i, r: kind(i, r) and is_peer(r))
             fused_impl, fused_row = fastest(impls, lambda i, r: kind(i, r) and i[0] in ("fused", "cuda_fused"))
             _, chunked_row = fastest(impls, lambda i, r: kind(i, r) and i[0] in ("chunked", "cuda_chunked"))
             if dense_row is None and fused_row is None and peer_row is None:
@@ -135,7 +140,7 @@ def detail_table(table):
     out = ["| B | N | V | implementation | median ms | spread: min–max ms, CV (samples) | GFLOP/s | %GEMM | FMA peak GFLOP/s "
            "(%) | peak MiB | RSS growth MiB | flags | vs fastest dense |", "|" + "---|" * 13]
     for (B, N, D, L, V), impls in sorted(table.by_point.items()):
-        order = sorted(impls, key=lambda i: (text(impls[i]["backend"]) == "peer", i))
+        order = sorted(impls, key=lambda i: (is_peer(impls[i]), i))
         for impl in order:
             r = impls[impl]
             head = f"| {B} | {N} | {V:,} | {table.label(impl)} | "
@@ -153,7 +158,7 @@ def detail_table(table):
             eff = number(r, "effective_gflops")
             fma_cell = f"{fma:,.0f} ({fmt_pct(eff / fma)})" if finite(fma) and fma > 0 else "–"
             peak = number(r, "peak_bytes")
-            counted = text(r["backend"]) != "peer" or (finite(peak) and peak > 0)  # a GPU peer's allocator peak
+            counted = not is_peer(r) or (text(r["backend"]) == "peer" and finite(peak) and peak > 0)  # a GPU peer's allocator peak
             vs = speedup(dense_row, r) if dense_row is not None and dense_impl != impl else ("1.00× (it)" if dense_impl == impl else "–")
             out.append(head + f"{fmt_ms(ok_time(r))} | {spread} | {eff:,.1f} | {pct_gemm} | {fma_cell} | "
                        f"{fmt_mib(peak) if counted else 'not counted'} | "
@@ -185,10 +190,10 @@ def conditions(attrs, rows):
     if "min_time_s" in attrs:
         lines.append(f"Repetitions: adaptive (total ≥ {float(attrs['min_time_s']):g} s and CV ≤ "
                      f"{100 * float(attrs.get('cv_target', 0.05)):g} %, at most {attrs.get('max_reps', '?')}).")
-    peers = sorted({text(r["variant"]) for r in rows if text(r["backend"]) == "peer"})
+    peers = sorted({text(r["variant"]) for r in rows if is_peer(r)})
     if peers:
-        lines.append(f"Peers in the same run: {', '.join(peers)} (harness/peers/; how each was run and on which "
-                     f"threads is in its rows' reason).")
+        lines.append(f"Peers in the same run: {', '.join(peers)} (Python variants, lobench/peer_*.py; their "
+                     f"framework and its version in each row's origin).")
     return lines
 
 
@@ -224,7 +229,7 @@ def main():
     out += ["## Every row", "", "%GEMM: effective 6·P·V·D throughput / the run's best SGEMM on the row's threads "
             "(above 100 % is a measurement error); FMA peak: the physical ceiling and the row's fraction of it; "
             "peak MiB: the counting allocator's working bytes (peers: not counted); RSS growth: the process's peak "
-            "resident memory during a step minus before it (lobench: over the timed steps; peers: one untimed step after the allocator's free memory was returned, see harness/peers/peer_runner.py).", ""]
+            "resident memory during the timed steps minus before them (a Python peer's: from before prepare() to after the last step).", ""]
     out += detail_table(table) + ["", PAPER.strip()]
     text_out = "\n".join(out) + "\n"
     if args.out:

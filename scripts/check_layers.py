@@ -33,7 +33,7 @@ LAYERS = [
     # the command line: parsing and dispatch, and what loads plug-ins for it
     ("command line", ["harness/cli/", "harness/plugin/"]),
     # front ends and suites over everything
-    ("front ends", ["harness/python/", "harness/tests/", "harness/peers/", "examples/"]),
+    ("front ends", ["harness/python/", "harness/tests/", "examples/"]),
 ]
 
 ROOTS = ["precision_sim", "datasets", "variants", "harness", "examples"]

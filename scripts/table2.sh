@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Table II of the Cut BCE paper on this CPU, every implementation in one run file: lobench's sweep
-# (harness/sweeps/table2.args: dense, chunked, fused), then every peer at the same points, threads, seed and
-# repetition rule (harness/peers/sweep_peer_args.py reads them from the file): JAX's dense BCE, Keras 3's
-# binary_crossentropy on JAX, our chunked JAX (Cut BCE's algorithm) and PyTorch's dense BCE. A peer whose
-# framework is not installed is skipped with a note. Then the table: plots/table2_markdown.py OUT.h5.
+# Table II of the Cut BCE paper on this CPU, every implementation a variant of one engine, into one run
+# file: `python -m lobench run` of the points of harness/sweeps/table2.args measures lobench's dense, chunked
+# and fused and the Python variants jax_dense, keras_dense and jax_chunked (lobench/peer_*.py) at the same points, on the
+# same inputs, with the same repetition rule and the float64 reference's errors; then torch_dense is added
+# to the same file (--resume) by an interpreter that imports torch (Debian's torch serves /usr/bin/python3
+# only). A peer whose framework is missing is a skipped row with the reason. Then the table:
+# plots/table2_markdown.py OUT.h5.
 #
 # Usage: scripts/table2.sh OUT.h5 [more `lobench run` options, after the sweep's: --V 100000, --resume, ...]
-# Environment: LOBENCH (the binary, default build/lobench), PYTHON (default python3), TORCH_PYTHON (an
-# interpreter that imports torch; default python3 if it does, else /usr/bin/python3, Debian's torch).
-# With --resume the peers leave out the points they already have (--skip-existing).
-# Exit status: lobench's (2 usage, 1 failed rows) if not 0, else 1 if a peer failed, else 0.
+# Environment: PYTHON (default python3, with JAX and Keras), TORCH_PYTHON (an interpreter that imports
+# torch; default $PYTHON if it does, else /usr/bin/python3), LOBENCH_BUILD (the build tree whose
+# python/lobench has the engine, default build/).
+# Exit status: 2 for a usage error; else the first run's if not 0 (1: failed rows), else the second's.
 set -uo pipefail
 
 if [[ $# -lt 1 || "$1" == -* ]]; then
@@ -19,56 +21,31 @@ fi
 out=$1
 shift
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-lobench=${LOBENCH:-$root/build/lobench}
+build=${LOBENCH_BUILD:-$root/build}
 python=${PYTHON:-python3}
-if [[ ! -x "$lobench" ]]; then
-  echo "table2.sh: $lobench is not built (cmake --build build --target lobench)" >&2
+if ! compgen -G "$build/python/lobench/_engine*.so" > /dev/null; then
+  echo "table2.sh: $build/python/lobench has no engine (scripts/build.sh lobench _engine, with nanobind installed)" >&2
   exit 2
 fi
-
-"$lobench" run @"$root/harness/sweeps/table2.args" --out "$out" "$@"
-rc=$?
-if [[ ! -f "$out" ]] || (( rc == 2 )); then
-  echo "table2.sh: lobench run exited $rc (a usage or input error): the peers were not run" >&2
-  exit "$rc"
-fi
-
-peer_opts=()
-for a in "$@"; do
-  [[ "$a" == "--resume" ]] && peer_opts+=(--skip-existing)
-done
-if ! lines=$("$python" "$root/harness/peers/sweep_peer_args.py" "$out"); then
-  echo "table2.sh: cannot read the sweep from $out" >&2
-  exit 2
-fi
+export PYTHONPATH=$build/python${PYTHONPATH:+:$PYTHONPATH}
 
 torch_python=${TORCH_PYTHON:-}
 if [[ -z "$torch_python" ]]; then
-  for candidate in "$python" /usr/bin/python3; do
-    if "$candidate" -c "import torch, h5py, pandas" > /dev/null 2>&1; then
-      torch_python=$candidate
-      break
-    fi
-  done
+  torch_python=$python
+  "$python" -c "import torch" > /dev/null 2>&1 || torch_python=/usr/bin/python3
 fi
 
-peer_rc=0
-# peer script : the module its interpreter must import : that interpreter
-for entry in "jax_dense:jax:$python" "keras_dense:keras:$python" "jax_chunked:jax:$python" "torch_dense:torch:$torch_python"; do
-  IFS=: read -r peer module interpreter <<< "$entry"
-  check="import $module"
-  [[ "$module" == keras ]] && check="import os; os.environ['KERAS_BACKEND'] = 'jax'; import jax, keras"
-  if [[ -z "$interpreter" ]] || ! "$interpreter" -c "$check" > /dev/null 2>&1; then
-    echo "table2.sh: $peer skipped: $module is not installed for ${interpreter:-any interpreter} (scripts/install_deps.sh)"
-    continue
-  fi
-  while read -r line; do
-    [[ -n "$line" ]] || continue
-    # shellcheck disable=SC2086  # the line is the peers' own option list
-    "$interpreter" "$root/harness/peers/${peer}_bce.py" "$out" $line "${peer_opts[@]}" || peer_rc=1
-  done <<< "$lines"
-done
-
+# The sweep's points with every variant this interpreter can run (options after OUT.h5 come later and win).
+peers=lobench.peer_jax_dense:JaxDense,lobench.peer_keras_dense:KerasDense,lobench.peer_jax_chunked:JaxChunked
+"$python" -m lobench run @"$root/harness/sweeps/table2.args" --variants "dense,chunked,fused,$peers" --out "$out" "$@"
+rc=$?
+if (( rc == 2 )) || [[ ! -f "$out" ]]; then
+  echo "table2.sh: the sweep exited $rc (a usage or input error): torch_dense was not run" >&2
+  exit "$rc"
+fi
+"$torch_python" -m lobench run @"$root/harness/sweeps/table2.args" --variants lobench.peer_torch_dense:TorchDense \
+  --out "$out" "$@" --resume
+torch_rc=$?
 echo "table2.sh: $out (table: $python plots/table2_markdown.py $out)"
 (( rc != 0 )) && exit "$rc"
-exit "$peer_rc"
+exit "$torch_rc"

@@ -249,6 +249,8 @@ stage_configure() {
   else
     echo "reusing $build (LOBENCH_GPU_FRESH=1 to start afresh)"
   fi
+  # The Python package (the engine the PyTorch peer runs in, stage peer_torch) where nanobind is importable.
+  python3 -c 'import nanobind' > /dev/null 2>&1 && args+=(-DLOBENCH_PYTHON_PACKAGE=ON -DPython_EXECUTABLE="$(command -v python3)")
   command -v ccache > /dev/null && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
                                           -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   with_deps run_limited cmake -S "$root" -B "$build" "${args[@]}" -DCMAKE_BUILD_TYPE=Release -DLOBENCH_CUDA=ON \
@@ -422,30 +424,32 @@ stage_table2() {  # stage_table2 STAGE GROUP
 }
 
 # --- the PyTorch peer at the target shapes ----------------------------------------------------------------
-stage_peer() {  # stage_peer torch|jax
+# The peer is a Python variant (lobench/peer_torch_dense.py) run by lobench's engine inside Python, so
+# its rows join the same run file with the float64 reference's errors: the build needs the Python package
+# (configured when nanobind is importable) and its target _engine.
+stage_peer() {  # stage_peer torch
   begin "peer_$1" || return
   if ((!gpu_present)); then end SKIPPED "no GPU: the peer would time the CPU"; return; fi
   if [[ ! -f "$run_file" ]]; then end SKIPPED "no run file to append to"; return; fi
   local rc shape
-  if [[ "$1" == torch ]] && ! run_limited python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
+  if ! run_limited python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
        > "$logs/peer_$1.log" 2>&1; then
     end FAIL "torch is not importable or does not see the GPU (peer_$1.log): it would time the CPU"
     return
   fi
+  if ! build_target _engine "$logs/peer_$1.log"; then
+    end FAIL "lobench._engine did not build (the Python package needs nanobind; peer_$1.log)"
+    return
+  fi
   for shape in "--B 32 --N 32 --V 1000000" "--B 128 --N 128 --V 100000"; do
     # shellcheck disable=SC2086
-    run_limited python3 "harness/peers/${1}_dense_bce.py" "$run_file" $shape --D 128 --L 8 --operand fp32,bf16 \
-      --reps 3 --warmup 1 >> "$logs/peer_$1.log" 2>&1
+    PYTHONPATH="$build/python" run_limited python3 -m lobench run $shape --D 128 --L 8 --operand fp32,bf16 \
+      --variants lobench.peer_torch_dense:TorchDense --reps 3 --warmup 1 --out "$run_file" --resume >> "$logs/peer_$1.log" 2>&1
     rc=$?
     ((rc != 0)) && break
   done
   copy_out "$run_file"
   tail -n 20 "$logs/peer_$1.log"
-  # The peers exit 0 with a note when their framework is missing: on a GPU machine that is no result.
-  if ((rc == 0)) && grep -qE 'no [a-z_]+ rows written' "$logs/peer_$1.log"; then
-    end FAIL "$(grep -m1 -E 'no [a-z_]+ rows written' "$logs/peer_$1.log")"
-    return
-  fi
   end "$(status_of $rc)"
 }
 

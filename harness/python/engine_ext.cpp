@@ -106,5 +106,15 @@ NB_MODULE(_engine, m) {
     for (const lobench::Variant* v : lobench::Registry::instance().all()) names.push_back(v->name());
     return names;
   });
+  m.def("expand_args", [](const std::vector<std::string>& args) {
+    // args[0] is the program's name; @file arguments expanded as `lobench` does (ValueError naming the file)
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    try {
+      return lobench::expand_args_files(int(argv.size()), argv.data());
+    } catch (const std::exception& e) {
+      throw nb::value_error(e.what());
+    }
+  });
   m.attr("plugin_abi") = LOBENCH_PLUGIN_ABI;
 }

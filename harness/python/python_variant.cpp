@@ -1,12 +1,15 @@
 #include "harness/python/python_variant.hpp"
 
 #include <nanobind/ndarray.h>
+#include <fmt/format.h>
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 #include <stdexcept>
 
 #include "harness/meters/peak_rss.hpp"
@@ -44,6 +47,21 @@ nb::dict options_dict(const RunOptions& o) {
   d["e_format"] = o.e_format.empty() ? "fp32" : o.e_format;
   d["operand"] = o.operand.empty() ? "fp32" : o.operand;
   return d;
+}
+
+// A step that keeps what it allocated: the process's resident memory grew by at least kLeakPerStep over
+// each of two consecutive steps (the same work each time: a working set is reused, not kept). Smaller
+// leaks pass unnoticed; three steps (e.g. --warmup 1 --reps 2) are the fewest that can show one.
+constexpr int64_t kLeakPerStep = int64_t(1) << 20;
+
+std::optional<std::string> leak_of(const std::vector<int64_t>& resident) {
+  const size_t n = resident.size();
+  if (n < 3 || resident[n - 3] < 0) return std::nullopt;  // -1: unreadable
+  const int64_t first = resident[n - 2] - resident[n - 3], second = resident[n - 1] - resident[n - 2];
+  if (first < kLeakPerStep || second < kLeakPerStep) return std::nullopt;
+  return fmt::format("it leaks memory: the process's resident memory grew by {:.1f} and {:.1f} MiB over steps {} and {} "
+                     "(each step must free what it allocates)",
+                     double(first) / (1 << 20), double(second) / (1 << 20), n - 1, n);
 }
 
 template <typename T>
@@ -84,15 +102,20 @@ class PythonSession final : public DeviceSession {
   }
   double run_timed() override {
     nb::gil_scoped_acquire gil;
+    double seconds = 0;
     try {
       const auto t0 = std::chrono::steady_clock::now();
       nb::object r = step_();
       const auto t1 = std::chrono::steady_clock::now();
       result_ = std::move(r);
-      return std::chrono::duration<double>(t1 - t0).count();
+      seconds = std::chrono::duration<double>(t1 - t0).count();
     } catch (const nb::python_error& e) {
       throw std::runtime_error("python variant " + name_ + ": its step raised " + describe(e));
     }
+    resident_after_step_.push_back(meters::resident_bytes());  // untimed
+    if (const std::optional<std::string> leak = leak_of(resident_after_step_))
+      throw std::runtime_error("python variant " + name_ + ": " + *leak);
+    return seconds;
   }
   void download(StepOutputs& out) override {
     nb::gil_scoped_acquire gil;
@@ -137,6 +160,7 @@ class PythonSession final : public DeviceSession {
   int64_t P_, V_, D_;
   std::string name_;
   meters::PeakRssMeter rss_;
+  std::vector<int64_t> resident_after_step_;
   double growth_ = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -160,8 +184,10 @@ class PythonVariant final : public Variant {
   std::string supports() const override { return "what its own code handles; E in fp32 (checked against the reference)"; }
 
   std::optional<std::string> skip_reason(const Shape& s, const RunOptions& o) const override {
-    if (auto base = Variant::skip_reason(s, o)) return base;
-    if (!nb::hasattr(obj_, "skip_reason")) return std::nullopt;
+    // The operand is the variant's to accept when it has a skip_reason (lobench.python_variants.Variant's
+    // default declines all but fp32); without one, fp32 only, as a built-in's default.
+    if (!nb::hasattr(obj_, "skip_reason")) return Variant::skip_reason(s, o);
+    if (!o.e_is_float32()) return "reads E in float32 only (no storage format support)";
     nb::gil_scoped_acquire gil;
     try {
       nb::object why = obj_.attr("skip_reason")(shape_dict(s), options_dict(o));

@@ -7,7 +7,10 @@
 // the best of many short interleaved bursts, so that a loaded machine's sharing hardly enters):
 //   peak/fp32_fma          VFMADD231PS on 512-bit registers, GFLOP/s at 32 flops per instruction;
 //   peak/bf16_dot          VDPBF16PS (AVX512_BF16), GFLOP/s at 64 flops per instruction; x_fp32 is the
-//                          ratio of the two, the most a bf16 row can gain over fp32 on this CPU.
+//                          ratio of the two;
+//   peak/amx_bf16          TDPBF16PS (AMX-BF16) on tiles already loaded, GFLOP/s at 16384 flops per
+//                          instruction, where the CPU has it; x_fp32_amx its ratio to the FMA's. The
+//                          larger ratio is the most a bf16 row can gain over fp32 on this CPU.
 // Benchmarks, in this order for each shape (V, D) in {(100000, 128), (200000, 128), (100000, 256)}:
 //   gemm/V:…/D:…           the yardstick: the logit product of the tiled variants, A[P×D]·E_bᵀ[D×block_v]
 //                          for every vocabulary block, the blocks taken by 2 threads (cpu::sgemm, each product
@@ -22,6 +25,7 @@
 //                          context's bf16_products), E packed beforehand (untimed). Work 2·P·V·D.
 //   fused_bf16, chunked_bf16, dense_bf16/V:…/D:…  the variants with --operand bf16 (A, E and the gradient tile rounded
 //                          to bf16). On a CPU without AVX512_BF16 the bf16 rows report the skip reason.
+//                          The kernel is the context's bf16_products: AMX where the CPU has it.
 // Counters (all from wall-clock time, median over the iterations, after one untimed warm-up run):
 //   GFLOP/s      6·P·V·D per step (gemm: 2·P·V·D), the useful work of one fused pass;
 //   frac_gemm    GFLOP/s over gemm's GFLOP/s at the same shape in this run;
@@ -273,25 +277,33 @@ void bench_peaks(benchmark::State& state) {
     return;
   }
   cpu::PeakRates sum;
+  double amx_sum = 0, amx_total = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
     cpu::PeakRates total;
 #pragma omp parallel num_threads(kThreads)
     {
       const cpu::PeakRates r = *cpu::simd_peak_rates(0.4);
+      const double amx = cpu::amx_peak_rate(0.2).value_or(0.0);
 #pragma omp critical
-      total.fp32_fma += r.fp32_fma, total.bf16_dot += r.bf16_dot;
+      total.fp32_fma += r.fp32_fma, total.bf16_dot += r.bf16_dot, amx_total += amx;
     }
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     sum = total;
+    amx_sum = amx_total;
+    amx_total = 0;
   }
   state.counters["fp32_fma_GFLOP/s"] = sum.fp32_fma;
   state.counters["bf16_dot_GFLOP/s"] = sum.bf16_dot;
   state.counters["x_fp32"] = sum.bf16_dot / sum.fp32_fma;
+  if (amx_sum > 0) {
+    state.counters["amx_bf16_GFLOP/s"] = amx_sum;
+    state.counters["x_fp32_amx"] = amx_sum / sum.fp32_fma;
+  }
 }
 
 void bench_gemm_bf16(benchmark::State& state, int64_t V, int64_t D) {
-  if (auto why = cpu::bf16_simd_unavailable()) {
+  if (auto why = cpu::bf16_products_unavailable()) {
     state.SkipWithError(why->c_str());
     return;
   }
@@ -407,11 +419,12 @@ int main(int argc, char** argv) {
   // The yardstick's library and kernels (e.g. OpenBLAS's core type): runs with a different yardstick are a
   // different series for the gate (plots/perf_runs.py puts it in the machine fingerprint).
   benchmark::AddCustomContext("gemm_library", lobench::cpu::sgemm_library_name());
-  const auto bf16_why = lobench::cpu::bf16_simd_unavailable();
+  const auto bf16_why = lobench::cpu::bf16_products_unavailable();
   benchmark::AddCustomContext("bf16_products", bf16_why ? "skipped: " + *bf16_why
                                                       : std::string("own micro-kernel, ") +
                                                             lobench::cpu::to_string(lobench::cpu::active_bf16_kernel()) +
-                                                            " (the faster of avx512_bf16 and avx512_fma here)");
+                                                            " (amx_bf16 where the CPU has AMX-BF16, else the faster of "
+                                                            "avx512_bf16 and avx512_fma)");
   benchmark::AddCustomContext("caches", "L1d " + std::to_string(c.l1d >> 10) + " KiB, L2 " + std::to_string(c.l2 >> 10) +
                                             " KiB, L3 " + std::to_string(c.l3 >> 20) + " MiB (" + c.source + ")");
   for (int64_t D : {128, 256}) {

@@ -3,6 +3,10 @@
 #include <atomic>
 #include <stdexcept>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 #include "precision_sim/cpu_dispatch.hpp"
 #include "variants/cpu/bf16_dot.hpp"
 
@@ -14,6 +18,17 @@ bool cpu_has_avx512_bf16() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+// CPUID leaf 7: AMX-TILE (EDX bit 24) and AMX-BF16 (EDX bit 22).
+bool cpu_has_amx_bf16() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx >> 24 & 1u) && (edx >> 22 & 1u);
 #else
   return false;
 #endif
@@ -32,6 +47,19 @@ void emulated_product(const Bf16Product& p) {
     }
 }
 
+void emulated_amx_product(const Bf16Product& p) {
+  for (int64_t m = 0; m < p.M; ++m)
+    for (int64_t n = 0; n < p.N; ++n) {
+      float& c = p.c_transposed ? p.c[n * p.ldc + m] : p.c[m * p.ldc + n];
+      float acc = p.accumulate ? c : 0.0f;
+      for (int64_t k0 = 0; k0 < p.K2; k0 += kTilePairs)
+        acc = tdpbf16_element(acc, p.a + m * p.lda + k0, p.b + k0 * p.ldb + n, p.ldb, p.K2 - k0);
+      c = acc;
+    }
+}
+
+bool is_emulation(Bf16Kernel k) { return k == Bf16Kernel::emulated || k == Bf16Kernel::emulated_amx; }
+
 }  // namespace
 
 const char* to_string(Bf16Kernel k) {
@@ -39,6 +67,8 @@ const char* to_string(Bf16Kernel k) {
     case Bf16Kernel::avx512_bf16: return "avx512_bf16";
     case Bf16Kernel::avx512_fma: return "avx512_fma";
     case Bf16Kernel::emulated: return "emulated";
+    case Bf16Kernel::amx_bf16: return "amx_bf16";
+    case Bf16Kernel::emulated_amx: return "emulated_amx";
   }
   return "?";
 }
@@ -69,19 +99,38 @@ Bf16Kernel faster_simd_kernel() {
 }
 }  // namespace
 
+std::optional<std::string> bf16_amx_unavailable() {
+#if !defined(LOBENCH_BF16_AMX)
+  return std::string("this build has no AMX-BF16 kernel (not x86-64 GCC/Clang with AMX support)");
+#else
+  // (CPUID traps to the hypervisor in a virtual machine: asked once. LOBENCH_ISA is read every time:
+  // tests change it.)
+  static const bool has_amx = cpu_has_amx_bf16();
+  if (!has_amx) return std::string("this CPU lacks AMX-BF16 (TDPBF16PS)");
+  if (auto why = bf16_simd_unavailable()) return why;  // (LOBENCH_ISA below avx512 excludes AMX too)
+  if (!amx_bf16::tile_state_granted())
+    return std::string("Linux did not grant this process the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM)");
+  return std::nullopt;
+#endif
+}
+
 Bf16Kernel active_bf16_kernel() {
   if (const int f = forced.load()) return Bf16Kernel(f - 1);
+  if (!bf16_amx_unavailable()) return Bf16Kernel::amx_bf16;
   if (auto why = bf16_simd_unavailable()) throw std::runtime_error(*why);
   return faster_simd_kernel();
 }
 
 std::optional<std::string> bf16_products_unavailable() {
-  if (forced.load() == 1 + int(Bf16Kernel::emulated)) return std::nullopt;
+  if (const int f = forced.load(); f && is_emulation(Bf16Kernel(f - 1))) return std::nullopt;
+  if (!bf16_amx_unavailable()) return std::nullopt;
   return bf16_simd_unavailable();
 }
 
 void set_bf16_kernel(std::optional<Bf16Kernel> kernel) {
-  if (kernel && *kernel != Bf16Kernel::emulated) {
+  if (kernel && *kernel == Bf16Kernel::amx_bf16) {
+    if (auto why = bf16_amx_unavailable()) throw std::invalid_argument(*why);
+  } else if (kernel && !is_emulation(*kernel)) {
     if (auto why = bf16_simd_unavailable()) throw std::invalid_argument(*why);
   }
   forced.store(kernel ? 1 + int(*kernel) : 0);
@@ -92,6 +141,14 @@ void bf16_product(const Bf16Product& p) { bf16_product(active_bf16_kernel(), p);
 void bf16_product(Bf16Kernel kernel, const Bf16Product& p) {
   if (p.M <= 0 || p.N <= 0) return;
   if (kernel == Bf16Kernel::emulated) return emulated_product(p);
+  if (kernel == Bf16Kernel::emulated_amx) return emulated_amx_product(p);
+#if defined(LOBENCH_BF16_AMX)
+  if (kernel == Bf16Kernel::amx_bf16) {
+    if (auto why = bf16_amx_unavailable()) throw std::runtime_error(*why);
+    return amx_bf16::product(p);
+  }
+#endif
+  if (kernel == Bf16Kernel::amx_bf16) throw std::runtime_error(*bf16_amx_unavailable());
 #if defined(LOBENCH_BF16_SIMD)
   if (auto why = bf16_simd_unavailable()) throw std::runtime_error(*why);
   if (kernel == Bf16Kernel::avx512_fma) return avx512_fma::product(p);
@@ -104,6 +161,14 @@ void bf16_product(Bf16Kernel kernel, const Bf16Product& p) {
 std::optional<PeakRates> simd_peak_rates(double seconds) {
 #if defined(LOBENCH_BF16_SIMD)
   if (!bf16_simd_unavailable()) return avx512_bf16::peak_rates(seconds);
+#endif
+  (void)seconds;
+  return std::nullopt;
+}
+
+std::optional<double> amx_peak_rate(double seconds) {
+#if defined(LOBENCH_BF16_AMX)
+  if (!bf16_amx_unavailable()) return amx_bf16::peak_rate(seconds);
 #endif
   (void)seconds;
   return std::nullopt;
@@ -142,6 +207,10 @@ void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uin
 
 void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                              int64_t ld_dst) {
+#if defined(LOBENCH_BF16_SIMD)
+  // (the SIMD loop scatters through 32-bit offsets up to 15·ld_dst)
+  if (simd_packing() && ld_dst < (int64_t(1) << 27)) return avx512_bf16::pair_columns_transposed(src, ld_src, rows, cols, dst, ld_dst);
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const float* s = src + r * ld_src;
     for (int64_t k = 0; 2 * k < cols; ++k) dst[k * ld_dst + r] = bf16_pair(s[2 * k], 2 * k + 1 < cols ? s[2 * k + 1] : 0.0f);

@@ -3,12 +3,16 @@
 //
 // Operands are bf16 pairs in 32-bit words (bf16_dot.hpp): `a` holds M rows of K2 pairs (the K index
 // runs along a's rows), `b` holds K2 rows of N pairs (pair k of column n: the two K indices 2k, 2k+1).
-// Element (m, n) of C is computed as
-//     acc = accumulate ? C(m, n) : +0;  for k = 0 … K2−1: acc = dpbf16_lane(acc, a[m][k], b[k][n])
-// in that order, whatever kernel runs it: the SIMD kernel (AVX512_BF16's VDPBF16PS, one lane per output)
-// and the scalar emulation give the same bits, and no sum is ever split, so results do not depend on
-// threads or blocking. C(m, n) is c[m·ldc + n], or c[n·ldc + m] when c_transposed (the dE product makes
-// dEᵀ tiles and adds them into dE's rows in place).
+// Two instruction families compute them, each with its own rounding, each with a scalar model that the
+// SIMD kernels equal bit for bit:
+//   - lane chains (AVX512_BF16's VDPBF16PS, kernels avx512_bf16 and avx512_fma, model `emulated`):
+//       acc = accumulate ? C(m, n) : +0;  for k = 0 … K2−1: acc = dpbf16_lane(acc, a[m][k], b[k][n]);
+//   - tile blocks (AMX-BF16's TDPBF16PS, kernel amx_bf16, model `emulated_amx`):
+//       acc = accumulate ? C(m, n) : +0;  for each block of 16 pairs (k0 = 0, 16, …):
+//       acc = tdpbf16_element(acc, a[m][k0…], b[k0…][n], K2 − k0 pairs at most).
+// No sum is ever split otherwise, so results do not depend on threads or blocking; they depend on the
+// family, which follows the CPU (AMX where present). C(m, n) is c[m·ldc + n], or c[n·ldc + m] when
+// c_transposed (the dE product makes dEᵀ tiles and adds them into dE's rows in place).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +35,9 @@ struct Bf16Product {
 
 // avx512_bf16: VDPBF16PS (bf16_products_avx512.cpp); avx512_fma: the same chains as float32 multiply-adds
 // on the widened operands, denormals handled as the instruction does (bf16_products_fma.cpp); emulated:
-// the scalar model (bf16_dot.hpp). All three give the same bits.
-enum class Bf16Kernel { avx512_bf16, avx512_fma, emulated };
+// the scalar model of both (bf16_dot.hpp). amx_bf16: TDPBF16PS tiles (bf16_products_amx.cpp);
+// emulated_amx: its scalar model (tdpbf16_element).
+enum class Bf16Kernel { avx512_bf16, avx512_fma, emulated, amx_bf16, emulated_amx };
 
 const char* to_string(Bf16Kernel k);
 
@@ -40,10 +45,14 @@ const char* to_string(Bf16Kernel k);
 // LOBENCH_ISA forces a path below avx512), or nothing when it can.
 std::optional<std::string> bf16_simd_unavailable();
 
-// The kernel bf16_product uses: the one a test forced (set_bf16_kernel), else the faster SIMD kernel on
-// this CPU, chosen once by measuring both instructions' rates (simd_peak_rates): the FMA kernel where the
-// float32 multiply-add's flop rate exceeds VDPBF16PS's by a fifth (the FMA kernel spends some issue slots
-// on widening). Throws
+// Why this process cannot run the AMX kernel (no AMX-BF16, Linux refused the tile state, the build has
+// no such kernel, or LOBENCH_ISA forces a path below avx512), or nothing when it can.
+std::optional<std::string> bf16_amx_unavailable();
+
+// The kernel bf16_product uses: the one a test forced (set_bf16_kernel), else amx_bf16 where it runs,
+// else the faster SIMD kernel on this CPU, chosen once by measuring both instructions' rates
+// (simd_peak_rates): the FMA kernel where the float32 multiply-add's flop rate exceeds VDPBF16PS's by a
+// fifth (the FMA kernel spends some issue slots on widening). Throws
 // std::runtime_error with bf16_simd_unavailable()'s reason when nothing was forced and the SIMD kernel
 // cannot run (the variants check bf16_products_unavailable first and skip).
 Bf16Kernel active_bf16_kernel();
@@ -53,8 +62,8 @@ Bf16Kernel active_bf16_kernel();
 std::optional<std::string> bf16_products_unavailable();
 
 // Forces a kernel for every later product in this process (tests run the variants through the
-// emulation on any CPU); std::nullopt returns to the automatic choice. Throws std::invalid_argument
-// when the SIMD kernel is forced where it cannot run. Not for use while a variant is running.
+// emulations on any CPU); std::nullopt returns to the automatic choice. Throws std::invalid_argument
+// when a SIMD or AMX kernel is forced where it cannot run. Not for use while a variant is running.
 void set_bf16_kernel(std::optional<Bf16Kernel> kernel);
 
 void bf16_product(const Bf16Product& p);
@@ -81,6 +90,9 @@ struct PeakRates {
   double fp32_fma = 0, bf16_dot = 0;
 };
 std::optional<PeakRates> simd_peak_rates(double seconds);
+// TDPBF16PS on tiles already loaded (four independent accumulator tiles), the best burst in GFLOP/s of
+// the calling thread (16384 flops per instruction); nothing where the AMX kernel cannot run.
+std::optional<double> amx_peak_rate(double seconds);
 
 // The SIMD kernel's entry points (bf16_products_avx512.cpp), present when LOBENCH_BF16_SIMD is defined.
 namespace avx512_bf16 {
@@ -90,9 +102,17 @@ void product(const Bf16Product& p);
 namespace avx512_fma {
 void product(const Bf16Product& p);
 }  // namespace avx512_fma
+// The AMX kernel's entry points (bf16_products_amx.cpp), present when LOBENCH_BF16_AMX is defined.
+namespace amx_bf16 {
+bool tile_state_granted();
+void product(const Bf16Product& p);
+double peak_rate(double seconds);
+}  // namespace amx_bf16
 namespace avx512_bf16 {
 void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
 void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
+void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
+                             int64_t ld_dst);
 }  // namespace avx512_bf16
 
 }  // namespace lobench::cpu

@@ -128,22 +128,38 @@ void product(const Bf16Product& p) {
   }
 }
 
-void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst) {
-  // Output 16-bit word j of 32 is the bf16 of input float j: the high half of 32-bit lane j.
+namespace {
+// Floats [c, c+32) of a row of `cols` (zeros past it) as 16 bf16 pairs of neighbours: output 16-bit word
+// j of 32 is the bf16 of input float j, the high half of 32-bit lane j.
+__m512i pairs_of_32(const float* s, int64_t c, int64_t cols) {
   alignas(64) static const uint16_t high_halves[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21,
                                                        23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43,
                                                        45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
-  const __m512i idx = _mm512_load_si512(high_halves);
+  const __m512 lo = _mm512_maskz_loadu_ps(lanes(cols - c), s + c);
+  const __m512 hi = _mm512_maskz_loadu_ps(lanes(std::max<int64_t>(0, cols - c - 16)), s + c + 16);
+  return _mm512_permutex2var_epi16(rounded_to_bf16(lo), _mm512_load_si512(high_halves), rounded_to_bf16(hi));
+}
+}  // namespace
+
+void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst) {
   const int64_t words = (cols + 1) / 2;
   for (int64_t r = 0; r < rows; ++r) {
     const float* s = src + r * ld_src;
     uint32_t* d = dst + r * ld_dst;
-    for (int64_t c = 0; c < cols; c += 32) {
-      const __m512 lo = _mm512_maskz_loadu_ps(lanes(cols - c), s + c);
-      const __m512 hi = _mm512_maskz_loadu_ps(lanes(std::max<int64_t>(0, cols - c - 16)), s + c + 16);
-      const __m512i w = _mm512_permutex2var_epi16(rounded_to_bf16(lo), idx, rounded_to_bf16(hi));
-      _mm512_mask_storeu_epi32(d + c / 2, lanes(words - c / 2), w);
-    }
+    for (int64_t c = 0; c < cols; c += 32) _mm512_mask_storeu_epi32(d + c / 2, lanes(words - c / 2), pairs_of_32(s, c, cols));
+  }
+}
+
+// The same words, word k of row r stored at dst[k·ld_dst + r]: scattered 16 at a time.
+void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
+                             int64_t ld_dst) {
+  const int64_t words = (cols + 1) / 2;
+  const __m512i step = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(int(ld_dst)));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * ld_src;
+    for (int64_t c = 0; c < cols; c += 32)
+      _mm512_mask_i32scatter_epi32(dst + (c / 2) * ld_dst + r, lanes(words - c / 2), step, pairs_of_32(s, c, cols), 4);
   }
 }
 

@@ -7,7 +7,9 @@
 //   - fused, chunked and dense with --operand bf16 against the float64 reference on the bf16-rounded inputs,
 //     through the emulation on every CPU and through the SIMD kernel where it runs, with the GPU rows'
 //     tolerances (cuda_conformance_test.cpp: loss 1e-5, gradients 4e-3, counts exact);
-//   - results independent of the thread count; SIMD and emulated steps identical; the skip reason.
+//   - results independent of the thread count; SIMD and emulated steps identical; the skip reason;
+//   - the AMX kernel (TDPBF16PS) against its own model, bit for bit, the model against probes of the
+//     instruction's rounding, and the variants through both (skipped, saying why, without AMX-BF16).
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -39,6 +41,11 @@ struct ForcedKernel {
 #define LOBENCH_REQUIRE_BF16_SIMD()                                               \
   do {                                                                            \
     if (auto why = cpu::bf16_simd_unavailable()) GTEST_SKIP() << *why;            \
+  } while (0)
+
+#define LOBENCH_REQUIRE_BF16_AMX()                                                \
+  do {                                                                            \
+    if (auto why = cpu::bf16_amx_unavailable()) GTEST_SKIP() << *why;             \
   } while (0)
 
 uint32_t pair_bits(uint16_t low, uint16_t high) { return uint32_t(low) | (uint32_t(high) << 16); }
@@ -115,7 +122,8 @@ struct ProductCase {
 
 const Bf16Kernel kSimdKernels[] = {Bf16Kernel::avx512_bf16, Bf16Kernel::avx512_fma};
 
-void expect_simd_equals_emulation(Bf16Kernel kernel, const ProductCase& pc, uint32_t seed) {
+void expect_simd_equals_emulation(Bf16Kernel kernel, const ProductCase& pc, uint32_t seed,
+                                  Bf16Kernel model = Bf16Kernel::emulated) {
   const int64_t lda = pc.K2 + 3, ldb = pc.N + 5, ldc = (pc.transposed ? pc.M : pc.N) + 2;
   const std::vector<float> af = nasty_values(pc.M * lda * 2, seed), bf_ = nasty_values(pc.K2 * ldb * 2, seed + 1);
   std::vector<uint32_t> a(size_t(pc.M * lda)), b(size_t(pc.K2 * ldb));
@@ -130,7 +138,7 @@ void expect_simd_equals_emulation(Bf16Kernel kernel, const ProductCase& pc, uint
   p.c = c_simd.data();
   cpu::bf16_product(kernel, p);
   p.c = c_emul.data();
-  cpu::bf16_product(Bf16Kernel::emulated, p);
+  cpu::bf16_product(model, p);
   int64_t differ = 0;
   for (size_t i = 0; i < c0.size(); ++i) differ += cpu::float_bits(c_simd[i]) != cpu::float_bits(c_emul[i]);
   EXPECT_EQ(differ, 0) << to_string(kernel) << " M " << pc.M << " N " << pc.N << " K2 " << pc.K2 << " transposed " << pc.transposed
@@ -148,6 +156,69 @@ TEST(Bf16Products, SimdKernelEqualsTheEmulationBitForBit) {
                                   ProductCase{17, 33, 1, true, true}, ProductCase{16, 16, 0, false, true},
                                   ProductCase{11, 40, 600, true, true}, ProductCase{9, 35, 513, false, false}})
       expect_simd_equals_emulation(kernel, pc, seed += 10);
+  }
+}
+
+const ProductCase kAmxCases[] = {
+    {1, 1, 1, false, false},   {16, 16, 16, false, false}, {32, 32, 64, false, true}, {33, 47, 17, false, true},
+    {9, 17, 33, true, true},   {64, 100, 3, true, false},  {17, 33, 1, true, true},   {16, 16, 0, false, true},
+    {40, 70, 600, true, true}, {128, 96, 512, true, false}, {35, 128, 64, false, false}};
+
+TEST(Bf16Products, AmxKernelEqualsItsModelBitForBit) {
+  LOBENCH_REQUIRE_BF16_AMX();
+  uint32_t seed = 3;
+  for (const ProductCase& pc : kAmxCases) expect_simd_equals_emulation(Bf16Kernel::amx_bf16, pc, seed += 10, Bf16Kernel::emulated_amx);
+}
+
+// One output of the model over a single block: pairs (low, high) of a and b.
+float tile_element(float acc, std::vector<std::pair<float, float>> a, std::vector<std::pair<float, float>> b) {
+  std::vector<uint32_t> aw, bw;
+  for (auto [lo, hi] : a) aw.push_back(cpu::bf16_pair(lo, hi));
+  for (auto [lo, hi] : b) bw.push_back(cpu::bf16_pair(lo, hi));
+  return cpu::tdpbf16_element(acc, aw.data(), bw.data(), 1, int64_t(aw.size()));
+}
+
+TEST(Bf16Dot, TheTileModelSumsLowAndHighHalvesApartThenAddsThemToTheAccumulator) {
+  // acc = 2^24 (spacing 2), products 1 (low) and 1 (high): low + high = 2 exactly, then 2^24 + 2. The
+  // lane chain would round 2^24 + 1 to 2^24 twice.
+  EXPECT_EQ(tile_element(16777216.0f, {{1, 1}}, {{1, 1}}), 16777218.0f);
+  // Low products 2^20 then 2^-20 (two pairs): the low sum rounds the small one away, the high one cancels
+  // the big one: 0, where an exact sum gives 2^-20.
+  EXPECT_EQ(tile_element(0.0f, {{1, 1}, {1.0f / 1024, 0}}, {{1048576.0f, -1048576.0f}, {1.0f / 1024, 0}}), 0.0f);
+  // acc = 1, products 1.5·2^-24 (low and high): their sum 3·2^-24 is exact, then 1 + 3·2^-24 rounds once
+  // to 1 + 2^-22. Adding them one at a time to acc gives 1 + 2^-23.
+  EXPECT_EQ(tile_element(1.0f, {{1.5f / 4096, 1.5f / 4096}}, {{1.0f / 4096, 1.0f / 4096}}), 1.0f + std::ldexp(1.0f, -22));
+  // Sixteen products 2^-25 into acc = 1: summed apart first (2^-21), so they count.
+  std::vector<std::pair<float, float>> a16(16, {std::ldexp(1.0f, -12), 0.0f}), b16(16, {std::ldexp(1.0f, -13), 0.0f});
+  EXPECT_EQ(tile_element(1.0f, a16, b16), 1.0f + std::ldexp(1.0f, -21));
+  // Denormal products flush; a denormal accumulator reads as zero.
+  EXPECT_EQ(tile_element(0.0f, {{std::ldexp(1.0f, -70), 0}}, {{std::ldexp(1.0f, -70), 0}}), 0.0f);
+  EXPECT_EQ(tile_element(FLT_MIN / 4, {{0, 0}}, {{0, 0}}), 0.0f);
+}
+
+TEST(Bf16Products, TheAmxInstructionAgreesWithTheModelsCorners) {
+  LOBENCH_REQUIRE_BF16_AMX();
+  const float tiny = FLT_MIN / 4, t70 = std::ldexp(1.0f, -70);
+  struct Corner {
+    float acc;
+    uint32_t a, b;
+  };
+  const Corner corners[] = {
+      {16777216.0f, pair_bits(bf(1.0f), bf(1.0f)), pair_bits(bf(1.0f), bf(1.0f))},
+      {1.0f, pair_bits(bf(1.5f / 4096), bf(1.5f / 4096)), pair_bits(bf(1.0f / 4096), bf(1.0f / 4096))},
+      {16777216.0f, pair_bits(bf(2.0f), bf(1.0f)), pair_bits(bf(1.0f), bf(1.0f))},
+      {1.0f, pair_bits(bf(tiny), 0), pair_bits(bf(1e30f), 0)},
+      {tiny, 0, 0},
+      {0.0f, pair_bits(bf(t70), 0), pair_bits(bf(-t70), 0)},
+      {-0.0f, pair_bits(bf(-1.0f), 0), pair_bits(0, 0)},
+      {-0.0f, 0, 0},
+      {FLT_MIN, pair_bits(bf(-FLT_MIN), 0), pair_bits(bf(1.0f), 0)}};
+  for (const Corner& c : corners) {
+    float out = c.acc;
+    cpu::Bf16Product p{1, 1, 1, &c.a, 1, &c.b, 1, &out, 1, false, true};
+    cpu::bf16_product(Bf16Kernel::amx_bf16, p);
+    EXPECT_EQ(cpu::float_bits(out), cpu::float_bits(cpu::tdpbf16_element(c.acc, &c.a, &c.b, 1, 1)))
+        << "acc " << c.acc << " a " << std::hex << c.a << " b " << c.b;
   }
 }
 
@@ -183,13 +254,17 @@ TEST(Bf16Products, SimdPackingEqualsTheScalarRounding) {
     std::vector<float> src = nasty_values(rows * ld, uint32_t(rows * 100 + cols));
     src[0] = NAN;
     const int64_t cw = (cols + 1) / 2, rw = (rows + 1) / 2;
-    std::vector<uint32_t> by_col(size_t(rows * cw)), by_row(size_t(rw * cols));
+    std::vector<uint32_t> by_col(size_t(rows * cw)), by_row(size_t(rw * cols)), by_col_t(size_t(cw * (rows + 3)), 7u);
     cpu::pair_columns(src.data(), ld, rows, cols, by_col.data(), cw);
+    cpu::pair_columns_transposed(src.data(), ld, rows, cols, by_col_t.data(), rows + 3);
     cpu::pair_rows(src.data(), ld, rows, cols, by_row.data(), cols);
     auto at = [&](int64_t r, int64_t c) { return r < rows && c < cols ? src[size_t(r * ld + c)] : 0.0f; };
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < cw; ++k)
         ASSERT_EQ(by_col[size_t(r * cw + k)], cpu::bf16_pair(at(r, 2 * k), at(r, 2 * k + 1))) << rows << "x" << cols;
+    for (int64_t k = 0; k < cw; ++k)
+      for (int64_t r = 0; r < rows + 3; ++r)  // (the 3 words past each row are left alone)
+        ASSERT_EQ(by_col_t[size_t(k * (rows + 3) + r)], r < rows ? by_col[size_t(r * cw + k)] : 7u) << rows << "x" << cols;
     for (int64_t k = 0; k < rw; ++k)
       for (int64_t c = 0; c < cols; ++c)
         ASSERT_EQ(by_row[size_t(k * cols + c)], cpu::bf16_pair(at(2 * k, c), at(2 * k + 1, c))) << rows << "x" << cols;
@@ -286,6 +361,17 @@ TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheEmulation) {
   check_variants_on_ragged_cases(10);
 }
 
+TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheAmxModel) {
+  ForcedKernel emulated(Bf16Kernel::emulated_amx);
+  check_variants_on_ragged_cases(10);
+}
+
+TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheAmxKernel) {
+  LOBENCH_REQUIRE_BF16_AMX();
+  ForcedKernel forced(Bf16Kernel::amx_bf16);
+  check_variants_on_ragged_cases(12);
+}
+
 TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughEachSimdKernel) {
   LOBENCH_REQUIRE_BF16_SIMD();
   for (Bf16Kernel kernel : kSimdKernels) {
@@ -310,14 +396,14 @@ TEST(Bf16Variants, AreFarFromFp32OnlyByWhatTheFormatCosts) {
   EXPECT_LT(err, 5e-2);
 }
 
-TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountAndEitherKernel) {
+// Each instruction family (bf16_products.hpp): its model and its kernels give the same bits at any thread
+// count.
+void expect_bit_identical_across_threads_and(const std::vector<Bf16Kernel>& kernels) {
   const Shape s{2, 40, 3001, 24, 4, Reduction::mean, true};
   SyntheticSpec spec;
   spec.pad_fraction = 0.1;
   spec.dup_fraction = 0.1;
   const StepData d = make_synthetic(s, spec);
-  std::vector<Bf16Kernel> kernels = {Bf16Kernel::emulated};
-  if (!cpu::bf16_simd_unavailable()) kernels.insert(kernels.end(), std::begin(kSimdKernels), std::end(kSimdKernels));
   for (const char* name : {"fused", "chunked", "dense"}) {
     std::optional<StepOutputs> first;
     for (Bf16Kernel k : kernels) {
@@ -337,6 +423,18 @@ TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountAndEitherKernel) {
       }
     }
   }
+}
+
+TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountAndEitherLaneKernel) {
+  std::vector<Bf16Kernel> kernels = {Bf16Kernel::emulated};
+  if (!cpu::bf16_simd_unavailable()) kernels.insert(kernels.end(), std::begin(kSimdKernels), std::end(kSimdKernels));
+  expect_bit_identical_across_threads_and(kernels);
+}
+
+TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountThroughTheAmxKernelAndItsModel) {
+  std::vector<Bf16Kernel> kernels = {Bf16Kernel::emulated_amx};
+  if (!cpu::bf16_amx_unavailable()) kernels.push_back(Bf16Kernel::amx_bf16);
+  expect_bit_identical_across_threads_and(kernels);
 }
 
 TEST(Bf16Variants, WorkingMemoryIsPredictedExactly) {

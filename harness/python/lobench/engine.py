@@ -59,6 +59,42 @@ def wants_engine(args: List[str]) -> bool:
         return True  # a broken entry point: the engine path reports it
 
 
+def _threads_asked(args: List[str]) -> List[int]:
+    """The --threads values of a command line (empty when none or not numbers: the engine reports those)."""
+    values = []
+    for i, a in enumerate(args):
+        text = args[i + 1] if a == "--threads" and i + 1 < len(args) else a.split("=", 1)[1] if a.startswith("--threads=") else None
+        if text is not None:
+            try:
+                values += [int(v) for v in text.split(",")]
+            except ValueError:
+                return []
+    return values
+
+
+def pin_threads(args: List[str]) -> Optional[List[int]]:
+    """Binds the process to its first max(--threads) allowed CPUs and sets the usual thread variables where
+    unset, before any variant module is imported: XLA, OpenMP, OpenBLAS and PyTorch size their pools from the
+    CPUs the process may use (lobench/_peer_common.py). Returns the CPUs bound, or None when it did not bind
+    (no --threads: the engine's default is every CPU; not Linux; more threads asked than CPUs allowed)."""
+    import os
+
+    asked = _threads_asked(args)
+    if not asked:
+        return None
+    threads = max(asked)
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return None
+    if threads < 1 or threads > len(allowed):
+        return None
+    os.sched_setaffinity(0, allowed[:threads])
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, str(threads))
+    return allowed[:threads]
+
+
 def origin_of(obj, where: str) -> str:
     """What a Python variant's rows come from: its module, the module's version, the frameworks loaded."""
     module = type(obj).__module__ if not isinstance(obj, type) else obj.__module__
@@ -86,7 +122,8 @@ def main(args: List[str]) -> int:
               f"({e})", file=sys.stderr)
         return 2
     try:
-        rest, specs = _split_args(list(args))
+        rest, specs = _split_args(_engine.expand_args(["lobench"] + list(args))[1:])
+        pin_threads(rest)
         loaded = {}  # spec -> object: a spec named twice is one variant
 
         def load(spec):

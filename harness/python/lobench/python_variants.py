@@ -6,7 +6,8 @@ A Python variant is any object with these attributes (subclassing `Variant` is o
 
     name: str                                   # the row's variant name; must not be a built-in's
     description: str                            # optional, one line for `lobench list`
-    skip_reason(shape, options) -> str | None   # optional: why this point cannot run
+    skip_reason(shape, options) -> str | None   # optional: why this point cannot run (without it: fp32
+                                                #   operands only; with it, the operand is its to check)
     predicted_bytes(shape, options) -> int      # optional: peak working bytes it will allocate
     prepare(A, E, targets, weights, reduction, options) -> step
 
@@ -41,6 +42,8 @@ class Variant:
     description = "a Python variant"
 
     def skip_reason(self, shape: Dict[str, Any], options: Dict[str, Any]) -> Optional[str]:
+        if options["operand"] != "fp32":  # a variant that computes in bf16 or tf32 says so by overriding this
+            return f"computes in fp32 only (operand {options['operand']} not supported)"
         return None
 
     def predicted_bytes(self, shape: Dict[str, Any], options: Dict[str, Any]) -> int:

@@ -1,8 +1,9 @@
 """Python variants measured by lobench's engine (`python -m lobench run`, lobench/engine.py): a variant
 in a user's own file runs beside fused on the engine's inputs with errors against the float64 reference;
-a broken one (raises, wrong shape, NaN, not a step) fails its row with the reason and the sweep goes on;
+a broken one (raises, wrong shape, NaN, leaks memory, not a step) fails its row with the reason and the sweep goes on;
 skip reasons and predicted memory skip a row before prepare() runs; wrong names are usage errors."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 EXAMPLE = os.path.join(ROOT, "examples", "python", "numpy_dense.py")
 SWEEP = ["--B", "1", "--N", "9", "--V", "300", "--D", "8", "--L", "3", "--reduction", "mean,sum", "--weighted",
-         "--pad-fraction", "0.2", "--dup-fraction", "0.2", "--reps", "2", "--threads", "1", "--mem-limit", "1G"]
+         "--pad-fraction", "0.2", "--dup-fraction", "0.2", "--warmup", "1", "--reps", "2", "--threads", "1",
+         "--mem-limit", "1G"]
 
 BROKEN = textwrap.dedent('''
     import numpy as np
@@ -40,6 +42,16 @@ BROKEN = textwrap.dedent('''
             dE = np.zeros(E.shape, np.float32)
             dE[3, 1] = np.nan
             return lambda: (0.5, np.zeros(A.shape, np.float32), dE)
+
+    class Leaks(Variant):
+        """Keeps 4 MiB (touched) from every step."""
+        name = "leaks"
+        def prepare(self, A, E, targets, weights, reduction, options):
+            kept = []
+            def step():
+                kept.append(np.ones(1 << 20, np.float32))
+                return 0.5, np.zeros(A.shape, np.float32), np.zeros(E.shape, np.float32)
+            return step
 
     class NotAStep(Variant):
         name = "not_a_step"
@@ -101,7 +113,7 @@ def test_a_users_file_runs_beside_fused_with_reference_errors(tmp_path):
 def test_broken_variants_fail_their_rows_and_the_sweep_goes_on(tmp_path):
     (tmp_path / "broken_variants.py").write_text(BROKEN)
     out = tmp_path / "run.h5"
-    names = ["Raises", "WrongShape", "ReturnsNaN", "NotAStep", "MarksPrepare"]
+    names = ["Raises", "WrongShape", "ReturnsNaN", "Leaks", "NotAStep", "MarksPrepare"]
     rc, stdout, err = python_lobench("run", *SWEEP, "--variants",
                                      "fused," + ",".join(f"broken_variants:{n}" for n in names), "--out", str(out),
                                      cwd=str(tmp_path))
@@ -121,6 +133,10 @@ def test_broken_variants_fail_their_rows_and_the_sweep_goes_on(tmp_path):
         assert len(by[name]) == 2, by.keys()
         for r in by[name]:
             assert r["status"] == "failed" and reason in r["reason"], (name, r["reason"])
+    for r in by["leaks"]:  # 4 MiB a step, as the kernel counts resident pages (to about 64 pages a thread)
+        assert r["status"] == "failed" and re.search(r"it leaks memory: the process's resident memory grew by "
+                                                     r"(3\.9|4\.[0-2]) and (3\.9|4\.[0-2]) MiB over steps 2 and 3",
+                                                     r["reason"]), r["reason"]
     skipped = {r["reduction"]: (r["status"], r["reason"]) for r in by["marks_prepare"]}
     assert skipped["mean"][0] == "skipped" and skipped["mean"][1].startswith("OOM predicted"), skipped
     assert skipped["sum"] == ("skipped", "sums are not supported"), skipped

@@ -8,7 +8,7 @@
 //   fused_sr_sgd/W:{bfloat16,float8_e4m3fn}/B:128/N:128/V:100000      the ELMO step: loss, counts, dA and the
 //                                                                     SGD update with stochastic rounding, dW never stored
 // Shapes: B = N = 128, V = 100k (the 3 ms target for the bf16 fused step) and B = N = 32, V = 1M
-// (chunked against PyTorch's dense BCE: harness/peers/torch_dense_bce.py, in the same check).
+// (chunked against PyTorch's dense BCE: lobench/peer_torch_dense.py, in the same check).
 // Counters:
 //   TFLOP/s            6·P·V·D / time (the useful work of one step, whatever the algorithm computes)
 //   frac_gemm_square   TFLOP/s over cuBLAS's rate for an 8192³ product in the operand precision (the

@@ -1,4 +1,4 @@
-"""The chunked JAX peer (jax_chunked_op.cut_bce) against a float64 NumPy evaluation of lobench's contract
+"""The chunked JAX peer's op (lobench.jax_cut_bce.cut_bce) against a float64 NumPy evaluation of lobench's contract
 (../shared/DESIGN.md) on ragged cases, with the project's accuracy rules (loss ≤ 1e-6 relative, dA and dE
 ≤ 1e-5 relative L2), a finite-difference check of its custom backward in float64, and the absence of any
 [P, V]-sized buffer in its forward and backward."""
@@ -8,7 +8,7 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-from jax_chunked_op import cut_bce, unique_valid_targets  # noqa: E402
+from lobench.jax_cut_bce import cut_bce, unique_valid_targets  # noqa: E402
 
 
 def reference(A, E, T, w):
