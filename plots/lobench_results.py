@@ -236,6 +236,8 @@ def read_table(path, name):
     /logit_grad_hist one row per recorded epoch, one column per bin. Root attributes (and the table's own)
     in df.attrs."""
     import pandas as pd
+    if name == "results":  # the run file's table, with its version's conventions (read())
+        return _guarded(path, "/results", lambda: _read_results(path))
 
     def table():
         with _open(path, table=name) as f:
@@ -258,8 +260,12 @@ def read_table(path, name):
         cols = {}
         for field in rows.dtype.names:
             col = rows[field]
-            cols[field] = (np.array([x.decode(errors="replace") for x in col], dtype=object)
-                           if col.dtype.kind == "S" else col)
+            if col.dtype.kind == "S":
+                cols[field] = np.array([x.decode(errors="replace") for x in col], dtype=object)
+            elif col.ndim > 1:  # an array column: one array per row
+                cols[field] = list(col)
+            else:
+                cols[field] = col
         df = pd.DataFrame(cols)
         df.attrs.update(attrs)
         return df
