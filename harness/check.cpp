@@ -108,13 +108,14 @@ StepData read_check_inputs(const std::string& path) {
 }
 
 void run_check(const std::string& in_path, const std::string& variant_name, const std::string& out_path, int threads,
-               const std::string& argv_joined, int64_t mem_limit) {
+               const std::string& argv_joined, int64_t mem_limit, bool overwrite) {
   const Variant* v = Registry::instance().find(variant_name);
   if (!v) throw std::runtime_error(fmt::format("unknown variant '{}' (see `lobench list`)", variant_name));
   config::check_threads("--threads", threads);
   if (mem_limit <= 0) mem_limit = config::default_memory_limit();
   io::require_input_file(in_path, "--in");
   io::OutputFile output(out_path, {in_path});  // refused before anything is read or computed
+  output.refuse_existing_unless(overwrite);
 
   // The prediction, from the headers alone: inputs + outputs + the variant's working set.
   RunOptions opts{threads, 0, 0};

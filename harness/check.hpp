@@ -28,9 +28,10 @@ StepData read_check_inputs(const std::string& path);
 // Runs `variant` on IN and writes OUT (loss, per_position_loss, dA, dE, counts). OUT is written to a
 // temporary file beside it and renamed at the end (harness/io/output_path.hpp), so a failure leaves OUT
 // as it was; OUT equal to IN, or anything there that is not a regular file, is refused before anything
-// is read. The inputs, outputs and the variant's working set must fit in `mem_limit` bytes (0: memory
-// available now minus a margin), checked from the shapes before any dataset is read.
+// is read; so is an existing OUT unless `overwrite`. The inputs, outputs and the variant's working set
+// must fit in `mem_limit` bytes (0: memory available now minus a margin), checked from the shapes before
+// any dataset is read.
 void run_check(const std::string& in_path, const std::string& variant, const std::string& out_path, int threads,
-               const std::string& argv_joined, int64_t mem_limit = 0);
+               const std::string& argv_joined, int64_t mem_limit = 0, bool overwrite = false);
 
 }  // namespace lobench

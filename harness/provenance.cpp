@@ -98,6 +98,8 @@ Provenance collect_provenance(const std::string& argv_joined) {
   p.git_commit = run_command(git + "rev-parse HEAD 2>/dev/null");
   if (p.git_commit.empty()) p.git_commit = "unknown";
   else p.git_dirty = !run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
+  p.build_commit = lobench::build_commit();
+  p.build_dirty = lobench::build_dirty();
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   p.host = host;

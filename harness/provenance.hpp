@@ -6,8 +6,17 @@
 
 namespace lobench {
 
+// The commit the running binary was built from and whether that tree's tracked files differed from it,
+// recorded at build time (cmake/build_commit.cmake; "unknown" outside a git checkout).
+const char* build_commit();
+bool build_dirty();
+
 struct Provenance {
+  // git_commit / git_dirty: the checkout's HEAD when the run started (the source folder may have moved
+  // on since the build); build_commit / build_dirty: what the binary was built from.
   std::string git_commit, host, cpu_model, compiler, libraries, argv, start_utc;
+  std::string build_commit;
+  bool build_dirty = false;
   std::string sgemm_library;  // what the CPU variants' products run on (cpu::sgemm_library_name())
   std::string plugins;  // the plug-ins whose variants are registered ("; "-separated origins); "" for none
   std::string gpu_model;  // NVIDIA GPUs the driver reports ("; "-separated); "" where there are none

@@ -27,8 +27,8 @@ constexpr int kUsageError = 2;
 
 std::string version_text() {
   const lobench::Provenance p = lobench::collect_provenance("");
-  return fmt::format("lobench {} (commit {}{})\nbuild: {}", lobench::lobench_version(), p.git_commit,
-                     p.git_dirty ? ", modified" : "", lobench::build_flags());
+  return fmt::format("lobench {} (built from commit {}{})\nbuild: {}", lobench::lobench_version(), p.build_commit,
+                     p.build_dirty ? ", modified" : "", lobench::build_flags());
 }
 
 // LOBENCH_ISA names a path every kernel family must take (precision_sim/cpu_dispatch.hpp). A name that

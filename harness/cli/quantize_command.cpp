@@ -92,6 +92,7 @@ void run_quantize(const QuantizeOptions& opt) {
   try {
     io::require_input_file(opt.in, "--in");
     output = std::make_unique<io::OutputFile>(opt.out, std::vector<std::string>{opt.in});
+    output->refuse_existing_unless(opt.overwrite);
   } catch (const io::PathError& e) {
     fail(e.what());
   }
@@ -175,8 +176,10 @@ void register_quantize_command(CLI::App& app) {
   auto* mem = cli::shared(cmd->add_option("--mem-limit", opt->mem_limit), "x, its values and its codes");
   cli::shared(cmd->add_option("--in", opt->in), "with the float32 dataset 'x' (required)")->required();
   cli::shared(cmd->add_option("--out", opt->out),
-              "HDF5, replaced when complete; never the input, never anything but a regular file (required)")
+              "HDF5, written beside it and renamed when complete; an existing file is refused unless "
+              "--overwrite; never the input, never anything but a regular file (required)")
       ->required();
+  cli::shared(cmd->add_flag("--overwrite", opt->overwrite), "OUT, a regular file");
   cmd->callback([opt, threads, mem] {
     if (opt->format.empty()) fail("--to FORMAT is required (the number format to round x into)");
     // Given, --threads must be a count in [1, max] (0 is only run_quantize's "not given"), and

@@ -18,6 +18,7 @@ struct QuantizeOptions {
   std::string mem_limit;                // e.g. 20G; empty: available memory minus a margin
   std::string in;                       // HDF5 file with a float32 dataset "x" of any rank
   std::string out;                      // written with datasets "values" and "codes" and attributes
+  bool overwrite = false;               // replace an existing OUT (a regular file); else it is refused
 };
 
 // Adds the `quantize` subcommand. Problems (unknown format or mode, a format wider than 16 bits,

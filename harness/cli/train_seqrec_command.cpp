@@ -19,6 +19,9 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_sweep.hpp"
+#if LOBENCH_HAS_MPI
+#include "harness/shard/seqrec_data_parallel.hpp"
+#endif
 
 namespace lobench {
 namespace {
@@ -97,6 +100,16 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--max-eval-users", c->max_eval_users, "evaluate on an evenly spaced subset (0: all)")->capture_default_str();
   cmd->add_flag("--exclude-history", c->exclude_history, "rank without each user's history (S3-Rec's full ranking)");
   cmd->add_option("--threads", c->threads, "threads")->capture_default_str();
+  cmd->add_option("--micro-batch", c->micro_batch,
+                  "gradient accumulation: each step's --B windows in micro-batches of this many, their gradients "
+                  "summed in a fixed tree (0: --B, or --B / ranks with --data-parallel); what data-parallel ranks "
+                  "split, so one process with the same --micro-batch gives the same bits")
+      ->capture_default_str();
+  auto data_parallel = std::make_shared<bool>(false);
+  cmd->add_flag("--data-parallel", *data_parallel,
+                "under `mpirun -np R`: each rank a block of every step's micro-batches, the model and AdamW "
+                "replicated, gradients summed in the fixed tree (bit-identical to one process with the same "
+                "--micro-batch); R a power of two dividing --B / --micro-batch; rank 0 writes the run files");
   cmd->add_option("--block-v", c->block_v, "the loss variant's vocabulary block (0: its choice)")->capture_default_str();
   auto* mem = cmd->add_option("--mem-limit", *mem_limit,
                               "record points predicted to need more than this (e.g. 20G) as skipped, with their "
@@ -118,7 +131,8 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   declare_shared_seqrec_options(cmd);
   auto* model_opt = cmd->get_option("--model");
   auto* seed_opt = cmd->get_option("--seed");
-  cmd->callback([spec, mem_limit, mem, quiet, untied, list, seeds, model_opt, seed_opt, no_verify, partition, argv] {
+  cmd->callback([spec, mem_limit, mem, quiet, untied, list, seeds, model_opt, seed_opt, no_verify, partition, argv,
+                 data_parallel] {
     spec->partition = sweep::Partition::parse(*partition);
     spec->verify = data::verification_wanted(*no_verify);
     if (*untied) {
@@ -135,6 +149,17 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
     cli::check_threads("--threads", spec->base.threads);
     cli::check_non_negative("--warmup-steps", spec->base.warmup_steps);
     cli::check_positive_real("--syn-scale", spec->base.syn_scale);
+    std::unique_ptr<seqrec::GradientExchange> exchange;  // MPI is initialised here and finalised on return
+    if (*data_parallel) {
+#if LOBENCH_HAS_MPI
+      exchange = shard::make_mpi_gradient_exchange();
+      spec->exchange = exchange.get();
+      spec->base.ranks = exchange->ranks();
+#else
+      throw std::invalid_argument("--data-parallel: this lobench was built without MPI (install libopenmpi-dev and "
+                                  "rebuild)");
+#endif
+    }
     if (*list) {
       if (spec->out.empty() && spec->out_dir.empty()) spec->out_dir = ".";
       seqrec::list_seqrec_sweep(*spec, std::cout);

@@ -163,6 +163,12 @@ OutputFile::OutputFile(const std::string& out, const std::vector<std::string>& i
   temp_ = pattern;
 }
 
+void OutputFile::refuse_existing_unless(bool overwrite) const {
+  std::error_code ec;
+  if (!overwrite && fs::exists(fs::symlink_status(path_, ec)))
+    refuse(option_, path_, "exists; give --overwrite to replace it, or another path");
+}
+
 OutputFile::~OutputFile() {
   if (!committed_ && !temp_.empty()) unlink(temp_.c_str());
 }

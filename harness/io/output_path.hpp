@@ -73,6 +73,10 @@ class OutputFile {
 
   const std::string& path() const { return path_; }
   const std::string& temp_path() const { return temp_; }
+  // A file already at OUT is replaced only when the user asked for it (--overwrite): otherwise throws
+  // PathError "OPTION 'OUT' exists; give --overwrite to replace it, or another path", OUT untouched.
+  // Called after construction, so that an OUT that is an input or a special file is named as such.
+  void refuse_existing_unless(bool overwrite) const;
   // Checks OUT again (something may have appeared there meanwhile) and renames the temporary file onto
   // it. Throws PathError, leaving OUT untouched, if it cannot.
   void commit();

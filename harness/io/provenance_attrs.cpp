@@ -8,6 +8,8 @@ void write_provenance(hid_t obj, const Provenance& p) {
   h5::write_attr(obj, "lobench_version", lobench_version());
   h5::write_attr(obj, "git_commit", p.git_commit);
   h5::write_attr(obj, "git_dirty", int64_t(p.git_dirty));
+  h5::write_attr(obj, "build_commit", p.build_commit);
+  h5::write_attr(obj, "build_dirty", int64_t(p.build_dirty));
   h5::write_attr(obj, "host", p.host);
   h5::write_attr(obj, "cpu_model", p.cpu_model);
   if (!p.gpu_model.empty()) h5::write_attr(obj, "gpu_model", p.gpu_model);

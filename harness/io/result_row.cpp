@@ -84,7 +84,8 @@ machine's best. A resumed version-2 file keeps its layout (the newer columns are
 | attribute | meaning |
 |---|---|
 | `schema_version` | {} |
-| `git_commit`, `git_dirty` | source tree the binary was built from (1 if tracked files differed) |
+| `git_commit`, `git_dirty` | the checkout's HEAD when the run started (1 if tracked files differed from it) |
+| `build_commit`, `build_dirty` | the commit the binary was built from, recorded at build time (1 if its tracked files differed) |
 | `host`, `cpu_model`, `hardware_threads`, `gpu_model` | the machine (`gpu_model` absent where there is no GPU) |
 | `compiler`, `libraries`, `lobench_version` | compiler; HDF5, Eigen, fmt, CLI11, OpenMP versions; lobench's version |
 | `argv` | the full command line after `@file` expansion |
@@ -92,6 +93,7 @@ machine's best. A resumed version-2 file keeps its layout (the newer columns are
 | `start_utc`, `end_utc` | ISO 8601 UTC; `end_utc` is written when the run closes cleanly |
 | `sweep_axes` | the axes and their values, `name=v1,v2;...` (what `--list` expands) |
 | `sgemm_eigen_gflops`, `sgemm_eigen_n`, `sgemm_openblas_gflops`, `sgemm_openblas_n`, `sgemm_best_gflops`, `sgemm_threads` | the machine's SGEMM limit measured at the start of the run on the rows' threads: Eigen at an n³ product, OpenBLAS (`libopenblas`, what NumPy and most frameworks call) at 4096³ (`sgemm_openblas_why` where it could not be loaded), the better of the two (GFLOP/s) |
+| `bf16_gemm_gflops`, `bf16_gemm_n`, `bf16_gemm_library` | the yardstick of CPU rows with `--operand bf16`, measured beside the SGEMM: an n³ product of bf16 operands accumulated in float32 through lobench's bf16 products (AMX-BF16 where the CPU has it), GFLOP/s (NaN with `bf16_gemm_why` where the CPU cannot compute bf16) |
 | `fma_peak_gflops`, `fma_peak_isa` | the physical ceiling: fused multiply-adds on registers only, on the same threads, and the instruction set used |
 | `min_time_s`, `max_reps`, `cv_target` | adaptive repetitions: timed runs continue until their total reaches min_time_s and their CV is at most cv_target, or max_reps (absent with a fixed `--reps`) |
 | `mem_limit_bytes`, `gpu_mem_limit_bytes` | memory a point may need on the host / the device, else recorded as skipped |

@@ -87,6 +87,10 @@ void RunFileWriter::resume() {
 
 const std::string& RunFileWriter::writing_path() const { return pending_ ? pending_->temp_path() : path_; }
 
+void RunFileWriter::add_table(const TableSpec& t) {
+  write([&] { tables_[t.name] = h5::Table::create(file_, t.name, t.row_type(), t.chunk_rows, path_, t.width); });
+}
+
 void RunFileWriter::open_table(const std::string& name, hid_t row_type) {
   tables_[name] = h5::Table::open(file_, name, row_type, path_);
 }

@@ -91,6 +91,8 @@ class RunFileWriter {
   // Where rows are written now: path(), or the temporary file (Publish::at_finish, resume()).
   const std::string& writing_path() const;
 
+  // Creates an empty table in the open file (one known only later, e.g. data-parallel runs' /ranks).
+  void add_table(const TableSpec& table);
   // Opens table `name` of the file for appending rows of `row_type` (a resume, an older layout).
   void open_table(const std::string& name, hid_t row_type);
   bool has_table(const std::string& name) const { return tables_.count(name) > 0; }

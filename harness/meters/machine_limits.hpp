@@ -1,9 +1,11 @@
 // The machine's limits on a number of threads, measured once per run and thread count: the best SGEMM
-// (Eigen and OpenBLAS at a large square size) and the FMA peak. A CPU row's %GEMM is against
-// best_sgemm_gflops(); the FMA peak is shown beside it as the physical ceiling.
+// (Eigen and OpenBLAS at a large square size), the bf16 products' rate at that size, and the FMA peak.
+// A CPU row's %GEMM is against yardstick_gflops(its operand): the best SGEMM, or the bf16 rate for bf16
+// rows; the FMA peak is shown beside it as the physical ceiling.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "harness/meters/fma_peak.hpp"
 #include "harness/meters/sgemm_rate.hpp"
@@ -13,12 +15,15 @@ namespace lobench::meters {
 struct MachineLimits {
   int threads = 0;
   SgemmRate eigen, openblas;
+  SgemmRate bf16;  // the bf16 products at the same size (bf16_square_gemm); NaN where they cannot run
   FmaPeak fma;
   // The faster of Eigen and OpenBLAS (whichever was measured).
   double best_sgemm_gflops() const;
+  // A row's yardstick: bf16's rate for --operand bf16 where it was measured, else the best SGEMM.
+  double yardstick_gflops(const std::string& operand) const;
 };
 
-// About 10 s at n = 4096 on two cores (the FMA peak, Eigen, then OpenBLAS).
+// About 10 s at n = 4096 on two cores (the FMA peak, Eigen, bf16, then OpenBLAS).
 MachineLimits measure_machine_limits(int threads, int64_t sgemm_n);
 
 }  // namespace lobench::meters

@@ -8,7 +8,12 @@
 #include <functional>
 #include <vector>
 
+#include <omp.h>
+
+#include <algorithm>
+
 #include "harness/measure.hpp"
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/openblas.hpp"
 #include "variants/cpu/sgemm.hpp"
 
@@ -66,6 +71,48 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
   });
   blas->set_num_threads(1);  // its pool goes idle while the variants run
   return rate_of(s, n, fmt::format("OpenBLAS ({})", blas->config));
+}
+
+SgemmRate bf16_square_gemm(int64_t n, int threads) {
+  if (auto why = cpu::bf16_products_unavailable()) {
+    SgemmRate r;
+    r.n = n;
+    r.why = *why;
+    return r;
+  }
+  const int64_t n2 = (n + 1) / 2;  // pairs of the inner index
+  std::vector<float> af(size_t(n * n)), bf(size_t(n * n));
+  for (size_t i = 0; i < af.size(); ++i) {  // values in [-1, 1), as for OpenBLAS above
+    af[i] = float(int64_t(i * 2654435761u % 2000) - 1000) / 1000.0f;
+    bf[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
+  }
+  // A paired along the inner index; B paired likewise and cut into panels of kPanel columns (each
+  // panel's rows kPanel words apart, as the tiled variants' E blocks: rows n words apart would put every
+  // tile row of a load in the same cache set at n = 4096).
+  constexpr int64_t kPanel = 256, kBlockPairs = 512;  // kBlockPairs: a multiple of the AMX tile's 16
+  const int64_t panels = (n + kPanel - 1) / kPanel;
+  std::vector<uint32_t> a(size_t(n * n2)), b(size_t(panels * n2 * kPanel));
+  cpu::pair_columns(af.data(), n, n, n, a.data(), n2);
+  for (int64_t j = 0; j < panels; ++j)
+    cpu::pair_rows(bf.data() + j * kPanel, n, n, std::min(kPanel, n - j * kPanel), b.data() + j * n2 * kPanel, kPanel);
+  std::vector<float> c(size_t(n * n));
+  const Samples s = time_products([&] {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) collapse(2)
+    for (int64_t mi = 0; mi < panels; ++mi)
+      for (int64_t j = 0; j < panels; ++j) {
+        const int64_t m0 = mi * kPanel;
+        for (int64_t k0 = 0; k0 < n2; k0 += kBlockPairs) {
+          cpu::Bf16Product p;
+          p.M = std::min(kPanel, n - m0), p.N = std::min(kPanel, n - j * kPanel), p.K2 = std::min(kBlockPairs, n2 - k0);
+          p.a = a.data() + m0 * n2 + k0, p.lda = n2;
+          p.b = b.data() + j * n2 * kPanel + k0 * kPanel, p.ldb = kPanel;
+          p.c = c.data() + m0 * n + j * kPanel, p.ldc = n;
+          p.accumulate = k0 > 0;
+          cpu::bf16_product(p);
+        }
+      }
+  });
+  return rate_of(s, n, std::string("lobench bf16 products (") + cpu::to_string(cpu::active_bf16_kernel()) + ")");
 }
 
 }  // namespace lobench::meters

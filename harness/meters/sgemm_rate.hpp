@@ -26,4 +26,13 @@ SgemmRate eigen_square_sgemm(int64_t n, int threads);
 // when libopenblas.so.0 cannot be loaded.
 SgemmRate openblas_square_sgemm(int64_t n, int threads);
 
+// The bf16 counterpart, the yardstick of CPU rows with --operand bf16: C = A·B with A, B n×n rounded
+// to bf16 and float32 accumulation, through the products the variants use (variants/cpu/
+// bf16_products.hpp: AMX-BF16 where the CPU has it), on `threads` threads (256 × 256 blocks of C dealt
+// out, the inner index in blocks of 512 pairs so that a block's operands stay in L2; each call continues
+// the same chains, so the blocking changes no bit). The operands are rounded and packed into pairs
+// untimed (OpenBLAS packs inside its timing; the bf16 rows pack in theirs). NaN with `why` set where the
+// bf16 products cannot run.
+SgemmRate bf16_square_gemm(int64_t n, int threads);
+
 }  // namespace lobench::meters

@@ -14,7 +14,7 @@ Dropout::Dropout(float p, uint64_t seed, uint64_t site) : p_(p), seed_(seed), si
   if (!(p >= 0.0f && p < 1.0f)) throw std::invalid_argument("dropout must be in [0, 1), got " + std::to_string(p));
 }
 
-void Dropout::forward(const float* x, int64_t n, uint64_t step, bool training, float* y, int threads) const {
+void Dropout::forward(const float* x, int64_t n, uint64_t step, bool training, float* y, int threads, uint64_t first) const {
   if (!training || p_ == 0.0f) {
     if (x != y) std::copy_n(x, n, y);
     return;
@@ -28,7 +28,7 @@ void Dropout::forward(const float* x, int64_t n, uint64_t step, bool training, f
   for (int64_t blk = 0; blk < blocks; ++blk) {
     const int64_t i0 = blk * kBlock, m = std::min(kBlock, n - i0);
     uint32_t words[kBlock];
-    precision::random_words(seed_, stream, uint64_t(i0), std::span<uint32_t>(words, size_t(m)));
+    precision::random_words(seed_, stream, first + uint64_t(i0), std::span<uint32_t>(words, size_t(m)));
     for (int64_t i = 0; i < m; ++i) y[i0 + i] = words[i] >= threshold ? x[i0 + i] * scale : 0.0f;
   }
 }

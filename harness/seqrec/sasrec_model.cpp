@@ -88,27 +88,30 @@ void SasRec::init() {
   if (bias_.valid()) std::fill_n(params_.value(bias_), bias_.size, 0.0f);
 }
 
-const float* SasRec::forward(const int32_t* ids, int64_t B, uint64_t step, bool training) {
+const float* SasRec::forward(const int32_t* ids, int64_t B, uint64_t step, bool training, int64_t first_window) {
   if (B < 1 || B > cfg_.max_batch) throw std::invalid_argument("model: batch outside [1, max_batch]");
   const int64_t R = B * cfg_.N, n = R * cfg_.D;
   for (int64_t r = 0; r < R; ++r)
     if (ids[r] < 0 || ids[r] >= cfg_.V)
       throw std::invalid_argument("model: item id " + std::to_string(ids[r]) + " outside [0, " + std::to_string(cfg_.V) + ")");
   const int T = cfg_.threads;
+  const uint64_t mask_offset = uint64_t(first_window * cfg_.N * cfg_.D);
   embed_.forward(params_, ids, B, stream_[0].data(), T);
-  drop_embed_.forward(stream_[0].data(), n, step, training, stream_[0].data(), T);
+  drop_embed_.forward(stream_[0].data(), n, step, training, stream_[0].data(), T, mask_offset);
   for (size_t l = 0; l < blocks_.size(); ++l)
-    blocks_[l]->forward(params_, stream_[l].data(), ids, B, step, training, stream_[l + 1].data());
+    blocks_[l]->forward(params_, stream_[l].data(), ids, B, step, training, stream_[l + 1].data(), mask_offset);
   ln_f_.forward(params_, stream_.back().data(), R, hidden_.data(), T);
   return hidden_.data();
 }
 
-void SasRec::backward(const int32_t* ids, int64_t B, uint64_t step, const float* d_hidden) {
+void SasRec::backward(const int32_t* ids, int64_t B, uint64_t step, const float* d_hidden, int64_t first_window) {
   const int64_t R = B * cfg_.N, n = R * cfg_.D;
   const int T = cfg_.threads;
+  const uint64_t mask_offset = uint64_t(first_window * cfg_.N * cfg_.D);
   ln_f_.backward(params_, d_hidden, R, g_a_.data(), T);
-  for (size_t l = blocks_.size(); l-- > 0;) blocks_[l]->backward(params_, ids, B, step, g_a_.data(), g_a_.data());
-  drop_embed_.backward(g_a_.data(), n, step, g_b_.data(), T);
+  for (size_t l = blocks_.size(); l-- > 0;)
+    blocks_[l]->backward(params_, ids, B, step, g_a_.data(), g_a_.data(), mask_offset);
+  drop_embed_.backward(g_a_.data(), n, step, g_b_.data(), T, mask_offset);
   embed_.backward(params_, ids, B, g_b_.data(), T);
 }
 

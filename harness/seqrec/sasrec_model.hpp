@@ -69,10 +69,11 @@ class SasRec {
   float* mutable_output_bias() { return bias_.valid() ? params_.value(bias_) : nullptr; }
 
   // ids [B, N] with values in [0, V) (0 = padding; std::invalid_argument otherwise). Returns hidden
-  // [B·N, D], valid until the next forward.
-  const float* forward(const int32_t* ids, int64_t B, uint64_t step, bool training);
-  // From d hidden [B·N, D] of the last forward: accumulates every parameter's gradient.
-  void backward(const int32_t* ids, int64_t B, uint64_t step, const float* d_hidden);
+  // [B·N, D], valid until the next forward. `first_window`: where these B windows start in their step's
+  // batch (a micro-batch, micro_batch_step.hpp), so that dropout draws the masks of those windows.
+  const float* forward(const int32_t* ids, int64_t B, uint64_t step, bool training, int64_t first_window = 0);
+  // From d hidden [B·N, D] of the last forward (the same first_window): accumulates every parameter's gradient.
+  void backward(const int32_t* ids, int64_t B, uint64_t step, const float* d_hidden, int64_t first_window = 0);
 
  private:
   ModelConfig cfg_;

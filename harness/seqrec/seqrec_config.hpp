@@ -17,6 +17,11 @@ struct SeqrecConfig {
   int64_t N = 256;
   // Model.
   int64_t B = 8, D = 256, layers = 3, heads = 4;
+  // Gradient accumulation: the step's B windows in micro-batches of this many, their gradients summed in
+  // a fixed tree (micro_batch_step.hpp); what data-parallel ranks split. 0: B (one micro-batch, the plain
+  // step), or B / ranks when data-parallel.
+  int64_t micro_batch = 0;
+  int ranks = 1;  // data-parallel ranks (set from the MPI world, not an option)
   float dropout = 0.1f;
   bool tied = true;
   // A learned per-item logit bias, initialised at each item's best constant logit (sasrec_model.hpp

@@ -76,8 +76,11 @@ int64_t FullVocabularyLoss::predicted_working_bytes(int64_t P, int64_t V, int64_
 const float* FullVocabularyLoss::variant_weights(const LossBatch& b) {
   if (reduction_ != LossReduction::mean_positions) return b.weights;
   if (scaled_.size() != b.P) scaled_ = Buffer<float>(alloc_, b.P);
-  double wsum = 0.0;
-  for (int64_t p = 0; p < b.P; ++p) wsum += b.weights[p];
+  double wsum = b.step_weight_sum;
+  if (std::isnan(wsum)) {
+    wsum = 0.0;
+    for (int64_t p = 0; p < b.P; ++p) wsum += b.weights[p];
+  }
   const float inv = wsum > 0.0 ? float(1.0 / wsum) : 0.0f;  // no weight at all: loss and gradients 0
   for (int64_t p = 0; p < b.P; ++p) scaled_[p] = b.weights[p] * inv;
   return scaled_.data();
@@ -119,6 +122,7 @@ LossResult FullVocabularyLoss::compute(const LossBatch& b, float* d_hidden, floa
   in.E = b.table;
   in.targets = b.targets;
   in.reduction = contract_reduction();
+  in.global_weight_sum = b.step_weight_sum;  // NaN: this batch's own (the contract's default)
   // Sized when the shape changes only: every variant overwrites all of its outputs (the step contract's
   // run() computes them; `lobench run` times repeated runs into one StepOutputs the same way), so
   // zeroing them every step would be a [V, D] pass on one thread that the step benchmark does not pay
@@ -181,11 +185,16 @@ int32_t SampledNegativeLoss::negative(uint64_t step, int64_t p, int32_t positive
   return int32_t(v);
 }
 
+double SampledNegativeLoss::weight_sum(const LossBatch& b) {
+  double wsum = 0.0;
+  for (int64_t p = 0; p < b.P; ++p)
+    if (b.weights[p] != 0.0f && b.targets[p * b.L] >= 1 && b.targets[p * b.L] < b.V) wsum += b.weights[p];
+  return wsum;
+}
+
 LossResult SampledNegativeLoss::compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table) const {
   const int64_t P = b.P, D = b.D, V = b.V;
-  double wsum = 0.0;
-  for (int64_t p = 0; p < P; ++p)
-    if (b.weights[p] != 0.0f && b.targets[p * b.L] >= 1 && b.targets[p * b.L] < V) wsum += b.weights[p];
+  const double wsum = std::isnan(b.step_weight_sum) ? weight_sum(b) : b.step_weight_sum;
   std::vector<int32_t> pos(size_t(P), -1), neg(size_t(P), -1);
   std::vector<float> gp(size_t(P), 0.0f), gn(size_t(P), 0.0f);
   std::vector<double> loss(size_t(P), 0.0);
@@ -196,7 +205,7 @@ LossResult SampledNegativeLoss::compute(const LossBatch& b, uint64_t step, float
     std::fill_n(dh, D, 0.0f);
     const int32_t t = b.targets[p * b.L];
     if (b.weights[p] == 0.0f || t < 1 || t >= V) continue;
-    const int32_t n = negative(step, p, t, V);
+    const int32_t n = negative(step, b.first_position + p, t, V);
     const float* h = b.hidden + p * D;
     const float* op = b.table + int64_t(t) * D;
     const float* on = b.table + int64_t(n) * D;
@@ -258,6 +267,14 @@ Objective::Objective(const std::string& name, const RunOptions& options, uint64_
 
 LossResult Objective::compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table, float* d_bias) {
   return full_ ? full_->compute(b, d_hidden, d_table, d_bias) : sampled_.compute(b, step, d_hidden, d_table);
+}
+
+double Objective::weight_sum(const LossBatch& b) const {
+  if (!full_) return SampledNegativeLoss::weight_sum(b);
+  // The full-vocabulary loss's: every position's weight (the step contract's StepInputs::weight_sum).
+  double wsum = 0.0;
+  for (int64_t p = 0; p < b.P; ++p) wsum += b.weights[p];
+  return wsum;
 }
 
 int64_t Objective::predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const {

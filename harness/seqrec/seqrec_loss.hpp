@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,12 @@ struct LossBatch {
   const int32_t* targets = nullptr; // [P, L]; ids outside [1, V) are padding
   const float* weights = nullptr;   // [P]
   const float* bias = nullptr;      // [V] per-item logit bias, or null (no bias)
+  // When this batch is one micro-batch of a larger step (micro_batch_step.hpp): the whole step's Σw as
+  // the objective counts it (Objective::weight_sum of the whole batch), which sets the mean's scale, and
+  // the index of this batch's first position in the step (the sampled negatives are drawn by it).
+  // NaN and 0: this batch is the whole step.
+  double step_weight_sum = std::numeric_limits<double>::quiet_NaN();
+  int64_t first_position = 0;
 };
 
 struct LossResult {
@@ -113,6 +120,8 @@ class SampledNegativeLoss {
  public:
   SampledNegativeLoss(uint64_t seed, int threads) : seed_(seed), threads_(threads) {}
   LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table) const;
+  // Σ w_p over the positions that count (weight > 0 and a next item in [1, V)).
+  static double weight_sum(const LossBatch& b);
   // The negative drawn for position p at `step` (exposed for tests).
   int32_t negative(uint64_t step, int64_t p, int32_t positive, int64_t V) const;
 
@@ -139,6 +148,9 @@ class Objective {
   bool full_vocabulary() const { return full_.has_value(); }
   const std::string& name() const { return name_; }
   LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table, float* d_bias = nullptr);
+  // The Σw the objective's mean divides by, over all of b (a whole step's batch): what a micro-batch of
+  // it is given as LossBatch::step_weight_sum.
+  double weight_sum(const LossBatch& b) const;
   // Working bytes of the loss (the variant's, counted by its own allocator) and its outputs.
   int64_t predicted_working_bytes(int64_t P, int64_t V, int64_t D, int64_t L) const;
   int64_t output_bytes(int64_t P, int64_t V, int64_t D) const;

@@ -6,9 +6,15 @@
 
 #include "harness/seqrec/adamw.hpp"
 #include "harness/seqrec/seqrec_loss.hpp"
+#include "harness/seqrec/micro_batch_step.hpp"
 #include "harness/seqrec/train_step.hpp"
 
 namespace lobench::seqrec {
+
+int64_t micro_batch_of(const SeqrecConfig& c) {
+  if (c.micro_batch > 0) return c.micro_batch;
+  return c.ranks > 1 && c.B % c.ranks == 0 ? c.B / c.ranks : c.B;
+}
 
 ModelConfig model_config(const SeqrecConfig& c, int64_t V) {
   ModelConfig m;
@@ -17,7 +23,7 @@ ModelConfig model_config(const SeqrecConfig& c, int64_t V) {
   m.D = c.D;
   m.layers = c.layers;
   m.heads = c.heads;
-  m.max_batch = c.B;
+  m.max_batch = micro_batch_of(c);
   m.dropout = c.dropout;
   m.tied = c.tied;
   m.item_bias = c.item_bias;
@@ -49,7 +55,7 @@ void refuse_unrepresentable_shape(const SeqrecConfig& c, int64_t V) {
 
 }  // namespace
 
-SeqrecMemory predict_memory(const SeqrecConfig& c, int64_t V, const Objective& objective) {
+SeqrecMemory predict_memory(const SeqrecConfig& c, int64_t V, const Objective& objective, int64_t sum_buffer_bytes) {
   const ModelConfig m = model_config(c, V);
   validate(m);
   refuse_unrepresentable_shape(c, V);
@@ -59,7 +65,8 @@ SeqrecMemory predict_memory(const SeqrecConfig& c, int64_t V, const Objective& o
   r.gradients = n * 4;
   r.optimizer_state = AdamW::state_bytes(n, parse_optimizer_precision(c.optimizer_precision));
   r.activations = SasRec::activation_bytes(m) + TrainStep::buffer_bytes(m);
-  const int64_t P = c.B * c.N;
+  r.gradient_sums = MicroBatchStep::partial_sum_bytes(n, {c.B, m.max_batch, c.ranks}) + sum_buffer_bytes;
+  const int64_t P = m.max_batch * c.N;
   r.loss_workspace = objective.predicted_working_bytes(P, V, c.D, c.L);
   r.loss_outputs = objective.output_bytes(P, V, c.D);
   return r;

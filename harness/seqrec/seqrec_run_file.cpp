@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/provenance_attrs.hpp"
 
@@ -12,6 +14,7 @@ namespace {
 
 h5::Handle step_type() { return io::compound_type(sizeof(StepRow), StepRow::columns()); }
 h5::Handle epoch_type() { return io::compound_type(sizeof(EpochRow), EpochRow::columns()); }
+h5::Handle rank_type() { return io::compound_type(sizeof(RankRow), RankRow::columns()); }
 
 // The root attributes: the configuration and the data.
 void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
@@ -32,6 +35,8 @@ void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
   h5::write_attr(file, "L", c.L);
   h5::write_attr(file, "N", c.N);
   h5::write_attr(file, "B", c.B);
+  h5::write_attr(file, "micro_batch", micro_batch_of(c));
+  h5::write_attr(file, "ranks", int64_t(c.ranks));
   h5::write_attr(file, "D", c.D);
   h5::write_attr(file, "layers", c.layers);
   h5::write_attr(file, "heads", c.heads);
@@ -73,6 +78,7 @@ MemoryRow MemoryRow::from(const SeqrecMemory& m) {
   r.activations_bytes = m.activations;
   r.loss_workspace_bytes = m.loss_workspace;
   r.loss_outputs_bytes = m.loss_outputs;
+  r.gradient_sums_bytes = m.gradient_sums;
   r.total_bytes = m.total();
   return r;
 }
@@ -85,6 +91,18 @@ const std::vector<io::Column>& MemoryRow::columns() {
 const std::vector<io::Column>& StepRow::columns() {
   static const std::vector<io::Column> c = LOBENCH_ROW_COLUMNS(StepRow, LOBENCH_SEQREC_STEP_COLUMNS);
   return c;
+}
+
+const std::vector<io::Column>& RankRow::columns() {
+  static const std::vector<io::Column> c = LOBENCH_ROW_COLUMNS(RankRow, LOBENCH_SEQREC_RANK_COLUMNS);
+  return c;
+}
+
+std::string fnv1a_hex(const void* data, int64_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 14695981039346656037ull;
+  for (int64_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
 }
 
 const std::vector<io::Column>& EpochRow::columns() {
@@ -119,9 +137,18 @@ void SeqrecRunFile::append_step(const StepRow& r) { writer_.append("steps", r, i
 
 void SeqrecRunFile::append_epoch(const EpochRow& r) { writer_.append("epochs", r); }
 
+void SeqrecRunFile::set_ranks(const std::string& mpi_library, const std::vector<RankRow>& ranks) {
+  writer_.set_attr("mpi_library", mpi_library);
+  writer_.add_table(io::TableSpec::of<RankRow>("ranks", /*chunk_rows=*/16));
+  std::vector<io::RunFileWriter::Row> rows;
+  for (const RankRow& r : ranks) rows.push_back({"ranks", &r, sizeof r});
+  writer_.append(rows);
+}
+
 void SeqrecRunFile::finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured,
-                           int64_t steps, double steps_per_s, int64_t rss_peak_bytes) {
+                           int64_t steps, double steps_per_s, int64_t rss_peak_bytes, const std::string& parameters_hash) {
   const io::WriteSection writing;  // up to the rename
+  writer_.set_attr("parameters_hash", parameters_hash);
   writer_.set_attr("status", status);
   writer_.set_attr("reason", reason);
   writer_.set_attr("steps", steps);
@@ -140,6 +167,12 @@ SeqrecRunFile::~SeqrecRunFile() = default;
 std::vector<StepRow> SeqrecRunFile::read_steps(const std::string& path) {
   auto f = h5::open_file_read(path);
   return h5::read_table<StepRow>(f, "steps", step_type(), path);
+}
+
+std::vector<RankRow> SeqrecRunFile::read_ranks(const std::string& path) {
+  auto f = h5::open_file_read(path);
+  if (H5Lexists(f, "ranks", H5P_DEFAULT) <= 0) return {};
+  return h5::read_table<RankRow>(f, "ranks", rank_type(), path);
 }
 
 std::vector<EpochRow> SeqrecRunFile::read_epochs(const std::string& path) {

@@ -31,6 +31,7 @@ namespace lobench::seqrec {
   X(double, loss_s, 0, "s", "loss and its gradient")                                                       \
   X(double, backward_s, 0, "s", "backbone backward")                                                       \
   X(double, optimizer_s, 0, "s", "AdamW")                                                                  \
+  X(double, comm_s, 0, "s", "data-parallel: rank 0 inside the collectives summing the ranks' gradients")  \
   X(double, step_s, 0, "s", "the whole step")                                                              \
   X(int64_t, tp, 0, "", "cut metrics at logit > 0: true positives")                                        \
   X(int64_t, fp, 0, "", "false positives")                                                                 \
@@ -65,11 +66,28 @@ namespace lobench::seqrec {
   X(int64_t, activations_bytes, 0, "bytes", "activations kept for the backward pass")                      \
   X(int64_t, loss_workspace_bytes, 0, "bytes", "the loss's working memory")                                \
   X(int64_t, loss_outputs_bytes, 0, "bytes", "the loss's outputs (its gradients)")                         \
+  X(int64_t, gradient_sums_bytes, 0, "bytes", "the micro-batches' partial gradient sums and, data-parallel, the ranks' sum's receive buffer") \
   X(int64_t, total_bytes, 0, "bytes", "the sum of the parts")
 
 struct MemoryRow {
   LOBENCH_ROW_MEMBERS(LOBENCH_SEQREC_MEMORY_COLUMNS)
   static MemoryRow from(const SeqrecMemory& m);
+  static const std::vector<io::Column>& columns();
+};
+
+// A data-parallel run's /ranks table, one row per rank (rank order), gathered on rank 0 at the end.
+#define LOBENCH_SEQREC_RANK_COLUMNS(X)                                                                     \
+  X(int64_t, rank, 0, "", "the MPI rank")                                                                  \
+  X(int64_t, predicted_bytes, 0, "bytes", "the rank's predicted memory (counted parts)")                  \
+  X(int64_t, measured_bytes, 0, "bytes", "the rank's measured memory (counting allocators)")              \
+  X(int64_t, rss_peak_bytes, 0, "bytes", "the rank's resident-set peak over the run (VmHWM)")             \
+  X(double, comm_s, 0, "s", "time inside the collectives over the run")                                    \
+  X(int64_t, comm_bytes_sent, 0, "bytes", "payload sent to other ranks over the run")                      \
+  X(int64_t, comm_bytes_received, 0, "bytes", "payload received from other ranks over the run")            \
+  X(int64_t, collectives, 0, "", "collective calls over the run")
+
+struct RankRow {
+  LOBENCH_ROW_MEMBERS(LOBENCH_SEQREC_RANK_COLUMNS)
   static const std::vector<io::Column>& columns();
 };
 
@@ -93,6 +111,9 @@ struct DataSummary {
 // The start of a train-seqrec run file's `schema` attribute (the version follows).
 inline constexpr const char* kRunSchemaPrefix = "lobench train-seqrec run";
 
+// FNV-1a, 64 bits, of n bytes, as 16 hex digits.
+std::string fnv1a_hex(const void* data, int64_t n);
+
 // Where a run sits in its sweep, recorded as the root attributes sweep (what makes processes parts of
 // one sweep), sweep_index, sweep_runs and partition, as train-xmc records them: what `--resume` and
 // `lobench merge` read.
@@ -115,11 +136,16 @@ class SeqrecRunFile {
   void set_place(const SweepPlace& place);
   void append_step(const StepRow& r);  // flushed as written
   void append_epoch(const EpochRow& r);
+  // Data-parallel runs: the MPI library as the `mpi_library` attribute and one /ranks row per rank.
+  void set_ranks(const std::string& mpi_library, const std::vector<RankRow>& ranks);
+  // parameters_hash: FNV-1a (64 bits, hex) of the final parameters' bytes ("" when none), so that runs
+  // can be compared bit for bit.
   void finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured, int64_t steps,
-              double steps_per_s, int64_t rss_peak_bytes);
+              double steps_per_s, int64_t rss_peak_bytes, const std::string& parameters_hash = "");
 
   static std::vector<StepRow> read_steps(const std::string& path);
   static std::vector<EpochRow> read_epochs(const std::string& path);
+  static std::vector<RankRow> read_ranks(const std::string& path);  // empty for a one-process run
 
  private:
   io::RunFileWriter writer_;  // the lock and the temporary file

@@ -19,6 +19,7 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/meters/peak_rss.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
+#include "harness/seqrec/micro_batch_step.hpp"
 #include "harness/seqrec/train_step.hpp"
 #include "harness/system_memory.hpp"
 
@@ -134,6 +135,7 @@ StepRow step_row(const StepRecord& r, int64_t step, int64_t epoch, int64_t batch
   row.loss_s = r.loss_s;
   row.backward_s = r.backward_s;
   row.optimizer_s = r.optimizer_s;
+  row.comm_s = r.comm_s;
   row.step_s = r.total_s();
   row.tp = r.tp;
   row.fp = r.fp;
@@ -163,11 +165,14 @@ void validate(const SeqrecConfig& c) {
   if (c.max_eval_users < 0) fail("--max-eval-users must be >= 0");
   if (c.block_v < 0) fail("--block-v must be >= 0");
   if (c.threads < 1) fail("--threads must be >= 1");
+  if (c.micro_batch < 0) fail("--micro-batch must be >= 0");
+  if (c.ranks < 1) fail("ranks must be >= 1");
+  validate(MicroBatchPlan{c.B, micro_batch_of(c), c.ranks});
   // inf passes "> 0" and turns every parameter NaN at the first step: finite values only.
   if (!(c.lr > 0.0f) || !std::isfinite(c.lr)) fail(fmt::format("--lr must be finite and > 0, got {}", c.lr));
   if (!(c.weight_decay >= 0.0f) || !std::isfinite(c.weight_decay))
     fail(fmt::format("--weight-decay must be finite and >= 0, got {}", c.weight_decay));
-  if (c.warmup_steps < 0) fail("--warmup must be >= 0");
+  if (c.warmup_steps < 0) fail("--warmup-steps must be >= 0");
   if (!(c.dropout >= 0.0f && c.dropout < 1.0f)) fail(fmt::format("--dropout must be in [0, 1), got {}", c.dropout));
   if (!(c.adam_eps >= 0.0f) || !std::isfinite(c.adam_eps)) fail("--adam-eps must be finite and >= 0");
   parse_loss_reduction(c.reduction);
@@ -226,10 +231,11 @@ DataSummary summarize(const SeqrecConfig& c, const SeqrecData& d, const std::vec
 
 // The model, its optimizer and step, built from the config; every buffer from `alloc`, up front.
 struct Training {
-  Training(const SeqrecConfig& c, const data::TrainWindows& tw, int64_t V, Objective& objective)
+  Training(const SeqrecConfig& c, const data::TrainWindows& tw, int64_t V, Objective& objective,
+           GradientExchange* exchange)
       : model(model_config(c, V), alloc), opt(optimizer_config(c), model.params(), alloc),
         opt_bytes(alloc.current_bytes() - model.allocated_parameter_bytes() - model.allocated_activation_bytes()),
-        step(model, objective, alloc) {
+        step(model, objective, alloc, MicroBatchPlan{c.B, micro_batch_of(c), c.ranks}, exchange), exchange(exchange) {
     model.init();
     if (float* b = model.mutable_output_bias()) {
       const std::vector<float> b0 = constant_predictor_logits(tw.targets.data(), tw.weights.data(), tw.count() * tw.N, tw.L, V);
@@ -252,7 +258,9 @@ struct Training {
     m.parameters = model.allocated_parameter_bytes() / 2;  // values and gradients: two equal buffers
     m.gradients = model.allocated_parameter_bytes() - m.parameters;
     m.optimizer_state = opt_bytes;
-    m.activations = alloc.current_bytes() - model.allocated_parameter_bytes() - opt_bytes;  // incl. d hidden
+    m.activations = alloc.current_bytes() - model.allocated_parameter_bytes() - opt_bytes -
+                    step.allocated_partial_bytes();  // incl. d hidden
+    m.gradient_sums = step.allocated_partial_bytes() + (exchange ? exchange->totals().buffer_peak_bytes : 0);
     m.loss_workspace = objective.workspace_peak_bytes();
     m.loss_outputs = objective.allocated_output_bytes();
     return m;
@@ -261,13 +269,15 @@ struct Training {
   SasRec model;
   AdamW opt;
   int64_t opt_bytes;
-  TrainStep step;
+  MicroBatchStep step;
+  GradientExchange* exchange;
 };
 
 // Time sums over the steps after the first (which pays first-touch page faults).
 struct Timing {
-  double total = 0, forward = 0, loss = 0, backward = 0, optimizer = 0;
+  double total = 0, forward = 0, loss = 0, backward = 0, optimizer = 0, comm = 0;
   void add(const StepRecord& r) {
+    comm += r.comm_s;
     total += r.total_s();
     forward += r.forward_s;
     loss += r.loss_s;
@@ -307,36 +317,74 @@ std::string epoch_line(const std::string& variant, const EpochRow& e) {
 
 }  // namespace
 
+namespace {
+
+// The ranks' memory and communication, gathered on every rank (collective), rank order.
+std::vector<RankRow> gather_ranks(GradientExchange& x, const SeqrecMemory& predicted, const SeqrecMemory& measured,
+                                  int64_t rss_peak) {
+  const ExchangeTotals& t = x.totals();
+  const std::vector<int64_t> ints =
+      x.gather(std::vector<int64_t>{predicted.total(), measured.total(), rss_peak, t.bytes_sent, t.bytes_received, t.collectives});
+  const std::vector<double> seconds = x.gather(std::vector<double>{t.seconds});
+  std::vector<RankRow> rows(size_t(x.ranks()));
+  for (int r = 0; r < x.ranks(); ++r) {
+    const int64_t* v = ints.data() + 6 * r;
+    RankRow& row = rows[size_t(r)];
+    row.rank = r;
+    row.predicted_bytes = v[0];
+    row.measured_bytes = v[1];
+    row.rss_peak_bytes = v[2];
+    row.comm_bytes_sent = v[3];
+    row.comm_bytes_received = v[4];
+    row.collectives = v[5];
+    row.comm_s = seconds[size_t(r)];
+  }
+  return rows;
+}
+
+}  // namespace
+
 SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Provenance& prov, std::ostream& log,
-                         std::ostream& progress, const ProgressContext& context) {
+                         std::ostream& progress, const ProgressContext& context, GradientExchange* exchange) {
   validate(c);
+  if ((exchange ? exchange->ranks() : 1) != c.ranks) throw std::logic_error("run_seqrec: c.ranks is not the exchange's");
+  const bool primary = !exchange || exchange->primary();  // evaluates, prints, writes the run file
+  if (exchange) exchange->reset_totals();
   SeqrecOutcome o;
   o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
   RunOptions ro;
   ro.threads = c.threads;
   ro.block_v = c.block_v;
   Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction), c.item_bias);
-  o.predicted = predict_memory(c, d.V, objective);
+  const int64_t parameters = SasRec::parameter_count(model_config(c, d.V));
+  o.predicted = predict_memory(c, d.V, objective, exchange ? exchange->sum_buffer_bytes(parameters) : 0);
   const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
   // Planned before anything is sized by V: a point that will not train (skipped, predicted over
   // --mem-limit, --dry-run) allocates nothing V-sized, not even the popularity baseline's tables.
+  // Data-parallel, every rank decides on the largest rank's prediction, so that all train or none.
+  const int64_t planned = exchange ? exchange->largest(o.predicted.total()) : o.predicted.total();
   std::optional<std::pair<std::string, std::string>> not_training;  // status, reason
-  if (auto why = objective.skip_reason(c.B * c.N, d.V, c.D, c.L)) not_training.emplace("skipped", *why);
-  else if (c.mem_limit > 0 && o.predicted.total() > c.mem_limit)
-    not_training.emplace("skipped", fmt::format("OOM predicted: {} ({} B) > limit {} ({} B)",
-                                                format_bytes(double(o.predicted.total())), o.predicted.total(),
+  if (auto why = objective.skip_reason(micro_batch_of(c) * c.N, d.V, c.D, c.L)) not_training.emplace("skipped", *why);
+  else if (c.mem_limit > 0 && planned > c.mem_limit)
+    not_training.emplace("skipped", fmt::format("OOM predicted: {} ({} B{}) > limit {} ({} B)",
+                                                format_bytes(double(planned)), planned, exchange ? " on the largest rank" : "",
                                                 format_bytes(double(c.mem_limit)), c.mem_limit));
   else if (c.dry_run) not_training.emplace("dry_run", "");
   std::unique_ptr<SeqrecRunFile> file;
-  if (!c.out.empty())
+  if (!c.out.empty() && primary)
     file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx, !not_training), o.predicted,
                                            std::vector<std::string>{c.dataset});  // never written over its data
   if (file && context.place) file->set_place(*context.place);
+  std::string parameters_hash;
   auto finish = [&](const std::string& status, const std::string& reason, const SeqrecMemory* measured) {
     o.status = status;
     o.reason = reason;
     o.rss_peak_bytes = process_rss_peak_bytes();
-    if (file) file->finish(status, reason, measured, o.steps, o.steps_per_s, o.rss_peak_bytes);
+    if (exchange && measured) {
+      const std::vector<RankRow> ranks = gather_ranks(*exchange, o.predicted, *measured, o.rss_peak_bytes);
+      if (file) file->set_ranks(exchange->library(), ranks);
+    }
+    if (file) file->finish(status, reason, measured, o.steps, o.steps_per_s, o.rss_peak_bytes, parameters_hash);
     return o;
   };
   if (not_training) return finish(not_training->first, not_training->second, nullptr);
@@ -345,7 +393,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   // logits' peak).
   const meters::PeakRssMeter rss_since_here;
 
-  Training t(c, d.split.train, d.V, objective);
+  Training t(c, d.split.train, d.V, objective, exchange);
   const data::TrainWindows& tw = d.split.train;
   const int64_t per_epoch = (tw.count() + c.B - 1) / c.B;
   const int64_t total_steps = c.steps > 0 ? c.steps : c.epochs * per_epoch;
@@ -365,13 +413,16 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
       loss_sum += r.loss;
       if (step > 1) timing.add(r);
       if (file) file->append_step(step_row(r, step, epoch, n, t.opt.lr_at(step), objective.full_vocabulary()));
-      // A signal stops the run between steps, the steps done kept (io/interrupt_guard.hpp).
-      if (const int sig = io::interrupt_signal(); sig && o.steps < total_steps) {
-        if (c.progress) progress << "\n";
+      // A signal stops the run between steps, the steps done kept (io/interrupt_guard.hpp); data-parallel,
+      // every rank stops at the same step (a signal any rank saw).
+      int sig = io::interrupt_signal();
+      if (exchange) sig = int(exchange->largest(sig));
+      if (sig && o.steps < total_steps) {
+        if (c.progress && primary) progress << "\n";
         return finish("interrupted", fmt::format("{} after {} of {} steps", io::signal_name(sig), o.steps, total_steps),
                       nullptr);
       }
-      if (c.progress) {
+      if (c.progress && primary) {
         const double per_step = seconds_since(t_start) / double(step);
         const std::string sweep_eta =
             context.later_steps > 0 ? ", sweep " + eta(per_step * double(total_steps - step + context.later_steps)) : "";
@@ -388,10 +439,12 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
     er.dev_hit_at_8 = er.dev_hr_at_10 = er.dev_ndcg_at_10 = kNaN;
     er.test_hit_at_8 = er.test_hr_at_10 = er.test_ndcg_at_10 = kNaN;
     const bool last = epoch == epochs || o.steps >= total_steps;
-    if (c.eval_every >= 0 && (last || (c.eval_every > 0 && epoch % c.eval_every == 0))) evaluate_into(er, o, t, c, d, eval_idx);
+    // Rank 0 alone evaluates (every rank holds the same model); the others wait at the next step's sum.
+    if (primary && c.eval_every >= 0 && (last || (c.eval_every > 0 && epoch % c.eval_every == 0)))
+      evaluate_into(er, o, t, c, d, eval_idx);
     if (file) file->append_epoch(er);
-    if (c.progress) progress << "\n";
-    log << epoch_line(c.variant, er) << std::flush;
+    if (c.progress && primary) progress << "\n";
+    if (primary) log << epoch_line(c.variant, er) << std::flush;
   }
   const double k = double(std::max<int64_t>(1, o.steps - 1));
   o.steps_per_s = timing.total > 0 ? double(o.steps - 1) / timing.total : kNaN;
@@ -399,7 +452,9 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   o.mean_loss_s = timing.loss / k;
   o.mean_backward_s = timing.backward / k;
   o.mean_optimizer_s = timing.optimizer / k;
+  o.mean_comm_s = timing.comm / k;
   o.measured = t.measured(objective);
+  parameters_hash = fnv1a_hex(t.model.params().values(), t.model.params().size() * int64_t(sizeof(float)));
   if (t.alloc.peak_bytes() != t.alloc.current_bytes())
     return finish("failed", "the model allocated during training (peak above its up-front buffers)", &o.measured);
   return finish("ok", "", &o.measured);

@@ -10,6 +10,7 @@
 #include "datasets/seqrec.hpp"
 #include "datasets/seqrec_split.hpp"
 #include "harness/provenance.hpp"
+#include "harness/seqrec/gradient_exchange.hpp"
 #include "harness/seqrec/seqrec_config.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
@@ -34,6 +35,7 @@ struct SeqrecOutcome {
   int64_t steps = 0;
   double steps_per_s = 0;  // over the steps after the first
   double mean_forward_s = 0, mean_loss_s = 0, mean_backward_s = 0, mean_optimizer_s = 0;
+  double mean_comm_s = 0;  // data-parallel: rank 0's time in the gradient sums
   double test_hit_at_8 = 0, test_hr_at_10 = 0, test_ndcg_at_10 = 0;  // the last evaluation (NaN if none)
   int64_t rss_peak_bytes = 0;
 };
@@ -48,8 +50,11 @@ struct ProgressContext {
 
 // Runs c (validated first) on already loaded data; writes c.out when not empty. `log` gets one line per
 // epoch; `progress` the progress line (when c.progress).
+// `exchange` (c.ranks of them): data-parallel, this process one rank of it (gradient_exchange.hpp):
+// every rank trains, rank 0 alone evaluates, prints and writes the run file (with the /ranks table).
 SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& data, const Provenance& prov, std::ostream& log,
-                         std::ostream& progress, const ProgressContext& context = {});
+                         std::ostream& progress, const ProgressContext& context = {},
+                         GradientExchange* exchange = nullptr);
 // Loads the data, then the above.
 SeqrecOutcome run_seqrec(const SeqrecConfig& c, const Provenance& prov, std::ostream& log, std::ostream& progress);
 

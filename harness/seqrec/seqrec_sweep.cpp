@@ -77,17 +77,19 @@ std::string summary(const std::string& head, const SeqrecConfig& c, const Seqrec
   std::string s = fmt::format("{} {}: {}{} -> {}\n", head, c.variant, o.status, o.reason.empty() ? "" : " (" + o.reason + ")",
                               c.out);
   s += fmt::format("  predicted MiB: parameters {:.1f}  gradients {:.1f}  optimizer {:.1f}  activations {:.1f}  loss workspace "
-                   "{:.1f}  loss outputs {:.1f}  total {:.1f}\n",
+                   "{:.1f}  loss outputs {:.1f}  gradient sums {:.1f}  total {:.1f}\n",
                    mib(p.parameters), mib(p.gradients), mib(p.optimizer_state), mib(p.activations), mib(p.loss_workspace),
-                   mib(p.loss_outputs), mib(p.total()));
+                   mib(p.loss_outputs), mib(p.gradient_sums), mib(p.total()));
   if (o.status != "ok") return s;
   const SeqrecMemory& m = o.measured;
   s += fmt::format("  measured  MiB: parameters {:.1f}  gradients {:.1f}  optimizer {:.1f}  activations {:.1f}  loss workspace "
-                   "{:.1f}  loss outputs {:.1f}  total {:.1f}  (process RSS peak {:.1f})\n",
+                   "{:.1f}  loss outputs {:.1f}  gradient sums {:.1f}  total {:.1f}  (process RSS peak {:.1f}{})\n",
                    mib(m.parameters), mib(m.gradients), mib(m.optimizer_state), mib(m.activations), mib(m.loss_workspace),
-                   mib(m.loss_outputs), mib(m.total()), mib(o.rss_peak_bytes));
-  s += fmt::format("  {} steps, {:.4g} steps/s; mean s: forward {:.4g}  loss {:.4g}  backward {:.4g}  optimizer {:.4g}\n", o.steps,
-                   o.steps_per_s, o.mean_forward_s, o.mean_loss_s, o.mean_backward_s, o.mean_optimizer_s);
+                   mib(m.loss_outputs), mib(m.gradient_sums), mib(m.total()), mib(o.rss_peak_bytes),
+                   c.ranks > 1 ? fmt::format(", rank 0 of {}", c.ranks) : std::string());
+  s += fmt::format("  {} steps, {:.4g} steps/s; mean s: forward {:.4g}  loss {:.4g}  backward {:.4g}  optimizer {:.4g}{}\n",
+                   o.steps, o.steps_per_s, o.mean_forward_s, o.mean_loss_s, o.mean_backward_s, o.mean_optimizer_s,
+                   c.ranks > 1 ? fmt::format("  communication {:.4g}", o.mean_comm_s) : std::string());
   s += fmt::format("  test Hit@8 {:.4f}  HR@10 {:.4f}  NDCG@10 {:.4f}\n", o.test_hit_at_8, o.test_hr_at_10, o.test_ndcg_at_10);
   return s;
 }
@@ -200,10 +202,10 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
 }
 
 std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
-                                                  const std::vector<SeqrecSweepPoint>& points) {
+                                                  const std::vector<SeqrecSweepPoint>& points, bool check_outputs) {
   std::map<std::string, int64_t> vocabulary;  // by dataset
   std::set<std::string> paths;
-  if (!spec.out_dir.empty()) {
+  if (check_outputs && !spec.out_dir.empty()) {
     std::error_code ec;
     if (fs::exists(spec.out_dir, ec) && !fs::is_directory(spec.out_dir, ec))
       throw io::PathError(fmt::format("--out-dir '{}' exists and is not a folder", spec.out_dir));
@@ -224,6 +226,7 @@ std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
     } catch (const std::exception& e) {
       throw std::invalid_argument(points.size() > 1 ? fmt::format("{} ({}): {}", p.name, p.describe, e.what()) : e.what());
     }
+    if (!check_outputs) continue;
     const std::string option = spec.out.empty() ? "--out-dir" : "--out";
     if (!paths.insert(c.out).second)
       throw io::PathError(fmt::format("{}: two points would write the same run file '{}' (datasets with the same file "
@@ -288,12 +291,20 @@ std::string seqrec_sweep_identity(const SeqrecSweepSpec& spec) {
   const SeqrecConfig& b = spec.base;
   return fmt::format("{}syn-scale={}; data-seed={}; protocol={}; dropout={}; block-v={}; lr={}; weight-decay={}; "
                      "adam-eps={}; warmup-steps={}; opt-precision={}; eval-every={}; max-eval-users={}; "
-                     "exclude-history={}",
+                     "exclude-history={}{}",
                      axes, b.syn_scale, b.data_seed, b.protocol, b.dropout, b.block_v, b.lr, b.weight_decay, b.adam_eps,
-                     b.warmup_steps, b.optimizer_precision, b.eval_every, b.max_eval_users, int(b.exclude_history));
+                     b.warmup_steps, b.optimizer_precision, b.eval_every, b.max_eval_users, int(b.exclude_history),
+                     // only when given, so that the sweeps made before the option keep their identity (--resume)
+                     b.micro_batch > 0 ? fmt::format("; micro-batch={}", b.micro_batch) : std::string());
 }
 
 namespace {
+
+// What a data-parallel run's other ranks print to: a stream without a buffer, which drops everything.
+std::ostream& discard() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
 
 // `lobench train-seqrec` as a job of the one sweep driver (sweep/driver.hpp): a point is a training
 // run, recorded as its own run file (key: its file name). Every point of the partition is validated
@@ -301,15 +312,23 @@ namespace {
 class SeqrecSweepJob : public sweep::SweepJob {
  public:
   SeqrecSweepJob(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err)
-      : spec_(spec), prov_(prov), out_(out), err_(err), points_(expand_seqrec_sweep(spec)),
-        identity_(seqrec_sweep_identity(spec)) {}
+      : spec_(spec), prov_(prov), x_(spec.exchange), primary_(!x_ || x_->primary()), out_(primary_ ? out : discard()),
+        err_(primary_ ? err : discard()), points_(expand_seqrec_sweep(spec)), identity_(seqrec_sweep_identity(spec)) {}
 
   int64_t size() const override { return int64_t(points_.size()); }
 
   std::vector<sweep::PlannedPoint> plan(const std::vector<int64_t>& indices) override {
     for (int64_t i : indices) mine_.push_back(points_[size_t(i)]);
-    resolve_seqrec_datasets(spec_, mine_);
-    const std::map<std::string, int64_t> vocabulary = check_seqrec_sweep(spec_, mine_);
+    std::map<std::string, int64_t> vocabulary;
+    std::string error;  // data-parallel: every rank learns any rank's refusal (exit status 2 on all)
+    try {
+      resolve_seqrec_datasets(spec_, mine_);
+      vocabulary = check_seqrec_sweep(spec_, mine_, primary_);
+    } catch (const std::exception& e) {
+      if (!x_) throw;
+      error = e.what();
+    }
+    if (x_) x_->check(error);
     std::vector<sweep::PlannedPoint> planned;
     for (size_t j = 0; j < mine_.size(); ++j) {
       const SeqrecConfig& c = mine_[j].config;
@@ -333,7 +352,12 @@ class SeqrecSweepJob : public sweep::SweepJob {
     const SeqrecConfig& c = p.config;
     if (!data_ || data_key(c) != loaded_) {
       data_.reset();  // one dataset in memory at a time
-      data_ = load_seqrec_data(c);
+      try {
+        data_ = load_seqrec_data(c);
+      } catch (const std::exception& e) {
+        if (x_) x_->abort_all(e.what());  // a file one rank cannot read: the others would wait for it
+        throw;
+      }
       loaded_ = data_key(c);
     }
     const SweepPlace place{identity_, spec_.partition.str(), point.index, size()};
@@ -343,6 +367,7 @@ class SeqrecSweepJob : public sweep::SweepJob {
     context.place = &place;
     const std::string head = fmt::format("[{}/{}] {}", point.index + 1, points_.size(), p.name);
     try {
+      if (x_) return execute_ranked(c, head, context);
       const SeqrecOutcome o = run_seqrec(c, *data_, prov_, out_, err_, context);
       out_ << summary(head, c, o) << std::flush;
       if (o.status == "interrupted") {
@@ -354,6 +379,26 @@ class SeqrecSweepJob : public sweep::SweepJob {
     } catch (const std::exception& e) {
       // Everything a point can be refused for was checked in plan(): what is left is a failure while
       // training (memory, I/O); the sweep records it and goes on with the next point.
+      out_ << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
+      return sweep::PointStatus::failed;
+    }
+  }
+
+  // One data-parallel run on this rank: a failure every rank shares (RankFailure from a checkpoint) is
+  // recorded and the sweep goes on; one only this rank sees ends every rank (the others may be waiting
+  // for it inside a collective).
+  sweep::PointStatus execute_ranked(const SeqrecConfig& c, const std::string& head, const ProgressContext& context) {
+    try {
+      const SeqrecOutcome o = run_seqrec(c, *data_, prov_, out_, err_, context, x_);
+      out_ << summary(head, c, o) << std::flush;
+      if (o.status == "interrupted") {
+        interrupted_note_ = fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
+        return sweep::PointStatus::interrupted;
+      }
+      return o.status == "ok" ? sweep::PointStatus::ok
+             : o.status == "failed" ? sweep::PointStatus::failed : sweep::PointStatus::skipped;
+    } catch (const std::exception& e) {
+      if (!x_->shared_failure(e)) x_->abort_all(e.what());
       out_ << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
       return sweep::PointStatus::failed;
     }
@@ -372,6 +417,8 @@ class SeqrecSweepJob : public sweep::SweepJob {
  private:
   const SeqrecSweepSpec& spec_;
   const Provenance& prov_;
+  GradientExchange* const x_;  // data-parallel: this rank's exchange
+  const bool primary_;         // prints and writes
   std::ostream& out_;
   std::ostream& err_;
   const std::vector<SeqrecSweepPoint> points_;  // the whole sweep
@@ -393,12 +440,15 @@ void list_seqrec_sweep(const SeqrecSweepSpec& spec, std::ostream& out) {
 
 int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {
   sweep::refuse_with_resume(spec.resume, {{"--overwrite", spec.overwrite}, {"--dry-run", spec.base.dry_run}});
+  if (spec.exchange && spec.resume)  // the ranks would each read the run files to decide what is left
+    throw std::invalid_argument("train-seqrec: --resume does not take --data-parallel");
   SeqrecSweepJob job(spec, prov, out, err);
   sweep::DriveSettings d;
   d.partition = spec.partition;
   d.resume = spec.resume;
-  d.progress = spec.progress_lines ? &err : nullptr;
+  d.progress = spec.progress_lines && (!spec.exchange || spec.exchange->primary()) ? &err : nullptr;
   d.unit = "runs";
+  if (spec.exchange) d.agree_on_signal = [&spec](int64_t signal) { return spec.exchange->largest(signal); };
   return int(sweep::drive(job, d).failed);
 }
 

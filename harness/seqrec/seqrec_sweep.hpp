@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/provenance.hpp"
+#include "harness/seqrec/gradient_exchange.hpp"
 #include "harness/seqrec/seqrec_config.hpp"
 #include "harness/sweep/axes.hpp"
 #include "harness/sweep/partition.hpp"
@@ -45,6 +46,10 @@ struct SeqrecSweepSpec {
   // its `sweep` attribute) and run the others (missing, interrupted, a dry run's).
   bool resume = false;
   bool progress_lines = true;  // the driver's line after each point (with the sweep's ETA) on `err`
+  // Data-parallel (`mpirun -np R lobench train-seqrec --data-parallel`): this process is one rank of
+  // every run (gradient_exchange.hpp); rank 0 alone checks the run files' paths, writes and prints, and a
+  // failure one rank alone sees ends every rank (exit status 2). Null: one process.
+  GradientExchange* exchange = nullptr;
 };
 
 // What makes two train-seqrec processes parts of one sweep: every axis with its values and every fixed
@@ -74,9 +79,10 @@ void resolve_seqrec_datasets(const SeqrecSweepSpec& spec, std::vector<SeqrecSwee
 // are read for their vocabulary) and refuses, before any file is written, an output path that exists
 // (unless spec.overwrite) or is not a regular file. Throws std::invalid_argument / io::PathError naming
 // the point and the problem.
-// Returns the vocabulary (items + padding) of each dataset, by --dataset value.
+// Returns the vocabulary (items + padding) of each dataset, by --dataset value. check_outputs false:
+// the points only, not their run files' paths (a data-parallel run's other ranks).
 std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
-                                                  const std::vector<SeqrecSweepPoint>& points);
+                                                  const std::vector<SeqrecSweepPoint>& points, bool check_outputs = true);
 
 // --list: every point of spec.partition ("NAME  (dataset=... L=... ...)"), then "N runs"; reads and
 // writes nothing (the sweep driver's list_points).

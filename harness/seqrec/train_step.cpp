@@ -18,7 +18,7 @@ StepRecord TrainStep::run(const Batch& batch, uint64_t step, AdamW* opt) {
   StepRecord r;
   auto t0 = std::chrono::steady_clock::now();
   model_.params().zero_grad();
-  const float* hidden = model_.forward(batch.ids, batch.B, step, /*training=*/true);
+  const float* hidden = model_.forward(batch.ids, batch.B, step, /*training=*/true, batch.first_window);
   r.forward_s = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
@@ -32,6 +32,8 @@ StepRecord TrainStep::run(const Batch& batch, uint64_t step, AdamW* opt) {
   lb.targets = batch.targets;
   lb.weights = batch.weights;
   lb.bias = model_.output_bias();
+  lb.step_weight_sum = batch.step_weight_sum;
+  lb.first_position = batch.first_window * c.N;
   const LossResult loss = objective_.compute(lb, step, d_hidden_.data(), model_.output_grad(), model_.output_bias_grad());
   r.loss_s = seconds_since(t0);
   r.loss = loss.loss;
@@ -42,7 +44,7 @@ StepRecord TrainStep::run(const Batch& batch, uint64_t step, AdamW* opt) {
   r.loss_workspace_peak = loss.working_peak_bytes;
 
   t0 = std::chrono::steady_clock::now();
-  model_.backward(batch.ids, batch.B, step, d_hidden_.data());
+  model_.backward(batch.ids, batch.B, step, d_hidden_.data(), batch.first_window);
   r.backward_s = seconds_since(t0);
 
   if (opt) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "harness/seqrec/adamw.hpp"
 #include "harness/seqrec/sasrec_model.hpp"
@@ -16,14 +17,19 @@ struct Batch {
   const int32_t* ids = nullptr;
   const int32_t* targets = nullptr;
   const float* weights = nullptr;
+  // A micro-batch of a larger step (micro_batch_step.hpp): where its windows start in the step's batch,
+  // and the step's Σw (Objective::weight_sum); 0 and NaN for a whole step.
+  int64_t first_window = 0;
+  double step_weight_sum = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct StepRecord {
   double loss = 0.0;
   int64_t tp = 0, fp = 0, fn = 0, tn = 0;
   double forward_s = 0, loss_s = 0, backward_s = 0, optimizer_s = 0;
+  double comm_s = 0;  // data-parallel: inside the collectives that sum the ranks' gradients
   int64_t loss_workspace_peak = 0;
-  double total_s() const { return forward_s + loss_s + backward_s + optimizer_s; }
+  double total_s() const { return forward_s + loss_s + backward_s + optimizer_s + comm_s; }
 };
 
 class TrainStep {

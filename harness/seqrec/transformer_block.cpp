@@ -38,30 +38,30 @@ void TransformerBlock::init(ParameterSet& params, uint64_t seed, uint64_t stream
 }
 
 void TransformerBlock::forward(const ParameterSet& params, const float* x, const int32_t* ids, int64_t B,
-                               uint64_t step, bool training, float* y) {
+                               uint64_t step, bool training, float* y, uint64_t mask_offset) {
   const int64_t R = B * s_.N, n = R * s_.D;
   const int T = s_.threads;
   ln1_.forward(params, x, R, a_in_.data(), T);
   attn_.forward(params, a_in_.data(), ids, B, a_out_.data());
-  drop_attn_.forward(a_out_.data(), n, step, training, a_out_.data(), T);
+  drop_attn_.forward(a_out_.data(), n, step, training, a_out_.data(), T, mask_offset);
   residual_add(x, a_out_.data(), n, h_.data(), T);
   ln2_.forward(params, h_.data(), R, f_in_.data(), T);
   ffn_.forward(params, f_in_.data(), R, f_out_.data());
-  drop_ffn_.forward(f_out_.data(), n, step, training, f_out_.data(), T);
+  drop_ffn_.forward(f_out_.data(), n, step, training, f_out_.data(), T, mask_offset);
   residual_add(h_.data(), f_out_.data(), n, y, T);
 }
 
 void TransformerBlock::backward(ParameterSet& params, const int32_t* ids, int64_t B, uint64_t step, const float* dy,
-                                float* dx) {
+                                float* dx, uint64_t mask_offset) {
   const int64_t R = B * s_.N, n = R * s_.D;
   const int T = s_.threads;
   // Feed-forward branch: g1 = dropout'(dy) -> ffn -> g2 = d f_in -> ln2 -> g1 = d h (branch part).
-  drop_ffn_.backward(dy, n, step, g1_.data(), T);
+  drop_ffn_.backward(dy, n, step, g1_.data(), T, mask_offset);
   ffn_.backward(params, f_in_.data(), g1_.data(), R, g2_.data());
   ln2_.backward(params, g2_.data(), R, g1_.data(), T);
   residual_backward(dy, g1_.data(), n, g1_.data(), T);  // g1 = dh
   // Attention branch.
-  drop_attn_.backward(g1_.data(), n, step, g2_.data(), T);
+  drop_attn_.backward(g1_.data(), n, step, g2_.data(), T, mask_offset);
   attn_.backward(params, a_in_.data(), ids, B, g2_.data(), a_out_.data());  // a_out reused as d a_in
   ln1_.backward(params, a_out_.data(), R, g2_.data(), T);
   residual_backward(g1_.data(), g2_.data(), n, dx, T);

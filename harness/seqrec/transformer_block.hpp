@@ -25,11 +25,13 @@ class TransformerBlock {
   void allocate(CountingAllocator& alloc);
   void init(ParameterSet& params, uint64_t seed, uint64_t stream, float std, float out_std) const;
 
-  // x [B·N, D] -> y [B·N, D] (y may not alias x; x must stay alive until backward).
+  // x [B·N, D] -> y [B·N, D] (y may not alias x; x must stay alive until backward). `mask_offset`: the
+  // dropout counter of x's first element in its whole step (Dropout's `first`).
   void forward(const ParameterSet& params, const float* x, const int32_t* ids, int64_t B, uint64_t step,
-               bool training, float* y);
+               bool training, float* y, uint64_t mask_offset = 0);
   // dy -> dx (overwritten; may alias dy).
-  void backward(ParameterSet& params, const int32_t* ids, int64_t B, uint64_t step, const float* dy, float* dx);
+  void backward(ParameterSet& params, const int32_t* ids, int64_t B, uint64_t step, const float* dy, float* dx,
+                uint64_t mask_offset = 0);
 
  private:
   BlockShape s_;

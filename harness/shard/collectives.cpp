@@ -37,9 +37,19 @@ int comm_rank(MPI_Comm c) {
   return r;
 }
 
-// One piece (n ≤ kOrderedSumPiece) of ordered_sum.
+// Rank order: acc = ((x_0 + x_1) + x_2) + ..., element by element.
 template <typename T>
-void ordered_sum_piece(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st) {
+void rank_order_sum(T* copies, int64_t count, int R, T* out) {
+  for (int64_t i = 0; i < count; ++i) {
+    T acc = copies[i];
+    for (int j = 1; j < R; ++j) acc += copies[int64_t(j) * count + i];
+    out[i] = acc;
+  }
+}
+
+// One piece (n ≤ kOrderedSumPiece) of ordered_sum.
+template <typename T, typename Sum>
+void ordered_sum_piece(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st, const Sum& sum) {
   const int R = comm_size(comm), me = comm_rank(comm);
   std::vector<int> seg_count(static_cast<size_t>(R)), seg_begin(static_cast<size_t>(R)), recv_count(static_cast<size_t>(R)), recv_begin(static_cast<size_t>(R));
   for (int k = 0; k < R; ++k) {
@@ -56,12 +66,7 @@ void ordered_sum_piece(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st) {
   check(MPI_Alltoallv(x, seg_count.data(), seg_begin.data(), mpi_type<T>(), recv, recv_count.data(),
                       recv_begin.data(), mpi_type<T>(), comm),
         "MPI_Alltoallv (ordered sum)");
-  T* out = x + seg_begin[size_t(me)];
-  for (int i = 0; i < mine; ++i) {
-    T acc = recv[i];
-    for (int j = 1; j < R; ++j) acc += recv[int64_t(j) * mine + i];  // rank order, always
-    out[i] = acc;
-  }
+  sum(recv, int64_t(mine), R, x + seg_begin[size_t(me)]);
   check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, seg_count.data(), seg_begin.data(), mpi_type<T>(), comm),
         "MPI_Allgatherv (ordered sum)");
   const int64_t sent = (n - mine) + int64_t(R - 1) * mine;  // segments to others, then my sum to each other rank
@@ -72,16 +77,11 @@ void ordered_sum_piece(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st) {
 }
 
 // The short-vector path: every rank's x on rank 0, summed there in rank order, broadcast back.
-template <typename T>
-void gathered_sum(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st) {
+template <typename T, typename Sum>
+void gathered_sum(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st, const Sum& sum) {
   const int R = comm_size(comm), me = comm_rank(comm);
   check(MPI_Gather(x, int(n), mpi_type<T>(), recv, int(n), mpi_type<T>(), 0, comm), "MPI_Gather (ordered sum)");
-  if (me == 0)
-    for (int64_t i = 0; i < n; ++i) {
-      T acc = recv[i];
-      for (int j = 1; j < R; ++j) acc += recv[int64_t(j) * n + i];  // rank order, as ordered_sum_piece
-      x[i] = acc;
-    }
+  if (me == 0) sum(recv, n, R, x);  // the same expression as ordered_sum_piece's
   check(MPI_Bcast(x, int(n), mpi_type<T>(), 0, comm), "MPI_Bcast (ordered sum)");
   const int64_t bytes = n * int64_t(sizeof(T));
   st.bytes_sent += me == 0 ? int64_t(R - 1) * bytes : bytes;  // what a flat gather and broadcast move
@@ -89,17 +89,17 @@ void gathered_sum(MPI_Comm comm, T* x, int64_t n, T* recv, CommStats& st) {
   st.collectives += 2;
 }
 
-template <typename T>
-void ordered_sum_impl(MPI_Comm comm, T* x, int64_t n, CountingAllocator& alloc, CommStats& st) {
+template <typename T, typename Sum>
+void ordered_sum_impl(MPI_Comm comm, T* x, int64_t n, CountingAllocator& alloc, CommStats& st, const Sum& sum) {
   const int R = comm_size(comm);
   if (R == 1 || n == 0) return;
   const double t0 = MPI_Wtime();
   Buffer<T> recv(alloc, ordered_sum_buffer_bytes(n, R, sizeof(T), comm_rank(comm)) / int64_t(sizeof(T)));
   if (n * int64_t(sizeof(T)) <= kGatherSumBytes) {
-    gathered_sum(comm, x, n, recv.data(), st);
+    gathered_sum(comm, x, n, recv.data(), st, sum);
   } else {
     for (int64_t off = 0; off < n; off += kOrderedSumPiece)
-      ordered_sum_piece(comm, x + off, std::min(kOrderedSumPiece, n - off), recv.data(), st);
+      ordered_sum_piece(comm, x + off, std::min(kOrderedSumPiece, n - off), recv.data(), st, sum);
   }
   st.seconds += MPI_Wtime() - t0;
 }
@@ -137,10 +137,14 @@ int64_t ordered_sum_buffer_bytes(int64_t n, int ranks, int64_t elem, int rank) {
 }
 
 void ordered_sum(MPI_Comm comm, float* x, int64_t n, CountingAllocator& alloc, CommStats& stats) {
-  ordered_sum_impl(comm, x, n, alloc, stats);
+  ordered_sum_impl(comm, x, n, alloc, stats, rank_order_sum<float>);
 }
 void ordered_sum(MPI_Comm comm, double* x, int64_t n, CountingAllocator& alloc, CommStats& stats) {
-  ordered_sum_impl(comm, x, n, alloc, stats);
+  ordered_sum_impl(comm, x, n, alloc, stats, rank_order_sum<double>);
+}
+void combined_sum(MPI_Comm comm, float* x, int64_t n, const SegmentSum& segment_sum, CountingAllocator& alloc,
+                  CommStats& stats) {
+  ordered_sum_impl(comm, x, n, alloc, stats, segment_sum);
 }
 
 void exact_sum(MPI_Comm comm, int64_t* x, int64_t n, CommStats& st) {

@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,6 +54,14 @@ constexpr int64_t kGatherSumBytes = 2048;
 // `ranks`, for n elements of `elem` bytes: every rank's copy on rank 0 (gather path, none elsewhere),
 // or its segment of one piece from every rank (all-to-all path).
 int64_t ordered_sum_buffer_bytes(int64_t n, int ranks, int64_t elem, int rank);
+
+// How the R copies of a segment become its sum: copies holds rank j's `count` elements at
+// copies[j·count ...) and may be overwritten; the sum goes to out. ordered_sum's is rank order.
+using SegmentSum = std::function<void(float* copies, int64_t count, int ranks, float* out)>;
+// x[i] ← segment_sum over the ranks' x[i], on every rank of comm, by the same path as ordered_sum (the
+// short-vector gather to rank 0 or the all-to-all reduce-scatter + allgather).
+void combined_sum(MPI_Comm comm, float* x, int64_t n, const SegmentSum& segment_sum, CountingAllocator& alloc,
+                  CommStats& stats);
 
 // x[i] ← Σ_ranks x[i] in rank order, on every rank of comm. float or double.
 void ordered_sum(MPI_Comm comm, float* x, int64_t n, CountingAllocator& alloc, CommStats& stats);

@@ -145,8 +145,8 @@ class RowRunner {
     }
   }
 
-  static void set_limits(const meters::MachineLimits& limits, io::ResultRow& row) {
-    row.gemm_gflops = limits.best_sgemm_gflops();
+  static void set_limits(const meters::MachineLimits& limits, io::ResultRow& row, const std::string& operand) {
+    row.gemm_gflops = limits.yardstick_gflops(operand);
     row.fma_peak_gflops = limits.fma.gflops;
   }
 
@@ -154,7 +154,7 @@ class RowRunner {
   void set_skipped_yardstick(const PlannedRow& plan, io::ResultRow& row) const {
     if (is_gpu(*plan.variant)) return;
     const auto it = yardsticks_.machines().find(plan.point.options.threads);
-    if (it != yardsticks_.machines().end()) set_limits(it->second, row);
+    if (it != yardsticks_.machines().end()) set_limits(it->second, row, plan.point.options.operand);
   }
 
  private:
@@ -172,7 +172,7 @@ class RowRunner {
     const bool first = yardsticks_.machines().count(threads) == 0;
     const meters::MachineLimits& limits = yardsticks_.machine(threads);
     if (first) machine_note(limits);
-    set_limits(limits, row);
+    set_limits(limits, row, plan.point.options.operand);
     if (s_.sharded) return;  // the local yardstick would time the other ranks' waiting too
     // The previous point's "after" is this one's "before" when they share the tile shape.
     const auto key = std::tuple(sh.P(), sh.D, threads);
@@ -186,10 +186,11 @@ class RowRunner {
   // exceeds them.
   void recheck_machine(const PlannedRow& plan, io::ResultRow& row, const std::vector<double>& samples) {
     const double before = row.gemm_gflops;
+    const std::string& operand = plan.point.options.operand;
     const meters::MachineLimits& limits = yardsticks_.remeasure_machine(plan.point.options.threads);
-    if (!(limits.best_sgemm_gflops() > before)) return;
+    if (!(limits.yardstick_gflops(operand) > before)) return;
     machine_note(limits, /*remeasured=*/true);
-    set_limits(limits, row);
+    set_limits(limits, row, operand);
     fill_timing(row, samples);
   }
 
@@ -217,14 +218,20 @@ class RowRunner {
       file_->set_attr(m.openblas.why.empty() ? "sgemm_openblas_library" + suffix : "sgemm_openblas_why" + suffix,
                       m.openblas.why.empty() ? m.openblas.library : m.openblas.why);
       file_->set_attr("sgemm_best_gflops" + suffix, m.best_sgemm_gflops());
+      file_->set_attr("bf16_gemm_gflops" + suffix, m.bf16.gflops);
+      file_->set_attr("bf16_gemm_n" + suffix, double(m.bf16.n));
+      file_->set_attr(m.bf16.why.empty() ? "bf16_gemm_library" + suffix : "bf16_gemm_why" + suffix,
+                      m.bf16.why.empty() ? m.bf16.library : m.bf16.why);
       file_->set_attr("fma_peak_gflops" + suffix, m.fma.gflops);
       file_->set_attr("fma_peak_isa" + suffix, m.fma.isa);
     }
     const std::string openblas = m.openblas.why.empty() ? fmt::format("{:.1f}", m.openblas.gflops)
                                                         : "not measured (" + m.openblas.why + ")";
+    const std::string bf16 = m.bf16.why.empty() ? fmt::format("{:.1f} GFLOP/s ({}, the yardstick of bf16 rows)", m.bf16.gflops, m.bf16.library)
+                                                : "not measured (" + m.bf16.why + ")";
     printer_.note(fmt::format("machine limits on {} threads{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {} GFLOP/s (the "
-                              "yardstick of %GEMM: {:.1f}); FMA peak {:.1f} GFLOP/s ({})",
-                              m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "", m.eigen.n, m.eigen.gflops, openblas, m.best_sgemm_gflops(), m.fma.gflops,
+                              "yardstick of %GEMM: {:.1f}); bf16 {}³ {}; FMA peak {:.1f} GFLOP/s ({})",
+                              m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "", m.eigen.n, m.eigen.gflops, openblas, m.best_sgemm_gflops(), m.bf16.n, bf16, m.fma.gflops,
                               m.fma.isa));
   }
 

@@ -154,7 +154,7 @@ TEST(Check, OutputsAreBitIdenticalForOneAndTwoThreads) {
     std::vector<float> dA[2], dE[2];
     std::vector<double> loss[2], ppl[2];
     for (int threads : {1, 2}) {
-      run_check(f.in, variant, f.out, threads, "test");
+      run_check(f.in, variant, f.out, threads, "test", 0, /*overwrite=*/true);
       auto out = h5::open_file_read(f.out);
       dA[threads - 1] = h5::read<float>(out, "dA").data;
       dE[threads - 1] = h5::read<float>(out, "dE").data;
@@ -166,6 +166,25 @@ TEST(Check, OutputsAreBitIdenticalForOneAndTwoThreads) {
     EXPECT_EQ(loss[0], loss[1]) << variant;
     EXPECT_EQ(ppl[0], ppl[1]) << variant;
   }
+}
+
+// An existing OUT is refused, untouched, unless --overwrite; with it, it is replaced.
+TEST(Check, ExistingOutIsRefusedUnlessOverwrite) {
+  Files f;
+  write_input(f.in, small());
+  std::ofstream(f.out) << "an earlier result";
+  try {
+    run_check(f.in, "chunked", f.out, 1, "test");
+    ADD_FAILURE() << "an existing OUT was not refused";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("exists; give --overwrite"), std::string::npos) << e.what();
+  }
+  std::ifstream kept(f.out);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>()), "an earlier result");
+  const std::string cli = std::string(LOBENCH_EXE) + " check --in " + f.in + " --variant chunked --out " + f.out;
+  EXPECT_NE(std::system((cli + " 2>/dev/null >/dev/null").c_str()), 0);
+  EXPECT_EQ(std::system((cli + " --overwrite >/dev/null").c_str()), 0);
+  EXPECT_NO_THROW(h5::read<float>(h5::open_file_read(f.out), "dA"));
 }
 
 TEST(Check, CommandLineExitsNonZeroAndPrintsTheProblem) {

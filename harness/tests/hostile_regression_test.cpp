@@ -173,7 +173,10 @@ TEST(HostileRegression, Class3OutputsNeverDestroyInputsOrSpecialFiles) {
 
   // run_check keeps an existing OUT when IN is bad.
   std::ofstream(in) << "not HDF5";
-  EXPECT_THROW(run_check(in, "chunked", out, 1, "test"), std::exception);
+  EXPECT_THROW(run_check(in, "chunked", out, 1, "test", 0, /*overwrite=*/true), std::exception);
+  EXPECT_EQ(contents(out), "new result");
+  // ... and without --overwrite an existing OUT is refused before IN is read.
+  EXPECT_NE(error_of([&] { run_check(in, "chunked", out, 1, "test"); }).find("give --overwrite"), std::string::npos);
   EXPECT_EQ(contents(out), "new result");
 }
 

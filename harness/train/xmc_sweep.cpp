@@ -170,7 +170,7 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
     const double istd = a.real_at("clf-init-std");
     const int64_t seed = a.int_at("seeds");
     if (V < 0) throw std::invalid_argument(fmt::format("--labels-total: {} is negative", V));
-    if (seed < 0) throw std::invalid_argument(fmt::format("--seeds: {} is negative", seed));
+    if (seed < 0) throw std::invalid_argument(fmt::format("--seed: {} is negative", seed));
     p.labels_total = V;
     TrainConfig& c = p.config;
     c = s.base;
@@ -214,7 +214,7 @@ void check_run_paths(const XmcSweepSpec& spec) {
   for (const SweepPoint& p : expand_sweep(spec))
     if (!names.insert(p.name).second)
       throw io::PathError(fmt::format("--out-dir: two runs of the sweep would write the same file '{}.h5' (a value "
-                                      "given twice, e.g. --seeds 0,0?); nothing was written",
+                                      "given twice, e.g. --seed 0,0?); nothing was written",
                                       p.name));
   for (const auto& [index, p] : partition_points(spec)) {
     const std::string path = (fs::path(spec.out_dir) / (p.name + ".h5")).string();

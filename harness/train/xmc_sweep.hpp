@@ -54,7 +54,7 @@ struct XmcSweepSpec {
   bool dry_run = false;
   bool progress = true;   // progress bar on the error stream
   // Replace run files already in out_dir (without it, a sweep whose files exist is refused before it
-  // starts). Two runs of one sweep never share a file (--seeds 0,0 is refused), and a name that is a
+  // starts). Two runs of one sweep never share a file (--seed 0,0 is refused), and a name that is a
   // symlink is refused rather than followed into its target.
   bool overwrite = false;
   // --resume: keep the runs whose files in out_dir are finished (status ok, skipped or failed, written by

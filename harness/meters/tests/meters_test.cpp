@@ -61,6 +61,26 @@ TEST(Meters, SgemmOfBothLibrariesIsBelowTheFmaPeak) {
     EXPECT_NE(m.openblas.library.find("OpenBLAS"), std::string::npos);
   }
   EXPECT_GE(m.best_sgemm_gflops(), m.eigen.gflops);
+  EXPECT_EQ(m.yardstick_gflops("fp32"), m.best_sgemm_gflops());
+}
+
+// The bf16 yardstick: a rate where the bf16 products run (the products themselves are tested in
+// variants/tests/bf16_products_test.cpp), the reason where they do not; bf16 rows are compared with it.
+TEST(Meters, Bf16YardstickIsMeasuredWhereTheProductsRunAndNamedWhereNot) {
+  const SgemmRate r = bf16_square_gemm(300, 2);  // (300: ragged against the panels and tiles)
+  EXPECT_EQ(r.n, 300);
+  if (std::isnan(r.gflops)) {
+    EXPECT_FALSE(r.why.empty());
+    return;
+  }
+  EXPECT_GT(r.gflops, 0.0);
+  EXPECT_GE(r.samples, 3);
+  EXPECT_NE(r.library.find("bf16"), std::string::npos) << r.library;
+  MachineLimits m;
+  m.bf16 = r;
+  m.eigen.gflops = 1.0;
+  EXPECT_EQ(m.yardstick_gflops("bf16"), r.gflops);
+  EXPECT_EQ(m.yardstick_gflops("fp32"), 1.0);
 }
 
 TEST(Meters, ResidentSetGrowthSeesAFreshlyTouchedBlock) {

@@ -112,7 +112,7 @@ def test_seqrec_file_tables(seqrec_file):
     assert list(memory["meter"]) == ["predicted", "measured"]
     for _, m in memory.iterrows():
         parts = ["parameters_bytes", "gradients_bytes", "optimizer_state_bytes", "activations_bytes",
-                 "loss_workspace_bytes", "loss_outputs_bytes"]
+                 "loss_workspace_bytes", "loss_outputs_bytes", "gradient_sums_bytes"]
         assert m["total_bytes"] == sum(m[p] for p in parts)
     assert memory.attrs["schema"].startswith("lobench train-seqrec run")
 

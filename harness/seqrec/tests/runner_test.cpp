@@ -68,7 +68,7 @@ TEST(SeqrecRunner, StepAndEpochTablesAreTheDeclaredOnes) {
   std::ostringstream log, progress;
   ASSERT_EQ(run_seqrec(c, collect_provenance("test"), log, progress).status, "ok");
   const std::vector<std::string> steps = {"step", "epoch", "batch", "loss", "lr", "forward_s", "loss_s", "backward_s",
-                                          "optimizer_s", "step_s", "tp", "fp", "fn", "tn", "precision", "recall", "f1",
+                                          "optimizer_s", "comm_s", "step_s", "tp", "fp", "fn", "tn", "precision", "recall", "f1",
                                           "loss_workspace_bytes", "rss_bytes"};
   const std::vector<std::string> epochs = {"epoch", "steps", "train_loss", "dev_hit_at_8", "dev_hr_at_10",
                                            "dev_ndcg_at_10", "test_hit_at_8", "test_hr_at_10", "test_ndcg_at_10",

@@ -323,7 +323,9 @@ def register_path_cases():
             with h5py.File(f"{d}/in.h5", "a") as f:
                 for k in list(f.keys()):
                     del f[k]
-        case(f"{cmd} failing keeps an existing --out", "paths", ["in.h5"], base, stale)
+        case(f"{cmd} failing keeps an existing --out", "paths", ["in.h5"], base + ["--overwrite"], stale)
+        case(f"{cmd} an existing --out needs --overwrite", "paths", ["out.h5", "--overwrite"], base,
+             lambda d, good=good: (good(d), open(f"{d}/out.h5", "wb").write(b"an earlier result")))
     case("@args file is a directory", "paths", ["sub", "directory"], ["@{d}/sub", "check"],
          lambda d: os.mkdir(f"{d}/sub"))
     case("@args file is a FIFO", "paths", ["fifo", "FIFO"], ["@{d}/fifo", "check"], lambda d: make_fifo(f"{d}/fifo"))
