@@ -129,9 +129,9 @@ class RowRunner {
   std::vector<double> run_sharded(const PlannedRow& plan, io::ResultRow& row) {
     try {
       const int64_t rank_limit = s_.mem_limit > 0 ? s_.mem_limit : 0;
-      // Every rank must run the same steps: a fixed count (--reps, else the policy's minimum).
+      // The one repetition rule, as unsharded rows: every rank judges the same samples (measure()).
       std::vector<double> samples = s_.sharded->measure(plan.point, s_.pad_fraction, s_.dup_fraction, s_.accuracy,
-                                                        rank_limit, s_.warmup, s_.reps.expected_reps(), row);
+                                                        rank_limit, s_.warmup, s_.reps, row);
       fill_timing(row, samples);
       row.flags.set(trust_flags(row));
       row.status.set("ok");
