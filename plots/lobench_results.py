@@ -9,9 +9,15 @@ Strings are decoded to str; measurements that were not taken are NaN. Files of e
 version 1 wrote 0 or -1 for measurements not taken and kept the samples in a time_samples_s column; both
 are converted here. The run file's root attributes are in df.attrs.
 
-Training files (`lobench train-xmc` / `train-seqrec`, root attribute "schema" = "lobench train-... run")
-have no /results table: read() returns their per-epoch table (/epochs), read_table() any of their tables
-(/epochs, /steps) and read_memory() the /memory group's predicted and measured bytes. Column files
+Every table of every file reads as a pandas.DataFrame through read_table(path, name); tables(path) names
+them. Training files (`lobench train-xmc` / `train-seqrec`, root attribute "schema" = "lobench train-...
+run") have no /results table: read() returns their per-epoch table (/epochs); their tables are /epochs,
+/steps (train-seqrec), /memory (the /memory group's predicted_* and measured_* byte counts as one row per
+meter: a "meter" column, predicted or measured, and one column per part) and, with histograms
+(train-xmc --hist-every), /grad_hist and /logit_grad_hist (one row of counts per epoch, a column per bin).
+read_memory() gives the /memory group as a dict. A file being written reads too: `lobench run` appends to
+OUT itself, the trainers to OUT.partial-XXXXXX beside OUT until the run ends (every row is flushed as it
+is appended). Column files
 (`train-xmc --layouts-out`, `train_step_bench --out`: equal-length 1-D datasets at the root, and for
 layouts one group of them per head layout) read as one row per entry, a "group" column naming the
 group. kind() says which sort of file a path is. Every failure raises RunFileError (a ValueError) naming the file, never
@@ -188,26 +194,87 @@ def _read_results(path):
     return df
 
 
-def read_table(path, name):
-    """Any table of a run or training file (/results, /epochs, /steps, /samples) as a DataFrame, strings
-    decoded, root attributes in df.attrs."""
+def tables(path):
+    """The names of the file's tables, each readable with read_table: its compound tables (/results,
+    /samples, /epochs, /steps), its count tables (/grad_hist, /logit_grad_hist) and /memory."""
+    def names():
+        with _open(path, table=None) as f:
+            out = []
+            for k in f.keys():
+                item = f.get(k, getlink=False)
+                if isinstance(item, h5py.Dataset) and isinstance(f.get(k), h5py.Dataset):
+                    d = f[k]
+                    if (d.ndim == 1 and d.dtype.names is not None) or (d.ndim == 2 and d.dtype.kind in "iu"):
+                        out.append(k)
+                elif k == "memory" and isinstance(f.get(k), h5py.Group):
+                    out.append(k)
+            return out
+    return _guarded(path, "the table names", names)
+
+
+def _memory_frame(path, f):
+    """/memory's attributes METER_PART (METER: predicted or measured) as one row per meter."""
     import pandas as pd
+    if "memory" not in f or not isinstance(f["memory"], h5py.Group):
+        raise RunFileError(f"{os.fspath(path)}: no /memory group (not a training file?)")
+    rows = {}
+    for key, value in _attrs(f["memory"]).items():
+        meter, _, part = key.partition("_")
+        if not part:
+            continue
+        rows.setdefault(meter, {})[part] = value
+    order = [m for m in ("predicted", "measured") if m in rows] + sorted(set(rows) - {"predicted", "measured"})
+    parts = []
+    for m in order:
+        parts += [p for p in rows[m] if p not in parts]
+    return pd.DataFrame({"meter": order, **{p: [rows[m].get(p, math.nan) for m in order] for p in parts}})
+
+
+def read_table(path, name):
+    """Any table of a run or training file as a DataFrame (tables() names them): /results, /samples,
+    /epochs, /steps as their columns, strings decoded; /memory one row per meter; /grad_hist and
+    /logit_grad_hist one row per recorded epoch, one column per bin. Root attributes (and the table's own)
+    in df.attrs."""
+    import pandas as pd
+    if name == "results":  # the run file's table, with its version's conventions (read())
+        return _guarded(path, "/results", lambda: _read_results(path))
 
     def table():
         with _open(path, table=name) as f:
-            rows = f[name][:]
             attrs = _attrs(f)
+            if name == "memory":
+                df = _memory_frame(path, f)
+                df.attrs.update(attrs)
+                return df
+            item = f[name]
+            if not isinstance(item, h5py.Dataset):
+                raise RunFileError(f"{os.fspath(path)}: /{name} is not a table")
+            rows = item[:]
+            attrs.update(_attrs(item))
+        if rows.dtype.names is None and rows.ndim == 2 and rows.dtype.kind in "iu":
+            df = pd.DataFrame(rows)
+            df.attrs.update(attrs)
+            return df
         if rows.dtype.names is None:
             raise RunFileError(f"{os.fspath(path)}: /{name} is not a table (dtype {rows.dtype})")
         cols = {}
         for field in rows.dtype.names:
             col = rows[field]
-            cols[field] = (np.array([x.decode(errors="replace") for x in col], dtype=object)
-                           if col.dtype.kind == "S" else col)
+            if col.dtype.kind == "S":
+                cols[field] = np.array([x.decode(errors="replace") for x in col], dtype=object)
+            elif col.ndim > 1:  # an array column: one array per row
+                cols[field] = list(col)
+            else:
+                cols[field] = col
         df = pd.DataFrame(cols)
         df.attrs.update(attrs)
         return df
     return _guarded(path, f"/{name}", table)
+
+
+def read_tables(path):
+    """{name: DataFrame} of every table of the file (tables(), read_table())."""
+    return {name: read_table(path, name) for name in tables(path)}
 
 
 def read_memory(path):

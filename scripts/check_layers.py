@@ -40,10 +40,7 @@ ROOTS = ["precision_sim", "datasets", "variants", "harness", "examples"]
 SOURCE_SUFFIXES = (".hpp", ".cpp", ".cu", ".cuh", ".h")
 
 # (including file, included path) -> why it still points up and which issue removes it.
-PENDING = {
-    ("harness/sweep/axes.cpp", "harness/cli/numbers.hpp"):
-        "issue 25: parse_count/canonical_count move to harness/config beside parse_size",
-}
+PENDING = {}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -113,7 +110,9 @@ def self_test():
         "harness/newfolder/a.cpp": '#include <vector>\n',
     }
     stale = ("harness/sweep/gone.cpp", "harness/cli/gone.hpp")
+    pending = ("harness/sweep/axes.cpp", "harness/cli/numbers.hpp")
     PENDING[stale] = "self-test: an entry whose include is gone"
+    PENDING[pending] = "self-test: a known upward arrow"
     try:
         with tempfile.TemporaryDirectory() as root:
             for path, text in files.items():
@@ -122,7 +121,7 @@ def self_test():
                     fh.write(text)
             errors, warnings = check(root)
     finally:
-        del PENDING[stale]
+        del PENDING[stale], PENDING[pending]
     joined = "\n".join(errors)
     assert "harness/sweep/driver.cpp:3: includes harness/cli/options.hpp (command line)" in joined, joined
     assert "harness/cli/options.cpp" not in joined, joined

@@ -14,17 +14,14 @@
 #include <cstdint>
 #include <string>
 
+#include "harness/config/counts.hpp"
 #include "harness/config/option_checks.hpp"
 
 namespace lobench::cli {
 
-// The count `text` as an integer; throws OptionError naming `option` and the value when it is not an
-// exact integer in int64 (garbage, a fraction, an unknown suffix, overflow).
-int64_t parse_count(const std::string& option, const std::string& text);
-
-// parse_count, then written back as plain decimal digits ("100k" -> "100000"), for a value that is kept
-// as text (a sweep axis) or handed on to another parser.
-std::string canonical_count(const std::string& option, const std::string& text);
+// Counts: harness/config/counts.hpp (the sweep axes parse them there too).
+using config::parse_count;
+using config::canonical_count;
 
 // A size in bytes (see above): config::parse_size (harness/config/option_checks.hpp), where the engine's
 // memory limits are checked.

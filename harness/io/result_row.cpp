@@ -18,7 +18,24 @@ const char* kind_name(ColumnKind k) {
   return "?";
 }
 
+// The rows of a markdown table `| column | type | unit | meaning |` of these columns.
+std::string column_rows(const std::vector<Column>& columns) {
+  std::string md;
+  for (const Column& c : columns) {
+    const std::string type = c.kind == ColumnKind::text ? fmt::format("string[{}]", c.size) : kind_name(c.kind);
+    md += fmt::format("| `{}` | {} | {} | {} |\n", c.name, type, c.unit, c.meaning);
+  }
+  return md;
+}
+
 }  // namespace
+
+const std::vector<Column>& ResultRow::columns() { return result_columns(); }
+
+const std::vector<Column>& SampleRow::columns() {
+  static const std::vector<Column> columns = LOBENCH_ROW_COLUMNS(SampleRow, LOBENCH_SAMPLE_COLUMNS);
+  return columns;
+}
 
 const std::vector<Column>& result_columns() {
   static const std::vector<Column> columns = LOBENCH_ROW_COLUMNS(ResultRow, LOBENCH_RESULT_COLUMNS);
@@ -93,10 +110,7 @@ growth); a resumed version-3 file keeps its layout.
 |---|---|---|---|
 )",
                                kSchemaVersion, kSchemaVersion);
-  for (const Column& c : result_columns()) {
-    const std::string type = c.kind == ColumnKind::text ? fmt::format("string[{}]", c.size) : kind_name(c.kind);
-    md += fmt::format("| `{}` | {} | {} | {} |\n", c.name, type, c.unit, c.meaning);
-  }
+  md += column_rows(result_columns());
   md += R"(
 Skipped rows carry the shape, the options and `predicted_bytes`, with NaN for every measurement. CPU
 rows are timed with a steady clock around the step; GPU rows (backend `cuda`) with CUDA events around
@@ -109,10 +123,9 @@ Files before version 4 may hold rows of the former peer scripts (backend `peer`,
 
 | column | type | unit | meaning |
 |---|---|---|---|
-| `row_id` | int64 | | the row of /results |
-| `sample` | int32 | | 0-based index of the timed run |
-| `seconds` | float64 | s | its time |
-
+)";
+  md += column_rows(SampleRow::columns());
+  md += R"(
 ## `lobench check` output
 
 `loss` float64 scalar, `per_position_loss` float64 [P] (unweighted mean or sum over V of the element

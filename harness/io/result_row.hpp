@@ -132,13 +132,18 @@ struct ResultRow {
   // The identity of a point for --resume: variant, backend, shape, options and seed (an empty
   // operand, as in files written before the column existed, counts as fp32; so does an empty format).
   std::string key() const;
+  static const std::vector<Column>& columns();  // result_columns()
 };
 
 // One row of /samples: the timed runs of every row, in long form.
+#define LOBENCH_SAMPLE_COLUMNS(X)                                  \
+  X(int64_t, row_id, 0, "", "the row of /results")                 \
+  X(int32_t, sample, 0, "", "0-based index of the timed run")      \
+  X(double, seconds, 0, "s", "its time")
+
 struct SampleRow {
-  int64_t row_id = 0;
-  int32_t sample = 0;
-  double seconds = 0;
+  LOBENCH_ROW_MEMBERS(LOBENCH_SAMPLE_COLUMNS)
+  static const std::vector<Column>& columns();
 };
 
 // The columns of ResultRow in order.

@@ -18,13 +18,7 @@ namespace {
 
 constexpr int kV1MaxSamples = 64;  // version 1 kept the samples in a float64[64] column
 
-h5::Handle sample_row_type() {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(SampleRow));
-  H5Tinsert(t, "row_id", offsetof(SampleRow, row_id), H5T_NATIVE_INT64);
-  H5Tinsert(t, "sample", offsetof(SampleRow, sample), H5T_NATIVE_INT32);
-  H5Tinsert(t, "seconds", offsetof(SampleRow, seconds), H5T_NATIVE_DOUBLE);
-  return h5::Handle(t, H5Tclose);
-}
+h5::Handle sample_row_type() { return io::compound_type(sizeof(SampleRow), SampleRow::columns()); }
 
 // A row appended to a version-1 table: that layout's integer columns for peak_bytes,
 // peak_device_bytes and counts_mismatch (with its sentinels) and its samples column.
@@ -106,32 +100,12 @@ void check_out_path(const std::string& path, OutMode mode) {
 
 h5::Handle result_row_type() { return io::compound_type(sizeof(ResultRow), io::result_columns()); }
 
-namespace {
-
-// The new file's first writes, where a killed process would leave a file no reader opens, go to a
-// temporary file beside `path`, renamed onto it once complete and closed: `path` is either what was
-// there before or an empty run file.
-void create_empty(const std::string& path, const Provenance& prov) {
-  io::OutputFile out(path, {}, "--out", /*take_lock=*/false);  // the ResultsFile holds it
-  {
-    h5::Handle file = h5::create_file(out.temp_path());
-    write_provenance(file, prov);
-    h5::write_attr(file, "schema_version", io::kSchemaVersion);
-    h5::Table::create(file, "results", result_row_type(), /*chunk_rows=*/64, path);
-    h5::Table::create(file, "samples", sample_row_type(), /*chunk_rows=*/256, path);
-    h5::flush_to_disk(file);
-  }
-  out.commit();
-}
-
-}  // namespace
-
 ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMode mode) : path_(path) {
   const io::WriteSection writing;  // a second Ctrl-C waits for the file to be consistent (interrupt_guard.hpp)
   h5::silence_errors();
   check_out_path(path, mode);
   try {
-    lock_ = io::OutputLock(path, "--out");
+    writer_ = std::make_unique<io::RunFileWriter>(path, "--out");  // one writer per run file, for the whole run
   } catch (const io::PathError& e) {
     throw std::invalid_argument(e.what());  // a usage error: exit 2, the file untouched
   }
@@ -139,83 +113,59 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
     try {
       open_for_resume(prov);
     } catch (const std::exception& e) {  // every refusal names the file
-      file_.reset();
-      resume_copy_.reset();
+      writer_->discard();                // the copy removed: the run file as it was
       const std::string what = e.what();
       if (what.find("'" + path + "'") != std::string::npos) throw;  // named as itself, not as its copy
       throw std::invalid_argument(fmt::format("--resume '{}': {}", path, what));
     }
     return;
   }
-  create_empty(path, prov);
-  file_ = h5::open_file_rw(path);
-  table_ = h5::Table::open(file_, "results", result_row_type(), path);
-  samples_ = h5::Table::open(file_, "samples", sample_row_type(), path);
+  writer_->create(prov,
+                  {io::TableSpec::of<ResultRow>("results", /*chunk_rows=*/64),
+                   io::TableSpec::of<SampleRow>("samples", /*chunk_rows=*/256)},
+                  io::Publish::at_start, {}, [](hid_t file) { h5::write_attr(file, "schema_version", io::kSchemaVersion); });
 }
 
 void ResultsFile::open_for_resume(const Provenance& prov) {
   // Checked before copying: a file that is no run file is refused as such, not as a failed copy.
   if (H5Fis_hdf5(path_.c_str()) <= 0)
     throw std::invalid_argument(fmt::format("--resume: '{}' is not an HDF5 file", path_));
-  resume_copy_ = std::make_unique<io::OutputFile>(path_, std::vector<std::string>{}, "--out", /*take_lock=*/false);
-  std::error_code ec;
-  std::filesystem::copy_file(path_, resume_copy_->temp_path(), std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec)
-    throw std::invalid_argument(fmt::format("--resume '{}': cannot copy it to append to the copy ({}); nothing was "
-                                            "changed",
-                                            path_, ec.message()));
-  file_ = h5::open_file_rw(resume_copy_->temp_path());
-  const double resumes = h5::read_attr_double(file_, "resume_count").value_or(0.0);  // validated: one number
-  if (!h5::exists(file_, "results") || !h5::read_attr_double(file_, "schema_version"))
+  writer_->resume();
+  const hid_t file = writer_->file();
+  const double resumes = h5::read_attr_double(file, "resume_count").value_or(0.0);  // validated: one number
+  if (!h5::exists(file, "results") || !h5::read_attr_double(file, "schema_version"))
     throw std::invalid_argument(fmt::format("--resume: '{}' is not a lobench run file (no schema_version and /results)",
                                             path_));
-  if (h5::read_attr_double(file_, "dry_run"))
+  if (h5::read_attr_double(file, "dry_run"))
     throw std::invalid_argument(fmt::format("--resume: '{}' was written by --dry-run (nothing measured to resume)", path_));
-  version_ = file_version(file_, path_);
+  version_ = file_version(file, path_);
   if (version_ > io::kSchemaVersion)
     throw std::invalid_argument(fmt::format("--resume: '{}' has schema version {}, newer than this lobench's {}",
                                             path_, version_, io::kSchemaVersion));
-  for (const ResultRow& r : read_rows(file_, path_)) keys_.insert(r.key());  // through the open handle
+  for (const ResultRow& r : read_rows(file, path_)) keys_.insert(r.key());  // through the open handle
   if (version_ == 1) {
-    h5::Handle ds(H5Dopen2(file_, "results", H5P_DEFAULT), H5Dclose);
+    h5::Handle ds(H5Dopen2(file, "results", H5P_DEFAULT), H5Dclose);
     h5::Handle stored(H5Dget_type(ds), H5Tclose);
-    table_ = h5::Table::open(file_, "results", v1_row_type(stored), path_);
+    writer_->open_table("results", v1_row_type(stored));
     v1_has_operand_ = H5Tget_member_index(stored, "operand") >= 0;
   } else {
-    table_ = h5::Table::open(file_, "results", result_row_type(), path_);
-    samples_ = h5::Table::open(file_, "samples", sample_row_type(), path_);
+    writer_->open_table("results", result_row_type());
+    writer_->open_table("samples", sample_row_type());
   }
-  h5::write_attr(file_, "resume_count", resumes + 1);
-  h5::write_attr(file_, "last_resume_utc", prov.start_utc);
-  h5::write_attr(file_, "last_resume_argv", prov.argv);
-  h5::flush_to_disk(file_);
+  rows_ = writer_->table("results").rows();
+  writer_->set_attr("resume_count", resumes + 1);
+  writer_->set_attr("last_resume_utc", prov.start_utc);
+  writer_->set_attr("last_resume_argv", prov.argv);
+  h5::flush_to_disk(file);
 }
 
-ResultsFile::~ResultsFile() {
-  const io::WriteSection writing;
-  if (file_.valid() && H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0) resume_copy_healthy_ = false;
-  // A --resume copy not published by close() (an exception ends the run) is published if every write
-  // to it succeeded; otherwise it is discarded (OutputFile's destructor) and the run file keeps its rows.
-  if (resume_copy_ && resume_copy_healthy_) {
-    try {
-      publish();
-    } catch (const std::exception&) {  // nothing to do: the run file is as it was
-    }
-  }
-}
-
-void ResultsFile::publish() {
-  if (!resume_copy_) return;
-  table_ = h5::Table();
-  samples_ = h5::Table();
-  file_.reset();  // everything was flushed and fsynced by the last append or close()
-  resume_copy_->commit();
-  resume_copy_.reset();
-}
+// A --resume copy not published by close() (an exception ends the run) is published by the writer if
+// every write to it succeeded; otherwise it is discarded and the run file keeps its rows.
+ResultsFile::~ResultsFile() = default;
 
 void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
   const io::WriteSection writing;
-  row.row_id = table_.rows();
+  row.row_id = rows_;
   if (version_ == 1) {
     // Columns that layout lacks must hold what a version-1 reader assumes there (fp32, one process).
     const bool fp32 = row.operand.empty() || row.operand == "fp32";
@@ -224,51 +174,37 @@ void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
                                   "it (write a new run file)",
                                   path_, row.operand, row.ranks));
   }
-  const bool healthy = resume_copy_healthy_;
-  resume_copy_healthy_ = false;  // until every write below has succeeded
   try {
     if (version_ == 1) {
-      table_.append(to_v1(row, samples), h5::Table::Flush::no);
+      writer_->append("results", to_v1(row, samples));
     } else {
-      // Samples first: a row is only in /results once its samples are on disk.
-      for (size_t i = 0; i < samples.size(); ++i)
-        samples_.append(SampleRow{row.row_id, int32_t(i), samples[i]}, h5::Table::Flush::no);
-      table_.append(row, h5::Table::Flush::no);
+      // Samples first: a row is only in /results once its samples are on disk (one flush for all).
+      std::vector<SampleRow> sample_rows(samples.size());
+      std::vector<io::RunFileWriter::Row> rows;
+      for (size_t i = 0; i < samples.size(); ++i) {
+        sample_rows[i].row_id = row.row_id;
+        sample_rows[i].sample = int32_t(i);
+        sample_rows[i].seconds = samples[i];
+        rows.push_back({"samples", &sample_rows[i], sizeof(SampleRow)});
+      }
+      rows.push_back({"results", &row, sizeof(ResultRow)});
+      writer_->append(rows);  // flushed and fsynced: a kill now loses no row
     }
-    h5::flush_to_disk(file_);  // nothing left unwritten between rows: a kill now loses no row
   } catch (const h5::Error& e) {
-    if (!resume_copy_) throw;
+    if (writer_->writing_path() == path_) throw;
     throw h5::Error(fmt::format("--resume '{}': {}; the run file keeps its earlier rows, as it was (the copy being "
                                 "appended to is discarded)",
                                 path_, e.what()));
   }
   keys_.insert(row.key());
-  resume_copy_healthy_ = healthy;
+  ++rows_;
 }
 
-void ResultsFile::set_attr(const std::string& name, double v) {
-  const io::WriteSection writing;
-  h5::write_attr(file_, name, v);
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
-}
+void ResultsFile::set_attr(const std::string& name, double v) { writer_->set_attr(name, v); }
 
-void ResultsFile::set_attr(const std::string& name, const std::string& v) {
-  const io::WriteSection writing;
-  h5::write_attr(file_, name, v);
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
-}
+void ResultsFile::set_attr(const std::string& name, const std::string& v) { writer_->set_attr(name, v); }
 
-void ResultsFile::close(const std::string& end_utc) {
-  const io::WriteSection writing;
-  try {
-    h5::write_attr(file_, "end_utc", end_utc);
-    h5::flush_to_disk(file_);
-  } catch (...) {
-    resume_copy_healthy_ = false;
-    throw;
-  }
-  publish();
-}
+void ResultsFile::close(const std::string& end_utc) { writer_->finish(end_utc); }
 
 int64_t ResultsFile::schema_version_of(hid_t file, const std::string& path) {
   const std::optional<double> v = h5::read_attr_double(file, "schema_version");

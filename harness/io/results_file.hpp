@@ -1,9 +1,10 @@
-// The run file: one HDF5 file per run, provenance as root attributes, a `/results` table with one row
-// per (variant, point) (harness/io/result_row.hpp, the one definition of the row) and `/samples` with
-// every timed run, appended, flushed and fsynced as each row completes: a killed run keeps every finished
-// row and the file can be read while the run goes on (results/SCHEMA.md). A new file is created in a
-// temporary file and renamed; every write is an io::WriteSection (harness/io/README.md: what survives
-// Ctrl-C, SIGTERM, SIGKILL).
+// The run file of `lobench run`: one HDF5 file per run, provenance as root attributes, a `/results` table
+// with one row per (variant, point) (harness/io/result_row.hpp, the one definition of the row) and
+// `/samples` with every timed run, appended, flushed and fsynced as each row completes: a killed run keeps
+// every finished row and the file can be read while the run goes on (results/SCHEMA.md). Written by the
+// one run-file writer (io/run_file_writer.hpp, Publish::at_start: created in a temporary file, renamed,
+// then grown in place); this class says what the file holds, and reads and resumes files of every schema
+// version (harness/io/README.md: what survives Ctrl-C, SIGTERM, SIGKILL).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "harness/io/h5_io.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/io/result_row.hpp"
+#include "harness/io/run_file_writer.hpp"
 #include "harness/provenance.hpp"
 
 namespace lobench {
@@ -39,7 +41,7 @@ class ResultsFile {
   ~ResultsFile();
 
   bool has(const std::string& key) const { return keys_.count(key) > 0; }
-  int64_t rows() const { return table_.rows(); }
+  int64_t rows() const { return rows_; }  // in /results (also after close())
   int64_t schema_version() const { return version_; }
   // Sets row_id, writes the row and its samples, and flushes and fsyncs before returning.
   void append(ResultRow row, const std::vector<double>& samples);
@@ -59,14 +61,9 @@ class ResultsFile {
 
  private:
   void open_for_resume(const Provenance& prov);
-  void publish();                                   // --resume: the copy renamed onto the run file
-  io::OutputLock lock_;                             // one writer per run file, for the whole run
-  std::unique_ptr<io::OutputFile> resume_copy_;     // --resume appends to a copy (below)
-  bool resume_copy_healthy_ = true;                 // every write to the copy succeeded
-  h5::Handle file_;
-  h5::Table table_;    // /results
-  h5::Table samples_;  // /samples (absent in version-1 files: their rows keep samples in a column)
+  std::unique_ptr<io::RunFileWriter> writer_;
   std::set<std::string> keys_;
+  int64_t rows_ = 0;
   std::string path_;
   int64_t version_ = io::kSchemaVersion;
   bool v1_has_operand_ = true;

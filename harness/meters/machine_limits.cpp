@@ -23,7 +23,6 @@ MachineLimits measure_machine_limits(int threads, int64_t sgemm_n) {
   // OpenBLAS last: its thread pool is the one thing here that outlives its measurement.
   m.fma = fma_peak(threads);
   m.eigen = eigen_square_sgemm(sgemm_n, threads);
-  m.bf16 = bf16_square_gemm(sgemm_n, threads);
   m.openblas = openblas_square_sgemm(sgemm_n, threads);
   // The FMA peak is a ceiling, the fastest moment: measured again after the products and kept at its
   // highest, and while it is below an SGEMM rate (impossible on quiet cores: its 60 ms window fell on a

@@ -1,5 +1,6 @@
 // The machine's limits on a number of threads, measured once per run and thread count: the best SGEMM
-// (Eigen and OpenBLAS at a large square size), the bf16 products' rate at that size, and the FMA peak.
+// (Eigen and OpenBLAS at a large square size), the FMA peak, and for runs with bf16 rows the bf16
+// products' rate at that size.
 // A CPU row's %GEMM is against yardstick_gflops(its operand): the best SGEMM, or the bf16 rate for bf16
 // rows; the FMA peak is shown beside it as the physical ceiling.
 #pragma once
@@ -15,7 +16,9 @@ namespace lobench::meters {
 struct MachineLimits {
   int threads = 0;
   SgemmRate eigen, openblas;
-  SgemmRate bf16;  // the bf16 products at the same size (bf16_square_gemm); NaN where they cannot run
+  // The bf16 products at the same size (bf16_square_gemm), measured only for runs with bf16 rows (the
+  // sweep asks for it before the first one); n = 0 until then, NaN with `why` where they cannot run.
+  SgemmRate bf16;
   FmaPeak fma;
   // The faster of Eigen and OpenBLAS (whichever was measured).
   double best_sgemm_gflops() const;
@@ -23,7 +26,7 @@ struct MachineLimits {
   double yardstick_gflops(const std::string& operand) const;
 };
 
-// About 10 s at n = 4096 on two cores (the FMA peak, Eigen, bf16, then OpenBLAS).
+// About 10 s at n = 4096 on two cores (the FMA peak, Eigen, then OpenBLAS); bf16 left unmeasured.
 MachineLimits measure_machine_limits(int threads, int64_t sgemm_n);
 
 }  // namespace lobench::meters

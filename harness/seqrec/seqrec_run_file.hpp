@@ -3,7 +3,8 @@
 // training step: the time split, loss, cut metrics, memory) and /epochs (one row per epoch: losses and
 // dev / test ranking metrics), both appended and flushed as they complete, so a killed run keeps them.
 // status is "ok", "skipped" (with the reason, e.g. predicted out of memory), "dry_run", "failed" or
-// "interrupted" (a signal stopped the run between steps; the steps done are kept).
+// "interrupted" (a signal stopped the run between steps; the steps done are kept). Written by the one
+// run-file writer (io/run_file_writer.hpp, Publish::at_finish); this class says what the file holds.
 #pragma once
 
 #include <memory>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
-#include "harness/io/output_path.hpp"
+#include "harness/io/run_file_writer.hpp"
 #include "harness/io/table_row.hpp"
 #include "harness/provenance.hpp"
 #include "harness/seqrec/seqrec_config.hpp"
@@ -54,6 +55,25 @@ namespace lobench::seqrec {
   X(double, test_ndcg_at_10, 0, "", "test NDCG@10")                                                        \
   X(double, epoch_s, 0, "s", "training time of the epoch")                                                 \
   X(double, eval_s, 0, "s", "evaluation time")
+
+// The /memory group's byte counts by part, declared once: written as the attributes predicted_NAME (the
+// model, before the run) and measured_NAME (the counting allocators, at the end); lobench.results reads
+// them as a table (one row each).
+#define LOBENCH_SEQREC_MEMORY_COLUMNS(X)                                                                   \
+  X(int64_t, parameters_bytes, 0, "bytes", "model parameters")                                             \
+  X(int64_t, gradients_bytes, 0, "bytes", "their gradients")                                               \
+  X(int64_t, optimizer_state_bytes, 0, "bytes", "AdamW moments")                                           \
+  X(int64_t, activations_bytes, 0, "bytes", "activations kept for the backward pass")                      \
+  X(int64_t, loss_workspace_bytes, 0, "bytes", "the loss's working memory")                                \
+  X(int64_t, loss_outputs_bytes, 0, "bytes", "the loss's outputs (its gradients)")                         \
+  X(int64_t, gradient_sums_bytes, 0, "bytes", "the micro-batches' partial gradient sums and, data-parallel, the ranks' sum's receive buffer") \
+  X(int64_t, total_bytes, 0, "bytes", "the sum of the parts")
+
+struct MemoryRow {
+  LOBENCH_ROW_MEMBERS(LOBENCH_SEQREC_MEMORY_COLUMNS)
+  static MemoryRow from(const SeqrecMemory& m);
+  static const std::vector<io::Column>& columns();
+};
 
 // A data-parallel run's /ranks table, one row per rank (rank order), gathered on rank 0 at the end.
 #define LOBENCH_SEQREC_RANK_COLUMNS(X)                                                                     \
@@ -128,10 +148,7 @@ class SeqrecRunFile {
   static std::vector<RankRow> read_ranks(const std::string& path);  // empty for a one-process run
 
  private:
-  std::string path_;
-  std::unique_ptr<io::OutputFile> output_;  // the lock and the temporary file; declared first, freed last
-  h5::Handle file_;
-  h5::Table steps_, epochs_;
+  io::RunFileWriter writer_;  // the lock and the temporary file
 };
 
 }  // namespace lobench::seqrec

@@ -37,7 +37,7 @@ class MpiRows final : public sweep::ShardedRows {
   }
 
   std::vector<double> measure(const sweep::StepPoint& pt, double pad_fraction, double dup_fraction, bool accuracy,
-                              int64_t rank_mem_limit, int warmup, int reps, io::ResultRow& row) override {
+                              int64_t rank_mem_limit, int warmup, const RepPolicy& reps, io::ResultRow& row) override {
     SyntheticSpec syn;
     syn.seed = pt.seed;
     syn.pad_fraction = pad_fraction;

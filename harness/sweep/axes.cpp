@@ -1,6 +1,6 @@
 #include "harness/sweep/axes.hpp"
 
-#include "harness/cli/numbers.hpp"
+#include "harness/config/counts.hpp"
 
 #include <fmt/format.h>
 
@@ -31,10 +31,10 @@ bool parse_real(const std::string& s, double& v) {
 }
 
 // Checks `value` against the axis's kind; an integer is a count as every option takes it (1e5, 100k,
-// harness/cli/numbers.hpp), kept in plain digits so that names and int_at see one spelling.
+// harness/config/counts.hpp), kept in plain digits so that names and int_at see one spelling.
 std::string checked_value(const std::string& axis, AxisKind kind, const std::string& value) {
   double d = 0;
-  if (kind == AxisKind::integer) return cli::canonical_count("--" + axis, value);
+  if (kind == AxisKind::integer) return config::canonical_count("--" + axis, value);
   if (kind == AxisKind::real && !parse_real(value, d))
     throw std::invalid_argument(fmt::format("--{}: '{}' is not a finite number", axis, value));
   return value;

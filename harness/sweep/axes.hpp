@@ -45,7 +45,7 @@ class Axes {
   // Registers every axis as a list option `--NAME LIST` on `cmd`.
   void register_options(CLI::App* cmd);
   // Sets an axis from text ("a,b,c"); validates integer/real values (integers are counts: 1e5 and 100k
-  // are stored as 100000, harness/cli/numbers.hpp). Throws std::invalid_argument.
+  // are stored as 100000, harness/config/counts.hpp). Throws std::invalid_argument.
   void set(const std::string& name, const std::string& list);
   void set(const std::string& name, std::vector<std::string> values);
 

@@ -131,9 +131,9 @@ class RowRunner {
   std::vector<double> run_sharded(const PlannedRow& plan, io::ResultRow& row) {
     try {
       const int64_t rank_limit = s_.mem_limit > 0 ? s_.mem_limit : 0;
-      // Every rank must run the same steps: a fixed count (--reps, else the policy's minimum).
+      // The one repetition rule, as unsharded rows: every rank judges the same samples (measure()).
       std::vector<double> samples = s_.sharded->measure(plan.point, s_.pad_fraction, s_.dup_fraction, s_.accuracy,
-                                                        rank_limit, s_.warmup, s_.reps.expected_reps(), row);
+                                                        rank_limit, s_.warmup, s_.reps, row);
       fill_timing(row, samples);
       row.flags.set(trust_flags(row));
       row.status.set("ok");
@@ -172,8 +172,10 @@ class RowRunner {
     }
     if (s_.sharded && !file_) return;  // a sharded run's other ranks record nothing
     const bool first = yardsticks_.machines().count(threads) == 0;
-    const meters::MachineLimits& limits = yardsticks_.machine(threads);
-    if (first) machine_note(limits);
+    yardsticks_.machine(threads);
+    const bool bf16_first = plan.point.options.operand == "bf16" && yardsticks_.machines().at(threads).bf16.n == 0;
+    const meters::MachineLimits& limits = bf16_first ? yardsticks_.machine_with_bf16(threads) : yardsticks_.machine(threads);
+    if (first || bf16_first) machine_note(limits);
     set_limits(limits, row, plan.point.options.operand);
     if (s_.sharded) return;  // the local yardstick would time the other ranks' waiting too
     // The previous point's "after" is this one's "before" when they share the tile shape.
@@ -220,20 +222,24 @@ class RowRunner {
       file_->set_attr(m.openblas.why.empty() ? "sgemm_openblas_library" + suffix : "sgemm_openblas_why" + suffix,
                       m.openblas.why.empty() ? m.openblas.library : m.openblas.why);
       file_->set_attr("sgemm_best_gflops" + suffix, m.best_sgemm_gflops());
-      file_->set_attr("bf16_gemm_gflops" + suffix, m.bf16.gflops);
-      file_->set_attr("bf16_gemm_n" + suffix, double(m.bf16.n));
-      file_->set_attr(m.bf16.why.empty() ? "bf16_gemm_library" + suffix : "bf16_gemm_why" + suffix,
-                      m.bf16.why.empty() ? m.bf16.library : m.bf16.why);
+      if (m.bf16.n != 0) {
+        file_->set_attr("bf16_gemm_gflops" + suffix, m.bf16.gflops);
+        file_->set_attr("bf16_gemm_n" + suffix, double(m.bf16.n));
+        file_->set_attr(m.bf16.why.empty() ? "bf16_gemm_library" + suffix : "bf16_gemm_why" + suffix,
+                        m.bf16.why.empty() ? m.bf16.library : m.bf16.why);
+      }
       file_->set_attr("fma_peak_gflops" + suffix, m.fma.gflops);
       file_->set_attr("fma_peak_isa" + suffix, m.fma.isa);
     }
     const std::string openblas = m.openblas.why.empty() ? fmt::format("{:.1f}", m.openblas.gflops)
                                                         : "not measured (" + m.openblas.why + ")";
-    const std::string bf16 = m.bf16.why.empty() ? fmt::format("{:.1f} GFLOP/s ({}, the yardstick of bf16 rows)", m.bf16.gflops, m.bf16.library)
-                                                : "not measured (" + m.bf16.why + ")";
+    const std::string bf16 = m.bf16.n == 0         ? ""
+                             : m.bf16.why.empty() ? fmt::format("; bf16 {}³ {:.1f} GFLOP/s ({}, the yardstick of bf16 rows)",
+                                                                m.bf16.n, m.bf16.gflops, m.bf16.library)
+                                                  : "; bf16 not measured (" + m.bf16.why + ")";
     printer_.note(fmt::format("machine limits on {} threads{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {} GFLOP/s (the "
-                              "yardstick of %GEMM: {:.1f}); bf16 {}³ {}; FMA peak {:.1f} GFLOP/s ({})",
-                              m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "", m.eigen.n, m.eigen.gflops, openblas, m.best_sgemm_gflops(), m.bf16.n, bf16, m.fma.gflops,
+                              "yardstick of %GEMM: {:.1f}){}; FMA peak {:.1f} GFLOP/s ({})",
+                              m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "", m.eigen.n, m.eigen.gflops, openblas, m.best_sgemm_gflops(), bf16, m.fma.gflops,
                               m.fma.isa));
   }
 

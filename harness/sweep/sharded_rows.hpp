@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/io/result_row.hpp"
+#include "harness/measure.hpp"
 #include "harness/sweep/step_point.hpp"
 
 namespace lobench::sweep {
@@ -25,12 +26,14 @@ class ShardedRows {
   virtual int64_t agree(int64_t value) const = 0;
   // The largest of every rank's value, on every rank (collective).
   virtual int64_t largest(int64_t value) const = 0;
-  // Measures one row on every rank (collective). On the primary fills the row's measured columns
+  // Measures one row on every rank (collective), `warmup` untimed steps and then as many timed ones as
+  // `reps` says (the one repetition rule, harness/measure.hpp: every rank judges the same samples, the
+  // slowest rank's step times, so all stop together). On the primary fills the row's measured columns
   // (times, per-rank peak max and sum, communication time and bytes, loss, accuracy when asked) and
-  // returns the samples (the slowest rank's step time per repeat). Throws on every rank when any rank
-  // cannot run, with that rank's message.
+  // returns the samples. Throws on every rank when any rank cannot run, with that rank's message.
   virtual std::vector<double> measure(const StepPoint& pt, double pad_fraction, double dup_fraction, bool accuracy,
-                                      int64_t rank_mem_limit, int warmup, int reps, io::ResultRow& row) = 0;
+                                      int64_t rank_mem_limit, int warmup, const RepPolicy& reps,
+                                      io::ResultRow& row) = 0;
 };
 
 // A fingerprint of a command line (FNV-1a, 64 bits): ranks of one sharded run compare theirs at start,

@@ -16,9 +16,16 @@ const meters::MachineLimits& Yardsticks::machine(int threads) {
   return it->second;
 }
 
+const meters::MachineLimits& Yardsticks::machine_with_bf16(int threads) {
+  meters::MachineLimits& m = machine_.at(threads);
+  if (m.bf16.n == 0) m.bf16 = meters::bf16_square_gemm(sgemm_n_, threads);
+  return m;
+}
+
 const meters::MachineLimits& Yardsticks::remeasure_machine(int threads) {
   meters::MachineLimits again = meters::measure_machine_limits(threads, sgemm_n_);
   meters::MachineLimits& kept = machine_[threads];
+  if (kept.bf16.n != 0) again.bf16 = meters::bf16_square_gemm(sgemm_n_, threads);
   const meters::SgemmRate best_bf16 = !(again.bf16.gflops <= kept.bf16.gflops) ? again.bf16 : kept.bf16;
   if (!(again.best_sgemm_gflops() <= kept.best_sgemm_gflops())) kept = std::move(again);
   kept.bf16 = best_bf16;  // (each yardstick kept at its highest)

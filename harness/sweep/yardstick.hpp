@@ -36,6 +36,9 @@ class Yardsticks {
   // Measures the limits on `threads` again (a row ran faster than them: the first measurement was taken
   // on a busy machine) and keeps the new ones if their best SGEMM is higher; returns the kept ones.
   const meters::MachineLimits& remeasure_machine(int threads);
+  // The bf16 yardstick on `threads` (MachineLimits::bf16), measured on the first call for that count;
+  // machine(threads) must have been measured. Returns the limits with it.
+  const meters::MachineLimits& machine_with_bf16(int threads);
   // The limits measured so far (none before the first CPU row).
   const std::map<int, meters::MachineLimits>& machines() const { return machine_; }
   // Measures the local SGEMM rate for this (P, D, threads) now and remembers it.

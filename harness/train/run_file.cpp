@@ -15,17 +15,87 @@ namespace {
 
 h5::Handle epoch_type() { return io::compound_type(sizeof(EpochRow), EpochRow::columns()); }
 
-void write_breakdown(hid_t obj, const std::string& prefix, const MemoryBreakdown& m) {
-  h5::write_attr(obj, prefix + "weights_bytes", m.weights);
-  h5::write_attr(obj, prefix + "weight_gradient_bytes", m.weight_gradient);
-  h5::write_attr(obj, prefix + "optimizer_state_bytes", m.optimizer_state);
-  h5::write_attr(obj, prefix + "logits_bytes", m.logits);
-  h5::write_attr(obj, prefix + "encoder_bytes", m.encoder);
-  h5::write_attr(obj, prefix + "workspace_bytes", m.workspace);
-  h5::write_attr(obj, prefix + "total_bytes", m.total());
+// The root attributes: the data and the configuration.
+void write_config(hid_t file, const std::string& dataset, const TrainConfig& c, const DataShape& s) {
+  h5::write_attr(file, "schema", std::string("lobench train-xmc run, version 1"));
+  h5::write_attr(file, "dataset", dataset);
+  h5::write_attr(file, "num_features", s.num_features);
+  h5::write_attr(file, "num_labels", s.num_labels);
+  h5::write_attr(file, "train_rows", s.train_rows);
+  h5::write_attr(file, "test_rows", s.test_rows);
+  h5::write_attr(file, "config", c.describe());
+  h5::write_attr(file, "D", c.D);
+  h5::write_attr(file, "activation", to_string(c.activation));
+  h5::write_attr(file, "dropout", double(c.dropout));
+  h5::write_attr(file, "encoder_precision", to_string(c.encoder_precision));
+  h5::write_attr(file, "enc_lr", double(c.enc_lr));
+  h5::write_attr(file, "enc_wd", double(c.enc_wd));
+  h5::write_attr(file, "clf_format", c.clf_format);
+  h5::write_attr(file, "clf_format_resolved", precision::describe(c.classifier_format()));
+  h5::write_attr(file, "clf_exponent_bits", int64_t(c.classifier_format().exponent_bits));
+  h5::write_attr(file, "clf_mantissa_bits", int64_t(c.classifier_format().mantissa_bits));
+  h5::write_attr(file, "clf_subnormals", int64_t(c.clf_subnormals));
+  h5::write_attr(file, "clf_rounding", parse_update_rounding(c.clf_rounding, c.sr_bits).name());
+  h5::write_attr(file, "sr_bits", int64_t(c.sr_bits));
+  h5::write_attr(file, "clf_lr", double(c.clf_lr));
+  h5::write_attr(file, "clf_init_std", c.clf_init_std);
+  h5::write_attr(file, "update_mode", to_string(c.mode));
+  h5::write_attr(file, "chunks", c.chunks);
+  h5::write_attr(file, "tile", c.tile);
+  h5::write_attr(file, "epochs", int64_t(c.epochs));
+  h5::write_attr(file, "batch", c.batch);
+  h5::write_attr(file, "max_steps", c.max_steps);
+  h5::write_attr(file, "schedule", c.schedule);
+  h5::write_attr(file, "warmup_steps", c.warmup_steps);
+  h5::write_attr(file, "seed", int64_t(c.seed));
+  h5::write_attr(file, "threads", int64_t(c.threads));
+  h5::write_attr(file, "propensity_a", c.propensity_a);
+  h5::write_attr(file, "propensity_b", c.propensity_b);
+}
+
+void write_predicted_memory(hid_t file, const TrainConfig& c, const DataShape& s, const MemoryPrediction& predicted) {
+  h5::Handle g(H5Gcreate2(file, "memory", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  const MemoryRow m = MemoryRow::from(predicted.train);
+  io::write_record_attrs(g, "predicted_", &m, MemoryRow::columns());
+  h5::write_attr(g, "predicted_eval_extra_bytes", predicted.eval_extra);
+  h5::write_attr(g, "predicted_peak_bytes", predicted.peak(c.eval_every >= 0 && s.test_rows > 0));
+}
+
+// The descriptions of the histogram tables (created empty by the writer) and their bin edges.
+void describe_histograms(hid_t file, const TrainConfig& c) {
+  const auto edges = GradientHistogram::octave_edges_log2();
+  h5::write<double>(file, "grad_hist_edges_log2", {int64_t(edges.size())}, edges.data());
+  h5::Handle hist(H5Dopen2(file, "grad_hist", H5P_DEFAULT), H5Dclose);
+  h5::write_attr(hist, "bins",
+                 std::string("[0] exact zeros, [1] 0<|g|<2^-48, then 4 bins per octave from 2^-48 to 2^16 "
+                             "(edges in /grad_hist_edges_log2), [-2] |g|>=2^16, [-1] NaN/inf"));
+  h5::write_attr(hist, "what", std::string("classifier weight gradient dW = G^T H, every element, steps "
+                                           "where step % hist_every == 0"));
+  h5::write_attr(hist, "hist_every", int64_t(c.hist_every));
+  h5::Handle logit(H5Dopen2(file, "logit_grad_hist", H5P_DEFAULT), H5Dclose);
+  h5::write_attr(logit, "what",
+                 std::string("logit gradient G = sigmoid(z) - y of the classifier (every label x row of the batch), "
+                             "steps where step % hist_every == 0; bins as /grad_hist"));
 }
 
 }  // namespace
+
+MemoryRow MemoryRow::from(const MemoryBreakdown& m) {
+  MemoryRow r;
+  r.weights_bytes = m.weights;
+  r.weight_gradient_bytes = m.weight_gradient;
+  r.optimizer_state_bytes = m.optimizer_state;
+  r.logits_bytes = m.logits;
+  r.encoder_bytes = m.encoder;
+  r.workspace_bytes = m.workspace;
+  r.total_bytes = m.total();
+  return r;
+}
+
+const std::vector<io::Column>& MemoryRow::columns() {
+  static const std::vector<io::Column> c = LOBENCH_ROW_COLUMNS(MemoryRow, LOBENCH_XMC_MEMORY_COLUMNS);
+  return c;
+}
 
 EpochRow EpochRow::from(const EpochRecord& r) {
   EpochRow e;
@@ -61,119 +131,50 @@ const std::vector<io::Column>& EpochRow::columns() {
 
 TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset,
                            const TrainConfig& c, const DataShape& s, const MemoryPrediction& predicted)
-    : path_(path), output_(std::make_unique<io::OutputFile>(path, std::vector<std::string>{}, "run file")) {
-  const io::WriteSection writing;  // a second Ctrl-C waits for the flush (io/interrupt_guard.hpp)
-  file_ = h5::create_file(output_->temp_path());
-  write_provenance(file_, prov);
-  h5::write_attr(file_, "schema", std::string("lobench train-xmc run, version 1"));
-  h5::write_attr(file_, "dataset", dataset);
-  h5::write_attr(file_, "num_features", s.num_features);
-  h5::write_attr(file_, "num_labels", s.num_labels);
-  h5::write_attr(file_, "train_rows", s.train_rows);
-  h5::write_attr(file_, "test_rows", s.test_rows);
-  h5::write_attr(file_, "config", c.describe());
-  h5::write_attr(file_, "D", c.D);
-  h5::write_attr(file_, "activation", to_string(c.activation));
-  h5::write_attr(file_, "dropout", double(c.dropout));
-  h5::write_attr(file_, "encoder_precision", to_string(c.encoder_precision));
-  h5::write_attr(file_, "enc_lr", double(c.enc_lr));
-  h5::write_attr(file_, "enc_wd", double(c.enc_wd));
-  h5::write_attr(file_, "clf_format", c.clf_format);
-  h5::write_attr(file_, "clf_format_resolved", precision::describe(c.classifier_format()));
-  h5::write_attr(file_, "clf_exponent_bits", int64_t(c.classifier_format().exponent_bits));
-  h5::write_attr(file_, "clf_mantissa_bits", int64_t(c.classifier_format().mantissa_bits));
-  h5::write_attr(file_, "clf_subnormals", int64_t(c.clf_subnormals));
-  h5::write_attr(file_, "clf_rounding", parse_update_rounding(c.clf_rounding, c.sr_bits).name());
-  h5::write_attr(file_, "sr_bits", int64_t(c.sr_bits));
-  h5::write_attr(file_, "clf_lr", double(c.clf_lr));
-  h5::write_attr(file_, "clf_init_std", c.clf_init_std);
-  h5::write_attr(file_, "update_mode", to_string(c.mode));
-  h5::write_attr(file_, "chunks", c.chunks);
-  h5::write_attr(file_, "tile", c.tile);
-  h5::write_attr(file_, "epochs", int64_t(c.epochs));
-  h5::write_attr(file_, "batch", c.batch);
-  h5::write_attr(file_, "max_steps", c.max_steps);
-  h5::write_attr(file_, "schedule", c.schedule);
-  h5::write_attr(file_, "warmup_steps", c.warmup_steps);
-  h5::write_attr(file_, "seed", int64_t(c.seed));
-  h5::write_attr(file_, "threads", int64_t(c.threads));
-  h5::write_attr(file_, "propensity_a", c.propensity_a);
-  h5::write_attr(file_, "propensity_b", c.propensity_b);
-  {
-    h5::Handle g(H5Gcreate2(file_, "memory", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-    write_breakdown(g, "predicted_", predicted.train);
-    h5::write_attr(g, "predicted_eval_extra_bytes", predicted.eval_extra);
-    h5::write_attr(g, "predicted_peak_bytes", predicted.peak(c.eval_every >= 0 && s.test_rows > 0));
+    : writer_(path, "run file"), histograms_(c.hist_every > 0) {
+  std::vector<io::TableSpec> tables = {io::TableSpec::of<EpochRow>("epochs", /*chunk_rows=*/16)};
+  if (histograms_) {
+    tables.push_back(io::TableSpec::counts("grad_hist", GradientHistogram::kBins, /*chunk_rows=*/16));
+    tables.push_back(io::TableSpec::counts("logit_grad_hist", GradientHistogram::kBins, /*chunk_rows=*/16));
   }
-  epochs_ = h5::Table::create(file_, "epochs", epoch_type(), /*chunk_rows=*/16, path);
-  // (tables name `path`, the file the user will read, in their messages)
-  if (c.hist_every > 0) {
-    const hsize_t bins = GradientHistogram::kBins;
-    hist_ = h5::Table::create(file_, "grad_hist", H5T_NATIVE_INT64, /*chunk_rows=*/16, path, bins);
-    const auto edges = GradientHistogram::octave_edges_log2();
-    h5::write<double>(file_, "grad_hist_edges_log2", {int64_t(edges.size())}, edges.data());
-    h5::write_attr(hist_.id(), "bins",
-                   std::string("[0] exact zeros, [1] 0<|g|<2^-48, then 4 bins per octave from 2^-48 to 2^16 "
-                               "(edges in /grad_hist_edges_log2), [-2] |g|>=2^16, [-1] NaN/inf"));
-    h5::write_attr(hist_.id(), "what", std::string("classifier weight gradient dW = G^T H, every element, steps "
-                                                   "where step % hist_every == 0"));
-    h5::write_attr(hist_.id(), "hist_every", int64_t(c.hist_every));
-    logit_hist_ = h5::Table::create(file_, "logit_grad_hist", H5T_NATIVE_INT64, /*chunk_rows=*/16, path, bins);
-    h5::write_attr(logit_hist_.id(), "what",
-                   std::string("logit gradient G = sigmoid(z) - y of the classifier (every label x row of the batch), "
-                               "steps where step % hist_every == 0; bins as /grad_hist"));
-  }
-  h5::flush_to_disk(file_);
+  writer_.create(prov, tables, io::Publish::at_finish, {}, [&](hid_t file) {
+    write_config(file, dataset, c, s);
+    write_predicted_memory(file, c, s, predicted);
+    if (histograms_) describe_histograms(file, c);
+  });
 }
 
-TrainRunFile::~TrainRunFile() {
-  const io::WriteSection writing;
-  if (file_.valid()) H5Fflush(file_, H5F_SCOPE_GLOBAL);
-}
+// Not finished (an exception ends the run): the writer removes the temporary file; OUT is as it was.
+TrainRunFile::~TrainRunFile() = default;
 
 void TrainRunFile::append_epoch(const EpochRecord& r, const GradientHistogram* dW_hist, const GradientHistogram* G_hist) {
-  const io::WriteSection writing;
-  // One flush for the epoch's rows in all three tables, below.
-  epochs_.append(EpochRow::from(r), h5::Table::Flush::no);
-  if (dW_hist && hist_.valid()) {
-    const GradientHistogram empty;
+  // One flush for the epoch's rows in all three tables: a killed run keeps every finished epoch.
+  const EpochRow row = EpochRow::from(r);
+  std::vector<io::RunFileWriter::Row> rows = {{"epochs", &row, sizeof row}};
+  const GradientHistogram empty;
+  if (dW_hist && histograms_) {
     const GradientHistogram& G = G_hist ? *G_hist : empty;
-    hist_.append(dW_hist->counts.data(), dW_hist->counts.size() * sizeof(int64_t), h5::Table::Flush::no);
-    logit_hist_.append(G.counts.data(), G.counts.size() * sizeof(int64_t), h5::Table::Flush::no);
+    rows.push_back({"grad_hist", dW_hist->counts.data(), dW_hist->counts.size() * sizeof(int64_t)});
+    rows.push_back({"logit_grad_hist", G.counts.data(), G.counts.size() * sizeof(int64_t)});
   }
-  h5::flush_to_disk(file_);  // a killed run keeps every finished epoch
+  writer_.append(rows);
 }
 
-void TrainRunFile::set_attr(const std::string& name, const std::string& value) {
-  const io::WriteSection writing;
-  h5::write_attr(file_, name, value);
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
-}
+void TrainRunFile::set_attr(const std::string& name, const std::string& value) { writer_.set_attr(name, value); }
 
-void TrainRunFile::set_attr(const std::string& name, int64_t value) {
-  const io::WriteSection writing;
-  h5::write_attr(file_, name, value);
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
-}
+void TrainRunFile::set_attr(const std::string& name, int64_t value) { writer_.set_attr(name, value); }
 
 void TrainRunFile::finish(const RunOutcome* o, const std::string& status, const std::string& reason) {
   const io::WriteSection writing;  // up to the rename
-  h5::write_attr(file_, "status", status);
-  h5::write_attr(file_, "reason", reason);
+  writer_.set_attr("status", status);
+  writer_.set_attr("reason", reason);
   if (o) {
-    h5::Handle g(H5Gopen2(file_, "memory", H5P_DEFAULT), H5Gclose);
-    h5::write_attr(g, "measured_train_peak_bytes", o->measured_train_peak);
-    h5::write_attr(g, "measured_peak_bytes", o->measured_peak);
-    h5::write_attr(file_, "steps", o->steps);
-    h5::write_attr(file_, "mean_step_s", o->mean_step_s);
+    writer_.set_attr("measured_train_peak_bytes", o->measured_train_peak, "memory");
+    writer_.set_attr("measured_peak_bytes", o->measured_peak, "memory");
+    writer_.set_attr("steps", o->steps);
+    writer_.set_attr("mean_step_s", o->mean_step_s);
   }
-  h5::write_attr(file_, "end_utc", utc_now());
-  h5::flush_to_disk(file_);
-  epochs_ = h5::Table();
-  hist_ = h5::Table();
-  logit_hist_ = h5::Table();
-  file_.reset();
-  output_->commit();
+  writer_.finish(utc_now());
 }
 
 std::vector<EpochRow> TrainRunFile::read_epochs(const std::string& path) {

@@ -3,7 +3,8 @@
 // predicted breakdown and the measured peaks, as attributes), and with histograms on `/grad_hist` (the
 // classifier weight gradient dW) and `/logit_grad_hist` (the logit gradient G = σ(z) − y): one row of
 // counts per epoch, bins as in grad_histogram.hpp, edges in `/grad_hist_edges_log2`.
-// Layout described for readers in results/elmo/README.md.
+// Written by the one run-file writer (io/run_file_writer.hpp, Publish::at_finish); this class says what
+// the file holds. Layout described for readers in results/elmo/README.md.
 #pragma once
 
 #include <memory>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
-#include "harness/io/output_path.hpp"
+#include "harness/io/run_file_writer.hpp"
 #include "harness/io/table_row.hpp"
 #include "harness/train/trainer.hpp"
 
@@ -51,6 +52,23 @@ struct EpochRow {
   static const std::vector<io::Column>& columns();
 };
 
+// The /memory group's byte counts by part, declared once: written as the attributes predicted_NAME (the
+// model, before the run); lobench.results reads them as a table (predicted and measured rows).
+#define LOBENCH_XMC_MEMORY_COLUMNS(X)                                                                    \
+  X(int64_t, weights_bytes, 0, "bytes", "classifier weights")                                            \
+  X(int64_t, weight_gradient_bytes, 0, "bytes", "classifier weight gradient (a chunk or the threads' tiles)") \
+  X(int64_t, optimizer_state_bytes, 0, "bytes", "classifier optimizer state")                            \
+  X(int64_t, logits_bytes, 0, "bytes", "the threads' logit / logit-gradient tiles")                       \
+  X(int64_t, encoder_bytes, 0, "bytes", "encoder parameters, gradient, Adam state, activations")         \
+  X(int64_t, workspace_bytes, 0, "bytes", "decode tiles, dH partials, label pairs, eval buffers")        \
+  X(int64_t, total_bytes, 0, "bytes", "the sum of the parts")
+
+struct MemoryRow {
+  LOBENCH_ROW_MEMBERS(LOBENCH_XMC_MEMORY_COLUMNS)
+  static MemoryRow from(const MemoryBreakdown& m);
+  static const std::vector<io::Column>& columns();
+};
+
 class TrainRunFile {
  public:
   // Writes provenance, `dataset` (a name) and the configuration into a temporary file beside `path`
@@ -60,7 +78,7 @@ class TrainRunFile {
   TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset, const TrainConfig& cfg,
                const DataShape& shape, const MemoryPrediction& predicted);
   ~TrainRunFile();
-  const std::string& writing_path() const { return output_->temp_path(); }
+  const std::string& writing_path() const { return writer_.writing_path(); }
   void append_epoch(const EpochRecord& r, const GradientHistogram* dW_hist, const GradientHistogram* G_hist = nullptr);
   // A root attribute more (where the run sits in its sweep, how it was sharded), before finish().
   void set_attr(const std::string& name, const std::string& value);
@@ -72,10 +90,8 @@ class TrainRunFile {
   static std::vector<EpochRow> read_epochs(const std::string& path);
 
  private:
-  std::string path_;
-  std::unique_ptr<io::OutputFile> output_;
-  h5::Handle file_;
-  h5::Table epochs_, hist_, logit_hist_;
+  io::RunFileWriter writer_;
+  bool histograms_ = false;
 };
 
 }  // namespace lobench::train

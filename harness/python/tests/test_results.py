@@ -31,6 +31,10 @@ def test_every_committed_run_and_training_file_reads():
         assert len(df.columns) > 0, path
         if kind.startswith("train-"):
             assert "epoch" in df.columns and results.read_memory(path), path
+            memory = results.read_table(path, "memory")
+            assert "predicted" in list(memory["meter"]), path
+        for name, table in results.read_tables(path).items():  # every table of every file reads
+            assert len(table.columns) > 0, (path, name)
     assert kinds.get("run", 0) > 0 and kinds.get("train-xmc", 0) > 0 and kinds.get("train-seqrec", 0) > 0, kinds
     assert kinds.get("columns", 0) > 0, kinds
 
