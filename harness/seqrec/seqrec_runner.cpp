@@ -344,6 +344,11 @@ std::vector<RankRow> gather_ranks(GradientExchange& x, const SeqrecMemory& predi
 
 }  // namespace
 
+// Long (about 110 lines) on purpose: a run is one sequence read top to bottom (plan and skip, the run
+// file, the steps with their interruption, the epochs with their evaluation, the outcome), and its loop
+// shares a dozen pieces of state (file, timing, batch, optimizer, the finish callback) that a split would
+// pass around; the parts that stand alone are the helpers above (summarize, step_row, evaluate_into,
+// gather_ranks, epoch_line).
 SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Provenance& prov, std::ostream& log,
                          std::ostream& progress, const ProgressContext& context, GradientExchange* exchange) {
   validate(c);

@@ -433,9 +433,7 @@ class SeqrecSweepJob : public sweep::SweepJob {
 }  // namespace
 
 void list_seqrec_sweep(const SeqrecSweepSpec& spec, std::ostream& out) {
-  const Provenance none;  // nothing is recorded
-  const SeqrecSweepJob job(spec, none, out, out);
-  sweep::list_points(job, spec.partition, out, "runs");
+  sweep::list_runs<SeqrecSweepJob>(spec, out);
 }
 
 int run_seqrec_sweep(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {

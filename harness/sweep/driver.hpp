@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/provenance.hpp"
 #include "harness/sweep/partition.hpp"
 
 namespace lobench::sweep {
@@ -80,6 +81,15 @@ std::vector<int64_t> partition_indices(int64_t size, const Partition& part);
 
 // --list: the line of every point of `part`, then "N <unit>"; plans, runs and writes nothing.
 void list_points(const SweepJob& job, const Partition& part, std::ostream& out, const char* unit);
+
+// --list of a training command (train-xmc, train-seqrec: one run file a point, "runs"): its Job made from
+// the command's spec (which has .partition) with nothing to record, then list_points.
+template <typename Job, typename Spec>
+void list_runs(const Spec& spec, std::ostream& out) {
+  const Provenance none;  // nothing is recorded
+  const Job job(spec, none, out, out);
+  list_points(job, spec.partition, out, "runs");
+}
 
 // --resume continues a sweep's run files: it refuses the first of `options` ({name, given}) that was given
 // (e.g. --overwrite, --dry-run), naming it. The one check for every command that resumes.

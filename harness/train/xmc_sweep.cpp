@@ -577,9 +577,7 @@ class XmcSweepJob : public sweep::SweepJob {
 }  // namespace
 
 void list_xmc_sweep(const XmcSweepSpec& spec, std::ostream& out) {
-  const Provenance none;  // nothing is recorded
-  const XmcSweepJob job(spec, none, out, out);
-  sweep::list_points(job, spec.partition, out, "runs");
+  sweep::list_runs<XmcSweepJob>(spec, out);
 }
 
 int run_xmc_sweep(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err) {

@@ -20,6 +20,7 @@
 
 #include "harness/train/classifier.hpp"
 #include "harness/io/h5_io.hpp"
+#include "harness/io/output_path.hpp"
 #include "harness/measure.hpp"
 #include "precision_sim/format.hpp"
 #include "harness/io/provenance_attrs.hpp"
@@ -133,8 +134,11 @@ void print_row(const Row& r) {
   std::fflush(stdout);
 }
 
+// Written as every output is (io/output_path.hpp): into a temporary file beside OUT, renamed onto it when
+// complete, so a failed write never leaves a half-written OUT.
 void write_rows(const std::string& out, const std::vector<Row>& rows, int reps, const std::string& argv_joined) {
-  h5::Handle f = h5::create_file(out);
+  io::OutputFile output(out, {}, "--out");
+  h5::Handle f = h5::create_file(output.temp_path());
   write_provenance(f, collect_provenance(argv_joined));
   h5::write_attr(f, "what", std::string("classifier training step vs registry variants fused/chunked, same shape, "
                                         "interleaved repetitions; seconds are medians"));
@@ -162,6 +166,9 @@ void write_rows(const std::string& out, const std::vector<Row>& rows, int reps, 
   for (const Row& r : rows) names += (names.empty() ? "" : ",") + r.config;
   h5::write_attr(f, "configs", names);
   h5::write_attr(f, "end_utc", utc_now());
+  h5::flush_to_disk(f);
+  f.reset();
+  output.commit();
 }
 
 }  // namespace

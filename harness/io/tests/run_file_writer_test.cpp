@@ -1,0 +1,156 @@
+// The one run-file writer (harness/io/run_file_writer.hpp): when OUT appears, what a reader sees while the
+// run goes on, what an unfinished run leaves, and tables and records declared by column lists.
+#include "harness/io/run_file_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "variants/tests/temp_path.hpp"
+
+namespace lobench::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+#define TEST_ROW_COLUMNS(X)                      \
+  X(int64_t, step, 0, "", "the step")            \
+  X(double, loss, 0, "", "its loss")             \
+  X(FixedText<8>, tag, {}, "", "a label")
+
+struct TestRow {
+  LOBENCH_ROW_MEMBERS(TEST_ROW_COLUMNS)
+  static const std::vector<Column>& columns() {
+    static const std::vector<Column> c = LOBENCH_ROW_COLUMNS(TestRow, TEST_ROW_COLUMNS);
+    return c;
+  }
+};
+
+TestRow row(int64_t step, double loss, const char* tag) {
+  TestRow r;
+  r.step = step;
+  r.loss = loss;
+  r.tag.set(tag);
+  return r;
+}
+
+std::vector<TestRow> read_rows(const std::string& path, const std::string& table = "rows") {
+  h5::Handle f = h5::open_file_read(path);
+  return h5::read_table<TestRow>(f, table, compound_type(sizeof(TestRow), TestRow::columns()), path);
+}
+
+// The folder's entries other than `keep` (leftover temporary or lock files).
+std::vector<std::string> others(const std::string& dir, const std::string& keep) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename() != keep) out.push_back(e.path().filename().string());
+  return out;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string d = testing::temp_path(name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(RunFileWriter, AtFinishWritesBesideOutAndReplacesItOnlyWhenComplete) {
+  const std::string dir = fresh_dir("writer_at_finish");
+  const std::string out = dir + "/run.h5";
+  std::ofstream(out) << "an earlier run";  // replaced only by a complete file
+  const Provenance prov = collect_provenance("test");
+  {
+    RunFileWriter w(out, "--out");
+    w.create(prov, {TableSpec::of<TestRow>("rows", 4)}, Publish::at_finish, {},
+             [](hid_t f) { h5::write_attr(f, "schema", std::string("test")); });
+    ASSERT_NE(w.writing_path(), out);
+    w.append("rows", row(1, 0.5, "a"));
+    w.append("rows", row(2, 0.25, "b"));
+    // Readable while the run goes on, in the temporary file; OUT is still the earlier one.
+    const auto live = read_rows(w.writing_path());
+    ASSERT_EQ(live.size(), 2u);
+    EXPECT_EQ(live[1].tag.str(), "b");
+    EXPECT_EQ(std::ifstream(out).get(), 'a');
+    w.set_attr("status", std::string("ok"));
+    w.finish("2026-01-01T00:00:00Z");
+  }
+  const auto rows = read_rows(out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].step, 1);
+  EXPECT_DOUBLE_EQ(rows[1].loss, 0.25);
+  h5::Handle f = h5::open_file_read(out);
+  EXPECT_EQ(h5::read_attr_string(f, "status").value(), "ok");
+  EXPECT_EQ(h5::read_attr_string(f, "end_utc").value(), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(h5::read_attr_string(f, "argv").value(), "test");  // provenance
+  EXPECT_TRUE(others(dir, "run.h5").empty());  // no temporary or lock file left
+  fs::remove_all(dir);
+}
+
+TEST(RunFileWriter, AnUnfinishedRunLeavesOutAsItWasAndNothingBehind) {
+  const std::string dir = fresh_dir("writer_unfinished");
+  const std::string out = dir + "/run.h5";
+  std::ofstream(out) << "an earlier run";
+  try {
+    RunFileWriter w(out, "--out");
+    w.create(collect_provenance("test"), {TableSpec::of<TestRow>("rows", 4)}, Publish::at_finish, {}, [](hid_t) {});
+    w.append("rows", row(1, 0.5, "a"));
+    throw std::runtime_error("the run failed");
+  } catch (const std::runtime_error&) {
+  }
+  std::ifstream in(out);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "an earlier run");
+  EXPECT_TRUE(others(dir, "run.h5").empty());
+  fs::remove_all(dir);
+}
+
+TEST(RunFileWriter, AtStartPublishesAtOnceAndAppendsInPlace) {
+  const std::string dir = fresh_dir("writer_at_start");
+  const std::string out = dir + "/run.h5";
+  {
+    RunFileWriter w(out, "--out");
+    w.create(collect_provenance("test"), {TableSpec::of<TestRow>("rows", 4)}, Publish::at_start, {}, [](hid_t) {});
+    EXPECT_EQ(w.writing_path(), out);
+    EXPECT_TRUE(read_rows(out).empty());  // OUT opens at once, with its empty tables
+    w.append("rows", row(7, 1.5, "x"));
+    EXPECT_EQ(read_rows(out).size(), 1u);  // every row readable at OUT as soon as appended
+    // A second writer of the same OUT is refused by its lock.
+    EXPECT_THROW({ RunFileWriter second(out, "--out"); }, PathError);
+    w.finish("2026-01-01T00:00:00Z");
+  }
+  EXPECT_EQ(read_rows(out).size(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(RunFileWriter, TablesAddedLaterCountTablesAndRecordsAsAttributes) {
+  const std::string dir = fresh_dir("writer_tables");
+  const std::string out = dir + "/run.h5";
+  {
+    RunFileWriter w(out, "--out");
+    w.create(collect_provenance("test"), {TableSpec::counts("hist", 3, 4)}, Publish::at_finish, {}, [](hid_t) {});
+    const int64_t counts[3] = {1, 2, 3};
+    w.append({{"hist", counts, sizeof counts}});
+    w.add_table(TableSpec::of<TestRow>("later", 4));
+    w.append("later", row(3, 2.0, "z"));
+    const TestRow record = row(5, 0.125, "rec");
+    w.set_record_attrs("memory", "predicted_", &record, TestRow::columns());
+    EXPECT_THROW(w.append("missing", record), h5::Error);
+    w.finish("2026-01-01T00:00:00Z");
+  }
+  h5::Handle f = h5::open_file_read(out);
+  const auto hist = h5::read<int64_t>(f, "hist");
+  EXPECT_EQ(hist.shape, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(hist.data, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(read_rows(out, "later").at(0).step, 3);
+  h5::Handle g(H5Gopen2(f, "memory", H5P_DEFAULT), H5Gclose);
+  EXPECT_EQ(h5::read_attr_int64(g, "predicted_step").value(), 5);
+  EXPECT_DOUBLE_EQ(h5::read_attr_double(g, "predicted_loss").value(), 0.125);
+  EXPECT_EQ(h5::read_attr_string(g, "predicted_tag").value(), "rec");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace lobench::io
