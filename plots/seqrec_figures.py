@@ -26,7 +26,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-PARTS = ("parameters", "gradients", "optimizer_state", "activations", "loss_workspace", "loss_outputs")
+# gradient_sums: data-parallel runs' and micro-batched runs' partial sums and receive buffer (absent in older files).
+PARTS = ("parameters", "gradients", "optimizer_state", "activations", "loss_workspace", "loss_outputs", "gradient_sums")
 
 
 def attr(f, name, default=""):
@@ -39,7 +40,12 @@ def memory(paths, out):
     for p in paths:
         with h5py.File(p, "r") as f:
             m = dict(f["memory"].attrs)
-            label = f"{attr(f, 'variant', os.path.basename(p))}\nB {int(f.attrs['B'])}, N {int(f.attrs['N'])}"
+            ranks = int(f.attrs.get("ranks", 1))
+            # Data-parallel: the per-rank batch (what a rank holds), as the paper's B_local.
+            batch = f"B_local {int(f.attrs['B']) // ranks}" if ranks > 1 else f"B {int(f.attrs['B'])}"
+            label = f"{attr(f, 'variant', os.path.basename(p))}\n{batch}, N {int(f.attrs['N'])}"
+            if ranks > 1:
+                label += f"\n(per rank of {ranks})"
             status = attr(f, "status")
             runs.append((label, status, m, int(f.attrs["V"]), (int(f.attrs["B"]), int(f.attrs["N"]))))
     runs.sort(key=lambda r: (r[4], r[0]))
@@ -49,7 +55,8 @@ def memory(paths, out):
     for kind, dx, hatch_ok in (("predicted", -0.2, ""), ("measured", 0.2, "")):
         bottom = np.zeros(len(runs))
         for i, part in enumerate(PARTS):
-            vals = np.array([r[2].get(f"{kind}_{part}_bytes", np.nan) / 2**30 for r in runs], dtype=float)
+            vals = np.array([r[2].get(f"{kind}_{part}_bytes", 0 if part == "gradient_sums" else np.nan) / 2**30
+                             for r in runs], dtype=float)
             hatch = ["//" if (r[1] != "ok" and kind == "predicted") else hatch_ok for r in runs]
             bars = ax.bar(x + dx, np.nan_to_num(vals), 0.38, bottom=bottom, color=colors[i % len(colors)],
                           label=part.replace("_", " ") if kind == "measured" else None,

@@ -16,7 +16,9 @@ class Registry;
 // Bumped whenever a type a plug-in compiles against changes its layout or its virtual functions
 // (Variant, DeviceSession, RunOptions, RunContext, StepInputs, StepOutputs, StoredMatrix,
 // CountingAllocator, Registry): a plug-in built for another version is refused, never called.
-#define LOBENCH_PLUGIN_ABI 1
+// 2: DeviceSession::timing_source() and memory_meter() (what a row records as its timing_source and
+// memory_meter, results/SCHEMA.md version 4).
+#define LOBENCH_PLUGIN_ABI 2
 #define LOBENCH_PLUGIN_ENTRY_POINT "lobench_register_v1"
 
 extern "C" {

@@ -83,6 +83,11 @@ class DeviceSession {
   virtual int64_t peak_device_bytes() const { return -1; }
   // Bytes of the inputs and outputs as held on the device.
   virtual int64_t io_device_bytes() const = 0;
+  // How run_timed's seconds and peak_working_bytes were measured, as the row records them
+  // (results/SCHEMA.md: `timing_source`, `memory_meter`): a device's events around the step and the
+  // session's counting device allocator, unless the session says otherwise.
+  virtual std::string timing_source() const { return "device_events"; }
+  virtual std::string memory_meter() const { return "counting_allocator"; }
 };
 
 class Registry {

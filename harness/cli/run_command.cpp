@@ -54,7 +54,8 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
       ->capture_default_str();
   cmd->add_option("--sgemm-n", s.sgemm_n,
                   "size n of the n³ SGEMM (Eigen and OpenBLAS) measured once per thread count as the yardstick of %GEMM; "
-                  "0: 4096, or 512 for a sweep of under 100 GFLOP of timed work")
+                  "0: 4096, or 512 for a sweep of under 100 GFLOP of timed work; rows with --operand bf16 are compared with "
+                  "an n³ bf16 product, n at least 2048")
       ->capture_default_str();
   cmd->add_option_function<std::string>("--mem-limit", [&f](const std::string& t) { f.mem_limit = t, f.mem_limit_given = true; },
                   "skip points predicted to need more host memory than this (e.g. 20G); default: available now "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -462,13 +463,21 @@ namespace {
 // corrupted heap makes H5Aread copy from outside it (a segfault inside H5HG_read, which no HDF5 error
 // reports). So the read is first tried in a forked child, which only reads (HDF5 reads with pread, so
 // the parent's file state is untouched) and leaves with _exit. A child killed by a signal, or still
-// reading after 30 s, means the heap is damaged.
+// reading after kReadSeconds, means the heap is damaged (some damaged heaps make H5Aread loop forever
+// instead of crashing). A sound read takes microseconds.
+// The child never outlives that wait or its parent: a parent killed meanwhile (a timeout in a test
+// harness, Ctrl-C) once left children spinning on a damaged heap at 100 % CPU for the rest of the day.
 bool vlen_read_returns(hid_t attr, hid_t mem) {
+  constexpr unsigned kReadSeconds = 10;
   std::fflush(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return true;  // cannot try it apart: read as before
   constexpr int kReadFailed = 3;  // HDF5 refused the read itself: the parent's read will say so
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // killed with the parent...
+    if (getppid() != parent) _exit(kReadFailed);  // ...which may already have gone before prctl
+    alarm(kReadSeconds + 1);  // and by itself, should the parent stop waiting without killing it
     // Quiet: what a crash prints here (a sanitizer's report of HDF5's bad read) is not the parent's.
     if (const int devnull = open("/dev/null", O_WRONLY); devnull >= 0) dup2(devnull, STDERR_FILENO);
     char* s = nullptr;
@@ -477,7 +486,7 @@ bool vlen_read_returns(hid_t attr, hid_t mem) {
   // Anything but those two ends is a crash: a signal, or a sanitizer's own exit status for one.
   const auto returned = [](int st) { return WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == kReadFailed); };
   int status = 0;
-  for (useconds_t wait_us = 50, waited_us = 0; waited_us < 30'000'000;
+  for (useconds_t wait_us = 50, waited_us = 0; waited_us < kReadSeconds * 1'000'000;
        waited_us += wait_us, wait_us = std::min(wait_us * 2, useconds_t(100'000))) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) return returned(status);

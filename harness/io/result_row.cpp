@@ -77,7 +77,10 @@ and the samples into `/samples` rows. A resumed version-1 file keeps its layout.
 columns of the measurement yardsticks and meters (`fma_peak_gflops`, `local_gemm_before_gflops`,
 `local_gemm_after_gflops`, `flags`, `rss_growth_bytes`, `rank_time_min_s`, `rank_time_max_s`): they read
 as NaN (empty `flags`), and its `gemm_gflops` is the SGEMM rate of the point's tile shape, not the
-machine's best. A resumed version-2 file keeps its layout (the newer columns are not stored).
+machine's best. A resumed version-2 file keeps its layout (the newer columns are not stored). Version 3
+lacked `origin`, `timing_source` and `memory_meter`: they read empty (its rows are built-ins, C++ plug-ins
+named in the `plugins` attribute, or Python variants, backend `python`, whose `peak_bytes` is their RSS
+growth); a resumed version-3 file keeps its layout.
 
 ## Root attributes (provenance)
 
@@ -89,6 +92,7 @@ machine's best. A resumed version-2 file keeps its layout (the newer columns are
 | `host`, `cpu_model`, `hardware_threads`, `gpu_model` | the machine (`gpu_model` absent where there is no GPU) |
 | `compiler`, `libraries`, `lobench_version` | compiler; HDF5, Eigen, fmt, CLI11, OpenMP versions; lobench's version |
 | `argv` | the full command line after `@file` expansion |
+| `plugins` | the variants' origins other than built-in, `; `-separated: each C++ plug-in loaded (path, SHA-256, ABI) and each Python variant registered (its module, version and frameworks); absent when there are none |
 | `seed` | first seed of the synthetic inputs |
 | `start_utc`, `end_utc` | ISO 8601 UTC; `end_utc` is written when the run closes cleanly |
 | `sweep_axes` | the axes and their values, `name=v1,v2;...` (what `--list` expands) |
@@ -110,8 +114,10 @@ machine's best. A resumed version-2 file keeps its layout (the newer columns are
   md += R"(
 Skipped rows carry the shape, the options and `predicted_bytes`, with NaN for every measurement. CPU
 rows are timed with a steady clock around the step; GPU rows (backend `cuda`) with CUDA events around
-one step on the device, inputs resident and L2 flushed before each step. Peers (`harness/peers/*.py`,
-backend `peer`) append rows to the same table.
+one step on the device, inputs resident and L2 flushed before each step; each row says which in
+`timing_source`, and which meter measured its `peak_bytes` in `memory_meter`. Python variants (backend
+`python`, the framework peers among them) are rows like any other, with the float64 reference's errors.
+Files before version 4 may hold rows of the former peer scripts (backend `peer`, no reference errors).
 
 ## `/samples`: every timed run
 

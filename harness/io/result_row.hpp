@@ -17,7 +17,7 @@
 
 namespace lobench::io {
 
-inline constexpr int64_t kSchemaVersion = 3;
+inline constexpr int64_t kSchemaVersion = 4;
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 using Text8 = FixedText<8>;
@@ -25,12 +25,15 @@ using Text16 = FixedText<16>;
 using Text24 = FixedText<24>;
 using Text32 = FixedText<32>;
 using Text192 = FixedText<192>;
+using Text256 = FixedText<256>;
 
 // X(type, name, default, unit, meaning)
 #define LOBENCH_RESULT_COLUMNS(X)                                                                                  \
   X(int64_t, row_id, 0, "", "order of completion, from 0; the key of /samples")                                    \
-  X(Text32, variant, {}, "", "the variant (`lobench list`) or peer (`jax_dense`, `torch_dense`, ...)")              \
-  X(Text8, backend, {}, "", "`cpu`, `cuda` or `peer`")                                                              \
+  X(Text32, variant, {}, "", "the variant (`lobench list`): built-in, a plug-in's or a Python variant's (the "      \
+                             "framework peers `jax_dense`, `torch_dense`, ... among them; `origin` says which)")    \
+  X(Text8, backend, {}, "", "`cpu`, `cuda` or `python` (a Python variant); `peer` in files before version 4 (the "  \
+                            "former peer scripts, rows without reference errors)")                                  \
   X(int64_t, B, 0, "", "batch size")                                                                                \
   X(int64_t, N, 0, "", "sequence length")                                                                           \
   X(int64_t, P, 0, "", "positions, P = B·N")                                                                        \
@@ -80,8 +83,8 @@ using Text192 = FixedText<192>;
   X(double, local_gemm_after_gflops, kNotMeasured, "GFLOP/s",                                                       \
     "the same just after the point; the two more than 10 % apart flag the row `busy`")                              \
   X(double, peak_bytes, kNotMeasured, "bytes",                                                                      \
-    "peak working bytes counted by the allocator the variant was given (inputs and outputs excluded); sharded rows: " \
-    "the largest rank's")                                                                                           \
+    "peak working bytes of the step (inputs and outputs excluded) as `memory_meter` measured them: exactly, by the " \
+    "allocator the variant was given, for built-ins and C++ plug-ins; sharded rows: the largest rank's")            \
   X(int64_t, predicted_bytes, 0, "bytes", "the variant's analytic model of peak_bytes")                             \
   X(double, peak_device_bytes, kNotMeasured, "bytes",                                                               \
     "GPU rows: the peak as the device saw it (largest drop of cudaMemGetInfo's free bytes during a step)")          \
@@ -108,7 +111,20 @@ using Text192 = FixedText<192>;
   X(double, counts_mismatch, kNotMeasured, "positions",                                                             \
     "positions whose TP/FP/FN/TN differ from the reference's on E as read although none of their logits is within " \
     "1e-5 of 0")                                                                                                    \
-  X(Text24, utc, {}, "", "when the row was measured (ISO 8601 UTC)")
+  X(Text24, utc, {}, "", "when the row was measured (ISO 8601 UTC)")                                              \
+  X(Text256, origin, {}, "",                                                                                        \
+    "where the variant came from: `built-in`; `plugin PATH sha256=HEX abi=N` (a C++ plug-in); `python SPEC "        \
+    "[version=V] frameworks=NAME VERSION,...` (a Python variant: its module, the module's version, the frameworks "  \
+    "loaded). Empty in files before version 4")                                                                     \
+  X(Text16, timing_source, {}, "",                                                                                  \
+    "what timed the samples: `host_clock` (a steady clock around the step on the host), `device_events` (CUDA "     \
+    "events around the step on the device), `self_timed` (the variant's own measurement of each step). Empty when " \
+    "nothing was timed (skipped rows) and before version 4")                                                        \
+  X(Text24, memory_meter, {}, "",                                                                                   \
+    "what measured peak_bytes: `counting_allocator` (every working byte allocated through lobench's allocator, "    \
+    "exact), `rss_growth` (the process's peak resident-set growth from before the session to its last step: Python " \
+    "variants), `framework_counter` (the framework's own allocator statistics, e.g. torch.cuda.max_memory_allocated)" \
+    ". Empty when not measured and before version 4")
 
 struct ResultRow {
   LOBENCH_ROW_MEMBERS(LOBENCH_RESULT_COLUMNS)

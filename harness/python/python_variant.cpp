@@ -93,12 +93,16 @@ void copy_finite(const float* src, int64_t n, int64_t cols, std::vector<float>& 
 
 class PythonSession final : public DeviceSession {
  public:
-  PythonSession(nb::object step, const StepInputs& in, std::string name, meters::PeakRssMeter rss)
-      : step_(std::move(step)), P_(in.P), V_(in.V), D_(in.D), name_(std::move(name)), rss_(rss) {}
+  PythonSession(nb::object variant, nb::object step, const StepInputs& in, std::string name, meters::PeakRssMeter rss)
+      : variant_(std::move(variant)), step_(std::move(step)), P_(in.P), V_(in.V), D_(in.D), name_(std::move(name)),
+        rss_(rss) {
+    self_timed_ = nb::hasattr(variant_, "self_timed") && nb::cast<bool>(nb::bool_(variant_.attr("self_timed")));
+  }
   ~PythonSession() override {
     nb::gil_scoped_acquire gil;
     step_.reset();
     result_.reset();
+    variant_.reset();
   }
   double run_timed() override {
     nb::gil_scoped_acquire gil;
@@ -107,8 +111,9 @@ class PythonSession final : public DeviceSession {
       const auto t0 = std::chrono::steady_clock::now();
       nb::object r = step_();
       const auto t1 = std::chrono::steady_clock::now();
-      result_ = std::move(r);
       seconds = std::chrono::duration<double>(t1 - t0).count();
+      if (self_timed_) seconds = own_seconds(r);
+      result_ = std::move(r);
     } catch (const nb::python_error& e) {
       throw std::runtime_error("python variant " + name_ + ": its step raised " + describe(e));
     }
@@ -122,18 +127,43 @@ class PythonSession final : public DeviceSession {
     growth_ = rss_.growth_bytes();
     try {
       unpack(out);
+      read_framework_peak();
     } catch (const nb::python_error& e) {
       throw std::runtime_error("python variant " + name_ + ": its result could not be read: " + describe(e));
     } catch (const std::exception& e) {
       throw std::runtime_error("python variant " + name_ + ": " + e.what());
     }
   }
-  // RSS growth from before prepare() to after the last step: the meter a Python variant gets (its
-  // allocations do not go through the counting allocator).
-  int64_t peak_working_bytes() const override { return std::isfinite(growth_) ? int64_t(std::max(0.0, growth_)) : 0; }
+  // The framework's own count when the variant reports one (measured_peak_bytes()), else the RSS growth
+  // from before prepare() to after the last step (its allocations do not go through the counting allocator).
+  int64_t peak_working_bytes() const override {
+    if (framework_peak_ >= 0) return framework_peak_;
+    return std::isfinite(growth_) ? int64_t(std::max(0.0, growth_)) : 0;
+  }
   int64_t io_device_bytes() const override { return 0; }
+  std::string timing_source() const override { return self_timed_ ? "self_timed" : "host_clock"; }
+  std::string memory_meter() const override { return framework_peak_ >= 0 ? "framework_counter" : "rss_growth"; }
 
  private:
+  // A self-timed variant's step returns (seconds, outputs): its own time of the step (e.g. CUDA events).
+  double own_seconds(nb::object& r) const {
+    if (!nb::isinstance<nb::tuple>(r) || nb::len(r) != 2)
+      throw std::runtime_error("python variant " + name_ + ": a self-timed step must return (seconds, outputs)");
+    nb::tuple pair = nb::borrow<nb::tuple>(r);
+    const double s = nb::cast<double>(nb::module_::import_("builtins").attr("float")(pair[0]));
+    if (!std::isfinite(s) || s < 0)
+      throw std::runtime_error("python variant " + name_ + ": its step timed itself at " + std::to_string(s) + " s");
+    r = nb::borrow<nb::object>(pair[1]);
+    return s;
+  }
+  void read_framework_peak() {
+    if (!nb::hasattr(variant_, "measured_peak_bytes")) return;
+    nb::object v = variant_.attr("measured_peak_bytes")();
+    if (v.is_none()) return;
+    const int64_t bytes = nb::cast<int64_t>(v);
+    if (bytes < 0) throw std::runtime_error("measured_peak_bytes() returned " + std::to_string(bytes));
+    framework_peak_ = bytes;
+  }
   void unpack(StepOutputs& out) {
     if (!result_.is_valid() || !(nb::isinstance<nb::tuple>(result_) || nb::isinstance<nb::list>(result_)))
       throw std::runtime_error("its step must return (loss, dA, dE) or (loss, dA, dE, counts)");
@@ -156,12 +186,14 @@ class PythonSession final : public DeviceSession {
     }
   }
 
-  nb::object step_, result_;
+  nb::object variant_, step_, result_;
   int64_t P_, V_, D_;
   std::string name_;
   meters::PeakRssMeter rss_;
   std::vector<int64_t> resident_after_step_;
   double growth_ = std::numeric_limits<double>::quiet_NaN();
+  bool self_timed_ = false;
+  int64_t framework_peak_ = -1;  // measured_peak_bytes(), -1 when the variant has none
 };
 
 class PythonVariant final : public Variant {
@@ -220,7 +252,7 @@ class PythonVariant final : public Variant {
                                              numpy_view(in.targets, {P, L}), weights,
                                              in.reduction == Reduction::mean ? "mean" : "sum", options_dict(o));
       if (!PyCallable_Check(step.ptr())) throw std::runtime_error("python variant " + name_ + ": prepare() must return a callable step");
-      return std::make_unique<PythonSession>(std::move(step), in, name_, rss);
+      return std::make_unique<PythonSession>(obj_, std::move(step), in, name_, rss);
     } catch (const nb::python_error& e) {
       throw std::runtime_error("python variant " + name_ + ": prepare raised " + describe(e));
     }

@@ -58,6 +58,8 @@ class MpiRows final : public sweep::ShardedRows {
     row.rank_time_min_s = m.rank_compute_s_min;
     row.rank_time_max_s = m.rank_compute_s_max;
     row.rss_growth_bytes = m.rss_growth_bytes_max;
+    row.timing_source.set("host_clock");  // each rank's steady clock; the allocator each rank's variant was given
+    row.memory_meter.set("counting_allocator");
     row.comm_bytes = double(m.comm_bytes_max);
     row.loss = m.loss;
     row.reason.set(fmt::format("{}; comm {:.1f}% of the step", m.layout.describe(), 100 * m.comm_share));

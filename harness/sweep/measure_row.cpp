@@ -22,6 +22,9 @@ Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions
     m.peak_bytes = double(session->peak_working_bytes());
     const int64_t device_peak = session->peak_device_bytes();
     m.peak_device_bytes = device_peak >= 0 ? double(device_peak) : io::kNotMeasured;
+    m.timing_source = session->timing_source();
+    m.memory_meter = session->memory_meter();
+    if (m.memory_meter == "rss_growth") m.rss_growth_bytes = m.peak_bytes;  // the one meter, in its own column too
     return m;
   }
   CountingAllocator alloc;
@@ -31,6 +34,8 @@ Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions
   m.samples = collect_samples([&] { return seconds_of([&] { v.run(in, out, ctx); }); }, 0, reps).seconds;
   m.rss_growth_bytes = rss.growth_bytes();
   m.peak_bytes = double(alloc.peak_bytes());
+  m.timing_source = "host_clock";
+  m.memory_meter = "counting_allocator";
   return m;
 }
 

@@ -4,6 +4,7 @@
 // trust flags of a row from its samples.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "harness/io/result_row.hpp"
@@ -18,6 +19,8 @@ struct Measurement {
   double peak_bytes = io::kNotMeasured;
   double peak_device_bytes = io::kNotMeasured;
   double rss_growth_bytes = io::kNotMeasured;  // CPU steps: meters::PeakRssMeter over the timed runs
+  std::string timing_source;  // the row's columns of the same names (results/SCHEMA.md)
+  std::string memory_meter;
 };
 
 // Runs `v` on `in` (CPU: steady clock around run(); GPU: a device session timed by CUDA events with the

@@ -33,6 +33,7 @@ io::ResultRow identity_row(const StepPoint& pt, const Variant& v) {
   io::ResultRow row;
   row.variant.set(v.name());
   row.backend.set(v.backend());
+  row.origin.set(Registry::instance().origin(v));
   row.B = s.B, row.N = s.N, row.P = s.P(), row.V = s.V, row.D = s.D, row.L = s.L;
   row.reduction.set(to_string(s.reduction));
   row.weighted = s.weighted;

@@ -103,6 +103,8 @@ class RowRunner {
       row.peak_bytes = m.peak_bytes;
       row.peak_device_bytes = m.peak_device_bytes;
       row.rss_growth_bytes = m.rss_growth_bytes;
+      row.timing_source.set(m.timing_source);
+      row.memory_meter.set(m.memory_meter);
       fill_timing(row, m.samples);
       if (row.gemm_fraction > 1.0 && !is_gpu(*plan.variant)) recheck_machine(plan, row, m.samples);
       measure_local_after(plan, row);

@@ -1,5 +1,7 @@
 #include "harness/sweep/yardstick.hpp"
 
+#include <algorithm>
+
 #include "harness/measure.hpp"
 
 #if LOBENCH_HAS_CUDA
@@ -16,16 +18,21 @@ const meters::MachineLimits& Yardsticks::machine(int threads) {
   return it->second;
 }
 
+// At least 2048³: on AMX a 512³ product takes about 0.1 ms, less than a scheduler time slice on a
+// shared machine, and its samples measure the waiting (12 GFLOP/s seen at load 8, against 2 300 from CPU
+// time); 2048³ takes milliseconds.
+int64_t Yardsticks::bf16_n() const { return std::max<int64_t>(sgemm_n_, 2048); }
+
 const meters::MachineLimits& Yardsticks::machine_with_bf16(int threads) {
   meters::MachineLimits& m = machine_.at(threads);
-  if (m.bf16.n == 0) m.bf16 = meters::bf16_square_gemm(sgemm_n_, threads);
+  if (m.bf16.n == 0) m.bf16 = meters::bf16_square_gemm(bf16_n(), threads);
   return m;
 }
 
 const meters::MachineLimits& Yardsticks::remeasure_machine(int threads) {
   meters::MachineLimits again = meters::measure_machine_limits(threads, sgemm_n_);
   meters::MachineLimits& kept = machine_[threads];
-  if (kept.bf16.n != 0) again.bf16 = meters::bf16_square_gemm(sgemm_n_, threads);
+  if (kept.bf16.n != 0) again.bf16 = meters::bf16_square_gemm(bf16_n(), threads);
   const meters::SgemmRate best_bf16 = !(again.bf16.gflops <= kept.bf16.gflops) ? again.bf16 : kept.bf16;
   if (!(again.best_sgemm_gflops() <= kept.best_sgemm_gflops())) kept = std::move(again);
   kept.bf16 = best_bf16;  // (each yardstick kept at its highest)

@@ -49,6 +49,7 @@ class Yardsticks {
   const std::optional<GpuRates>& gpu(std::string* why);
 
  private:
+  int64_t bf16_n() const;  // the bf16 product's size
   int64_t sgemm_n_;
   std::map<int, meters::MachineLimits> machine_;
   std::map<std::tuple<int64_t, int64_t, int>, double> cpu_;

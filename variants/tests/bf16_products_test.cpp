@@ -363,13 +363,13 @@ TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheEmulation) {
 
 TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheAmxModel) {
   ForcedKernel emulated(Bf16Kernel::emulated_amx);
-  check_variants_on_ragged_cases(10);
+  check_variants_on_ragged_cases(6);  // (the scalar model is slow; the kernel below equals it bit for bit)
 }
 
 TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheAmxKernel) {
   LOBENCH_REQUIRE_BF16_AMX();
   ForcedKernel forced(Bf16Kernel::amx_bf16);
-  check_variants_on_ragged_cases(12);
+  check_variants_on_ragged_cases(10);
 }
 
 TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughEachSimdKernel) {

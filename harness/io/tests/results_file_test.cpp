@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/io/merge_runs.hpp"
 #include "variants/tests/temp_path.hpp"
 
 namespace lobench {
@@ -271,6 +272,78 @@ TEST(ResultsFile, ReadsAndResumesTheKeptVersion2File) {
   ASSERT_EQ(rows.size(), 13u);
   EXPECT_EQ(rows[12].V, 4242);
   EXPECT_TRUE(std::isnan(rows[12].fma_peak_gflops));
+  std::filesystem::remove(path);
+}
+
+// Version 3 lacked origin, timing_source and memory_meter: they read empty, and a resumed version-3 file
+// grows in its own layout (rows of built-ins and of a Python variant, backend `python`).
+TEST(ResultsFile, ReadsAndResumesTheKeptVersion3File) {
+  const std::string kept = std::string(LOBENCH_SOURCE_DIR) + "/results/schema/run_v3.h5";
+  ASSERT_TRUE(std::filesystem::exists(kept)) << kept;
+  const std::string path = testing::temp_path("results_v3_copy.h5");
+  std::filesystem::copy_file(kept, path, std::filesystem::copy_options::overwrite_existing);
+  auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 12u);
+  int python = 0;
+  for (const auto& r : rows) {
+    EXPECT_TRUE(r.origin.empty() && r.timing_source.empty() && r.memory_meter.empty());
+    EXPECT_EQ(r.status, "ok");
+    EXPECT_LT(r.rel_dE_err, 1e-5);
+    python += r.backend == "python";
+  }
+  EXPECT_EQ(python, 4);
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::resume);
+    EXPECT_EQ(f.schema_version(), 3);
+    ResultRow r = rows[0];
+    r.V = 4242;
+    r.origin.set("built-in");  // not in that layout: dropped
+    f.append(r, {0.25});
+  }
+  rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 13u);
+  EXPECT_EQ(rows[12].V, 4242);
+  EXPECT_TRUE(rows[12].origin.empty());
+  std::filesystem::remove(path);
+}
+
+// `lobench merge` reads an older part too: the kept version-3 file merged alone becomes a current file
+// with the same rows and samples, the new columns empty.
+TEST(ResultsFile, MergeReadsTheKeptVersion3File) {
+  const std::string kept = std::string(LOBENCH_SOURCE_DIR) + "/results/schema/run_v3.h5";
+  const std::string out = testing::temp_path("results_v3_merged.h5");
+  std::filesystem::remove(out);
+  const io::MergeSummary m = io::merge_runs(out, {kept}, collect_provenance("t"), OutMode::create_new);
+  EXPECT_EQ(m.rows, 12);
+  const auto rows = ResultsFile::read_all(out);
+  ASSERT_EQ(rows.size(), 12u);
+  EXPECT_EQ(ResultsFile::read_samples(out).size(), 24u);
+  EXPECT_TRUE(rows[2].origin.empty());
+  {
+    ResultsFile f(out, collect_provenance("t"), OutMode::resume);
+    EXPECT_EQ(f.schema_version(), 4);
+  }
+  std::filesystem::remove(out);
+}
+
+// A new file is the current version and keeps the new columns.
+TEST(ResultsFile, VersionFourKeepsWhereARowCameFromAndHowItWasMeasured) {
+  const std::string path = testing::temp_path("results_v4.h5");
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::overwrite);
+    EXPECT_EQ(f.schema_version(), 4);
+    ResultRow r;
+    r.variant.set("naive_loop");
+    r.origin.set("plugin /x/naive_loop.so sha256=" + std::string(64, 'a') + " abi=2");
+    r.timing_source.set("self_timed");
+    r.memory_meter.set("framework_counter");
+    f.append(r, {});
+  }
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].origin, "plugin /x/naive_loop.so sha256=" + std::string(64, 'a') + " abi=2");
+  EXPECT_EQ(rows[0].timing_source, "self_timed");
+  EXPECT_EQ(rows[0].memory_meter, "framework_counter");
   std::filesystem::remove(path);
 }
 

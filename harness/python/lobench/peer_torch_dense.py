@@ -1,8 +1,10 @@
 """Peer `torch_dense` (`--variants lobench.peer_torch_dense:TorchDense`): what a PyTorch user runs.
 torch.nn.functional.binary_cross_entropy_with_logits on dense [P, V] logits A @ Eᵀ against multi-hot
 targets, with the position weights as its `weight` and the contract's reduction, forward and backward
-for A and E; the cut counts from the logits. On the GPU when torch sees one (the step synchronizes), else
-the CPU with torch.set_num_threads(--threads). Operands: fp32 (no TF32), tf32 (GPU only), bf16 (autocast:
+for A and E; the cut counts from the logits. On the GPU when torch sees one: self-timed by CUDA events
+around the step, its memory torch.cuda.max_memory_allocated above what was allocated before the targets
+were built (the row's timing_source `self_timed`, memory_meter `framework_counter`); else the CPU with
+torch.set_num_threads(--threads), timed by the engine's clock, its memory the process's RSS growth. Operands: fp32 (no TF32), tf32 (GPU only), bf16 (autocast:
 A and E stay float32 leaves, the product runs in bfloat16 with float32 accumulation).
 
 Debian's torch serves /usr/bin/python3 only (docs/peers.md): run `/usr/bin/python3 -m lobench run ...`
@@ -20,6 +22,10 @@ except ImportError:
 class TorchDense(Variant):
     name = "torch_dense"
     description = "peer: PyTorch binary_cross_entropy_with_logits over dense [P, V] logits"
+
+    def __init__(self):
+        self.self_timed = torch is not None and torch.cuda.is_available()
+        self._base = None  # bytes allocated on the GPU before the working set
 
     def skip_reason(self, shape, options):
         if torch is None:
@@ -44,10 +50,14 @@ class TorchDense(Variant):
         # Copies: the engine's arrays are read-only and must not become autograd leaves.
         At = torch.tensor(A, device=dev, requires_grad=True)
         Et = torch.tensor(E, device=dev, requires_grad=True)
+        if self.self_timed:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            self._base = torch.cuda.memory_allocated()
         y = torch.from_numpy(multi_hot(targets, V)).to(dev)
         wt = torch.from_numpy(w).to(dev)[:, None]
 
-        def step():
+        def loss_and_grads():
             At.grad = Et.grad = None
             with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=operand == "bf16"):
                 x = At @ Et.T
@@ -57,8 +67,24 @@ class TorchDense(Variant):
                 pred, pos = x > 0, y > 0
                 counts = torch.stack([(pred & pos).sum(1), (pred & ~pos).sum(1), (~pred & pos).sum(1),
                                       (~pred & ~pos).sum(1)], 1)
-            if dev.type == "cuda":
-                torch.cuda.synchronize()
-            return float(loss), At.grad.cpu().numpy(), Et.grad.cpu().numpy(), counts.cpu().numpy()
+            return loss, At.grad, Et.grad, counts
+
+        def to_host(outputs):
+            return tuple(o.detach().cpu().numpy() for o in outputs)
+
+        def step():
+            if not self.self_timed:
+                return to_host(loss_and_grads())
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            outputs = loss_and_grads()
+            stop.record()
+            stop.synchronize()
+            return start.elapsed_time(stop) * 1e-3, to_host(outputs)  # seconds on the device, outputs
 
         return step
+
+    def measured_peak_bytes(self):
+        if not self.self_timed:
+            return None  # the CPU: no allocator counter; the engine's RSS meter
+        return torch.cuda.max_memory_allocated() - self._base

@@ -10,6 +10,11 @@ A Python variant is any object with these attributes (subclassing `Variant` is o
                                                 #   operands only; with it, the operand is its to check)
     predicted_bytes(shape, options) -> int      # optional: peak working bytes it will allocate
     prepare(A, E, targets, weights, reduction, options) -> step
+    self_timed: bool                            # optional: step() returns (seconds, outputs), its own time
+                                                #   of the step (e.g. CUDA events); the row's timing_source
+    measured_peak_bytes() -> int | None         # optional, called after the last step: the framework's own
+                                                #   peak of the steps' working bytes (the row's memory_meter
+                                                #   `framework_counter`); else the process's RSS growth
 
 `shape` and `options` are dicts: shape {"B", "N", "P", "V", "D", "L", "reduction", "weighted"},
 options {"threads", "block_v", "block_p", "e_format", "operand"}. `prepare` gets the engine's inputs

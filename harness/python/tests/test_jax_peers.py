@@ -39,6 +39,8 @@ def test_peer_runs_beside_fused_with_reference_errors(tmp_path, name):
     assert sorted(r["reduction"] for r in mine) == ["mean", "sum"], mine
     for r in mine:
         assert r["backend"] == "python" and r["threads"] == 1 and r["weighted"] == 1
+        assert r["origin"].startswith(f"python {spec}") and "jax " in r["origin"], r["origin"]
+        assert (r["timing_source"], r["memory_meter"]) == ("host_clock", "rss_growth"), r
         assert_accurate(r, counts=counts)
     assert [r["status"] for r in rs if r["variant"] == "fused"] == ["ok", "ok"]
 

@@ -108,6 +108,59 @@ def test_a_users_file_runs_beside_fused_with_reference_errors(tmp_path):
     dense = [r for r in rs if r["variant"] == "numpy_dense"]
     assert all(r["backend"] == "python" for r in dense)
     assert all(r["predicted_bytes"] == 3 * 9 * 300 * 8 + (9 + 300) * 8 * 8 for r in dense)
+    # where each row came from and how it was measured (schema version 4); provenance lists the variant
+    for r in dense:
+        assert r["origin"].startswith(f"python {EXAMPLE}:NumpyDense") and "numpy " in r["origin"], r["origin"]
+        assert (r["timing_source"], r["memory_meter"]) == ("host_clock", "rss_growth"), r
+        assert r["rss_growth_bytes"] == r["peak_bytes"] >= 0, r
+    for r in rs:
+        if r["variant"] == "fused":
+            assert (r["origin"], r["timing_source"], r["memory_meter"]) == ("built-in", "host_clock", "counting_allocator")
+    plugins = attrs["plugins"].decode() if isinstance(attrs["plugins"], bytes) else str(attrs["plugins"])
+    assert f"python {EXAMPLE}:NumpyDense" in plugins, plugins
+
+
+SELF_MEASURED = textwrap.dedent('''
+    import numpy as np
+    from lobench.python_variants import Variant
+
+    class SelfMeasured(Variant):
+        """Times itself (a fixed 12.5 ms a step) and reports its framework's peak (12,345 bytes)."""
+        name = "self_measured"
+        self_timed = True
+        def measured_peak_bytes(self):
+            return 12345
+        def prepare(self, A, E, targets, weights, reduction, options):
+            from lobench import bce
+            def step():
+                r = bce(A, E, targets, weights=weights, reduction=reduction)
+                return 0.0125, (r.loss, r.dA, r.dE, r.counts)
+            return step
+
+    class BadSelfTimed(Variant):
+        name = "bad_self_timed"
+        self_timed = True
+        def prepare(self, A, E, targets, weights, reduction, options):
+            return lambda: (0.5, np.zeros(A.shape, np.float32), np.zeros(E.shape, np.float32))
+''')
+
+
+def test_a_self_timed_variant_with_a_framework_counter_is_recorded_as_such(tmp_path):
+    (tmp_path / "measured.py").write_text(SELF_MEASURED)
+    out = tmp_path / "run.h5"
+    rc, stdout, err = python_lobench("run", *SWEEP, "--variants", "measured:SelfMeasured,measured:BadSelfTimed",
+                                     "--out", str(out), cwd=str(tmp_path))
+    assert rc == 1, err + stdout  # the badly self-timed rows fail
+    rs, _ = rows(out)
+    mine = [r for r in rs if r["variant"] == "self_measured"]
+    assert len(mine) == 2
+    for r in mine:
+        assert r["status"] == "ok" and r["rel_dE_err"] < 1e-5, r
+        assert r["time_median_s"] == r["time_min_s"] == r["time_max_s"] == 0.0125, r
+        assert (r["timing_source"], r["memory_meter"], r["peak_bytes"]) == ("self_timed", "framework_counter", 12345), r
+    for r in rs:
+        if r["variant"] == "bad_self_timed":
+            assert r["status"] == "failed" and "a self-timed step must return (seconds, outputs)" in r["reason"], r
 
 
 def test_broken_variants_fail_their_rows_and_the_sweep_goes_on(tmp_path):

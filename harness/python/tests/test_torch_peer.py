@@ -21,6 +21,11 @@ def test_torch_peer_runs_beside_fused_with_reference_errors(tmp_path):
     assert sorted(r["reduction"] for r in fp32) == ["mean", "sum"]
     for r in fp32:
         assert r["backend"] == "python"
+        assert r["origin"].startswith("python lobench.peer_torch_dense:TorchDense") and "torch " in r["origin"], r
+        import torch
+        on_gpu = torch.cuda.is_available()  # CUDA events and torch's allocator peak there
+        assert (r["timing_source"], r["memory_meter"]) == (("self_timed", "framework_counter") if on_gpu
+                                                           else ("host_clock", "rss_growth")), r
         assert_accurate(r)
     bf16 = [r for r in rs if r["variant"] == "torch_dense" and r["operand"] == "bf16"]
     assert len(bf16) == 2

@@ -27,6 +27,7 @@ import hashlib
 import os
 import random
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -698,6 +699,25 @@ def run_case(c, exe, driver, timeout, base):
 PASS = {"refused", "accepted_ok"}
 
 
+def processes_in(base):
+    """The processes still running in a case folder under `base` (their working directory), killed:
+    a child a case's lobench forked must end with it, even when the case's timeout killed lobench
+    (a damaged HDF5 heap once left forked readers spinning for hours)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            if cwd.startswith(base + os.sep):
+                cmdline = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode("utf-8", "replace")
+                found.append((int(entry), cmdline))
+                os.kill(int(entry), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lobench", required=True)
@@ -728,6 +748,8 @@ def main():
     try:
         with futures.ThreadPoolExecutor(args.jobs) as pool:
             results = list(pool.map(lambda c: run_case(c, exe, driver, args.timeout, base), cases))
+        time.sleep(1)
+        survivors = processes_in(base)
     finally:
         shutil.rmtree(base, ignore_errors=True)
         surfaces.remove_cache()
@@ -752,6 +774,9 @@ def main():
     for name, counts in list(counted.items()) + list(separate.items()):
         total = sum(counts.values())
         print(f"  {name:<40} {total:>4}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for pid, cmdline in survivors:  # a case's process that outlived its case (e.g. a forked reader)
+        failures.append(f"FAIL [outlived its case] pid {pid}: {cmdline[:200]}")
+        print(failures[-1])
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 
