@@ -43,8 +43,11 @@ if (( rc == 2 )) || [[ ! -f "$out" ]]; then
   echo "table2.sh: the sweep exited $rc (a usage or input error): torch_dense was not run" >&2
   exit "$rc"
 fi
+# The same points into the same file: --resume (an --overwrite given for the first run is not repeated).
+rest=()
+for a in "$@"; do [[ "$a" == --overwrite ]] || rest+=("$a"); done
 "$torch_python" -m lobench run @"$root/harness/sweeps/table2.args" --variants lobench.peer_torch_dense:TorchDense \
-  --out "$out" "$@" --resume
+  --out "$out" "${rest[@]}" --resume
 torch_rc=$?
 echo "table2.sh: $out (table: $python plots/table2_markdown.py $out)"
 (( rc != 0 )) && exit "$rc"

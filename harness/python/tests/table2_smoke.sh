@@ -11,7 +11,7 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 
 LOBENCH_BUILD=$build "$root/scripts/table2.sh" "$d/run.h5" --B 1 --N 16 --V 300 --D 8 --L 2 --threads 2 \
-  --reps 2 --warmup 1 --mem-limit 1G > "$d/table2.log" 2>&1 || { cat "$d/table2.log"; exit 1; }
+  --reps 2 --warmup 1 --mem-limit 1G --overwrite > "$d/table2.log" 2>&1 || { cat "$d/table2.log"; exit 1; }
 torch_python=python3
 python3 -c "import torch" > /dev/null 2>&1 || torch_python=/usr/bin/python3
 python3 - "$d" "$root" "$torch_python" <<'PY'
