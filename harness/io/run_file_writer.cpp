@@ -58,9 +58,9 @@ void RunFileWriter::create_impl(const Provenance& prov, const std::vector<TableS
     pending_ = std::make_unique<OutputFile>(path_, inputs, option_, /*take_lock=*/false);  // lock_ holds OUT
     file_ = h5::create_file(pending_->temp_path());
     write_provenance(file_, prov);
+    header(file_, context);
     for (const TableSpec& t : tables)  // (errors name path_, the file the user will read)
       tables_[t.name] = h5::Table::create(file_, t.name, t.row_type(), t.chunk_rows, path_, t.width);
-    header(file_, context);
     h5::flush_to_disk(file_);
     if (publish == Publish::at_finish) return;
     // Published now, empty: from here on rows are appended to OUT itself.
@@ -70,6 +70,13 @@ void RunFileWriter::create_impl(const Provenance& prov, const std::vector<TableS
     pending_.reset();
     file_ = h5::open_file_rw(path_);
     for (const TableSpec& t : tables) open_table(t.name, t.row_type());
+  });
+}
+
+void RunFileWriter::write_section(const std::function<void()>& f) {
+  write([&] {
+    f();
+    h5::flush_to_disk(file_);
   });
 }
 

@@ -22,6 +22,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,7 +74,8 @@ class RunFileWriter {
   RunFileWriter(const RunFileWriter&) = delete;
   RunFileWriter& operator=(const RunFileWriter&) = delete;
 
-  // A new file at `path` (see the top): provenance, then write_header(file), then the empty tables.
+  // A new file at `path` (see the top): provenance, then write_header(file), then the empty tables (in
+  // the order the files were always made: the layout of a file on disk is as before).
   // `inputs`: files OUT must not be (PathError). Errors name `path`.
   template <typename WriteHeader>
   void create(const Provenance& prov, const std::vector<TableSpec>& tables, Publish publish,
@@ -87,6 +89,11 @@ class RunFileWriter {
   void resume();
 
   hid_t file() const { return file_; }
+  // f(file) in a write section, then flushed: more of a new file's content (e.g. attributes of its tables).
+  template <typename F>
+  void describe(const F& f) {
+    write_section([&] { f(hid_t(file_)); });
+  }
   const std::string& path() const { return path_; }
   // Where rows are written now: path(), or the temporary file (Publish::at_finish, resume()).
   const std::string& writing_path() const;
@@ -129,6 +136,7 @@ class RunFileWriter {
   void finish(const std::string& end_utc);
 
  private:
+  void write_section(const std::function<void()>& f);
   void create_impl(const Provenance& prov, const std::vector<TableSpec>& tables, Publish publish,
                    const std::vector<std::string>& inputs, Header header, const void* context);
   template <typename F>

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "harness/cli/option_checks.hpp"
+#include "harness/meters/peak_rss.hpp"
 #include "harness/system_memory.hpp"
 #include "variants/counting_allocator.hpp"
 #include "variants/step.hpp"
@@ -348,4 +349,8 @@ NB_MODULE(_ext, m) {
   m.def("formats", &lobench::precision::format_names);
   m.def("roundings", &lobench::precision::rounding_names);
   m.def("max_threads", [] { return resolve_threads(std::nullopt); });
+  // The process's resident set now and its peak (VmRSS, VmHWM) in bytes, -1 if unreadable: the C++
+  // meter's own readers (harness/meters/peak_rss.hpp), for Python benchmarks.
+  m.def("resident_bytes", &lobench::meters::resident_bytes);
+  m.def("peak_resident_bytes", &lobench::meters::peak_resident_bytes);
 }

@@ -140,8 +140,8 @@ TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, cons
   writer_.create(prov, tables, io::Publish::at_finish, {}, [&](hid_t file) {
     write_config(file, dataset, c, s);
     write_predicted_memory(file, c, s, predicted);
-    if (histograms_) describe_histograms(file, c);
   });
+  if (histograms_) writer_.describe([&](hid_t file) { describe_histograms(file, c); });
 }
 
 // Not finished (an exception ends the run): the writer removes the temporary file; OUT is as it was.

@@ -19,7 +19,6 @@ Usage: python3 harness/python/bench/bench_python.py [--reps 5] [--threads 2] [--
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -35,15 +34,17 @@ DENSE_FACTOR = {"torch": 5, "jax": 4}
 
 
 def rss_mib():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+    """The resident set now, by lobench's own meter (harness/meters/peak_rss.hpp), in MiB."""
+    from lobench import _ext
+    b = _ext.resident_bytes()
+    return b / 2**20 if b >= 0 else float("nan")
 
 
 def peak_rss_mib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """The process's peak resident set (VmHWM), by lobench's own meter, in MiB."""
+    from lobench import _ext
+    b = _ext.peak_resident_bytes()
+    return b / 2**20 if b >= 0 else float("nan")
 
 
 def available_bytes():

@@ -95,16 +95,36 @@ def pin_threads(args: List[str]) -> Optional[List[int]]:
     return allowed[:threads]
 
 
+FRAMEWORKS = ("numpy", "jax", "torch", "keras", "tensorflow")
+
+
+def _frameworks_of(module) -> set:
+    """The frameworks a variant's module imports, itself or through a lobench module it imports (not every
+    framework this process has loaded: the peers of one run share a process)."""
+    import types
+
+    found = set()
+
+    def walk(mod, depth):
+        for value in list(vars(mod).values()):
+            if isinstance(value, types.ModuleType):
+                top = value.__name__.split(".")[0]
+                if top in FRAMEWORKS and top in sys.modules:
+                    found.add(top)
+                elif depth and top == "lobench" and value is not mod:
+                    walk(value, depth - 1)
+
+    walk(module, 1)
+    return found
+
+
 def origin_of(obj, where: str) -> str:
     """What a Python variant's rows come from: its module, the module's version, the frameworks loaded."""
     module = type(obj).__module__ if not isinstance(obj, type) else obj.__module__
     mod = sys.modules.get(module)
     version = getattr(mod, "__version__", None) if mod else None
-    frameworks = []
-    for name in ("numpy", "jax", "torch", "keras", "tensorflow"):
-        m = sys.modules.get(name)
-        if m is not None:
-            frameworks.append(f"{name} {getattr(m, '__version__', '?')}")
+    used = _frameworks_of(mod) if mod else set()
+    frameworks = [f"{name} {getattr(sys.modules[name], '__version__', '?')}" for name in FRAMEWORKS if name in used]
     parts = [f"python {where}"]
     if version:
         parts.append(f"version={version}")
