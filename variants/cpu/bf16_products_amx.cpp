@@ -50,30 +50,27 @@ struct alignas(64) Staging {
   uint32_t words[kT][kT];
 };
 
-// A's tile i of the block: rows [m, m+16) and pairs [k0, k0+16), zero where outside A.
-const uint32_t* a_tile(const Bf16Product& p, int64_t m, int64_t k0, Staging& s, int64_t& stride) {
-  if (m + kT <= p.M && k0 + kT <= p.K2) {
-    stride = p.lda * 4;
-    return p.a + m * p.lda + k0;
+// The 16 x 16 tile at (r0, c0) of a row-major rows x cols matrix of words (bf16 pairs) with leading
+// dimension ld: read in place when whole, else copied into `s` with zeros outside the matrix.
+const uint32_t* tile_of(const uint32_t* x, int64_t ld, int64_t rows, int64_t cols, int64_t r0, int64_t c0,
+                        Staging& s, int64_t& stride) {
+  if (r0 + kT <= rows && c0 + kT <= cols) {
+    stride = ld * 4;
+    return x + r0 * ld + c0;
   }
   std::memset(&s, 0, sizeof s);
-  for (int64_t r = 0; r < kT && m + r < p.M; ++r)
-    for (int64_t k = 0; k < kT && k0 + k < p.K2; ++k) s.words[r][k] = p.a[(m + r) * p.lda + k0 + k];
+  for (int64_t r = 0; r < kT && r0 + r < rows; ++r)
+    for (int64_t c = 0; c < kT && c0 + c < cols; ++c) s.words[r][c] = x[(r0 + r) * ld + c0 + c];
   stride = kRowBytes;
   return &s.words[0][0];
 }
 
-// B's tile: pairs [k0, k0+16) of columns [n, n+16), zero where outside B.
+// A's tile: rows [m, m+16) and pairs [k0, k0+16). B's tile: pairs [k0, k0+16) of columns [n, n+16).
+const uint32_t* a_tile(const Bf16Product& p, int64_t m, int64_t k0, Staging& s, int64_t& stride) {
+  return tile_of(p.a, p.lda, p.M, p.K2, m, k0, s, stride);
+}
 const uint32_t* b_tile(const Bf16Product& p, int64_t k0, int64_t n, Staging& s, int64_t& stride) {
-  if (n + kT <= p.N && k0 + kT <= p.K2) {
-    stride = p.ldb * 4;
-    return p.b + k0 * p.ldb + n;
-  }
-  std::memset(&s, 0, sizeof s);
-  for (int64_t k = 0; k < kT && k0 + k < p.K2; ++k)
-    for (int64_t c = 0; c < kT && n + c < p.N; ++c) s.words[k][c] = p.b[(k0 + k) * p.ldb + n + c];
-  stride = kRowBytes;
-  return &s.words[0][0];
+  return tile_of(p.b, p.ldb, p.K2, p.N, k0, n, s, stride);
 }
 
 bool whole_row_major(const Bf16Product& p, int64_t m, int64_t n) {
