@@ -43,6 +43,12 @@ struct SeqrecConfig {
   int64_t epochs = 1;
   int64_t eval_every = 1;      // evaluate dev and test every this many epochs and at the end (0: end only; -1: never)
   int64_t max_eval_users = 0;  // evaluate on an evenly spaced subset of this many users (0: all)
+  // Early stopping (early_stopping.hpp): stop after this many evaluations in a row without a new best dev
+  // HR@10 (0: off, the run trains all its epochs; the best dev epoch is then not recorded).
+  int64_t early_stop = 0;
+  // A checkpoint (seqrec_checkpoint.hpp) written at the end of every evaluated whole epoch (empty: none),
+  // and one to continue from (empty: start from the initialisation).
+  std::string checkpoint, resume_from;
   bool exclude_history = false;  // rank without the user's own history (S3-Rec's full ranking)
   uint64_t seed = 0;
   int threads = 1;

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "datasets/public_datasets.hpp"
 #include "datasets/seqrec.hpp"
@@ -201,6 +202,30 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
   return out;
 }
 
+namespace {
+
+// --checkpoint and --resume-from name one run's files: a single-point run (--out); the checkpoint not
+// there already (unless --overwrite, or it is the checkpoint being continued), the one to continue a file.
+void check_checkpoint_paths(const SeqrecSweepSpec& spec, const SeqrecConfig& c) {
+  for (const auto& [option, path] : {std::pair{"--checkpoint", &c.checkpoint}, std::pair{"--resume-from", &c.resume_from}})
+    if (!path->empty() && spec.out.empty())
+      throw std::invalid_argument(fmt::format("train-seqrec: {} names one run's file: give --out FILE (one run), not "
+                                              "--out-dir",
+                                              option));
+  if (!c.resume_from.empty()) io::require_input_file(c.resume_from, "--resume-from");
+  if (c.checkpoint.empty()) return;
+  if (const std::string what = io::not_regular_file(c.checkpoint); !what.empty())
+    throw io::PathError(fmt::format("--checkpoint '{}': {} is there, not a checkpoint", c.checkpoint, what));
+  std::error_code ec;
+  const bool continued = !c.resume_from.empty() && fs::equivalent(c.checkpoint, c.resume_from, ec);
+  if (fs::exists(c.checkpoint, ec) && !continued && !spec.overwrite)
+    throw io::PathError(fmt::format("--checkpoint '{}' exists (give --overwrite to replace it, or --resume-from it to "
+                                    "continue it; nothing was written)",
+                                    c.checkpoint));
+}
+
+}  // namespace
+
 std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
                                                   const std::vector<SeqrecSweepPoint>& points, bool check_outputs) {
   std::map<std::string, int64_t> vocabulary;  // by dataset
@@ -242,6 +267,7 @@ std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
                                       "continue the sweep; nothing was written)",
                                       option, c.out));
     check_run_file_place(c, option);
+    check_checkpoint_paths(spec, c);
   }
   return vocabulary;
 }
@@ -291,11 +317,12 @@ std::string seqrec_sweep_identity(const SeqrecSweepSpec& spec) {
   const SeqrecConfig& b = spec.base;
   return fmt::format("{}syn-scale={}; data-seed={}; protocol={}; dropout={}; block-v={}; lr={}; weight-decay={}; "
                      "adam-eps={}; warmup-steps={}; opt-precision={}; eval-every={}; max-eval-users={}; "
-                     "exclude-history={}{}",
+                     "exclude-history={}{}{}",
                      axes, b.syn_scale, b.data_seed, b.protocol, b.dropout, b.block_v, b.lr, b.weight_decay, b.adam_eps,
                      b.warmup_steps, b.optimizer_precision, b.eval_every, b.max_eval_users, int(b.exclude_history),
                      // only when given, so that the sweeps made before the option keep their identity (--resume)
-                     b.micro_batch > 0 ? fmt::format("; micro-batch={}", b.micro_batch) : std::string());
+                     b.micro_batch > 0 ? fmt::format("; micro-batch={}", b.micro_batch) : std::string(),
+                     b.early_stop > 0 ? fmt::format("; early-stop={}", b.early_stop) : std::string());
 }
 
 namespace {
