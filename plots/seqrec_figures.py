@@ -11,8 +11,9 @@ predicted) shows its prediction only, hatched, with the limit it exceeded in its
 `parity`: per variant and seed, the training loss per step (top) and test Hit@8 per evaluated epoch
 (bottom): identical math gives curves on top of each other.
 `curves`: test HR@10 (L = 1) or Hit@8 (L > 1) per evaluated epoch, one line
-per run file (its name), the popularity baseline of each dataset dashed and, with --published, the
-published figure dotted.
+per run file (its name), or per step with --x steps; a run with --early-stop has its best dev epoch
+starred; the popularity baseline of each dataset dashed and, with --published, the published figure
+dotted with a band of one standard error sqrt(p(1-p)/n) at the runs' test-set size n.
 """
 import argparse
 import collections
@@ -109,26 +110,42 @@ def parity(paths, out):
     print(f"wrote {out}")
 
 
-def curves(paths, out, published=None):
+def curves(paths, out, published=None, x_axis="epoch"):
     fig, ax = plt.subplots(figsize=(10, 5.5))
     baselines = {}
     metric_name = "HR@10"
+    eval_users = None
     for i, p in enumerate(paths):
         with h5py.File(p, "r") as f:
             L = int(f.attrs.get("L", 1))
             metric, metric_name = ("test_hr_at_10", "HR@10") if L == 1 else ("test_hit_at_8", "Hit@8")
             e = f["epochs"][:]
             ok = np.isfinite(e[metric])
+            xs = e["epoch" if x_axis == "epoch" else "steps"]
             name = os.path.basename(p).removesuffix(".h5")
-            ax.plot(e["epoch"][ok], e[metric][ok], "-o", ms=3, color=f"C{i % 10}", label=name)
+            ax.plot(xs[ok], e[metric][ok], "-o", ms=3, color=f"C{i % 10}", label=name)
+            # --early-stop runs: test at the best dev epoch, starred.
+            best = int(f.attrs.get("best_dev_epoch", 0))
+            if best > 0 and L == 1:
+                row = e[e["epoch"] == best]
+                if len(row):
+                    ax.plot(row["epoch" if x_axis == "epoch" else "steps"], row[metric], "*", ms=14,
+                            color=f"C{i % 10}", markeredgecolor="black",
+                            label=f"{name}: best dev epoch {best}, test {float(row[metric][0]):.4f}")
             pop = float(f.attrs.get("popularity_" + metric, np.nan))
             baselines.setdefault(os.path.basename(attr(f, "dataset", "?")), pop)
+            eval_users = int(f.attrs.get("eval_users", 0)) or eval_users
     for j, (dataset, pop) in enumerate(sorted(baselines.items())):
         if np.isfinite(pop):
             ax.axhline(pop, ls="--", lw=1, color="grey", label=f"popularity, {dataset}: {pop:.4f}")
     if published is not None:
         ax.axhline(published, ls=":", lw=1.5, color="black", label=f"published: {published:.4f}")
-    ax.set_xlabel("epoch (runs with other batch sizes take other numbers of steps per epoch)")
+        if eval_users:  # its standard error at our test-set size, sqrt(p(1-p)/n)
+            se = (published * (1 - published) / eval_users) ** 0.5
+            ax.axhspan(published - se, published + se, color="black", alpha=0.08,
+                       label=f"published ± 1 SE ({se:.4f}, n = {eval_users:,})")
+    ax.set_xlabel("epoch (runs with other batch sizes take other numbers of steps per epoch)" if x_axis == "epoch"
+                  else "training steps")
     ax.set_ylabel(f"test {metric_name}")
     ax.set_title(f"Test {metric_name} per evaluated epoch")
     ax.grid(True, alpha=0.3)
@@ -143,10 +160,13 @@ def main():
     ap.add_argument("figure", choices=("memory", "parity", "curves"))
     ap.add_argument("runs", nargs="+")
     ap.add_argument("-o", "--out", required=True)
-    ap.add_argument("--published", type=float, help="curves: a published figure to draw beside the runs")
+    ap.add_argument("--published", type=float, help="curves: a published figure to draw beside the runs (with its "
+                    "standard error at the runs' test-set size)")
+    ap.add_argument("--x", choices=("epoch", "steps"), default="epoch",
+                    help="curves: the horizontal axis (steps: runs of different batch sizes side by side)")
     args = ap.parse_args()
     if args.figure == "curves":
-        curves(args.runs, args.out, args.published)
+        curves(args.runs, args.out, args.published, args.x)
     else:
         (memory if args.figure == "memory" else parity)(args.runs, args.out)
 

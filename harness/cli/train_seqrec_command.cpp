@@ -33,6 +33,8 @@ void declare_shared_seqrec_options(CLI::App* cmd) {
   cli::shared(cmd->get_option("--L"), "the next L items; " + list);
   cli::shared(cmd->get_option("--variant"), "dense | chunked | fused | sampled (SASRec's one sampled negative); default "
                                             "chunked; " + list);
+  cli::shared(cmd->get_option("--operand"), "of the full-vocabulary loss (not with --variant sampled; the backbone "
+                                           "stays float32; --opt-precision is storage); " + list);
   cli::shared(cmd->get_option("--reduction"), "or mean_positions (the mean over positions of the sum over V); " + list);
   cli::shared(cmd->get_option("--dataset"), "beauty, sports, toys, lastfm (under --data-dir), a sequence file, or "
                                             "synthetic:yambda; default synthetic:yambda; " + list);
@@ -94,9 +96,22 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   // --warmup is `run`'s untimed repetitions; here it was the optimizer's warm-up steps, now --warmup-steps.
   cli::deprecated(cmd, "--warmup", "--warmup-steps",
                   [c](const std::string& v) { c->warmup_steps = cli::parse_count("--warmup", v); });
-  cmd->add_option("--opt-precision", c->optimizer_precision, "fp32 | bf16 (bf16 parameters and state, Kahan)")
+  cmd->add_option("--opt-precision", c->optimizer_precision, "fp32 | bf16 (bf16 parameters and state, Kahan): how the parameters are stored; the loss's products' precision is --operand")
       ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   cmd->add_option("--eval-every", c->eval_every, "evaluate every N epochs (0: last only, -1: never)")->capture_default_str();
+  cmd->add_option("--early-stop", c->early_stop,
+                  "stop after this many evaluations (--eval-every epochs apart) in a row without a new best dev "
+                  "HR@10, and record the best dev epoch with its test metrics in the run file (best_dev_epoch, "
+                  "best_test_hr_at_10, ...); 0: off")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint", c->checkpoint,
+                  "write the run's state (parameters, AdamW moments and step, epoch, early-stopping state, the "
+                  "/epochs rows) to this HDF5 file at the end of every evaluated whole epoch, atomically; a single "
+                  "run (--out) only; an existing file is refused unless --overwrite or it is the --resume-from file");
+  cmd->add_option("--resume-from", c->resume_from,
+                  "continue the run a --checkpoint file holds (the same data, model, objective, optimizer, --B and "
+                  "--seed, refused otherwise) up to --epochs (counted from the start), bit for bit as if it had "
+                  "never stopped; the run file gets the checkpoint's /epochs rows and only the new /steps");
   cmd->add_option("--max-eval-users", c->max_eval_users, "evaluate on an evenly spaced subset (0: all)")->capture_default_str();
   cmd->add_flag("--exclude-history", c->exclude_history, "rank without each user's history (S3-Rec's full ranking)");
   cmd->add_option("--threads", c->threads, "threads")->capture_default_str();

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <span>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
@@ -114,6 +116,50 @@ void AdamW::step(ParameterSet& params, int threads) {
     q.encode(span(c), std::span<uint16_t>(c16_.data() + i0, size_t(len)));
   }
   t_ = t;
+}
+
+AdamWState AdamW::state() const {
+  AdamWState s;
+  s.precision = cfg_.precision;
+  s.steps = t_;
+  const auto copy = [](const auto& b) { return std::vector(b.data(), b.data() + b.size()); };
+  if (cfg_.precision == OptimizerPrecision::fp32) {
+    s.m = copy(m32_);
+    s.v = copy(v32_);
+  } else {
+    s.m16 = copy(m16_);
+    s.v16 = copy(v16_);
+    s.c16 = copy(c16_);
+  }
+  return s;
+}
+
+void AdamW::restore(const AdamWState& s) {
+  if (s.precision != cfg_.precision)
+    throw std::invalid_argument("AdamW state: precision " + to_string(s.precision) + ", this optimizer's is " +
+                                to_string(cfg_.precision));
+  if (s.steps < 0) throw std::invalid_argument("AdamW state: negative step count");
+  // Every length checked before anything is copied: a refused state leaves this optimizer as it was.
+  const auto check = [](const auto& from, const auto& to, const char* name) {
+    if (int64_t(from.size()) != to.size())
+      throw std::invalid_argument(std::string("AdamW state: ") + name + " holds " + std::to_string(from.size()) +
+                                  " values, the parameters are " + std::to_string(to.size()));
+  };
+  const auto put = [](const auto& from, auto& to) { std::copy(from.begin(), from.end(), to.data()); };
+  if (cfg_.precision == OptimizerPrecision::fp32) {
+    check(s.m, m32_, "m");
+    check(s.v, v32_, "v");
+    put(s.m, m32_);
+    put(s.v, v32_);
+  } else {
+    check(s.m16, m16_, "m");
+    check(s.v16, v16_, "v");
+    check(s.c16, c16_, "the compensation");
+    put(s.m16, m16_);
+    put(s.v16, v16_);
+    put(s.c16, c16_);
+  }
+  t_ = s.steps;
 }
 
 }  // namespace lobench::seqrec

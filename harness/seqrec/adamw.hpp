@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "variants/counting_allocator.hpp"
 #include "harness/seqrec/parameters.hpp"
@@ -33,6 +34,16 @@ struct AdamWConfig {
   OptimizerPrecision precision = OptimizerPrecision::fp32;
 };
 
+// The optimizer's whole state, what a checkpoint keeps (harness/seqrec/seqrec_checkpoint.hpp): the steps
+// taken and the moments as stored in its precision (fp32: m, v; bf16_kahan: the bfloat16 codes of m, v
+// and of the Kahan compensation). The weight-decay mask is not state: the model's tensors give it.
+struct AdamWState {
+  OptimizerPrecision precision = OptimizerPrecision::fp32;
+  int64_t steps = 0;
+  std::vector<float> m, v;               // fp32
+  std::vector<uint16_t> m16, v16, c16;   // bf16_kahan
+};
+
 class AdamW {
  public:
   AdamW(const AdamWConfig& cfg, ParameterSet& params, CountingAllocator& alloc);
@@ -46,6 +57,10 @@ class AdamW {
   // One step on params.grads() (not cleared; the caller zeroes them before the next backward).
   void step(ParameterSet& params, int threads);
   int64_t steps_done() const { return t_; }
+  // A copy of the state, and its restoration (continuing from it equals never having stopped, bit for
+  // bit). restore throws std::invalid_argument when the precision or a length is not this optimizer's.
+  AdamWState state() const;
+  void restore(const AdamWState& s);
   // The bias-corrected second moment v̂ (fp32 only; nullptr for bf16_kahan): what ε is added to the root
   // of, for diagnostics (harness/seqrec/bench/grad_scale_bench.cpp).
   const float* second_moment() const { return cfg_.precision == OptimizerPrecision::fp32 ? v32_.data() : nullptr; }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "variants/variant.hpp"
+
 namespace lobench::seqrec {
 
 struct SeqrecConfig {
@@ -30,6 +32,10 @@ struct SeqrecConfig {
   // Objective: a CPU step variant (dense, chunked, fused) or "sampled" (SASRec's one negative).
   std::string variant = "chunked";
   int64_t block_v = 0;  // the variant's vocabulary block (0: it chooses)
+  // The precision of the full-vocabulary loss's products' operands (RunOptions::operand): fp32 | bf16
+  // (hidden states and the output table rounded to bf16 for the logits, and the logit gradient for dA
+  // and dE; float32 accumulation). Not a storage option: optimizer_precision is how the parameters are kept.
+  std::string operand = "fp32";
   // Full-vocabulary reduction (seqrec_loss.hpp LossReduction): mean (the paper's) | sum | mean_positions.
   std::string reduction = "mean";
   // Optimizer.
@@ -43,6 +49,12 @@ struct SeqrecConfig {
   int64_t epochs = 1;
   int64_t eval_every = 1;      // evaluate dev and test every this many epochs and at the end (0: end only; -1: never)
   int64_t max_eval_users = 0;  // evaluate on an evenly spaced subset of this many users (0: all)
+  // Early stopping (early_stopping.hpp): stop after this many evaluations in a row without a new best dev
+  // HR@10 (0: off, the run trains all its epochs; the best dev epoch is then not recorded).
+  int64_t early_stop = 0;
+  // A checkpoint (seqrec_checkpoint.hpp) written at the end of every evaluated whole epoch (empty: none),
+  // and one to continue from (empty: start from the initialisation).
+  std::string checkpoint, resume_from;
   bool exclude_history = false;  // rank without the user's own history (S3-Rec's full ranking)
   uint64_t seed = 0;
   int threads = 1;
@@ -55,5 +67,8 @@ struct SeqrecConfig {
 
 // Throws std::invalid_argument naming the first field out of range.
 void validate(const SeqrecConfig& c);
+
+// What the loss variant runs with: threads, vocabulary block and operand precision.
+RunOptions loss_options(const SeqrecConfig& c);
 
 }  // namespace lobench::seqrec

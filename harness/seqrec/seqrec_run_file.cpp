@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -45,6 +46,7 @@ void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
   h5::write_attr(file, "output_bias", std::string(c.item_bias ? "item" : "none"));
   h5::write_attr(file, "variant", c.variant);
   h5::write_attr(file, "block_v", c.block_v);
+  h5::write_attr(file, "operand", c.operand);
   h5::write_attr(file, "reduction", c.reduction);
   h5::write_attr(file, "lr", double(c.lr));
   h5::write_attr(file, "weight_decay", double(c.weight_decay));
@@ -143,6 +145,24 @@ void SeqrecRunFile::set_ranks(const std::string& mpi_library, const std::vector<
   std::vector<io::RunFileWriter::Row> rows;
   for (const RankRow& r : ranks) rows.push_back({"ranks", &r, sizeof r});
   writer_.append(rows);
+}
+
+void SeqrecRunFile::set_early_stopping(int64_t patience, const EpochRow& best, int64_t stopped_at_epoch) {
+  writer_.set_attr("early_stop", patience);
+  writer_.set_attr("best_dev_epoch", best.epoch);
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  const bool any = best.epoch > 0;
+  writer_.set_attr("best_dev_hr_at_10", any ? best.dev_hr_at_10 : none);
+  writer_.set_attr("best_dev_ndcg_at_10", any ? best.dev_ndcg_at_10 : none);
+  writer_.set_attr("best_test_hit_at_8", any ? best.test_hit_at_8 : none);
+  writer_.set_attr("best_test_hr_at_10", any ? best.test_hr_at_10 : none);
+  writer_.set_attr("best_test_ndcg_at_10", any ? best.test_ndcg_at_10 : none);
+  writer_.set_attr("early_stopped_at_epoch", stopped_at_epoch);
+}
+
+void SeqrecRunFile::set_resumed(const std::string& checkpoint, int64_t epoch) {
+  writer_.set_attr("resumed_from", checkpoint);
+  writer_.set_attr("resumed_at_epoch", epoch);
 }
 
 void SeqrecRunFile::finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured,

@@ -138,6 +138,14 @@ class SeqrecRunFile {
   void append_epoch(const EpochRow& r);
   // Data-parallel runs: the MPI library as the `mpi_library` attribute and one /ranks row per rank.
   void set_ranks(const std::string& mpi_library, const std::vector<RankRow>& ranks);
+  // --early-stop: the attributes early_stop (the patience, in evaluations), best_dev_epoch (0: none
+  // evaluated), best_dev_hr_at_10, best_dev_ndcg_at_10, best_test_hit_at_8, best_test_hr_at_10,
+  // best_test_ndcg_at_10 (test at the best dev epoch) and early_stopped_at_epoch (0: it trained all its
+  // epochs).
+  void set_early_stopping(int64_t patience, const EpochRow& best, int64_t stopped_at_epoch);
+  // --resume-from: the attributes resumed_from (the checkpoint's path) and resumed_at_epoch (the epoch it
+  // held; /epochs has its rows up to there, /steps only the steps run here).
+  void set_resumed(const std::string& checkpoint, int64_t epoch);
   // parameters_hash: FNV-1a (64 bits, hex) of the final parameters' bytes ("" when none), so that runs
   // can be compared bit for bit.
   void finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured, int64_t steps,

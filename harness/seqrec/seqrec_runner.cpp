@@ -18,10 +18,13 @@
 #include "datasets/synthetic_seqrec.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/meters/peak_rss.hpp"
+#include "harness/seqrec/early_stopping.hpp"
+#include "harness/seqrec/seqrec_checkpoint.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
 #include "harness/seqrec/micro_batch_step.hpp"
 #include "harness/seqrec/train_step.hpp"
 #include "harness/system_memory.hpp"
+#include "variants/operand.hpp"
 
 namespace lobench::seqrec {
 
@@ -156,12 +159,46 @@ StepRow step_row(const StepRecord& r, int64_t step, int64_t epoch, int64_t batch
 int64_t process_rss_bytes() { return std::max<int64_t>(0, meters::resident_bytes()); }
 int64_t process_rss_peak_bytes() { return std::max<int64_t>(0, meters::peak_resident_bytes()); }
 
+namespace {
+
+// --operand: fp32 or bf16, and bf16 only where the loss makes full-vocabulary products.
+void validate_operand(const SeqrecConfig& c) {
+  Operand op = Operand::fp32;
+  try {
+    op = parse_operand(c.operand);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("train-seqrec: --operand: ") + e.what());
+  }
+  if (op == Operand::tf32)
+    throw std::invalid_argument("train-seqrec: --operand tf32 is a GPU tensor-core format; the loss variants compute "
+                                "on the CPU with fp32 or bf16 operands");
+  if (op == Operand::bf16 && c.variant == "sampled")
+    throw std::invalid_argument("train-seqrec: --operand bf16 applies to the full-vocabulary variants (dense, chunked, "
+                                "fused); --variant sampled scores two items per position in float32 and has no such "
+                                "products: give --operand fp32 with it");
+}
+
+}  // namespace
+
+RunOptions loss_options(const SeqrecConfig& c) {
+  RunOptions ro;
+  ro.threads = c.threads;
+  ro.block_v = c.block_v;
+  ro.operand = to_string(parse_operand(c.operand));
+  return ro;
+}
+
 void validate(const SeqrecConfig& c) {
   auto fail = [](const std::string& m) { throw std::invalid_argument("train-seqrec: " + m); };
   if (c.B < 1 || c.B > (1 << 20)) fail("--B must be in [1, 2^20]");
   if (c.steps < 0) fail("--steps must be >= 0");
   if (c.epochs < 1 && c.steps == 0) fail("--epochs must be >= 1 (or give --steps)");
   if (c.eval_every < -1) fail("--eval-every must be >= -1");
+  if (c.early_stop < 0) fail("--early-stop must be >= 0");
+  if (c.early_stop > 0 && c.eval_every < 1)
+    fail(fmt::format("--early-stop {} needs an evaluation every few epochs: --eval-every >= 1 (got {})", c.early_stop,
+                     c.eval_every));
+  if (!c.checkpoint.empty() && c.checkpoint == c.out) fail("--checkpoint must not be the --out run file");
   if (c.max_eval_users < 0) fail("--max-eval-users must be >= 0");
   if (c.block_v < 0) fail("--block-v must be >= 0");
   if (c.threads < 1) fail("--threads must be >= 1");
@@ -178,6 +215,7 @@ void validate(const SeqrecConfig& c) {
   parse_loss_reduction(c.reduction);
   if (c.mem_limit < 0) fail("--mem-limit must be >= 0");
   parse_optimizer_precision(c.optimizer_precision);
+  validate_operand(c);
   data::validate(data::SplitOptions{data::parse_split_protocol(c.protocol), c.L, c.N});
 }
 
@@ -319,6 +357,66 @@ std::string epoch_line(const std::string& variant, const EpochRow& e) {
 
 namespace {
 
+// --resume-from: the checkpoint, refused (before anything is written) unless the run that wrote it trained
+// what this one trains and this one has steps left after it.
+SeqrecCheckpoint checked_checkpoint(const SeqrecConfig& c, const SeqrecData& d, int64_t total_steps, int64_t parameters) {
+  SeqrecCheckpoint k = read_checkpoint(c.resume_from);
+  const std::string here = checkpoint_identity(c, d.V, d.sequences.num_interactions(), d.split.train.count());
+  if (k.identity != here)
+    throw std::invalid_argument(fmt::format("--resume-from '{}' was written by a run of another training:\n  it:   {}\n  "
+                                            "this: {}",
+                                            c.resume_from, k.identity, here));
+  if (k.steps >= total_steps)
+    throw std::invalid_argument(fmt::format("--resume-from '{}' holds epoch {} (step {}); this run ends at step {}: give "
+                                            "--epochs above {} to train on",
+                                            c.resume_from, k.epoch, k.steps, total_steps, k.epoch));
+  if (int64_t(k.parameters.size()) != parameters)
+    throw std::invalid_argument(fmt::format("--resume-from '{}' holds {} parameters, the model has {}", c.resume_from,
+                                            k.parameters.size(), parameters));
+  return k;
+}
+
+// Puts the checkpoint's state into the run: parameters, optimizer, early stopping, the step count, and
+// its /epochs rows into the run file (and `rows`). Returns the epoch it holds.
+int64_t continue_from(const SeqrecCheckpoint& k, const SeqrecConfig& c, Training& t, EarlyStopping& early,
+                      SeqrecOutcome& o, SeqrecRunFile* file, std::vector<EpochRow>& rows) {
+  t.opt.restore(k.optimizer);
+  std::copy(k.parameters.begin(), k.parameters.end(), t.model.params().values());
+  early.restore(k.best, k.since_best);
+  o.steps = k.steps;
+  for (const EpochRow& r : k.epochs) {
+    rows.push_back(r);
+    if (file) file->append_epoch(r);
+    if (std::isfinite(r.test_hr_at_10)) {
+      o.test_hit_at_8 = r.test_hit_at_8;
+      o.test_hr_at_10 = r.test_hr_at_10;
+      o.test_ndcg_at_10 = r.test_ndcg_at_10;
+    }
+  }
+  if (file) file->set_resumed(c.resume_from, k.epoch);
+  return k.epoch;
+}
+
+// --checkpoint: the run's state at the end of `epoch` (a whole one), written atomically.
+void save_checkpoint(const SeqrecConfig& c, const SeqrecData& d, Training& t, const EarlyStopping& early,
+                     const std::vector<EpochRow>& rows, int64_t epoch, int64_t steps) {
+  SeqrecCheckpoint k;
+  k.identity = checkpoint_identity(c, d.V, d.sequences.num_interactions(), d.split.train.count());
+  k.epoch = epoch;
+  k.steps = steps;
+  const ParameterSet& p = t.model.params();
+  k.parameters.assign(p.values(), p.values() + p.size());
+  k.optimizer = t.opt.state();
+  k.best = early.best();
+  k.since_best = early.since_best();
+  k.epochs = rows;
+  write_checkpoint(c.checkpoint, k, {c.dataset, c.out});
+}
+
+}  // namespace
+
+namespace {
+
 // The ranks' memory and communication, gathered on every rank (collective), rank order.
 std::vector<RankRow> gather_ranks(GradientExchange& x, const SeqrecMemory& predicted, const SeqrecMemory& measured,
                                   int64_t rss_peak) {
@@ -357,10 +455,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   if (exchange) exchange->reset_totals();
   SeqrecOutcome o;
   o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
-  RunOptions ro;
-  ro.threads = c.threads;
-  ro.block_v = c.block_v;
-  Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction), c.item_bias);
+  Objective objective(c.variant, loss_options(c), c.seed, parse_loss_reduction(c.reduction), c.item_bias);
   const int64_t parameters = SasRec::parameter_count(model_config(c, d.V));
   o.predicted = predict_memory(c, d.V, objective, exchange ? exchange->sum_buffer_bytes(parameters) : 0);
   const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
@@ -375,14 +470,23 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
                                                 format_bytes(double(planned)), planned, exchange ? " on the largest rank" : "",
                                                 format_bytes(double(c.mem_limit)), c.mem_limit));
   else if (c.dry_run) not_training.emplace("dry_run", "");
+  const data::TrainWindows& tw = d.split.train;
+  const int64_t per_epoch = (tw.count() + c.B - 1) / c.B;
+  const int64_t total_steps = c.steps > 0 ? c.steps : c.epochs * per_epoch;
+  const int64_t epochs = (total_steps + per_epoch - 1) / per_epoch;
+  std::optional<SeqrecCheckpoint> resumed;  // read and checked before the run file exists
+  if (!c.resume_from.empty() && !not_training) resumed = checked_checkpoint(c, d, total_steps, parameters);
   std::unique_ptr<SeqrecRunFile> file;
   if (!c.out.empty() && primary)
     file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx, !not_training), o.predicted,
                                            std::vector<std::string>{c.dataset});  // never written over its data
   if (file && context.place) file->set_place(*context.place);
   std::string parameters_hash;
+  EarlyStopping early(c.early_stop);
+  int64_t stopped_at = 0;  // the epoch early stopping ended the run after
   auto finish = [&](const std::string& status, const std::string& reason, const SeqrecMemory* measured) {
     o.status = status;
+    if (file && c.early_stop > 0) file->set_early_stopping(c.early_stop, early.best(), stopped_at);
     o.reason = reason;
     o.rss_peak_bytes = process_rss_peak_bytes();
     if (exchange && measured) {
@@ -399,14 +503,13 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   const meters::PeakRssMeter rss_since_here;
 
   Training t(c, d.split.train, d.V, objective, exchange);
-  const data::TrainWindows& tw = d.split.train;
-  const int64_t per_epoch = (tw.count() + c.B - 1) / c.B;
-  const int64_t total_steps = c.steps > 0 ? c.steps : c.epochs * per_epoch;
-  const int64_t epochs = (total_steps + per_epoch - 1) / per_epoch;
+  std::vector<EpochRow> rows;  // the /epochs rows, for the checkpoint
+  const int64_t first_epoch = resumed ? continue_from(*resumed, c, t, early, o, file.get(), rows) + 1 : 1;
+  resumed.reset();
   BatchData batch;
   Timing timing;
   const auto t_start = std::chrono::steady_clock::now();
-  for (int64_t epoch = 1; epoch <= epochs && o.steps < total_steps; ++epoch) {
+  for (int64_t epoch = first_epoch; epoch <= epochs && o.steps < total_steps; ++epoch) {
     const std::vector<int64_t> order = shuffled(tw.count(), c.seed, epoch);
     const auto t_epoch = std::chrono::steady_clock::now();
     EpochRow er;
@@ -444,13 +547,30 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
     er.dev_hit_at_8 = er.dev_hr_at_10 = er.dev_ndcg_at_10 = kNaN;
     er.test_hit_at_8 = er.test_hr_at_10 = er.test_ndcg_at_10 = kNaN;
     const bool last = epoch == epochs || o.steps >= total_steps;
+    const bool evaluated = c.eval_every >= 0 && (last || (c.eval_every > 0 && epoch % c.eval_every == 0));
     // Rank 0 alone evaluates (every rank holds the same model); the others wait at the next step's sum.
-    if (primary && c.eval_every >= 0 && (last || (c.eval_every > 0 && epoch % c.eval_every == 0)))
-      evaluate_into(er, o, t, c, d, eval_idx);
+    if (primary && evaluated) evaluate_into(er, o, t, c, d, eval_idx);
+    rows.push_back(er);
     if (file) file->append_epoch(er);
     if (c.progress && primary) progress << "\n";
     if (primary) log << epoch_line(c.variant, er) << std::flush;
+    // Early stopping decides on rank 0's evaluation; data-parallel, every rank learns it (collective).
+    bool stop = early.observe(er);
+    if (exchange && c.early_stop > 0 && evaluated) stop = exchange->largest(int64_t(stop)) != 0;
+    if (primary && !c.checkpoint.empty() && evaluated && o.steps == epoch * per_epoch)
+      save_checkpoint(c, d, t, early, rows, epoch, o.steps);
+    if (stop && !last) {
+      stopped_at = epoch;
+      break;
+    }
   }
+  if (primary && c.early_stop > 0 && early.has_best())
+    log << fmt::format("best dev epoch {} (dev HR@10 {:.4f}): test HR@10 {:.4f} NDCG@10 {:.4f}{}\n", early.best().epoch,
+                       early.best().dev_hr_at_10, early.best().test_hr_at_10, early.best().test_ndcg_at_10,
+                       stopped_at ? fmt::format(", stopped after epoch {} (patience {} evaluations)", stopped_at,
+                                                c.early_stop)
+                                  : std::string())
+        << std::flush;
   const double k = double(std::max<int64_t>(1, o.steps - 1));
   o.steps_per_s = timing.total > 0 ? double(o.steps - 1) / timing.total : kNaN;
   o.mean_forward_s = timing.forward / k;
@@ -462,7 +582,11 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   parameters_hash = fnv1a_hex(t.model.params().values(), t.model.params().size() * int64_t(sizeof(float)));
   if (t.alloc.peak_bytes() != t.alloc.current_bytes())
     return finish("failed", "the model allocated during training (peak above its up-front buffers)", &o.measured);
-  return finish("ok", "", &o.measured);
+  return finish("ok",
+                stopped_at ? fmt::format("early stop after epoch {}: {} evaluations without a dev HR@10 above epoch {}'s",
+                                         stopped_at, c.early_stop, early.best().epoch)
+                           : std::string(),
+                &o.measured);
 }
 
 }  // namespace lobench::seqrec

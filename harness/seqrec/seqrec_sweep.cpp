@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "datasets/public_datasets.hpp"
 #include "datasets/seqrec.hpp"
@@ -22,6 +23,7 @@
 #include "harness/seqrec/seqrec_memory.hpp"
 #include "harness/seqrec/seqrec_runner.hpp"
 #include "harness/system_memory.hpp"
+#include "variants/operand.hpp"
 
 namespace lobench::seqrec {
 
@@ -144,6 +146,8 @@ sweep::Axes seqrec_axes() {
   a.add("steps", AxisKind::integer, {std::to_string(d.steps)}, "stop after this many steps (0: --epochs)");
   a.add("epochs", AxisKind::integer, {std::to_string(d.epochs)}, "epochs over the training windows");
   a.add("variant", AxisKind::text, {d.variant}, "loss: dense | chunked | fused | sampled");
+  a.add("operand", AxisKind::text, {d.operand},
+        "precision of the loss's products' operands: fp32 | bf16 (the command's help: the shared table)");
   a.add("reduction", AxisKind::text, {d.reduction},
         "full-vocabulary loss reduction: mean (the paper's: mean over positions and V) | sum | mean_positions "
         "(mean over positions of the sum over V)");
@@ -178,6 +182,11 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
     c.steps = non_negative(a, "steps");
     c.epochs = a.int_at("epochs");
     c.variant = a.at("variant");
+    try {  // canonical names (bfloat16 -> bf16): one operand, one file name
+      c.operand = to_string(parse_operand(a.at("operand")));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("train-seqrec: --operand: ") + e.what());
+    }
     c.reduction = a.at("reduction");
     c.seed = uint64_t(non_negative(a, "seed"));
     std::string n = dataset_stem(c.dataset);
@@ -192,6 +201,7 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
     if (swept("steps")) n += fmt::format("_steps{}", c.steps);
     if (swept("epochs")) n += fmt::format("_epochs{}", c.epochs);
     if (swept("reduction") || c.reduction != SeqrecConfig{}.reduction) n += "_" + c.reduction;
+    if (swept("operand") || c.operand != SeqrecConfig{}.operand) n += "_op-" + c.operand;
     n += fmt::format("_{}_s{}", c.variant, c.seed);
     p.name = sanitize(n);
     p.describe = a.describe();
@@ -200,6 +210,30 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
   }
   return out;
 }
+
+namespace {
+
+// --checkpoint and --resume-from name one run's files: a single-point run (--out); the checkpoint not
+// there already (unless --overwrite, or it is the checkpoint being continued), the one to continue a file.
+void check_checkpoint_paths(const SeqrecSweepSpec& spec, const SeqrecConfig& c) {
+  for (const auto& [option, path] : {std::pair{"--checkpoint", &c.checkpoint}, std::pair{"--resume-from", &c.resume_from}})
+    if (!path->empty() && spec.out.empty())
+      throw std::invalid_argument(fmt::format("train-seqrec: {} names one run's file: give --out FILE (one run), not "
+                                              "--out-dir",
+                                              option));
+  if (!c.resume_from.empty()) io::require_input_file(c.resume_from, "--resume-from");
+  if (c.checkpoint.empty()) return;
+  if (const std::string what = io::not_regular_file(c.checkpoint); !what.empty())
+    throw io::PathError(fmt::format("--checkpoint '{}': {} is there, not a checkpoint", c.checkpoint, what));
+  std::error_code ec;
+  const bool continued = !c.resume_from.empty() && fs::equivalent(c.checkpoint, c.resume_from, ec);
+  if (fs::exists(c.checkpoint, ec) && !continued && !spec.overwrite)
+    throw io::PathError(fmt::format("--checkpoint '{}' exists (give --overwrite to replace it, or --resume-from it to "
+                                    "continue it; nothing was written)",
+                                    c.checkpoint));
+}
+
+}  // namespace
 
 std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
                                                   const std::vector<SeqrecSweepPoint>& points, bool check_outputs) {
@@ -216,10 +250,7 @@ std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
       validate(c);
       auto v = vocabulary.find(c.dataset);
       if (v == vocabulary.end()) v = vocabulary.emplace(c.dataset, vocabulary_of(c)).first;
-      RunOptions ro;
-      ro.threads = c.threads;
-      ro.block_v = c.block_v;
-      const Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction), c.item_bias);  // unknown variant: throws
+      const Objective objective(c.variant, loss_options(c), c.seed, parse_loss_reduction(c.reduction), c.item_bias);  // unknown variant: throws
       predict_memory(c, v->second, objective);           // the model's shape checks, overflow-checked sizes
     } catch (const io::PathError&) {
       throw;
@@ -242,6 +273,7 @@ std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
                                       "continue the sweep; nothing was written)",
                                       option, c.out));
     check_run_file_place(c, option);
+    check_checkpoint_paths(spec, c);
   }
   return vocabulary;
 }
@@ -291,11 +323,12 @@ std::string seqrec_sweep_identity(const SeqrecSweepSpec& spec) {
   const SeqrecConfig& b = spec.base;
   return fmt::format("{}syn-scale={}; data-seed={}; protocol={}; dropout={}; block-v={}; lr={}; weight-decay={}; "
                      "adam-eps={}; warmup-steps={}; opt-precision={}; eval-every={}; max-eval-users={}; "
-                     "exclude-history={}{}",
+                     "exclude-history={}{}{}",
                      axes, b.syn_scale, b.data_seed, b.protocol, b.dropout, b.block_v, b.lr, b.weight_decay, b.adam_eps,
                      b.warmup_steps, b.optimizer_precision, b.eval_every, b.max_eval_users, int(b.exclude_history),
                      // only when given, so that the sweeps made before the option keep their identity (--resume)
-                     b.micro_batch > 0 ? fmt::format("; micro-batch={}", b.micro_batch) : std::string());
+                     b.micro_batch > 0 ? fmt::format("; micro-batch={}", b.micro_batch) : std::string(),
+                     b.early_stop > 0 ? fmt::format("; early-stop={}", b.early_stop) : std::string());
 }
 
 namespace {
