@@ -15,6 +15,10 @@
 //   gemm/V:…/D:…           the yardstick: the logit product of the tiled variants, A[P×D]·E_bᵀ[D×block_v]
 //                          for every vocabulary block, the blocks taken by 2 threads (cpu::sgemm, each product
 //                          on its own thread), tiles as `fused` chooses them. Work 2·P·V·D.
+//   gemm_own/V:…/D:…       the same logit products through our own micro-kernels (variants/cpu/fused_tile.hpp,
+//                          where the CPU runs them: AVX-512), on the transposed tiles `fused` uses, Aᵀ made
+//                          beforehand (untimed). The yardstick of a shape is the faster of gemm and gemm_own
+//                          in this run (wall and CPU time each), so that no ratio gains from a weak yardstick.
 //   gemm_products/V:…/D:…  the three products of a fused pass (logits, dE_b += Gᵀ·A, dA += G·E_b) with no
 //                          element-wise work: the ceiling of a fused kernel built on these products.
 //   fused/V:…/D:…          the `fused` variant.
@@ -28,7 +32,8 @@
 //                          The kernel is the context's bf16_products: AMX where the CPU has it.
 // Counters (all from wall-clock time, median over the iterations, after one untimed warm-up run):
 //   GFLOP/s      6·P·V·D per step (gemm: 2·P·V·D), the useful work of one fused pass;
-//   frac_gemm    GFLOP/s over gemm's GFLOP/s at the same shape in this run;
+//   frac_gemm    GFLOP/s over the yardstick's GFLOP/s at the same shape in this run (the faster of gemm and
+//                gemm_own, each as last measured);
 //   chunked only: GFLOP/s_8PVD, frac_gemm_8PVD on the 8·P·V·D it actually computes;
 //   bf16 rows: frac_gemm_bf16 (over gemm_bf16's GFLOP/s) and x_fp32 (over the fp32 row of the same
 //                variant and shape in this run, when it ran before: the bf16 speed-up);
@@ -67,6 +72,7 @@
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/cache_info.hpp"
 #include "variants/cpu/eigen_maps.hpp"
+#include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 #include "variants/cpu/tile_scan.hpp"
@@ -164,6 +170,46 @@ class Products {
   std::vector<float> tiles_, dA_, dE_;
 };
 
+// The logit products of the tiles through our own micro-kernels, on transposed tiles as `fused` makes them
+// (Aᵀ made once, untimed, as the library reads A in place), blocks handed out as in Products.
+class OwnLogits {
+ public:
+  OwnLogits(const StepData& d, const cpu::OwnTileKernels& own)
+      : d_(d), own_(own), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})),
+        ldat_(cpu::transposed_ld(d.P)), At_(size_t(d.D * ldat_)),
+        tiles_(size_t(b_.threads * b_.block_v * cpu::transposed_ld(b_.block_p))) {
+    cpu::transpose_rows(d.A.data(), d.P, d.D, At_.data(), ldat_);
+  }
+
+  void operator()() {
+    const int64_t P = d_.P, V = d_.V, D = d_.D;
+    const int64_t n_vblocks = (V + b_.block_v - 1) / b_.block_v;
+#pragma omp parallel num_threads(b_.threads)
+    {
+      float* Gt = tiles_.data() + omp_get_thread_num() * b_.block_v * cpu::transposed_ld(b_.block_p);
+      for (int64_t p0 = 0; p0 < P; p0 += b_.block_p) {
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t vb = 0; vb < n_vblocks; ++vb) {
+          cpu::TransposedTile t;
+          t.rows = std::min(b_.block_p, P - p0), t.n = std::min(b_.block_v, V - vb * b_.block_v), t.D = D;
+          t.At = At_.data() + p0, t.ldat = ldat_;
+          t.A = d_.A.data() + p0 * D;
+          t.E = d_.E.data() + vb * b_.block_v * D;
+          t.Gt = Gt, t.ldt = cpu::transposed_ld(t.rows);
+          own_.logits(t);
+        }
+      }
+    }
+  }
+
+ private:
+  const StepData& d_;
+  const cpu::OwnTileKernels& own_;
+  cpu::TileBlocks b_;
+  int64_t ldat_;
+  std::vector<float> At_, tiles_;
+};
+
 // The logit products of the tiles with bf16 operands: A paired along D once, each vocabulary block of E
 // paired along D and transposed once (untimed), then per tile the one bf16 product the variants make.
 class Bf16Logits {
@@ -220,8 +266,13 @@ std::map<std::string, Rates>& fp32_variant_rates() {
   return rates;
 }
 
-// The yardstick per shape, as measured in this run.
+// The logit products' rates per shape, as last measured in this run: through the library (gemm) and
+// through our own kernels (gemm_own).
 std::map<std::pair<int64_t, int64_t>, Rates>& gemm_rates() {
+  static std::map<std::pair<int64_t, int64_t>, Rates> rates;
+  return rates;
+}
+std::map<std::pair<int64_t, int64_t>, Rates>& gemm_own_rates() {
   static std::map<std::pair<int64_t, int64_t>, Rates> rates;
   return rates;
 }
@@ -230,12 +281,9 @@ Rates rates_of(const StepData& d, double per_pvd, const Timing& t) {
   return {flops(d, per_pvd) / t.wall / 1e9, flops(d, per_pvd) * kThreads / t.cpu / 1e9};
 }
 
-// The yardstick of a shape: from this run's gemm benchmark, or measured now, untimed, when a filter
-// left that benchmark out.
-Rates gemm_rate(const StepData& d) {
-  auto it = gemm_rates().find({d.V, d.D});
-  if (it != gemm_rates().end()) return it->second;
-  Products logits(d, 1);
+// The best of 3 untimed runs of `logits` (after a warm-up), as rates on 2·P·V·D.
+template <class Logits>
+Rates measure_now(const StepData& d, Logits&& logits) {
   logits();
   Timing best{1e300, 1e300};
   for (int rep = 0; rep < 3; ++rep) {
@@ -245,7 +293,22 @@ Rates gemm_rate(const StepData& d) {
     best.wall = std::min(best.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     best.cpu = std::min(best.cpu, process_cpu_seconds() - c0);
   }
-  return gemm_rates()[{d.V, d.D}] = rates_of(d, 2, best);
+  return rates_of(d, 2, best);
+}
+
+// The yardstick of a shape: the faster of the library's and our own logit products (wall and CPU time
+// each), from this run's gemm and gemm_own benchmarks, each measured now, untimed, when a filter left its
+// benchmark out (gemm_own only where our kernels run).
+Rates gemm_rate(const StepData& d) {
+  const std::pair<int64_t, int64_t> key{d.V, d.D};
+  if (!gemm_rates().count(key)) gemm_rates()[key] = measure_now(d, Products(d, 1));
+  Rates best = gemm_rates()[key];
+  if (const cpu::OwnTileKernels* own = cpu::own_tile_kernels()) {
+    if (!gemm_own_rates().count(key)) gemm_own_rates()[key] = measure_now(d, OwnLogits(d, *own));
+    best.wall = std::max(best.wall, gemm_own_rates()[key].wall);
+    best.cpu = std::max(best.cpu, gemm_own_rates()[key].cpu);
+  }
+  return best;
 }
 
 void report(benchmark::State& state, const StepData& d, const Timing& t, double per_pvd, const std::string& suffix = "") {
@@ -261,6 +324,19 @@ void bench_gemm(benchmark::State& state, int64_t V, int64_t D) {
   Products logits(d, 1);
   const Timing t = time_iterations(state, logits);
   gemm_rates()[{V, D}] = rates_of(d, 2, t);
+  report(state, d, t, 2);
+}
+
+void bench_gemm_own(benchmark::State& state, int64_t V, int64_t D) {
+  const cpu::OwnTileKernels* own = cpu::own_tile_kernels();
+  if (!own) {
+    state.SkipWithError("the micro-kernels of our own need AVX-512 (and LOBENCH_ISA not below avx512)");
+    return;
+  }
+  const StepData& d = inputs(V, D);
+  OwnLogits logits(d, *own);
+  const Timing t = time_iterations(state, logits);
+  gemm_own_rates()[{V, D}] = rates_of(d, 2, t);
   report(state, d, t, 2);
 }
 
@@ -396,6 +472,7 @@ void register_all() {
     const std::string args = "/V:" + std::to_string(V) + "/D:" + std::to_string(D);
     auto tune = [](benchmark::internal::Benchmark* b) { b->UseManualTime()->Unit(benchmark::kMillisecond); };
     tune(benchmark::RegisterBenchmark(("gemm" + args).c_str(), bench_gemm, V, D));
+    tune(benchmark::RegisterBenchmark(("gemm_own" + args).c_str(), bench_gemm_own, V, D));
     tune(benchmark::RegisterBenchmark(("gemm_products" + args).c_str(), bench_gemm_products, V, D));
     std::vector<std::string> names = {"fused", "chunked"};
     if (V <= 100000) names.push_back("dense");

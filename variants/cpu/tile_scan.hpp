@@ -25,6 +25,7 @@
 #include "variants/cpu/eigen_maps.hpp"
 #include "variants/cpu/fixed_panels.hpp"
 #include "variants/cpu/finite_outputs.hpp"
+#include "variants/cpu/fused_tile.hpp"
 #include "variants/sparse_targets.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 #include "variants/cpu/tile_products.hpp"
@@ -47,24 +48,32 @@ struct TileThread {
 
 // The working memory of a scan, all from the run's counting allocator: per thread a tile and the
 // chunk's counts; the result slots the tiles' float sums wait in until they are added in block order.
+// A thread's tile holds block_p rows of ld floats, or (transposed, the fused variant's products of our
+// own: fused_tile.hpp) block_v rows of transposed_ld(block_p).
 class TileScanWorkspace {
  public:
-  TileScanWorkspace(const TileBlocks& b, int64_t D, CountingAllocator& alloc)
+  TileScanWorkspace(const TileBlocks& b, int64_t D, CountingAllocator& alloc, bool transposed = false)
       : b_(b),
-        tiles_(alloc, b.threads * b.block_p * b.ld),
+        tile_floats_(tile_floats(b, transposed)),
+        tiles_(alloc, b.threads * tile_floats_),
         predicted_(alloc, b.threads * b.block_p),
         true_pos_(alloc, b.threads * b.block_p),
         sums_(b.threads, b.block_p, b.block_p * D, alloc) {}
 
+  static int64_t tile_floats(const TileBlocks& b, bool transposed) {
+    return transposed ? b.block_v * transposed_ld(b.block_p) : b.block_p * b.ld;
+  }
+
   // Exactly what the constructor allocates.
-  static int64_t bytes(const TileBlocks& b, int64_t D) {
-    return b.threads * b.block_p * (b.ld * 4 + 8 + 8) + BlockOrderedSums::bytes(b.threads, b.block_p, b.block_p * D);
+  static int64_t bytes(const TileBlocks& b, int64_t D, bool transposed = false) {
+    return b.threads * (tile_floats(b, transposed) * 4 + b.block_p * (8 + 8)) +
+           BlockOrderedSums::bytes(b.threads, b.block_p, b.block_p * D);
   }
 
   TileThread thread(int t) {
     TileThread w;
     w.index = t;
-    w.tile = tiles_.data() + t * b_.block_p * b_.ld;
+    w.tile = tiles_.data() + t * tile_floats_;
     w.predicted = predicted_.data() + t * b_.block_p;
     w.true_pos = true_pos_.data() + t * b_.block_p;
     return w;
@@ -75,6 +84,7 @@ class TileScanWorkspace {
 
  private:
   TileBlocks b_;
+  int64_t tile_floats_;
   Buffer<float> tiles_;
   Buffer<int64_t> predicted_, true_pos_;
   BlockOrderedSums sums_;
@@ -233,27 +243,34 @@ void for_each_target_in_tile(const SparseTargets& targets, int64_t v0, int64_t n
 // packed bf16 operands (tile_products_bf16.hpp); the outputs it accumulates into start at zero, and
 // Eigen runs each product on its calling thread for the run's duration. Its methods are the steps the
 // two variants' tiles are made of.
+//
+// With `transposed` (the fused variant's products of our own, fused_tile.hpp), the tiles are held
+// transposed and the run holds Aᵀ (made here) for them.
 struct TiledRun {
-  TiledRun(const StepInputs& in_, StepOutputs& out, RunContext& ctx)
+  TiledRun(const StepInputs& in_, StepOutputs& out, RunContext& ctx, bool transposed = false)
       : in(in_),
         blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
         kernels(active_bce_tile_kernels()),
         targets(in, ctx.alloc),
         row_scale(ctx.alloc, in.P),
-        ws(blocks, in.D, ctx.alloc),
+        ws(blocks, in.D, ctx.alloc, transposed),
+        ldat(transposed ? transposed_ld(in.P) : 0),
+        At(ctx.alloc, in.D * ldat),
         E_blocks(in, blocks, ctx.alloc),
         bf16(uses_bf16(ctx.options) ? std::optional<Bf16TileProducts>(std::in_place, in.A, in.P, in.D, blocks, ctx.alloc)
                                     : std::nullopt) {
     fill_row_scale(in, row_scale.data());
+    if (transposed) transpose_rows(in.A, in.P, in.D, At.data(), ldat);
     std::fill(out.dA.begin(), out.dA.end(), 0.0f);
     std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), 0.0);
     std::fill(out.counts.begin(), out.counts.end(), int64_t(0));
   }
 
   // Exactly what the constructor allocates: the variants' predicted working bytes.
-  static int64_t bytes(const Shape& s, const RunOptions& o) {
+  static int64_t bytes(const Shape& s, const RunOptions& o, bool transposed = false) {
     const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
-    return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D) +
+    return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D, transposed) +
+           (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) +
            EmbeddingBlocks::bytes(b, s.D, o) + (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b) : 0);
   }
 
@@ -304,6 +321,8 @@ struct TiledRun {
   SparseTargets targets;
   Buffer<float> row_scale;
   TileScanWorkspace ws;
+  int64_t ldat;          // with transposed tiles: floats between Aᵀ's rows (else 0)
+  Buffer<float> At;      // with transposed tiles: Aᵀ [D, ldat] (else empty)
   EmbeddingBlocks E_blocks;
   mutable std::optional<Bf16TileProducts> bf16;  // with bf16 operands only (per-thread scratch: mutable)
 };

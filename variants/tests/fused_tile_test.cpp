@@ -1,0 +1,177 @@
+// The fused tile's products of our own (variants/cpu/fused_tile.hpp) against their scalar model, bit for
+// bit, on ragged shapes: every edge of the register blocks (14 broadcast rows, 32 lanes) and of the dE
+// product's inner-index blocks (256), operands at offsets inside larger matrices as the variant passes
+// them. The model is the header's: one fused multiply-add chain per output in increasing inner index,
+// σ and softplus of the element-wise tile kernels, the loss summed in float64 per 32-position panel.
+// Skipped, saying why, where the kernels do not run (no AVX-512, or a lower path forced); the variants
+// through them against the float64 reference are in simd_paths_test.cpp and conformance_test.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "variants/bce/bce_tile.hpp"
+#include "variants/cpu/fused_tile.hpp"
+
+namespace lobench {
+namespace {
+
+using cpu::TransposedTile;
+
+#define LOBENCH_REQUIRE_OWN_KERNELS()                                                                   \
+  do {                                                                                                  \
+    if (cpu::own_tile_kernels() == nullptr)                                                             \
+      GTEST_SKIP() << "the fused tile kernels of our own need AVX-512 and the avx512 tile path (active: " \
+                   << cpu::to_string(cpu::active_bce_tile_kernels().path) << ")";                      \
+  } while (0)
+
+std::vector<float> random_floats(int64_t n, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// A tile at an offset inside larger operands, the way the fused variant hands them over: its positions
+// start at column `p0` of Aᵀ (made for P = p0 + rows + 5 positions), its tile has spare columns.
+struct Case {
+  int64_t rows, n, D;
+  int64_t p0 = 3;
+  std::vector<float> A_all, At, E, Gt;
+  TransposedTile t;
+
+  Case(int64_t rows_, int64_t n_, int64_t D_, std::mt19937& rng) : rows(rows_), n(n_), D(D_) {
+    const int64_t P = p0 + rows + 5, ldat = cpu::transposed_ld(P);
+    A_all = random_floats(P * D, rng, 1.0f);
+    At.assign(size_t(D * ldat), std::numeric_limits<float>::quiet_NaN());
+    cpu::transpose_rows(A_all.data(), P, D, At.data(), ldat);
+    E = random_floats(n * D, rng, 0.5f);
+    t.rows = rows, t.n = n, t.D = D;
+    t.At = At.data() + p0, t.ldat = ldat;
+    t.A = A_all.data() + p0 * D;
+    t.E = E.data();
+    t.ldt = cpu::transposed_ld(rows);
+    Gt.assign(size_t(n * t.ldt), std::numeric_limits<float>::quiet_NaN());  // spare columns must stay NaN
+    t.Gt = Gt.data();
+  }
+  float model_logit(int64_t j, int64_t r) const { return cpu::logit_chain(E.data() + j * D, t.At, t.ldat, r, D); }
+  void expect_spare_columns_untouched(const char* what) const {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t r = rows; r < t.ldt; ++r) ASSERT_TRUE(std::isnan(Gt[size_t(j * t.ldt + r)])) << what << " wrote column " << r;
+  }
+};
+
+const std::vector<int64_t> kRows = {1, 5, 16, 31, 32, 33, 70};
+const std::vector<int64_t> kEntries = {1, 7, 13, 14, 15, 29, 40};
+const std::vector<int64_t> kWidths = {1, 3, 16, 17, 32, 45, 70};
+
+TEST(FusedTileKernels, TransposeRowsIsATranspose) {
+  std::mt19937 rng(5);
+  const int64_t P = 37, D = 41, ld = cpu::transposed_ld(P);
+  const auto A = random_floats(P * D, rng, 1.0f);
+  std::vector<float> At(size_t(D * ld), -7.0f);
+  cpu::transpose_rows(A.data(), P, D, At.data(), ld);
+  for (int64_t d = 0; d < D; ++d) {
+    for (int64_t p = 0; p < P; ++p) ASSERT_EQ(At[size_t(d * ld + p)], A[size_t(p * D + d)]);
+    for (int64_t p = P; p < ld; ++p) ASSERT_EQ(At[size_t(d * ld + p)], -7.0f);
+  }
+}
+
+TEST(FusedTileKernels, LogitsEqualTheirChainBitForBit) {
+  LOBENCH_REQUIRE_OWN_KERNELS();
+  std::mt19937 rng(11);
+  for (int64_t rows : kRows)
+    for (int64_t n : kEntries)
+      for (int64_t D : kWidths) {
+        Case c(rows, n, D, rng);
+        cpu::own_tile_kernels()->logits(c.t);
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_TRUE(same_bits(c.Gt[size_t(j * c.t.ldt + r)], c.model_logit(j, r)))
+                << "rows " << rows << " n " << n << " D " << D << " at (" << j << ", " << r << ")";
+        c.expect_spare_columns_untouched("logits");
+      }
+}
+
+TEST(FusedTileKernels, EpilogueEqualsTheElementwiseKernelsBitForBit) {
+  LOBENCH_REQUIRE_OWN_KERNELS();
+  const cpu::BceTileKernels& elementwise = cpu::bce_tile_kernels(cpu::SimdPath::avx512);
+  std::mt19937 rng(12);
+  for (int64_t rows : kRows)
+    for (int64_t n : kEntries)
+      for (int64_t D : {int64_t(1), int64_t(17), int64_t(64)}) {
+        Case c(rows, n, D, rng);
+        const auto scale = random_floats(rows, rng, 2.0f);
+        std::vector<double> loss(static_cast<size_t>(rows)), model_loss(static_cast<size_t>(rows));
+        std::vector<int64_t> predicted(static_cast<size_t>(rows)), model_predicted(static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r) loss[size_t(r)] = model_loss[size_t(r)] = 0.25 * double(r), predicted[size_t(r)] = model_predicted[size_t(r)] = r;
+        cpu::own_tile_kernels()->logits_sigmoid(c.t, scale.data(), loss.data(), predicted.data());
+        c.expect_spare_columns_untouched("logits_sigmoid");
+        for (int64_t r = 0; r < rows; ++r) {
+          // The model: each position's softplus terms summed in float per block of
+          // kTransposedBlockRows entries, the block sums in float64, then added into its loss.
+          double panel_sum = 0.0;
+          float block_sum = 0.0f;
+          for (int64_t j = 0; j < n; ++j) {
+            const float x = c.model_logit(j, r);
+            float softplus = 0, sigmoid = 0;
+            elementwise.softplus_sigmoid_elements(&x, 1, &softplus, &sigmoid);
+            block_sum += softplus;
+            if ((j + 1) % cpu::kTransposedBlockRows == 0 || j + 1 == n) panel_sum += double(block_sum), block_sum = 0.0f;
+            model_predicted[size_t(r)] += x > 0.0f;
+            ASSERT_TRUE(same_bits(c.Gt[size_t(j * c.t.ldt + r)], scale[size_t(r)] * sigmoid))
+                << "rows " << rows << " n " << n << " D " << D << " at (" << j << ", " << r << ")";
+          }
+          model_loss[size_t(r)] += panel_sum;
+          ASSERT_EQ(loss[size_t(r)], model_loss[size_t(r)]) << "rows " << rows << " n " << n << " D " << D << " r " << r;
+          ASSERT_EQ(predicted[size_t(r)], model_predicted[size_t(r)]) << "rows " << rows << " n " << n << " r " << r;
+        }
+      }
+}
+
+TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
+  LOBENCH_REQUIRE_OWN_KERNELS();
+  std::mt19937 rng(13);
+  std::vector<int64_t> rows_list = kRows;
+  rows_list.push_back(300);  // crosses the dE product's inner-index block (256)
+  rows_list.push_back(513);
+  for (int64_t rows : rows_list)
+    for (int64_t n : kEntries)
+      for (int64_t D : kWidths) {
+        if (rows > 100 && D > 20) continue;  // (the long inner index at small widths is enough)
+        Case c(rows, n, D, rng);
+        const auto G = random_floats(n * c.t.ldt, rng, 0.1f);
+        std::copy(G.begin(), G.end(), c.Gt.begin());
+        for (bool accumulate : {false, true}) {
+          const auto dE0 = random_floats(n * D, rng, 1.0f);
+          auto dE = dE0;
+          cpu::own_tile_kernels()->grad_E(c.t, dE.data(), accumulate);
+          for (int64_t j = 0; j < n; ++j)
+            for (int64_t d = 0; d < D; ++d) {
+              float acc = accumulate ? dE0[size_t(j * D + d)] : 0.0f;
+              for (int64_t r = 0; r < rows; ++r) acc = __builtin_fmaf(c.Gt[size_t(j * c.t.ldt + r)], c.t.A[r * D + d], acc);
+              ASSERT_TRUE(same_bits(dE[size_t(j * D + d)], acc))
+                  << "dE rows " << rows << " n " << n << " D " << D << " accumulate " << accumulate << " at (" << j << ", " << d << ")";
+            }
+        }
+        const auto dA0 = random_floats(rows * D, rng, 1.0f);
+        auto dA = dA0;
+        cpu::own_tile_kernels()->grad_A(c.t, dA.data());
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t d = 0; d < D; ++d) {
+            float acc = dA0[size_t(r * D + d)];
+            for (int64_t j = 0; j < n; ++j) acc = __builtin_fmaf(c.Gt[size_t(j * c.t.ldt + r)], c.E[size_t(j * D + d)], acc);
+            ASSERT_TRUE(same_bits(dA[size_t(r * D + d)], acc)) << "dA rows " << rows << " n " << n << " D " << D << " at (" << r << ", " << d << ")";
+          }
+      }
+}
+
+}  // namespace
+}  // namespace lobench
