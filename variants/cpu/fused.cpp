@@ -56,7 +56,8 @@ class FusedVariant final : public TiledVariant {
     TiledRun run(in, out, ctx, /*transposed=*/true);
     const int64_t D = in.D;
     std::atomic<bool> dE_finite{true};
-    run.scan(kLossAndCounts | kInputGradient, out, [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
+    const unsigned sums = kLossAndCounts | kInputGradient | kFirstTileWritesGradient;
+    run.scan(sums, out, [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
       TransposedTile t;
       t.rows = rows, t.n = n, t.D = D;
       t.At = run.At.data() + p0, t.ldat = run.ldat;
@@ -68,14 +69,14 @@ class FusedVariant final : public TiledVariant {
       // The targets: their logits again from the kernel's own chain (the same bits), loss −x, the true
       // positives, and −s·w in the gradient.
       for_each_target_in_tile(run.targets, v0, n, p0, rows, [&](int64_t r, int64_t j) {
-        const float x = logit_chain(t.E + j * D, t.At, t.ldat, r, D);
+        const float x = logit_chain(t.E + j * D, t.A + r * D, D);
         w.loss[r] -= x;
         w.true_pos[r] += x > 0.0f;
         t.Gt[j * t.ldt + r] -= run.row_scale[p0 + r];
       });
       own.grad_E(t, out.dE.data() + v0 * D, /*accumulate=*/p0 != 0);
       if (p0 + rows == in.P && !detail::all_finite(out.dE.data() + v0 * D, n * D)) dE_finite = false;
-      own.grad_A(t, w.dA);
+      own.grad_A(t, w.dA, /*accumulate=*/!w.first_of_group);
     });
     finish_losses_and_counts(in, run.targets, out);
     return dE_finite;

@@ -54,8 +54,8 @@ struct OwnTileKernels {
   void (*logits_sigmoid)(const TransposedTile& t, const float* row_scale, double* loss, int64_t* predicted);
   // dE[j, d] = (accumulate ? dE[j, d] : 0) + Σ_r Gt[j, r]·A[r, d] (the chain above); dE rows D apart.
   void (*grad_E)(const TransposedTile& t, float* dE, bool accumulate);
-  // dA[r, d] += Σ_j Gt[j, r]·E[j, d] (the chain above); dA rows D apart.
-  void (*grad_A)(const TransposedTile& t, float* dA);
+  // dA[r, d] = (accumulate ? dA[r, d] : 0) + Σ_j Gt[j, r]·E[j, d] (the chain above); dA rows D apart.
+  void (*grad_A)(const TransposedTile& t, float* dA, bool accumulate);
 };
 
 // The kernels, where the build compiled them, the CPU runs AVX-512 and the tile kernels' path is avx512
@@ -63,11 +63,12 @@ struct OwnTileKernels {
 // makes its products through cpu::sgemm (tile_products.hpp).
 const OwnTileKernels* own_tile_kernels();
 
-// The scalar model of one logit: the chain Σ_d E_row[d]·At[d·ldat + r], in the kernels' order. The fused
-// variant reads the logits at the sparse targets from it (equal to what the kernel made, bit for bit).
-inline float logit_chain(const float* E_row, const float* At, int64_t ldat, int64_t r, int64_t D) {
+// The scalar model of one logit: the chain Σ_d E_row[d]·A_row[d] in increasing d, the kernels' order
+// (A_row: the position's row of A, the values Aᵀ's column holds). The fused variant reads the logits at
+// the sparse targets from it (equal to what the kernel made, bit for bit).
+inline float logit_chain(const float* E_row, const float* A_row, int64_t D) {
   float acc = 0.0f;
-  for (int64_t d = 0; d < D; ++d) acc = __builtin_fmaf(E_row[d], At[d * ldat + r], acc);
+  for (int64_t d = 0; d < D; ++d) acc = __builtin_fmaf(E_row[d], A_row[d], acc);
   return acc;
 }
 

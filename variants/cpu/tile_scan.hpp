@@ -43,7 +43,9 @@ struct TileThread {
   int64_t* predicted = nullptr;   // [block_p] logits > 0, over this thread's tiles of the chunk
   int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0, likewise
   float* dA = nullptr;            // [block_p, D] Σ G·E_b over the current group's tiles
-  // (loss and dA point into the group's result slot, BlockOrderedSums, zeroed when the group starts)
+  // (loss and dA point into the group's result slot, BlockOrderedSums, zeroed when the group starts;
+  // with kFirstTileWritesGradient, dA is not zeroed and the group's first tile writes it)
+  bool first_of_group = false;    // the tile is its group's first
 };
 
 // The working memory of a scan, all from the run's counting allocator: per thread a tile and the
@@ -125,6 +127,7 @@ inline void fill_row_scale(const StepInputs& in, float* row_scale) {
 enum TileScanSums : unsigned {
   kLossAndCounts = 1,  // out.per_position_loss += each tile's loss; counts[kTP] += true_pos; counts[kFP] += predicted
   kInputGradient = 2,  // out.dA rows += each tile's dA (out.dA must start at 0)
+  kFirstTileWritesGradient = 4,  // with kInputGradient: the group's first tile overwrites w.dA (not zeroed)
 };
 
 // Vocabulary blocks per group: about 6 groups per thread for up to 16 threads, at most 8 blocks (a
@@ -176,9 +179,10 @@ void scan_tiles(int64_t P, int64_t V, int64_t D, const TileBlocks& b, TileScanWo
         w.loss = sums_in_order.loss_slot(g);
         w.dA = sums_in_order.grad_slot(g);
         if (sums & kLossAndCounts) std::fill_n(w.loss, rows, 0.0);
-        if (sums & kInputGradient) std::fill_n(w.dA, rows * D, 0.0f);
+        if ((sums & kInputGradient) && !(sums & kFirstTileWritesGradient)) std::fill_n(w.dA, rows * D, 0.0f);
         for (int64_t vb = g * group; vb < std::min(n_vblocks, (g + 1) * group); ++vb) {
           const int64_t v0 = vb * b.block_v;
+          w.first_of_group = vb == g * group;
           tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
         }
         sums_in_order.publish(g);

@@ -61,7 +61,7 @@ struct Case {
     Gt.assign(size_t(n * t.ldt), std::numeric_limits<float>::quiet_NaN());  // spare columns must stay NaN
     t.Gt = Gt.data();
   }
-  float model_logit(int64_t j, int64_t r) const { return cpu::logit_chain(E.data() + j * D, t.At, t.ldat, r, D); }
+  float model_logit(int64_t j, int64_t r) const { return cpu::logit_chain(E.data() + j * D, t.A + r * D, D); }
   void expect_spare_columns_untouched(const char* what) const {
     for (int64_t j = 0; j < n; ++j)
       for (int64_t r = rows; r < t.ldt; ++r) ASSERT_TRUE(std::isnan(Gt[size_t(j * t.ldt + r)])) << what << " wrote column " << r;
@@ -142,10 +142,12 @@ TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
   std::vector<int64_t> rows_list = kRows;
   rows_list.push_back(300);  // crosses the dE product's inner-index block (256)
   rows_list.push_back(513);
+  std::vector<int64_t> entries = kEntries;
+  entries.push_back(270);  // crosses the dA product's strip block (256)
   for (int64_t rows : rows_list)
-    for (int64_t n : kEntries)
+    for (int64_t n : entries)
       for (int64_t D : kWidths) {
-        if (rows > 100 && D > 20) continue;  // (the long inner index at small widths is enough)
+        if ((rows > 100 || n > 100) && D > 20) continue;  // (the long inner indices at small widths are enough)
         Case c(rows, n, D, rng);
         const auto G = random_floats(n * c.t.ldt, rng, 0.1f);
         std::copy(G.begin(), G.end(), c.Gt.begin());
@@ -161,15 +163,18 @@ TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
                   << "dE rows " << rows << " n " << n << " D " << D << " accumulate " << accumulate << " at (" << j << ", " << d << ")";
             }
         }
-        const auto dA0 = random_floats(rows * D, rng, 1.0f);
-        auto dA = dA0;
-        cpu::own_tile_kernels()->grad_A(c.t, dA.data());
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t d = 0; d < D; ++d) {
-            float acc = dA0[size_t(r * D + d)];
-            for (int64_t j = 0; j < n; ++j) acc = __builtin_fmaf(c.Gt[size_t(j * c.t.ldt + r)], c.E[size_t(j * D + d)], acc);
-            ASSERT_TRUE(same_bits(dA[size_t(r * D + d)], acc)) << "dA rows " << rows << " n " << n << " D " << D << " at (" << r << ", " << d << ")";
-          }
+        for (bool accumulate : {false, true}) {
+          const auto dA0 = random_floats(rows * D, rng, 1.0f);
+          auto dA = dA0;
+          cpu::own_tile_kernels()->grad_A(c.t, dA.data(), accumulate);
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t d = 0; d < D; ++d) {
+              float acc = accumulate ? dA0[size_t(r * D + d)] : 0.0f;
+              for (int64_t j = 0; j < n; ++j) acc = __builtin_fmaf(c.Gt[size_t(j * c.t.ldt + r)], c.E[size_t(j * D + d)], acc);
+              ASSERT_TRUE(same_bits(dA[size_t(r * D + d)], acc))
+                  << "dA rows " << rows << " n " << n << " D " << D << " accumulate " << accumulate << " at (" << r << ", " << d << ")";
+            }
+        }
       }
 }
 
