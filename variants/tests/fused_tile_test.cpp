@@ -136,6 +136,33 @@ TEST(FusedTileKernels, EpilogueEqualsTheElementwiseKernelsBitForBit) {
       }
 }
 
+// chunked's halves of the epilogue: the loss and counts alone (nothing stored), s·σ alone (no sums).
+TEST(FusedTileKernels, EpilogueHalvesEqualTheWholeBitForBit) {
+  LOBENCH_REQUIRE_OWN_KERNELS();
+  const cpu::OwnTileKernels& k = *cpu::own_tile_kernels();
+  std::mt19937 rng(14);
+  for (int64_t rows : kRows)
+    for (int64_t n : kEntries) {
+      const int64_t D = 19;
+      Case whole(rows, n, D, rng);
+      const auto scale = random_floats(rows, rng, 2.0f);
+      std::vector<double> loss(static_cast<size_t>(rows), 1.5), loss_half(static_cast<size_t>(rows), 1.5);
+      std::vector<int64_t> predicted(static_cast<size_t>(rows), 2), predicted_half(static_cast<size_t>(rows), 2);
+      k.logits_sigmoid(whole.t, scale.data(), loss.data(), predicted.data());
+      k.logits_softplus(whole.t, loss_half.data(), predicted_half.data());  // must leave Gt as it is
+      EXPECT_EQ(loss_half, loss) << "rows " << rows << " n " << n;
+      EXPECT_EQ(predicted_half, predicted) << "rows " << rows << " n " << n;
+      const std::vector<float> expected = whole.Gt;
+      std::fill(whole.Gt.begin(), whole.Gt.end(), std::numeric_limits<float>::quiet_NaN());
+      k.logits_softplus(whole.t, loss_half.data(), predicted_half.data());
+      for (float g : whole.Gt) ASSERT_TRUE(std::isnan(g)) << "logits_softplus wrote the tile";
+      k.logits_scaled_sigmoid(whole.t, scale.data());
+      for (size_t i = 0; i < expected.size(); ++i)
+        ASSERT_TRUE(same_bits(whole.Gt[i], expected[i]) || (std::isnan(whole.Gt[i]) && std::isnan(expected[i])))
+            << "rows " << rows << " n " << n << " at " << i;
+    }
+}
+
 TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
   LOBENCH_REQUIRE_OWN_KERNELS();
   std::mt19937 rng(13);
