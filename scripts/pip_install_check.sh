@@ -40,5 +40,19 @@ assert (pathlib.Path(lobench.__file__).parent / "py.typed").is_file(), "py.typed
 print(f"pip_install_check: lobench {lobench.__version__} from {lobench.__file__}; "
       f"variants {lobench.variants()}; loss relative error {rel:.1e}")
 PY
-"$venv/bin/lobench" --version   # the command pip installs answers without the C++ program
+"$venv/bin/lobench" --version   # answered by the Python entry point
+# The wheel carries the C++ program and the engine: the installed `lobench` command runs a C++ command,
+# and a run with a Python variant of the user's (a copy of the example, outside the checkout) writes one
+# run file with both rows, each checked against the float64 reference.
+cli=$("$venv/bin/python" -c 'import lobench.__main__ as m; print(m.find_cli() or "")')
+[ "$cli" = "$("$venv/bin/python" -c 'import lobench, os; print(os.path.join(os.path.dirname(lobench.__file__), "bin", "lobench"))')" ] \
+  || { echo "pip_install_check: the installed lobench command does not find the wheel's program (found '$cli')" >&2; exit 1; }
+"$venv/bin/lobench" list >/dev/null
+cp "$src/examples/python/numpy_dense.py" "$venv/my_variant.py"
+log=$("$venv/bin/lobench" run --variants fused,my_variant.py:NumpyDense --B 1 --N 8 --V 500 --D 16 --reps 2 \
+      --warmup 0 --out "$venv/run.h5" 2>&1) || { echo "$log"; echo "pip_install_check: the wheel's lobench run failed" >&2; exit 1; }
+grep -Eq '^fused .* ok ' <<<"$log" && grep -Eq '^numpy_dense .* ok ' <<<"$log" && grep -q 'summary: 2 ok, 0 skipped, 0 failed' <<<"$log" \
+  || { echo "$log"; echo "pip_install_check: expected rows fused and numpy_dense, both ok" >&2; exit 1; }
+[ -s "$venv/run.h5" ] || { echo "pip_install_check: no run file" >&2; exit 1; }
+echo "pip_install_check: the wheel's lobench ran fused and a Python variant into one run file"
 echo "pip_install_check: ok ($((SECONDS - start)) s)"

@@ -68,6 +68,10 @@ const std::vector<SharedOption>& shared_options() {
       {"--block-v", "vocabulary block", "entries of V", "0", ">= 0", "the loss variant's vocabulary block (0: the variant chooses)"},
       {"--rounding", "rounding into a number format", "", "nearest_even (rne)", "see the command",
        "rounding into the number format: nearest (nearest_even) or stochastic, among others"},
+      {"--operand", "precision of the products' operands", "", "fp32", "fp32, bf16 (run: also tf32)",
+       "precision of the products' operands, accumulated in float32: fp32, or bf16 (the embeddings or hidden states, "
+       "the weights or output table and the logit gradient rounded to bfloat16, nearest-even; on the CPU through "
+       "AVX512_BF16 or AMX-BF16, recorded as skipped with the reason where the CPU has neither); not a storage format"},
       // Training
       {"--epochs", "epochs", "epochs", "20 (train-xmc), 1 (train-seqrec)", ">= 1", "epochs over the training data"},
       {"--eval-every", "evaluation period", "epochs", "1", ">= -1", "evaluate every N epochs (0: the last only, -1: never)"},

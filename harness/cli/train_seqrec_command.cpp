@@ -33,6 +33,8 @@ void declare_shared_seqrec_options(CLI::App* cmd) {
   cli::shared(cmd->get_option("--L"), "the next L items; " + list);
   cli::shared(cmd->get_option("--variant"), "dense | chunked | fused | sampled (SASRec's one sampled negative); default "
                                             "chunked; " + list);
+  cli::shared(cmd->get_option("--operand"), "of the full-vocabulary loss (not with --variant sampled; the backbone "
+                                           "stays float32; --opt-precision is storage); " + list);
   cli::shared(cmd->get_option("--reduction"), "or mean_positions (the mean over positions of the sum over V); " + list);
   cli::shared(cmd->get_option("--dataset"), "beauty, sports, toys, lastfm (under --data-dir), a sequence file, or "
                                             "synthetic:yambda; default synthetic:yambda; " + list);
@@ -94,7 +96,7 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   // --warmup is `run`'s untimed repetitions; here it was the optimizer's warm-up steps, now --warmup-steps.
   cli::deprecated(cmd, "--warmup", "--warmup-steps",
                   [c](const std::string& v) { c->warmup_steps = cli::parse_count("--warmup", v); });
-  cmd->add_option("--opt-precision", c->optimizer_precision, "fp32 | bf16 (bf16 parameters and state, Kahan)")
+  cmd->add_option("--opt-precision", c->optimizer_precision, "fp32 | bf16 (bf16 parameters and state, Kahan): how the parameters are stored; the loss's products' precision is --operand")
       ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   cmd->add_option("--eval-every", c->eval_every, "evaluate every N epochs (0: last only, -1: never)")->capture_default_str();
   cmd->add_option("--early-stop", c->early_stop,

@@ -72,6 +72,10 @@ void declare_shared_xmc_options(CLI::App* cmd) {
   cli::shared(cmd->get_option("--rounding"),
               "of the updated weights: rne (nearest_even), sr (stochastic, k random bits), sr_exact, rz, ..., elmo_sr "
               "(ELMO's fp8 SR: 23-M bits on the float32 pattern, then nearest into the format); a comma-separated list");
+  cli::shared(cmd->get_option("--operand"),
+              "of the classifier head's logits, weight and input gradients and test scores (the weights as --clf-format "
+              "stores them; --clf-format and --enc-precision are storage); ELMO's pure-bf16 recipe: --clf-format bf16 "
+              "--rounding sr --enc-precision bf16 --operand bf16; a comma-separated list");
   cli::shared(cmd->get_option("--dropout"), "on the embedding; a comma-separated list");
   cli::shared(cmd->get_option("--eval-every"), "on the test split");
   cli::shared(cmd->get_option("--threads"), "run files do not depend on it");
@@ -108,7 +112,8 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
       "Train an XMC model the ELMO way: sparse features -> linear+activation+dropout encoder (Adam, fp32 or bf16 with\n"
       "Kahan compensation) -> classifier [labels x D] stored in fp32/bf16/fp8/any eXmY, BCE with sum reduction, SGD\n"
       "whose result is rounded (nearest or stochastic) into the format, updated 'separate' (materialized gradient)\n"
-      "or 'fused' (tile by tile, no [labels x D] gradient), in k label chunks. Test P@k/nDCG@k/PSP@k per epoch.\n"
+      "or 'fused' (tile by tile, no [labels x D] gradient), in k label chunks; the head's products with fp32 or bf16\n"
+      "operands (--operand). Test P@k/nDCG@k/PSP@k per epoch.\n"
       "List options take comma-separated values; the runs are their Cartesian product, one HDF5 file each.\n"
       "A repeated option's last occurrence wins (as for every lobench command).");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

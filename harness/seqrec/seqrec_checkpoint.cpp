@@ -36,11 +36,13 @@ std::string checkpoint_identity(const SeqrecConfig& c, int64_t V, int64_t intera
   return fmt::format(
       "dataset={} (V={}, interactions={}, train windows={}); syn-scale={}; data-seed={}; protocol={}; L={}; N={}; "
       "B={}; micro-batch={}; D={}; layers={}; heads={}; tied={}; output-bias={}; dropout={}; variant={}; "
-      "block-v={}; reduction={}; lr={}; weight-decay={}; adam-eps={}; warmup-steps={}; opt-precision={}; seed={}",
+      "block-v={}; reduction={}; lr={}; weight-decay={}; adam-eps={}; warmup-steps={}; opt-precision={}; seed={}{}",
       std::filesystem::path(c.dataset).filename().string(), V, interactions, train_windows, c.syn_scale, c.data_seed,
       c.protocol, c.L, c.N, c.B, micro_batch_of(c), c.D, c.layers, c.heads, int(c.tied), c.item_bias ? "item" : "none",
       c.dropout, c.variant, c.block_v, c.reduction, c.lr, c.weight_decay, c.adam_eps, c.warmup_steps,
-      c.optimizer_precision, c.seed);
+      c.optimizer_precision, c.seed,
+      // The products' operands (--operand) only when not fp32: checkpoints written before it existed stay valid.
+      c.operand == "fp32" ? std::string() : "; operand=" + c.operand);
 }
 
 void write_checkpoint(const std::string& path, const SeqrecCheckpoint& k, const std::vector<std::string>& inputs,

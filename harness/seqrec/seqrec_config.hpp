@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "variants/variant.hpp"
+
 namespace lobench::seqrec {
 
 struct SeqrecConfig {
@@ -30,6 +32,10 @@ struct SeqrecConfig {
   // Objective: a CPU step variant (dense, chunked, fused) or "sampled" (SASRec's one negative).
   std::string variant = "chunked";
   int64_t block_v = 0;  // the variant's vocabulary block (0: it chooses)
+  // The precision of the full-vocabulary loss's products' operands (RunOptions::operand): fp32 | bf16
+  // (hidden states and the output table rounded to bf16 for the logits, and the logit gradient for dA
+  // and dE; float32 accumulation). Not a storage option: optimizer_precision is how the parameters are kept.
+  std::string operand = "fp32";
   // Full-vocabulary reduction (seqrec_loss.hpp LossReduction): mean (the paper's) | sum | mean_positions.
   std::string reduction = "mean";
   // Optimizer.
@@ -61,5 +67,8 @@ struct SeqrecConfig {
 
 // Throws std::invalid_argument naming the first field out of range.
 void validate(const SeqrecConfig& c);
+
+// What the loss variant runs with: threads, vocabulary block and operand precision.
+RunOptions loss_options(const SeqrecConfig& c);
 
 }  // namespace lobench::seqrec

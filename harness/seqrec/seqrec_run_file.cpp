@@ -46,6 +46,7 @@ void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
   h5::write_attr(file, "output_bias", std::string(c.item_bias ? "item" : "none"));
   h5::write_attr(file, "variant", c.variant);
   h5::write_attr(file, "block_v", c.block_v);
+  h5::write_attr(file, "operand", c.operand);
   h5::write_attr(file, "reduction", c.reduction);
   h5::write_attr(file, "lr", double(c.lr));
   h5::write_attr(file, "weight_decay", double(c.weight_decay));

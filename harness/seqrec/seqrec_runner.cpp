@@ -24,6 +24,7 @@
 #include "harness/seqrec/micro_batch_step.hpp"
 #include "harness/seqrec/train_step.hpp"
 #include "harness/system_memory.hpp"
+#include "variants/operand.hpp"
 
 namespace lobench::seqrec {
 
@@ -158,6 +159,35 @@ StepRow step_row(const StepRecord& r, int64_t step, int64_t epoch, int64_t batch
 int64_t process_rss_bytes() { return std::max<int64_t>(0, meters::resident_bytes()); }
 int64_t process_rss_peak_bytes() { return std::max<int64_t>(0, meters::peak_resident_bytes()); }
 
+namespace {
+
+// --operand: fp32 or bf16, and bf16 only where the loss makes full-vocabulary products.
+void validate_operand(const SeqrecConfig& c) {
+  Operand op = Operand::fp32;
+  try {
+    op = parse_operand(c.operand);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("train-seqrec: --operand: ") + e.what());
+  }
+  if (op == Operand::tf32)
+    throw std::invalid_argument("train-seqrec: --operand tf32 is a GPU tensor-core format; the loss variants compute "
+                                "on the CPU with fp32 or bf16 operands");
+  if (op == Operand::bf16 && c.variant == "sampled")
+    throw std::invalid_argument("train-seqrec: --operand bf16 applies to the full-vocabulary variants (dense, chunked, "
+                                "fused); --variant sampled scores two items per position in float32 and has no such "
+                                "products: give --operand fp32 with it");
+}
+
+}  // namespace
+
+RunOptions loss_options(const SeqrecConfig& c) {
+  RunOptions ro;
+  ro.threads = c.threads;
+  ro.block_v = c.block_v;
+  ro.operand = to_string(parse_operand(c.operand));
+  return ro;
+}
+
 void validate(const SeqrecConfig& c) {
   auto fail = [](const std::string& m) { throw std::invalid_argument("train-seqrec: " + m); };
   if (c.B < 1 || c.B > (1 << 20)) fail("--B must be in [1, 2^20]");
@@ -185,6 +215,7 @@ void validate(const SeqrecConfig& c) {
   parse_loss_reduction(c.reduction);
   if (c.mem_limit < 0) fail("--mem-limit must be >= 0");
   parse_optimizer_precision(c.optimizer_precision);
+  validate_operand(c);
   data::validate(data::SplitOptions{data::parse_split_protocol(c.protocol), c.L, c.N});
 }
 
@@ -424,10 +455,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   if (exchange) exchange->reset_totals();
   SeqrecOutcome o;
   o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
-  RunOptions ro;
-  ro.threads = c.threads;
-  ro.block_v = c.block_v;
-  Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction), c.item_bias);
+  Objective objective(c.variant, loss_options(c), c.seed, parse_loss_reduction(c.reduction), c.item_bias);
   const int64_t parameters = SasRec::parameter_count(model_config(c, d.V));
   o.predicted = predict_memory(c, d.V, objective, exchange ? exchange->sum_buffer_bytes(parameters) : 0);
   const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);

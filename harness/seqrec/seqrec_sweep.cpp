@@ -23,6 +23,7 @@
 #include "harness/seqrec/seqrec_memory.hpp"
 #include "harness/seqrec/seqrec_runner.hpp"
 #include "harness/system_memory.hpp"
+#include "variants/operand.hpp"
 
 namespace lobench::seqrec {
 
@@ -145,6 +146,8 @@ sweep::Axes seqrec_axes() {
   a.add("steps", AxisKind::integer, {std::to_string(d.steps)}, "stop after this many steps (0: --epochs)");
   a.add("epochs", AxisKind::integer, {std::to_string(d.epochs)}, "epochs over the training windows");
   a.add("variant", AxisKind::text, {d.variant}, "loss: dense | chunked | fused | sampled");
+  a.add("operand", AxisKind::text, {d.operand},
+        "precision of the loss's products' operands: fp32 | bf16 (the command's help: the shared table)");
   a.add("reduction", AxisKind::text, {d.reduction},
         "full-vocabulary loss reduction: mean (the paper's: mean over positions and V) | sum | mean_positions "
         "(mean over positions of the sum over V)");
@@ -179,6 +182,11 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
     c.steps = non_negative(a, "steps");
     c.epochs = a.int_at("epochs");
     c.variant = a.at("variant");
+    try {  // canonical names (bfloat16 -> bf16): one operand, one file name
+      c.operand = to_string(parse_operand(a.at("operand")));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("train-seqrec: --operand: ") + e.what());
+    }
     c.reduction = a.at("reduction");
     c.seed = uint64_t(non_negative(a, "seed"));
     std::string n = dataset_stem(c.dataset);
@@ -193,6 +201,7 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
     if (swept("steps")) n += fmt::format("_steps{}", c.steps);
     if (swept("epochs")) n += fmt::format("_epochs{}", c.epochs);
     if (swept("reduction") || c.reduction != SeqrecConfig{}.reduction) n += "_" + c.reduction;
+    if (swept("operand") || c.operand != SeqrecConfig{}.operand) n += "_op-" + c.operand;
     n += fmt::format("_{}_s{}", c.variant, c.seed);
     p.name = sanitize(n);
     p.describe = a.describe();
@@ -241,10 +250,7 @@ std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
       validate(c);
       auto v = vocabulary.find(c.dataset);
       if (v == vocabulary.end()) v = vocabulary.emplace(c.dataset, vocabulary_of(c)).first;
-      RunOptions ro;
-      ro.threads = c.threads;
-      ro.block_v = c.block_v;
-      const Objective objective(c.variant, ro, c.seed, parse_loss_reduction(c.reduction), c.item_bias);  // unknown variant: throws
+      const Objective objective(c.variant, loss_options(c), c.seed, parse_loss_reduction(c.reduction), c.item_bias);  // unknown variant: throws
       predict_memory(c, v->second, objective);           // the model's shape checks, overflow-checked sizes
     } catch (const io::PathError&) {
       throw;

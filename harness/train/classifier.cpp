@@ -66,7 +66,7 @@ MemoryBreakdown Classifier::predicted_bytes(const ClassifierConfig& c) {
   // and the in-order sums' slots (workspace).
   const cpu::TileBlocks blocks = Impl::scan_blocks(c, tile, B);
   m.logits = T * B * blocks.ld * 4;
-  m.workspace = (lp::code_bytes(c.format) != 0 ? T * tile * D * 4 : 0) +
+  m.workspace = (lp::code_bytes(c.format) != 0 ? T * tile * D * 4 : 0) + StepProducts::bytes(c.operand, D, blocks) +
                 cpu::TileScanWorkspace::bytes(blocks, D) - m.logits + B * (8 + 4 * 8 + 4) /* row loss, counts, ones */ +
                 T * tile * (8 + 8) /* evaluate's per-tile rows */ + std::max<int64_t>(c.max_positives, 1) * 8;
   return m;
@@ -75,7 +75,7 @@ MemoryBreakdown Classifier::predicted_bytes(const ClassifierConfig& c) {
 int64_t Classifier::predicted_eval_bytes(const ClassifierConfig& c, int64_t eval_batch, int k) {
   const int64_t tile = resolved_tile(c);
   return int64_t(c.threads) * (tile * eval_batch * 4 + eval_batch * k * (4 + 4)) +
-         cpu::BlockOrderedSums::bytes(c.threads, 1, 0);
+         cpu::BlockOrderedSums::bytes(c.threads, 1, 0) + ScoreProducts::bytes(c.operand, eval_batch, c.D, c.threads, tile);
 }
 
 Classifier::Classifier(const ClassifierConfig& cfg, CountingAllocator& alloc) : cfg_(cfg) {
@@ -88,6 +88,8 @@ Classifier::Classifier(const ClassifierConfig& cfg, CountingAllocator& alloc) : 
   if (cfg.tile < 0) throw std::invalid_argument("Classifier: tile must be >= 0");
   if (cfg.rounding.elmo && lp::code_bytes(cfg.format) == 0)
     throw std::invalid_argument("Classifier: elmo_sr rounding needs a packed format of at most 16 bits");
+  if (cfg.operand == Operand::tf32)
+    throw std::invalid_argument("Classifier: operand tf32 is a GPU tensor-core format; the CPU head computes fp32 or bf16");
   if (cfg.rounding.sr_bits < 0 || cfg.rounding.sr_bits > 31)
     throw std::invalid_argument("Classifier: sr_bits must be in [0, 31]");
   tile_ = resolved_tile(cfg);
@@ -191,6 +193,7 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
   std::fill_n(best_i.data(), T * B * k, std::numeric_limits<int32_t>::max());
   double loss = 0.0;
   cpu::BlockOrderedSums sums(int(T), 1, 0, m.alloc);  // each tile's loss, added in tile order
+  ScoreProducts products(cfg_.operand, H, B, D, int(T), tile, m.alloc);
   sums.start_chunk(&loss, 1, nullptr, 0);
   const int64_t n_tiles = ceil_div(V, tile);
   auto insert = [k](float* rs, int32_t* ri, float s, int32_t id) { return insert_top_k(rs, ri, k, s, id); };
@@ -207,7 +210,7 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
     for (int64_t it = 0; it < n_tiles; ++it) {
       const int64_t v0 = it * tile, n = std::min(tile, V - v0);
       const float* W = m.rows(t, v0, n);
-      cpu::sgemm(cpu::Op::none, cpu::Op::transpose, n, B, D, W, D, H, D, Z, B, /*accumulate=*/false);  // Z = W_t·Hᵀ
+      products.scores(t, W, n, Z);  // Z = W_t·Hᵀ
       for (int64_t j = 0; j < n; ++j) {
         const int32_t id = int32_t(v0 + j);
         for (int64_t b = 0; b < B; ++b) insert(bs + b * k, bi + b * k, Z[j * B + b], id);

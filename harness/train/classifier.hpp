@@ -5,7 +5,7 @@
 // step and element index), or ELMO's own fp8 stochastic rounding.
 //
 // One step, for each of k label chunks [c0, c1) in turn (notes/elmo.md §2), tile by tile on the tiled
-// variants' scan and kernels (classifier_step.cpp): Z_t = H·W_tᵀ into the thread's logit tile [B, tile];
+// variants' scan and kernels (classifier_step.cpp; products with fp32 or bf16 operands, head_products.hpp): Z_t = H·W_tᵀ into the thread's logit tile [B, tile];
 // loss; G_t = σ(Z_t) − Y_t in place; dH += G_t·W_t (added in tile order) and dW_t = G_tᵀ·H, both with
 // the PRE-update weights; then
 //           separate: dW_t is written into the chunk's weight-gradient buffer [V_c, D]; once the chunk is
@@ -33,6 +33,7 @@
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "precision_sim/rounding.hpp"
+#include "variants/operand.hpp"
 
 namespace lobench::train {
 
@@ -68,6 +69,11 @@ struct ClassifierConfig {
   int64_t max_batch = 0;   // B: rows per step (buffers are sized for it)
   int64_t max_positives = 0;  // most (row, label) positives one step may carry
   uint64_t seed = 0;       // key of the stochastic-rounding words
+  // The products' operands (head_products.hpp): fp32, or bf16 (H, the weights as stored and the logit
+  // gradient rounded to bfloat16 for the logits, dW, dH and the evaluation scores; float32 accumulation).
+  // Independent of `format`, which is how the weights are stored and updated. tf32 is refused (a GPU
+  // tensor-core format). bf16 needs a CPU with AVX512_BF16 or AMX-BF16 (or a kernel forced by a test).
+  Operand operand = Operand::fp32;
   // A shard of a larger head (harness/shard/): these V labels are the whole head's [label_offset,
   // label_offset + V). Initial values and rounding words are keyed by the whole head's element index,
   // so a shard's weights are the whole head's rows bit for bit.

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "harness/train/classifier.hpp"
+#include "harness/train/head_products.hpp"
 #include "precision_sim/pack.hpp"
 #include "precision_sim/stochastic.hpp"
 #include "variants/bce/bce_tile.hpp"  // the element-wise BCE tile kernels the chunked/fused variants use (AVX-512/AVX2/portable)
@@ -57,6 +58,7 @@ struct Classifier::Impl {
     else grad_tiles = Buffer<float>(a, T * tile * D);
     if (storage != Storage::f32) w_tiles = Buffer<float>(a, T * tile * D);
     scan = std::make_unique<cpu::TileScanWorkspace>(scan_blocks(c, tile, B), D, a);
+    products = std::make_unique<StepProducts>(c.operand, D, scan_blocks(c, tile, B), a);
     row_loss = Buffer<double>(a, B);
     row_counts = Buffer<int64_t>(a, B * 4);
     ones = Buffer<float>(a, B);
@@ -92,6 +94,7 @@ struct Classifier::Impl {
   Buffer<uint8_t> w8;
   Buffer<float> grad_chunk, grad_tiles, w_tiles;
   std::unique_ptr<cpu::TileScanWorkspace> scan;  // the threads' logit tiles and the in-order sums of loss and dH
+  std::unique_ptr<StepProducts> products;        // the tiles' products at the operand precision
   Buffer<double> row_loss;     // [B] the step's loss per row, summed in label-block order
   Buffer<int64_t> row_counts;  // [B, 4] the scan's counts (true positives, predicted), unused by training
   Buffer<float> ones;          // [B] the row scale of the logit gradient (sum reduction: 1)

@@ -1,8 +1,8 @@
 // The XMC head's training step (Classifier::step) on the tiled variants' machinery: the schedule of
 // variants/cpu/tile_scan.hpp (label blocks dealt to the threads, each block's loss and dH share added in
-// block order), the products of tile_products.hpp (one single-threaded sgemm each: OpenBLAS when it
-// loads, else Eigen) and the element-wise BCE kernel of the fused variant (variants/bce). What the step
-// adds is its update hook: right after a tile's weight gradient dW_t = G_tᵀ·H exists, the fused update
+// block order), the products of head_products.hpp (fp32: one single-threaded sgemm each, OpenBLAS when it
+// loads, else Eigen; bf16: the CPU's bf16 products, float32 accumulation) and the element-wise BCE kernel
+// of the fused variant (variants/bce). What the step adds is its update hook: right after a tile's weight gradient dW_t = G_tᵀ·H exists, the fused update
 // rounds W_t − lr·dW_t into the storage format (nearest, stochastic, ELMO's SR), so the [V, D] gradient
 // never exists; the separate update keeps the label chunk's dW and applies it once the chunk is done.
 //
@@ -18,7 +18,6 @@
 
 #include "harness/train/classifier_impl.hpp"
 #include "variants/cpu/sgemm.hpp"
-#include "variants/cpu/tile_products.hpp"
 
 namespace lobench::train {
 namespace {
@@ -26,11 +25,10 @@ namespace {
 // One tile of labels [v0, v0+n) by the batch's B rows: logits Z = H·W_tᵀ into w.tile ([B, ld]); the
 // loss (Σ softplus − Σ_positives z, per row, into w.loss); G = σ(Z) − Y in place; dW [n, D] = Gᵀ·H and
 // w.dA [B, D] += G·W_t with the weights as they were before the step.
-void bce_tile(Classifier::Impl& m, cpu::TileThread& w, int64_t ld, const float* H, int64_t B, int64_t v0,
-              int64_t n, float* dW, const LogitGradientObserver& logit_observer) {
-  const int64_t D = m.cfg.D;
+void bce_tile(Classifier::Impl& m, cpu::TileThread& w, int64_t ld, int64_t B, int64_t v0, int64_t n, float* dW,
+              const LogitGradientObserver& logit_observer) {
   const float* W = m.rows(w.index, v0, n);
-  cpu::tile_logits(H, W, B, n, D, w.tile, ld);
+  m.products->logits(w.index, W, n, B, w.tile, ld);
   const auto [lo, hi] = m.pairs_in(v0, v0 + n);
   for (int64_t i = lo; i < hi; ++i) {  // −z at the positives, while the tile still holds logits
     const int64_t j = (m.pairs[i] >> 32) - v0, b = m.pairs[i] & 0xffffffff;
@@ -44,7 +42,7 @@ void bce_tile(Classifier::Impl& m, cpu::TileThread& w, int64_t ld, const float* 
     w.tile[b * ld + j] -= 1.0f;
   }
   if (logit_observer) logit_observer(w.index, v0, n, B, w.tile, ld);
-  cpu::tile_gradients(w.tile, ld, H, W, B, n, D, dW, /*first_chunk=*/true, w.dA);
+  m.products->gradients(w.index, w.tile, ld, W, n, B, dW, w.dA);
 }
 
 // Separate mode: the chunk's stored gradient rows [c0, c1) applied tile by tile.
@@ -69,6 +67,7 @@ StepResult Classifier::step(const float* H, int64_t B, const BatchLabels& labels
   std::fill_n(m.row_loss.data(), B, 0.0);
   std::fill_n(m.row_counts.data(), B * 4, int64_t(0));
   cpu::ProductsOnCallingThread products_on_calling_thread;
+  m.products->start_step(H, B);
   const bool fused = cfg_.mode == UpdateMode::fused;
   const cpu::TileScanTargets sums{m.row_loss.data(), dH, m.row_counts.data()};
 
@@ -81,7 +80,7 @@ StepResult Classifier::step(const float* H, int64_t B, const BatchLabels& labels
                       const int64_t v0 = c0 + j0;
                       float* dW = fused ? m.grad_tiles.data() + int64_t(w.index) * m.tile * D
                                         : m.grad_chunk.data() + j0 * D;
-                      bce_tile(m, w, blocks.ld, H, rows, v0, n, dW, logit_observer);
+                      bce_tile(m, w, blocks.ld, rows, v0, n, dW, logit_observer);
                       if (observer) observer(w.index, v0, n, dW);
                       if (fused) m.apply_update(w.index, v0, n, dW, lr, step);  // the update hook
                     });

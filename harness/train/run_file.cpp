@@ -8,6 +8,7 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/provenance_attrs.hpp"
 #include "precision_sim/format.hpp"
+#include "variants/cpu/bf16_products.hpp"
 
 namespace lobench::train {
 
@@ -42,6 +43,11 @@ void write_config(hid_t file, const std::string& dataset, const TrainConfig& c, 
   h5::write_attr(file, "update_mode", to_string(c.mode));
   h5::write_attr(file, "chunks", c.chunks);
   h5::write_attr(file, "tile", c.tile);
+  h5::write_attr(file, "operand", std::string(to_string(parse_operand(c.operand))));
+  if (parse_operand(c.operand) == Operand::bf16) {  // the kernel of the bf16 products, or why there is none
+    const auto why = cpu::bf16_products_unavailable();
+    h5::write_attr(file, "bf16_kernel", why ? "none: " + *why : std::string(cpu::to_string(cpu::active_bf16_kernel())));
+  }
   h5::write_attr(file, "epochs", int64_t(c.epochs));
   h5::write_attr(file, "batch", c.batch);
   h5::write_attr(file, "max_steps", c.max_steps);

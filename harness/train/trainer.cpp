@@ -136,6 +136,14 @@ void TrainConfig::validate() const {
   if (hist_every < 0) bad("--hist-every must be >= 0");
   if (eval_batch < 0) bad("--eval-batch must be >= 0");
   if (sr_bits < 0 || sr_bits > 31) bad(fmt::format("--sr-bits must be in [0, 31], got {}", sr_bits));
+  Operand op = Operand::fp32;
+  try {
+    op = parse_operand(operand);
+  } catch (const std::invalid_argument& e) {
+    bad(std::string("--operand: ") + e.what());
+  }
+  if (op == Operand::tf32)
+    bad("--operand tf32 is a GPU tensor-core format; train-xmc computes on the CPU with fp32 or bf16 operands");
   const lp::Format f = classifier_format();
   const UpdateRounding r = parse_update_rounding(clf_rounding, sr_bits);
   if (r.elmo && lp::code_bytes(f) == 0)
@@ -146,11 +154,11 @@ void TrainConfig::validate() const {
 
 std::string TrainConfig::describe() const {
   return fmt::format(
-      "D={} {} dropout={} enc={} enc_lr={} | clf {}{} {} lr={} init_std={} {} k={} | {} epochs x batch {} "
+      "D={} {} dropout={} enc={} enc_lr={} | clf {}{} {} lr={} init_std={} {} k={} operand={} | {} epochs x batch {} "
       "rows, {} schedule, seed {}, {} threads",
       D, to_string(activation), dropout, to_string(encoder_precision), enc_lr, clf_format,
       clf_subnormals ? "" : " (no subnormals)", parse_update_rounding(clf_rounding, sr_bits).name(), clf_lr,
-      clf_init_std, to_string(mode), chunks, epochs, batch, schedule, seed, threads);
+      clf_init_std, to_string(mode), chunks, to_string(parse_operand(operand)), epochs, batch, schedule, seed, threads);
 }
 
 DataShape DataShape::of(const data::TrainTest& d) {
@@ -188,6 +196,7 @@ ClassifierConfig classifier_config(const TrainConfig& c, const DataShape& s, con
   k.max_batch = std::max(c.batch, c.eval_batch);
   k.max_positives = std::max<int64_t>(1, k.max_batch * s.max_labels_per_row);
   k.seed = c.seed;
+  k.operand = parse_operand(c.operand);
   return k;
 }
 

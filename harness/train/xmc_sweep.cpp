@@ -30,6 +30,7 @@
 #include "harness/sweep/sharded_rows.hpp"
 #include "harness/system_memory.hpp"
 #include "variants/checked_math.hpp"
+#include "variants/cpu/bf16_products.hpp"
 
 namespace lobench::train {
 
@@ -137,7 +138,8 @@ sweep::Axes xmc_axes() {
         "grow the label space to these totals with appended labels that are never positive (ELMO's memory-vs-labels "
         "protocol); 0 = as is");
   a.add("clf-format", AxisKind::text, {"fp32"},
-        "classifier storage: fp32, bf16, e4m3fn, e5m2, fp16, any eXmY (IEEE-like), ... (_sat: saturating)");
+        "classifier storage, how the weights are kept and updated (the products' precision is --operand): fp32, bf16, "
+        "e4m3fn, e5m2, fp16, any eXmY (IEEE-like), ... (_sat: saturating)");
   a.add("subnormals", AxisKind::text, {"on"}, "on | off (off: the format with subnormals flushed to zero)");
   a.add("rounding", AxisKind::text, {"rne"},
         "rounding of the updated weights: rne, sr (stochastic, k random bits), sr_exact, rz, ..., elmo_sr (ELMO's fp8 "
@@ -146,7 +148,10 @@ sweep::Axes xmc_axes() {
   a.add("chunks", AxisKind::integer, {"1"}, "label chunks k");
   a.add("dim", AxisKind::integer, {"512"}, "embedding width D");
   a.add("batch", AxisKind::integer, {"128"}, "rows per step B");
-  a.add("enc-precision", AxisKind::text, {"fp32"}, "fp32 | bf16 (bf16 weights, moments and Kahan buffer)");
+  a.add("enc-precision", AxisKind::text, {"fp32"},
+        "encoder storage: fp32 | bf16 (bf16 weights, moments and Kahan buffer; its embeddings are then bf16 values)");
+  a.add("operand", AxisKind::text, {"fp32"},
+        "precision of the head's products' operands: fp32 | bf16 (the command's help: the shared table)");
   a.add("activation", AxisKind::text, {"relu"}, "relu | gelu");
   a.add("enc-lr", AxisKind::real, {"0.001"}, "encoder Adam learning rate");
   a.add("clf-lr", AxisKind::real, {"0.05"}, "classifier SGD learning rate");
@@ -164,7 +169,8 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
     SweepPoint p;
     const int64_t V = a.int_at("labels-total");
     const std::string fmt_name = a.at("clf-format"), sub = a.at("subnormals"), rnd = a.at("rounding"),
-                      upd = a.at("update"), encp = a.at("enc-precision"), act = a.at("activation");
+                      upd = a.at("update"), encp = a.at("enc-precision"), act = a.at("activation"),
+                      op = a.at("operand");
     const int64_t k = a.int_at("chunks"), D = a.int_at("dim"), B = a.int_at("batch");
     const float elr = float(a.real_at("enc-lr")), clr = float(a.real_at("clf-lr")), drop = float(a.real_at("dropout"));
     const double istd = a.real_at("clf-init-std");
@@ -184,6 +190,11 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
     c.batch = B;
     c.encoder_precision = parse_encoder_precision(encp);
     c.activation = parse_activation(act);
+    try {  // canonical names (bfloat16 -> bf16): one operand, one file name
+      c.operand = to_string(parse_operand(op));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--operand: ") + e.what());
+    }
     c.enc_lr = elr;
     c.clf_lr = clr;
     c.dropout = drop;
@@ -197,6 +208,7 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
     if (swept("dim")) n += fmt::format("_D{}", D);
     if (swept("batch")) n += fmt::format("_B{}", B);
     if (swept("enc-precision") || c.encoder_precision != EncoderPrecision::fp32) n += "_enc-" + encp;
+    if (swept("operand") || c.operand != "fp32") n += "_op-" + c.operand;
     if (swept("activation")) n += "_" + act;
     if (swept("enc-lr")) n += "_elr" + num(elr);
     if (swept("clf-lr")) n += "_clr" + num(clr);
@@ -324,6 +336,14 @@ void make_out_dir(const std::string& dir) {
 }  // namespace
 
 namespace {
+
+// Why this CPU cannot compute the run's products at its --operand (bf16 without AVX512_BF16 or AMX-BF16),
+// or nothing.
+std::optional<std::string> operand_unavailable(const TrainConfig& c) {
+  if (parse_operand(c.operand) != Operand::bf16) return std::nullopt;
+  if (auto why = cpu::bf16_products_unavailable()) return "--operand bf16: " + *why;
+  return std::nullopt;
+}
 
 // What a sharded run's other ranks print to: a stream without a buffer, which drops everything.
 std::ostream& discard() {
@@ -498,6 +518,7 @@ class XmcSweepJob : public sweep::SweepJob {
     p.path = (fs::path(spec_.out_dir) / (p.point.name + ".h5")).string();
     p.head = fmt::format("[{}/{}] {}", index + 1, points_.size(), p.point.name);
     if (spec_.dry_run) p.skip_reason = "dry run";
+    else if (const auto why = operand_unavailable(c)) p.skip_reason = *why;
     else if (mem_limit_ > 0 && p.peak > mem_limit_)
       p.skip_reason = fmt::format("OOM predicted: {}{} > limit {}", format_bytes(double(p.peak)),
                                   sh_ ? " on the largest rank" : "", format_bytes(double(mem_limit_)));

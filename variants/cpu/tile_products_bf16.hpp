@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 #include "variants/counting_allocator.hpp"
 #include "variants/cpu/bf16_products.hpp"
@@ -28,11 +29,19 @@ class Bf16TileProducts {
         A_pairs_(alloc, P * Dw_),
         At_pairs_(alloc, chunks(P, b) * chunk_words_),
         per_thread_(thread_words(b, D)),
-        thread_buffers_(alloc, b.threads * per_thread_) {
-    pair_columns(A, D, P, D, A_pairs_.data(), Dw_);
-    for (int64_t p0 = 0, c = 0; p0 < P; p0 += b.block_p, ++c) {
-      const int64_t rows = std::min(b.block_p, P - p0);
-      pair_rows_transposed(A + p0 * D, D, rows, D, At_pairs_.data() + c * chunk_words_, (rows + 1) / 2);
+        thread_buffers_(alloc, b.threads * per_thread_), capacity_p_(P) {
+    if (A) pack_A(A, P);
+  }
+
+  // Packs A [P, D] (P at most the constructor's) for the products that follow: what the constructor does
+  // with its A, for a caller that keeps the buffers across steps and changes A (the training head's
+  // embeddings, harness/train/classifier_step.cpp). A null A at construction packs nothing.
+  void pack_A(const float* A, int64_t P) {
+    if (P > capacity_p_) throw std::logic_error("Bf16TileProducts::pack_A: more positions than the buffers hold");
+    pair_columns(A, D_, P, D_, A_pairs_.data(), Dw_);
+    for (int64_t p0 = 0, c = 0; p0 < P; p0 += b_.block_p, ++c) {
+      const int64_t rows = std::min(b_.block_p, P - p0);
+      pair_rows_transposed(A + p0 * D_, D_, rows, D_, At_pairs_.data() + c * chunk_words_, (rows + 1) / 2);
     }
   }
 
@@ -102,6 +111,7 @@ class Bf16TileProducts {
   Buffer<uint32_t> A_pairs_, At_pairs_;
   int64_t per_thread_;
   Buffer<uint32_t> thread_buffers_;
+  int64_t capacity_p_;  // the most positions pack_A takes
 };
 
 }  // namespace lobench::cpu

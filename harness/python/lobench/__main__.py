@@ -1,8 +1,9 @@
 """`python -m lobench ARGS` (and the `lobench` command pip installs): runs lobench's C++ command-line
-program with ARGS. The wheel carries the Python library only, so the program is looked up: $LOBENCH_CLI,
-else a `lobench` on PATH that is not this entry point. Without one, a message says how to get it and the
-exit status is 2. `--version` answers here (the Python package's version). `run` and `list` naming Python
-variants (lobench/python_variants.py) run lobench's engine in this process instead (lobench/engine.py)."""
+program with ARGS: $LOBENCH_CLI when set, else the program the wheel carries (lobench/bin/lobench), else
+(the build tree's package, which has no bin/) a `lobench` on PATH that is not this entry point. Without
+one, a message says how to get it and the exit status is 2. `--version` answers here (the Python
+package's version). `run` and `list` naming Python variants (lobench/python_variants.py) run lobench's
+engine in this process instead (lobench/engine.py)."""
 from __future__ import annotations
 
 import os
@@ -29,6 +30,9 @@ def find_cli() -> Optional[str]:
     explicit = os.environ.get("LOBENCH_CLI")
     if explicit:
         return explicit
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "lobench")
+    if os.path.isfile(packaged) and os.access(packaged, os.X_OK):
+        return packaged
     me = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     for d in os.environ.get("PATH", "").split(os.pathsep):
         cand = shutil.which("lobench", path=d) if d else None
@@ -48,13 +52,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         return engine.main(args)
     if os.environ.get(_GUARD):
         print("lobench: the lobench command found on PATH is this Python entry point again; set LOBENCH_CLI to the "
-              "C++ program (build/harness/lobench)", file=sys.stderr)
+              "C++ program (build/lobench)", file=sys.stderr)
         return 2
     cli = find_cli()
     if cli is None:
-        print("lobench: no lobench command found: the Python package holds the library only. Build the C++ program "
-              "(scripts/build.sh; it is build/harness/lobench) and put it on PATH or in $LOBENCH_CLI.",
-              file=sys.stderr)
+        print("lobench: no lobench command found: this copy of the Python package (the build tree's) has no "
+              "bin/lobench. Build the C++ program (scripts/build.sh; it is build/lobench) and put it on "
+              "PATH or in $LOBENCH_CLI, or `pip install .`, whose wheel carries it.", file=sys.stderr)
         return 2
     env = dict(os.environ, **{_GUARD: "1"})
     try:

@@ -8,7 +8,11 @@
 // medians of wall time and of process CPU time (all threads) are reported.
 //
 //   train_step_bench [--V 65536,131072] [--D 512,768] [--B 128] [--L 8] [--threads 2] [--reps 7]
-//                    [--configs fp32:rne:fused:1,bf16:sr:fused:1,...] [--out file.h5]
+//                    [--configs fp32:rne:fused:1,bf16:sr:fused:1:bf16,...] [--out file.h5]
+//
+// A configuration is FORMAT:ROUNDING:MODE:CHUNKS[:OPERAND]: OPERAND (fp32 or bf16, default fp32) is the
+// precision of the head's products' operands (ClassifierConfig::operand), and the two variants it is
+// timed against run with the same operand.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -36,7 +40,7 @@ struct StepConfig {
   std::string format, rounding;
   UpdateMode mode;
   int64_t chunks;
-  std::string name() const { return fmt::format("{}:{}:{}:{}", format, rounding, to_string(mode), chunks); }
+  Operand operand = Operand::fp32;
 };
 
 StepConfig parse_config(const std::string& s) {
@@ -44,8 +48,10 @@ StepConfig parse_config(const std::string& s) {
   size_t a = 0;
   for (size_t b; (b = s.find(':', a)) != std::string::npos; a = b + 1) parts.push_back(s.substr(a, b - a));
   parts.push_back(s.substr(a));
-  if (parts.size() != 4) throw std::invalid_argument("--configs entries are FORMAT:ROUNDING:MODE:CHUNKS, got " + s);
-  return {parts[0], parts[1], parse_update_mode(parts[2]), std::stoll(parts[3])};
+  if (parts.size() != 4 && parts.size() != 5)
+    throw std::invalid_argument("--configs entries are FORMAT:ROUNDING:MODE:CHUNKS[:OPERAND], got " + s);
+  return {parts[0], parts[1], parse_update_mode(parts[2]), std::stoll(parts[3]),
+          parse_operand(parts.size() == 5 ? parts[4] : "fp32")};
 }
 
 struct BenchOptions {
@@ -102,11 +108,13 @@ Row measure_config(const BenchOptions& o, const ShapeInputs& x, const std::strin
   cc.threads = o.threads;
   cc.max_batch = o.B;
   cc.max_positives = o.B * o.L;
+  cc.operand = sc.operand;
   CountingAllocator calloc, valloc;
   Classifier clf(cc, calloc);
   clf.set_weights(x.data.E);
   RunOptions run_options;
   run_options.threads = o.threads;
+  run_options.operand = to_string(sc.operand);
   RunContext ctx{valloc, run_options};
   const StepInputs in = x.data.view();
   StepOutputs vout;
@@ -182,7 +190,7 @@ int main(int argc, char** argv) {
   app.add_option("--L", o.L, "positives per row");
   app.add_option("--threads", o.threads, "threads (both sides)");
   app.add_option("--reps", o.reps, "timed repetitions (after one warm-up)");
-  app.add_option("--configs", o.configs, "FORMAT:ROUNDING:MODE:CHUNKS")->delimiter(',');
+  app.add_option("--configs", o.configs, "FORMAT:ROUNDING:MODE:CHUNKS[:OPERAND fp32|bf16]")->delimiter(',');
   app.add_option("--out", o.out, "HDF5 file for the rows");
   CLI11_PARSE(app, argc, argv);
   std::string joined;

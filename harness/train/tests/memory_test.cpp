@@ -6,6 +6,7 @@
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/tests/tiny_data.hpp"
 #include "harness/train/trainer.hpp"
+#include "variants/cpu/bf16_products.hpp"
 
 namespace lobench::train {
 namespace {
@@ -17,6 +18,7 @@ struct MemCase {
   int64_t chunks;
   int threads;
   EncoderPrecision enc;
+  const char* operand = "fp32";
 };
 
 TEST(TrainMemory, MeasuredPeakEqualsPrediction) {
@@ -29,9 +31,15 @@ TEST(TrainMemory, MeasuredPeakEqualsPrediction) {
       {"e4m3fn", "elmo_sr", UpdateMode::fused, 4, 2, EncoderPrecision::bf16},
       {"e5m7", "rne", UpdateMode::fused, 1, 1, EncoderPrecision::fp32},
       {"tf32", "sr", UpdateMode::separate, 2, 1, EncoderPrecision::fp32},
+      // bf16 operands: the packed operands of the step (allocated once) and of evaluation's scores
+      {"bf16", "sr", UpdateMode::fused, 3, 2, EncoderPrecision::bf16, "bf16"},
+      {"fp32", "rne", UpdateMode::separate, 1, 1, EncoderPrecision::fp32, "bf16"},
   };
+  // Where this CPU has no bf16 products, through the emulation (the memory does not depend on the kernel).
+  const bool emulate = cpu::bf16_products_unavailable().has_value();
+  if (emulate) cpu::set_bf16_kernel(cpu::Bf16Kernel::emulated);
   for (const MemCase& mc : cases) {
-    SCOPED_TRACE(std::string(mc.format) + " " + to_string(mc.mode));
+    SCOPED_TRACE(std::string(mc.format) + " " + to_string(mc.mode) + " operand " + mc.operand);
     TrainConfig c;
     c.D = 24;
     c.batch = 64;
@@ -43,6 +51,7 @@ TEST(TrainMemory, MeasuredPeakEqualsPrediction) {
     c.threads = mc.threads;
     c.encoder_precision = mc.enc;
     c.hist_every = 2;
+    c.operand = mc.operand;
     const RunOutcome o = train_xmc(d, c);
     const MemoryPrediction p = predict_memory(c, shape);
     EXPECT_EQ(o.measured_train_peak, p.train.total());
@@ -59,6 +68,7 @@ TEST(TrainMemory, MeasuredPeakEqualsPrediction) {
     const int64_t tile = std::min<int64_t>(256, (V + mc.chunks - 1) / mc.chunks);
     EXPECT_EQ(p.train.logits, mc.threads * c.batch * ((tile + 15) / 16 * 16) * 4);
   }
+  if (emulate) cpu::set_bf16_kernel(std::nullopt);
 }
 
 // The fused update has no [V, D] gradient: its gradient term does not grow with V; separate's is one chunk.

@@ -1,0 +1,97 @@
+// The classifier head's products at its operand precision (ClassifierConfig::operand, `train-xmc
+// --operand`): the logits Z = H·W_tᵀ, the weight gradient dW_t = G_tᵀ·H and the input gradient
+// dH += G_t·W_t of a training step's tiles, and the scores W_t·Hᵀ of evaluation.
+//   fp32: one single-threaded sgemm each (variants/cpu/tile_products.hpp), as the tiled variants.
+//   bf16: H, W_t and the logit gradient G_t rounded to bfloat16 (nearest-even), every product accumulated
+//         in float32 through the CPU's bf16 products (variants/cpu/bf16_products.hpp: AMX-BF16 where
+//         present, else AVX512_BF16), the semantics of `lobench run --operand bf16`. The element-wise work
+//         (loss, σ, the SGD update and its rounding into the storage format) stays in float32.
+// The bf16 packing buffers are allocated once, for the largest batch, and counted in the head's
+// predicted bytes (bytes()).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "variants/counting_allocator.hpp"
+#include "variants/cpu/bf16_products.hpp"
+#include "variants/cpu/tile_blocks.hpp"
+#include "variants/cpu/tile_products.hpp"
+#include "variants/cpu/tile_products_bf16.hpp"
+#include "variants/operand.hpp"
+
+namespace lobench::train {
+
+// A training step's three products per tile. `blocks`: the step's tiles at the largest batch
+// (block_p = max_batch, block_v = tile, the head's thread count).
+class StepProducts {
+ public:
+  StepProducts(Operand op, int64_t D, const cpu::TileBlocks& blocks, CountingAllocator& alloc) : D_(D) {
+    if (op == Operand::bf16) bf16_.emplace(nullptr, blocks.block_p, D, blocks, alloc);
+  }
+  static int64_t bytes(Operand op, int64_t D, const cpu::TileBlocks& blocks) {
+    return op == Operand::bf16 ? cpu::Bf16TileProducts::bytes(blocks.block_p, D, blocks) : 0;
+  }
+
+  // The step's embeddings H [B, D] (B at most the largest batch), before its tiles.
+  void start_step(const float* H, int64_t B) {
+    H_ = H;
+    if (bf16_) bf16_->pack_A(H, B);
+  }
+  // Z [B, n] (rows ld apart) = H·W_tᵀ, W_t the tile's n weight rows [n, D].
+  void logits(int thread, const float* W_t, int64_t n, int64_t B, float* Z, int64_t ld) {
+    if (bf16_) bf16_->logits(thread, W_t, n, 0, B, Z, ld);
+    else cpu::tile_logits(H_, W_t, B, n, D_, Z, ld);
+  }
+  // With Z holding the logit gradient G: dW [n, D] = Gᵀ·H and dH_part [B, D] += G·W_t.
+  void gradients(int thread, const float* G, int64_t ld, const float* W_t, int64_t n, int64_t B, float* dW,
+                 float* dH_part) {
+    if (bf16_) bf16_->gradients(thread, G, ld, W_t, n, 0, B, dW, dH_part);
+    else cpu::tile_gradients(G, ld, H_, W_t, B, n, D_, dW, /*first_chunk=*/true, dH_part);
+  }
+
+ private:
+  int64_t D_;
+  const float* H_ = nullptr;
+  std::optional<cpu::Bf16TileProducts> bf16_;
+};
+
+// Evaluation's scores Z [n, B] = W_t·Hᵀ of one batch, tile by tile on T threads (tiles of at most `tile`
+// labels). Its buffers live while one evaluate() runs.
+class ScoreProducts {
+ public:
+  ScoreProducts(Operand op, const float* H, int64_t B, int64_t D, int T, int64_t tile, CountingAllocator& alloc)
+      : H_(H), B_(B), D_(D), Dw_((D + 1) / 2), tile_(tile) {
+    if (op != Operand::bf16) return;
+    kernel_ = cpu::active_bf16_kernel();
+    H_pairs_ = Buffer<uint32_t>(alloc, Dw_ * B);
+    W_pairs_ = Buffer<uint32_t>(alloc, int64_t(T) * tile * Dw_);
+    cpu::pair_columns_transposed(H, D, B, D, H_pairs_.data(), B);  // [Dw, B]: H paired along D
+  }
+  static int64_t bytes(Operand op, int64_t B, int64_t D, int T, int64_t tile) {
+    return op == Operand::bf16 ? 4 * ((D + 1) / 2) * (B + int64_t(T) * tile) : 0;
+  }
+
+  void scores(int thread, const float* W_t, int64_t n, float* Z) {
+    if (!kernel_) {
+      cpu::sgemm(cpu::Op::none, cpu::Op::transpose, n, B_, D_, W_t, D_, H_, D_, Z, B_, /*accumulate=*/false);
+      return;
+    }
+    uint32_t* W_pairs = W_pairs_.data() + int64_t(thread) * tile_ * Dw_;
+    cpu::pair_columns(W_t, D_, n, D_, W_pairs, Dw_);  // [n, Dw]: W_t paired along D
+    cpu::Bf16Product p;
+    p.M = n, p.N = B_, p.K2 = Dw_;
+    p.a = W_pairs, p.lda = Dw_;
+    p.b = H_pairs_.data(), p.ldb = B_;
+    p.c = Z, p.ldc = B_;
+    cpu::bf16_product(*kernel_, p);
+  }
+
+ private:
+  const float* H_;
+  int64_t B_, D_, Dw_, tile_;
+  std::optional<cpu::Bf16Kernel> kernel_;  // bf16 operands: the kernel, chosen before the threads start
+  Buffer<uint32_t> H_pairs_, W_pairs_;
+};
+
+}  // namespace lobench::train
