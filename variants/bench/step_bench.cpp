@@ -21,6 +21,8 @@
 //                          in this run (wall and CPU time each), so that no ratio gains from a weak yardstick.
 //   gemm_products/V:…/D:…  the three products of a fused pass (logits, dE_b += Gᵀ·A, dA += G·E_b) with no
 //                          element-wise work: the ceiling of a fused kernel built on these products.
+//   gemm_products_own/V:…/D:…  the same three products through our own micro-kernels (what `fused` makes
+//                          on AVX-512), no element-wise work.
 //   fused/V:…/D:…          the `fused` variant.
 //   chunked/V:…/D:…        the `chunked` variant (Cut BCE, logits computed twice).
 //   dense/V:…/D:…          the `dense` variant, at V = 100000 only (3·P·V floats of working memory).
@@ -170,14 +172,16 @@ class Products {
   std::vector<float> tiles_, dA_, dE_;
 };
 
-// The logit products of the tiles through our own micro-kernels, on transposed tiles as `fused` makes them
-// (Aᵀ made once, untimed, as the library reads A in place), blocks handed out as in Products.
-class OwnLogits {
+// The products of the tiles through our own micro-kernels, on transposed tiles as `fused` makes them (Aᵀ
+// made once, untimed, as the library reads A in place), blocks handed out as in Products: the logits only
+// (products == 1), or logits, dE and dA (products == 3) with no element-wise work.
+class OwnProducts {
  public:
-  OwnLogits(const StepData& d, const cpu::OwnTileKernels& own)
-      : d_(d), own_(own), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})),
+  OwnProducts(const StepData& d, const cpu::OwnTileKernels& own, int products)
+      : d_(d), own_(own), products_(products), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})),
         ldat_(cpu::transposed_ld(d.P)), At_(size_t(d.D * ldat_)),
-        tiles_(size_t(b_.threads * b_.block_v * cpu::transposed_ld(b_.block_p))) {
+        tiles_(size_t(b_.threads * b_.block_v * cpu::transposed_ld(b_.block_p))),
+        dA_(products == 3 ? size_t(b_.threads * d.P * d.D) : 0), dE_(products == 3 ? size_t(d.V * d.D) : 0) {
     cpu::transpose_rows(d.A.data(), d.P, d.D, At_.data(), ldat_);
   }
 
@@ -186,7 +190,8 @@ class OwnLogits {
     const int64_t n_vblocks = (V + b_.block_v - 1) / b_.block_v;
 #pragma omp parallel num_threads(b_.threads)
     {
-      float* Gt = tiles_.data() + omp_get_thread_num() * b_.block_v * cpu::transposed_ld(b_.block_p);
+      const int thread = omp_get_thread_num();
+      float* Gt = tiles_.data() + thread * b_.block_v * cpu::transposed_ld(b_.block_p);
       for (int64_t p0 = 0; p0 < P; p0 += b_.block_p) {
 #pragma omp for schedule(dynamic, 1)
         for (int64_t vb = 0; vb < n_vblocks; ++vb) {
@@ -197,6 +202,10 @@ class OwnLogits {
           t.E = d_.E.data() + vb * b_.block_v * D;
           t.Gt = Gt, t.ldt = cpu::transposed_ld(t.rows);
           own_.logits(t);
+          if (products_ == 3) {
+            own_.grad_E(t, dE_.data() + vb * b_.block_v * D, /*accumulate=*/p0 != 0);
+            own_.grad_A(t, dA_.data() + (thread * P + p0) * D, /*accumulate=*/true);
+          }
         }
       }
     }
@@ -205,9 +214,10 @@ class OwnLogits {
  private:
   const StepData& d_;
   const cpu::OwnTileKernels& own_;
+  int products_;
   cpu::TileBlocks b_;
   int64_t ldat_;
-  std::vector<float> At_, tiles_;
+  std::vector<float> At_, tiles_, dA_, dE_;
 };
 
 // The logit products of the tiles with bf16 operands: A paired along D once, each vocabulary block of E
@@ -304,7 +314,7 @@ Rates gemm_rate(const StepData& d) {
   if (!gemm_rates().count(key)) gemm_rates()[key] = measure_now(d, Products(d, 1));
   Rates best = gemm_rates()[key];
   if (const cpu::OwnTileKernels* own = cpu::own_tile_kernels()) {
-    if (!gemm_own_rates().count(key)) gemm_own_rates()[key] = measure_now(d, OwnLogits(d, *own));
+    if (!gemm_own_rates().count(key)) gemm_own_rates()[key] = measure_now(d, OwnProducts(d, *own, 1));
     best.wall = std::max(best.wall, gemm_own_rates()[key].wall);
     best.cpu = std::max(best.cpu, gemm_own_rates()[key].cpu);
   }
@@ -334,10 +344,21 @@ void bench_gemm_own(benchmark::State& state, int64_t V, int64_t D) {
     return;
   }
   const StepData& d = inputs(V, D);
-  OwnLogits logits(d, *own);
+  OwnProducts logits(d, *own, 1);
   const Timing t = time_iterations(state, logits);
   gemm_own_rates()[{V, D}] = rates_of(d, 2, t);
   report(state, d, t, 2);
+}
+
+void bench_gemm_products_own(benchmark::State& state, int64_t V, int64_t D) {
+  const cpu::OwnTileKernels* own = cpu::own_tile_kernels();
+  if (!own) {
+    state.SkipWithError("the micro-kernels of our own need AVX-512 (and LOBENCH_ISA not below avx512)");
+    return;
+  }
+  const StepData& d = inputs(V, D);
+  OwnProducts three(d, *own, 3);
+  report(state, d, time_iterations(state, three), 6);
 }
 
 void bench_gemm_products(benchmark::State& state, int64_t V, int64_t D) {
@@ -474,6 +495,7 @@ void register_all() {
     tune(benchmark::RegisterBenchmark(("gemm" + args).c_str(), bench_gemm, V, D));
     tune(benchmark::RegisterBenchmark(("gemm_own" + args).c_str(), bench_gemm_own, V, D));
     tune(benchmark::RegisterBenchmark(("gemm_products" + args).c_str(), bench_gemm_products, V, D));
+    tune(benchmark::RegisterBenchmark(("gemm_products_own" + args).c_str(), bench_gemm_products_own, V, D));
     std::vector<std::string> names = {"fused", "chunked"};
     if (V <= 100000) names.push_back("dense");
     for (const std::string& name : names)

@@ -1,5 +1,5 @@
-// The products of the fused variant's tiles made by micro-kernels of our own (AVX-512), with the
-// element-wise work in the logit product's epilogue and no packing of any operand per tile.
+// The products of the tiled variants' tiles (fused, chunked) made by micro-kernels of our own (AVX-512), with
+// the element-wise work in the logit product's epilogue and no packing of any operand per tile.
 //
 // Why not the BLAS: through OpenBLAS each tile costs three sgemm calls, each repacking its operands
 // (A twice, E twice, the gradient tile twice), plus a zeroing of the tile for beta = 0 and a separate
@@ -52,10 +52,14 @@ struct OwnTileKernels {
   // above); predicted[r] += #{j : x[j, r] > 0}. σ and softplus are bce_math's, bit for bit
   // the values of the element-wise tile kernels (bce_tile.hpp) on the same x.
   void (*logits_sigmoid)(const TransposedTile& t, const float* row_scale, double* loss, int64_t* predicted);
+  // The loss and counts of logits_sigmoid alone (chunked's forward scan); Gt is not written.
+  void (*logits_softplus)(const TransposedTile& t, double* loss, int64_t* predicted);
+  // Gt[j, r] = row_scale[r]·σ(x[j, r]) alone (chunked's backward scan).
+  void (*logits_scaled_sigmoid)(const TransposedTile& t, const float* row_scale);
   // dE[j, d] = (accumulate ? dE[j, d] : 0) + Σ_r Gt[j, r]·A[r, d] (the chain above); dE rows D apart.
   void (*grad_E)(const TransposedTile& t, float* dE, bool accumulate);
-  // dA[r, d] += Σ_j Gt[j, r]·E[j, d] (the chain above); dA rows D apart.
-  void (*grad_A)(const TransposedTile& t, float* dA);
+  // dA[r, d] = (accumulate ? dA[r, d] : 0) + Σ_j Gt[j, r]·E[j, d] (the chain above); dA rows D apart.
+  void (*grad_A)(const TransposedTile& t, float* dA, bool accumulate);
 };
 
 // The kernels, where the build compiled them, the CPU runs AVX-512 and the tile kernels' path is avx512
@@ -63,11 +67,12 @@ struct OwnTileKernels {
 // makes its products through cpu::sgemm (tile_products.hpp).
 const OwnTileKernels* own_tile_kernels();
 
-// The scalar model of one logit: the chain Σ_d E_row[d]·At[d·ldat + r], in the kernels' order. The fused
-// variant reads the logits at the sparse targets from it (equal to what the kernel made, bit for bit).
-inline float logit_chain(const float* E_row, const float* At, int64_t ldat, int64_t r, int64_t D) {
+// The scalar model of one logit: the chain Σ_d E_row[d]·A_row[d] in increasing d, the kernels' order
+// (A_row: the position's row of A, the values Aᵀ's column holds). The fused variant reads the logits at
+// the sparse targets from it (equal to what the kernel made, bit for bit).
+inline float logit_chain(const float* E_row, const float* A_row, int64_t D) {
   float acc = 0.0f;
-  for (int64_t d = 0; d < D; ++d) acc = __builtin_fmaf(E_row[d], At[d * ldat + r], acc);
+  for (int64_t d = 0; d < D; ++d) acc = __builtin_fmaf(E_row[d], A_row[d], acc);
   return acc;
 }
 

@@ -25,24 +25,31 @@ static_assert(kNV * 16 == kTransposedPanel);
 
 __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u); }
 
-// The lanes of the two vectors of a 32-lane block of which `width` are in the matrix.
+// The lanes of the NV vectors of a 16·NV-lane block of which `width` are in the matrix.
+template <int NV>
 struct Lanes {
-  __mmask16 m[kNV];
-  explicit Lanes(int64_t width) : m{first_lanes(width), first_lanes(width - 16)} {}
-  bool all() const { return m[0] == 0xFFFF && m[1] == 0xFFFF; }
+  __mmask16 m[NV];
+  explicit Lanes(int64_t width) {
+    for (int v = 0; v < NV; ++v) m[v] = first_lanes(width - 16 * v);
+  }
+  bool all() const {
+    for (int v = 0; v < NV; ++v)
+      if (m[v] != 0xFFFF) return false;
+    return true;
+  }
 };
 
 // acc[i][v] = (init ? c[i·ldc + 16v …] : 0), then for k < K: acc[i][v] = fma(a(i, k), b[k·ldb + 16v …], acc[i][v]),
 // where a(i, k) = a[k·lda + i] (kAColumns: broadcasts down a's columns) or a[i·lda + k] (along a's rows).
 // Lanes outside `lanes` read 0 and are never stored. done(acc) gets the block.
-template <int MR, bool kAColumns, class Done>
+template <int MR, int NV, bool kAColumns, class Done>
 inline void register_block(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, const float* c,
-                           int64_t ldc, bool init, const Lanes& lanes, Done&& done) {
-  __m512 acc[MR][kNV];
+                           int64_t ldc, bool init, const Lanes<NV>& lanes, Done&& done) {
+  __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < kNV; ++v)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
       acc[i][v] = init ? _mm512_maskz_loadu_ps(lanes.m[v], c + i * ldc + 16 * v) : _mm512_setzero_ps();
   const float* row[MR];
 #pragma GCC unroll 16
@@ -51,16 +58,16 @@ inline void register_block(int64_t K, const float* a, int64_t lda, const float* 
   auto chain = [&](auto all_lanes) {
 #pragma GCC unroll kUnroll
     for (int64_t k = 0; k < K; ++k) {
-      __m512 bv[kNV];
-#pragma GCC unroll 2
-      for (int v = 0; v < kNV; ++v)
+      __m512 bv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
         bv[v] = decltype(all_lanes)::value ? _mm512_loadu_ps(b + k * ldb + 16 * v)
                                            : _mm512_maskz_loadu_ps(lanes.m[v], b + k * ldb + 16 * v);
 #pragma GCC unroll 16
       for (int i = 0; i < MR; ++i) {
         const __m512 ai = _mm512_set1_ps(kAColumns ? row[0][k * lda + i] : row[i][k]);
-#pragma GCC unroll 2
-        for (int v = 0; v < kNV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
       }
     }
   };
@@ -69,12 +76,12 @@ inline void register_block(int64_t K, const float* a, int64_t lda, const float* 
   done(acc);
 }
 
-template <int MR>
-inline void store_block(__m512 (&acc)[MR][kNV], float* c, int64_t ldc, const Lanes& lanes) {
+template <int MR, int NV>
+inline void store_block(__m512 (&acc)[MR][NV], float* c, int64_t ldc, const Lanes<NV>& lanes) {
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < kNV; ++v) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, lanes.m[v], acc[i][v]);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, lanes.m[v], acc[i][v]);
 }
 
 // Calls f(std::integral_constant<int, m>) for the rows of a block: kRows, or the m < kRows left at an edge.
@@ -115,54 +122,86 @@ struct PanelSums {
 
 void logits(const TransposedTile& t) {
   for (int64_t r0 = 0; r0 < t.rows; r0 += kTransposedPanel) {
-    const Lanes lanes(t.rows - r0);
+    const Lanes<kNV> lanes(t.rows - r0);
     for (int64_t j0 = 0; j0 < t.n; j0 += kRows)
       with_rows(std::min<int64_t>(kRows, t.n - j0), [&](auto m) {
         float* c = t.Gt + j0 * t.ldt + r0;
-        register_block<decltype(m)::value, false>(t.D, t.E + j0 * t.D, t.D, t.At + r0, t.ldat, c, t.ldt, false, lanes,
-                                 [&](auto& acc) { store_block<decltype(m)::value>(acc, c, t.ldt, lanes); });
+        register_block<decltype(m)::value, kNV, false>(t.D, t.E + j0 * t.D, t.D, t.At + r0, t.ldat, c, t.ldt, false, lanes,
+                                 [&](auto& acc) { store_block<decltype(m)::value, kNV>(acc, c, t.ldt, lanes); });
       });
   }
 }
 
-void logits_sigmoid(const TransposedTile& t, const float* row_scale, double* loss, int64_t* predicted) {
+// The logits with an epilogue on each block in registers: with kLoss, the block's softplus terms summed in
+// float in increasing j, that sum added into the panel's float64 sums (the header's order), and the
+// counts; with kSigmoid, x ← s·σ(x) stored (else nothing is stored). (Measured 20 % faster than storing
+// the block and sweeping it from L1.) softplus and σ are bce_math's: with both, from one exponential.
+template <bool kLoss, bool kSigmoid>
+void logits_epilogue(const TransposedTile& t, const float* row_scale, double* loss, int64_t* predicted) {
   const __m512 zero = _mm512_setzero_ps();
   const __m512i minus_one = _mm512_set1_epi32(-1);
   for (int64_t r0 = 0; r0 < t.rows; r0 += kTransposedPanel) {
-    const Lanes lanes(t.rows - r0);
+    const Lanes<kNV> lanes(t.rows - r0);
     __m512 scale[kNV];
-    for (int v = 0; v < kNV; ++v) scale[v] = _mm512_maskz_loadu_ps(lanes.m[v], row_scale + r0 + 16 * v);
+    for (int v = 0; v < kNV; ++v) scale[v] = kSigmoid ? _mm512_maskz_loadu_ps(lanes.m[v], row_scale + r0 + 16 * v) : zero;
     PanelSums sums;
     for (int64_t j0 = 0; j0 < t.n; j0 += kRows)
       with_rows(std::min<int64_t>(kRows, t.n - j0), [&](auto m) {
         float* c = t.Gt + j0 * t.ldt + r0;
-        register_block<decltype(m)::value, false>(t.D, t.E + j0 * t.D, t.D, t.At + r0, t.ldat, c, t.ldt, false, lanes, [&](auto& acc) {
-          // The epilogue on the block in registers: the block's softplus terms summed in float in
-          // increasing j, that sum added into the panel's float64 sums (the header's order), the counts,
-          // and x ← s·σ(x) stored. (Measured 20 % faster than storing the block and sweeping it from L1.)
+        register_block<decltype(m)::value, kNV, false>(t.D, t.E + j0 * t.D, t.D, t.At + r0, t.ldat, c, t.ldt, false, lanes, [&](auto& acc) {
 #pragma GCC unroll 2
           for (int v = 0; v < kNV; ++v) {
             __m512 block_sum = _mm512_setzero_ps();
 #pragma GCC unroll 16
             for (int i = 0; i < decltype(m)::value; ++i) {
               const __m512 x = acc[i][v];
-              const auto e = bce_math::softplus_sigmoid<Avx512>(x);
-              block_sum = _mm512_add_ps(block_sum, e.softplus);
-              const __mmask16 pos = _mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ);
-              sums.positive[v] = _mm512_mask_sub_epi32(sums.positive[v], pos, sums.positive[v], minus_one);
-              _mm512_mask_storeu_ps(c + i * t.ldt + 16 * v, lanes.m[v], _mm512_mul_ps(scale[v], e.sigmoid));
+              __m512 sigmoid;
+              if constexpr (kLoss) {
+                __m512 softplus;
+                if constexpr (kSigmoid) {
+                  const auto e = bce_math::softplus_sigmoid<Avx512>(x);
+                  softplus = e.softplus, sigmoid = e.sigmoid;
+                } else {
+                  softplus = bce_math::softplus<Avx512>(x);
+                }
+                block_sum = _mm512_add_ps(block_sum, softplus);
+                const __mmask16 pos = _mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ);
+                sums.positive[v] = _mm512_mask_sub_epi32(sums.positive[v], pos, sums.positive[v], minus_one);
+              } else {
+                sigmoid = bce_math::sigmoid<Avx512>(x);
+              }
+              if constexpr (kSigmoid)
+                _mm512_mask_storeu_ps(c + i * t.ldt + 16 * v, lanes.m[v], _mm512_mul_ps(scale[v], sigmoid));
             }
             // (lanes outside the matrix hold x = 0: their sums and counts are dropped in add_into)
-            sums.loss[2 * v] = _mm512_add_pd(sums.loss[2 * v], _mm512_cvtps_pd(_mm512_castps512_ps256(block_sum)));
-            sums.loss[2 * v + 1] = _mm512_add_pd(sums.loss[2 * v + 1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(block_sum, 1)));
+            if constexpr (kLoss) {
+              sums.loss[2 * v] = _mm512_add_pd(sums.loss[2 * v], _mm512_cvtps_pd(_mm512_castps512_ps256(block_sum)));
+              sums.loss[2 * v + 1] = _mm512_add_pd(sums.loss[2 * v + 1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(block_sum, 1)));
+            }
           }
         });
       });
-    sums.add_into(loss + r0, predicted + r0, t.rows - r0);
+    if (kLoss) sums.add_into(loss + r0, predicted + r0, t.rows - r0);
   }
 }
 
-// Inner-index block of the dE product: the streamed rows of A it reads (kInnerBlock × 32 lanes, 32 KiB)
+void logits_sigmoid(const TransposedTile& t, const float* row_scale, double* loss, int64_t* predicted) {
+  logits_epilogue<true, true>(t, row_scale, loss, predicted);
+}
+void logits_softplus(const TransposedTile& t, double* loss, int64_t* predicted) {
+  logits_epilogue<true, false>(t, nullptr, loss, predicted);
+}
+void logits_scaled_sigmoid(const TransposedTile& t, const float* row_scale) {
+  logits_epilogue<false, true>(t, row_scale, nullptr, nullptr);
+}
+
+// The gradient products' register blocks: kGradRows broadcast rows × 16·kGradNV lanes of D. (Measured
+// on the Xeon against 6×64, 7×64, 8×48 and 4×64 lanes: 14×32 was the fastest for both products, by 2–55 %.)
+constexpr int kGradRows = kRows;
+constexpr int kGradNV = 2;
+constexpr int64_t kGradPanel = 16 * kGradNV;
+
+// Inner-index block of the dE product: the streamed rows of A it reads (kInnerBlock × kGradPanel lanes)
 // stay in L1 while every block of rows of Gᵀ passes over them.
 constexpr int64_t kInnerBlock = 256;
 
@@ -170,39 +209,40 @@ void grad_E(const TransposedTile& t, float* dE, bool accumulate) {
   for (int64_t k0 = 0; k0 < t.rows; k0 += kInnerBlock) {
     const int64_t K = std::min(kInnerBlock, t.rows - k0);
     const bool init = accumulate || k0 > 0;
-    for (int64_t d0 = 0; d0 < t.D; d0 += kTransposedPanel) {
-      const Lanes lanes(t.D - d0);
-      for (int64_t j0 = 0; j0 < t.n; j0 += kRows)
-        with_rows(std::min<int64_t>(kRows, t.n - j0), [&](auto m) {
+    for (int64_t d0 = 0; d0 < t.D; d0 += kGradPanel) {
+      const Lanes<kGradNV> lanes(t.D - d0);
+      for (int64_t j0 = 0; j0 < t.n; j0 += kGradRows)
+        with_rows(std::min<int64_t>(kGradRows, t.n - j0), [&](auto m) {
           float* c = dE + j0 * t.D + d0;
-          register_block<decltype(m)::value, false>(K, t.Gt + j0 * t.ldt + k0, t.ldt, t.A + k0 * t.D + d0, t.D, c, t.D, init, lanes,
-                                   [&](auto& acc) { store_block<decltype(m)::value>(acc, c, t.D, lanes); });
+          register_block<decltype(m)::value, kGradNV, false>(K, t.Gt + j0 * t.ldt + k0, t.ldt, t.A + k0 * t.D + d0, t.D, c, t.D,
+                                                             init, lanes, [&](auto& acc) { store_block<decltype(m)::value, kGradNV>(acc, c, t.D, lanes); });
         });
     }
   }
 }
 
-// The dA product reads Gᵀ down its columns, kRows consecutive floats from every row (rows ldt floats
+// The dA product reads Gᵀ down its columns, kGradRows consecutive floats from every row (rows ldt floats
 // apart). Those are first copied into a strip of 16-float rows, one cache line each, so that a block of
 // broadcasts is one L1 line: 7 % faster than reading Gᵀ in place (Xeon, family 6 model 167). Blocked by
-// kStripEntries entries (the strip's 16 KiB beside the 32 KiB of E_b's rows it meets in L1).
+// kStripEntries entries (the strip's 16 KiB beside the rows of E_b it meets in L1).
 constexpr int64_t kStripEntries = 256;
-static_assert(kRows <= 16, "a block of broadcasts fits one strip row");
+static_assert(kGradRows <= 16, "a block of broadcasts fits one strip row");
 
-void grad_A(const TransposedTile& t, float* dA) {
+void grad_A(const TransposedTile& t, float* dA, bool accumulate) {
   alignas(64) float strip[kStripEntries * 16];
   for (int64_t k0 = 0; k0 < t.n; k0 += kStripEntries) {
     const int64_t K = std::min(kStripEntries, t.n - k0);
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRows) {
-      const int64_t rows = std::min<int64_t>(kRows, t.rows - r0);
+    const bool init = accumulate || k0 > 0;
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kGradRows) {
+      const int64_t rows = std::min<int64_t>(kGradRows, t.rows - r0);
       for (int64_t k = 0; k < K; ++k)
         _mm512_store_ps(strip + 16 * k, _mm512_maskz_loadu_ps(first_lanes(rows), t.Gt + (k0 + k) * t.ldt + r0));
       with_rows(rows, [&](auto m) {
-        for (int64_t d0 = 0; d0 < t.D; d0 += kTransposedPanel) {
-          const Lanes lanes(t.D - d0);
+        for (int64_t d0 = 0; d0 < t.D; d0 += kGradPanel) {
+          const Lanes<kGradNV> lanes(t.D - d0);
           float* c = dA + r0 * t.D + d0;
-          register_block<decltype(m)::value, true>(K, strip, 16, t.E + k0 * t.D + d0, t.D, c, t.D, true, lanes,
-                                                   [&](auto& acc) { store_block<decltype(m)::value>(acc, c, t.D, lanes); });
+          register_block<decltype(m)::value, kGradNV, true>(K, strip, 16, t.E + k0 * t.D + d0, t.D, c, t.D, init, lanes,
+                                                            [&](auto& acc) { store_block<decltype(m)::value, kGradNV>(acc, c, t.D, lanes); });
         }
       });
     }
@@ -211,6 +251,7 @@ void grad_A(const TransposedTile& t, float* dA) {
 
 }  // namespace
 
-extern const OwnTileKernels kOwnTileKernelsAvx512 = {logits, logits_sigmoid, grad_E, grad_A};
+extern const OwnTileKernels kOwnTileKernelsAvx512 = {logits, logits_sigmoid, logits_softplus, logits_scaled_sigmoid,
+                                                     grad_E, grad_A};
 
 }  // namespace lobench::cpu

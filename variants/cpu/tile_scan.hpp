@@ -43,7 +43,9 @@ struct TileThread {
   int64_t* predicted = nullptr;   // [block_p] logits > 0, over this thread's tiles of the chunk
   int64_t* true_pos = nullptr;    // [block_p] targets with logit > 0, likewise
   float* dA = nullptr;            // [block_p, D] Σ G·E_b over the current group's tiles
-  // (loss and dA point into the group's result slot, BlockOrderedSums, zeroed when the group starts)
+  // (loss and dA point into the group's result slot, BlockOrderedSums, zeroed when the group starts;
+  // with kFirstTileWritesGradient, dA is not zeroed and the group's first tile writes it)
+  bool first_of_group = false;    // the tile is its group's first
 };
 
 // The working memory of a scan, all from the run's counting allocator: per thread a tile and the
@@ -125,6 +127,7 @@ inline void fill_row_scale(const StepInputs& in, float* row_scale) {
 enum TileScanSums : unsigned {
   kLossAndCounts = 1,  // out.per_position_loss += each tile's loss; counts[kTP] += true_pos; counts[kFP] += predicted
   kInputGradient = 2,  // out.dA rows += each tile's dA (out.dA must start at 0)
+  kFirstTileWritesGradient = 4,  // with kInputGradient: the group's first tile overwrites w.dA (not zeroed)
 };
 
 // Vocabulary blocks per group: about 6 groups per thread for up to 16 threads, at most 8 blocks (a
@@ -176,9 +179,10 @@ void scan_tiles(int64_t P, int64_t V, int64_t D, const TileBlocks& b, TileScanWo
         w.loss = sums_in_order.loss_slot(g);
         w.dA = sums_in_order.grad_slot(g);
         if (sums & kLossAndCounts) std::fill_n(w.loss, rows, 0.0);
-        if (sums & kInputGradient) std::fill_n(w.dA, rows * D, 0.0f);
+        if ((sums & kInputGradient) && !(sums & kFirstTileWritesGradient)) std::fill_n(w.dA, rows * D, 0.0f);
         for (int64_t vb = g * group; vb < std::min(n_vblocks, (g + 1) * group); ++vb) {
           const int64_t v0 = vb * b.block_v;
+          w.first_of_group = vb == g * group;
           tile(w, v0, std::min(b.block_v, V - v0), p0, rows);
         }
         sums_in_order.publish(g);
@@ -244,37 +248,77 @@ void for_each_target_in_tile(const SparseTargets& targets, int64_t v0, int64_t n
 // Eigen runs each product on its calling thread for the run's duration. Its methods are the steps the
 // two variants' tiles are made of.
 //
-// With `transposed` (the fused variant's products of our own, fused_tile.hpp), the tiles are held
-// transposed and the run holds Aᵀ (made here) for them.
+// With fp32 operands on an AVX-512 CPU the tiles' products are micro-kernels of our own (fused_tile.hpp,
+// `own`): the tiles are held transposed and the run holds Aᵀ (made here) for them; the methods for
+// transposed tiles are the steps of such a tile. Otherwise `own` is null and the products are cpu::sgemm's.
 struct TiledRun {
-  TiledRun(const StepInputs& in_, StepOutputs& out, RunContext& ctx, bool transposed = false)
+  TiledRun(const StepInputs& in_, StepOutputs& out, RunContext& ctx)
       : in(in_),
+        own(own_products(ctx.options)),
         blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
         kernels(active_bce_tile_kernels()),
         targets(in, ctx.alloc),
         row_scale(ctx.alloc, in.P),
-        ws(blocks, in.D, ctx.alloc, transposed),
-        ldat(transposed ? transposed_ld(in.P) : 0),
+        ws(blocks, in.D, ctx.alloc, own != nullptr),
+        ldat(own ? transposed_ld(in.P) : 0),
         At(ctx.alloc, in.D * ldat),
         E_blocks(in, blocks, ctx.alloc),
         bf16(uses_bf16(ctx.options) ? std::optional<Bf16TileProducts>(std::in_place, in.A, in.P, in.D, blocks, ctx.alloc)
                                     : std::nullopt) {
     fill_row_scale(in, row_scale.data());
-    if (transposed) transpose_rows(in.A, in.P, in.D, At.data(), ldat);
+    if (own) transpose_rows(in.A, in.P, in.D, At.data(), ldat);
     std::fill(out.dA.begin(), out.dA.end(), 0.0f);
     std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), 0.0);
     std::fill(out.counts.begin(), out.counts.end(), int64_t(0));
   }
 
   // Exactly what the constructor allocates: the variants' predicted working bytes.
-  static int64_t bytes(const Shape& s, const RunOptions& o, bool transposed = false) {
+  static int64_t bytes(const Shape& s, const RunOptions& o) {
     const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
+    const bool transposed = own_products(o) != nullptr;
     return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D, transposed) +
            (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) +
            EmbeddingBlocks::bytes(b, s.D, o) + (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b) : 0);
   }
 
   static bool uses_bf16(const RunOptions& o) { return !o.operand_is_fp32() && parse_operand(o.operand) == Operand::bf16; }
+  // The kernels of our own when a run with these options uses them, else nullptr.
+  static const OwnTileKernels* own_products(const RunOptions& o) { return uses_bf16(o) ? nullptr : own_tile_kernels(); }
+
+  // ---- transposed tiles (own != nullptr) ----
+
+  // The tile of vocabulary block [v0, v0+n) and positions [p0, p0+rows) in w.tile (E's rows decoded once).
+  TransposedTile transposed_tile(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
+    TransposedTile t;
+    t.rows = rows, t.n = n, t.D = in.D;
+    t.At = At.data() + p0, t.ldat = ldat;
+    t.A = in.A + p0 * in.D;
+    t.E = E_blocks.block(w.index, v0, n);
+    t.Gt = w.tile, t.ldt = transposed_ld(rows);
+    return t;
+  }
+
+  // The targets' terms, loss −x and true positives, their logits made again by the kernels' own chain (the
+  // same bits as the tile's).
+  void add_target_terms(const TransposedTile& t, TileThread& w, int64_t v0, int64_t p0) const {
+    for_each_target_in_tile(targets, v0, t.n, p0, t.rows, [&](int64_t r, int64_t j) {
+      const float x = logit_chain(t.E + j * t.D, t.A + r * t.D, t.D);
+      w.loss[r] -= x;
+      w.true_pos[r] += x > 0.0f;
+    });
+  }
+
+  // With the tile holding s·w·σ(x): subtracts s·w at the targets, which leaves the logit gradient G, and
+  // accumulates dE[v0, v0+n) += Gᵀ·A (overwritten by the first chunk) and w.dA += G·E_b (overwritten by
+  // the group's first tile when the scan has kFirstTileWritesGradient).
+  void add_gradients(const TransposedTile& t, TileThread& w, int64_t v0, int64_t p0, StepOutputs& out,
+                     bool first_tile_writes_dA) const {
+    for_each_target_in_tile(targets, v0, t.n, p0, t.rows, [&](int64_t r, int64_t j) {
+      t.Gt[j * t.ldt + r] -= row_scale[p0 + r];
+    });
+    own->grad_E(t, out.dE.data() + v0 * t.D, /*accumulate=*/p0 != 0);
+    own->grad_A(t, w.dA, /*accumulate=*/!(first_tile_writes_dA && w.first_of_group));
+  }
 
   // scan_tiles over this run's inputs, blocks and workspace.
   template <class TileFn>
@@ -315,14 +359,15 @@ struct TiledRun {
   }
 
   const StepInputs& in;
+  const OwnTileKernels* own;  // the products of our own, or nullptr (cpu::sgemm)
   const TileBlocks blocks;
   const BceTileKernels& kernels;
   ProductsOnCallingThread products_on_calling_thread;
   SparseTargets targets;
   Buffer<float> row_scale;
   TileScanWorkspace ws;
-  int64_t ldat;          // with transposed tiles: floats between Aᵀ's rows (else 0)
-  Buffer<float> At;      // with transposed tiles: Aᵀ [D, ldat] (else empty)
+  int64_t ldat;          // with own products: floats between Aᵀ's rows (else 0)
+  Buffer<float> At;      // with own products: Aᵀ [D, ldat] (else empty)
   EmbeddingBlocks E_blocks;
   mutable std::optional<Bf16TileProducts> bf16;  // with bf16 operands only (per-thread scratch: mutable)
 };

@@ -61,7 +61,7 @@ struct Case {
     Gt.assign(size_t(n * t.ldt), std::numeric_limits<float>::quiet_NaN());  // spare columns must stay NaN
     t.Gt = Gt.data();
   }
-  float model_logit(int64_t j, int64_t r) const { return cpu::logit_chain(E.data() + j * D, t.At, t.ldat, r, D); }
+  float model_logit(int64_t j, int64_t r) const { return cpu::logit_chain(E.data() + j * D, t.A + r * D, D); }
   void expect_spare_columns_untouched(const char* what) const {
     for (int64_t j = 0; j < n; ++j)
       for (int64_t r = rows; r < t.ldt; ++r) ASSERT_TRUE(std::isnan(Gt[size_t(j * t.ldt + r)])) << what << " wrote column " << r;
@@ -136,16 +136,45 @@ TEST(FusedTileKernels, EpilogueEqualsTheElementwiseKernelsBitForBit) {
       }
 }
 
+// chunked's halves of the epilogue: the loss and counts alone (nothing stored), s·σ alone (no sums).
+TEST(FusedTileKernels, EpilogueHalvesEqualTheWholeBitForBit) {
+  LOBENCH_REQUIRE_OWN_KERNELS();
+  const cpu::OwnTileKernels& k = *cpu::own_tile_kernels();
+  std::mt19937 rng(14);
+  for (int64_t rows : kRows)
+    for (int64_t n : kEntries) {
+      const int64_t D = 19;
+      Case whole(rows, n, D, rng);
+      const auto scale = random_floats(rows, rng, 2.0f);
+      std::vector<double> loss(static_cast<size_t>(rows), 1.5), loss_half(static_cast<size_t>(rows), 1.5);
+      std::vector<int64_t> predicted(static_cast<size_t>(rows), 2), predicted_half(static_cast<size_t>(rows), 2);
+      k.logits_sigmoid(whole.t, scale.data(), loss.data(), predicted.data());
+      k.logits_softplus(whole.t, loss_half.data(), predicted_half.data());  // must leave Gt as it is
+      EXPECT_EQ(loss_half, loss) << "rows " << rows << " n " << n;
+      EXPECT_EQ(predicted_half, predicted) << "rows " << rows << " n " << n;
+      const std::vector<float> expected = whole.Gt;
+      std::fill(whole.Gt.begin(), whole.Gt.end(), std::numeric_limits<float>::quiet_NaN());
+      k.logits_softplus(whole.t, loss_half.data(), predicted_half.data());
+      for (float g : whole.Gt) ASSERT_TRUE(std::isnan(g)) << "logits_softplus wrote the tile";
+      k.logits_scaled_sigmoid(whole.t, scale.data());
+      for (size_t i = 0; i < expected.size(); ++i)
+        ASSERT_TRUE(same_bits(whole.Gt[i], expected[i]) || (std::isnan(whole.Gt[i]) && std::isnan(expected[i])))
+            << "rows " << rows << " n " << n << " at " << i;
+    }
+}
+
 TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
   LOBENCH_REQUIRE_OWN_KERNELS();
   std::mt19937 rng(13);
   std::vector<int64_t> rows_list = kRows;
   rows_list.push_back(300);  // crosses the dE product's inner-index block (256)
   rows_list.push_back(513);
+  std::vector<int64_t> entries = kEntries;
+  entries.push_back(270);  // crosses the dA product's strip block (256)
   for (int64_t rows : rows_list)
-    for (int64_t n : kEntries)
+    for (int64_t n : entries)
       for (int64_t D : kWidths) {
-        if (rows > 100 && D > 20) continue;  // (the long inner index at small widths is enough)
+        if ((rows > 100 || n > 100) && D > 20) continue;  // (the long inner indices at small widths are enough)
         Case c(rows, n, D, rng);
         const auto G = random_floats(n * c.t.ldt, rng, 0.1f);
         std::copy(G.begin(), G.end(), c.Gt.begin());
@@ -161,15 +190,18 @@ TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
                   << "dE rows " << rows << " n " << n << " D " << D << " accumulate " << accumulate << " at (" << j << ", " << d << ")";
             }
         }
-        const auto dA0 = random_floats(rows * D, rng, 1.0f);
-        auto dA = dA0;
-        cpu::own_tile_kernels()->grad_A(c.t, dA.data());
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t d = 0; d < D; ++d) {
-            float acc = dA0[size_t(r * D + d)];
-            for (int64_t j = 0; j < n; ++j) acc = __builtin_fmaf(c.Gt[size_t(j * c.t.ldt + r)], c.E[size_t(j * D + d)], acc);
-            ASSERT_TRUE(same_bits(dA[size_t(r * D + d)], acc)) << "dA rows " << rows << " n " << n << " D " << D << " at (" << r << ", " << d << ")";
-          }
+        for (bool accumulate : {false, true}) {
+          const auto dA0 = random_floats(rows * D, rng, 1.0f);
+          auto dA = dA0;
+          cpu::own_tile_kernels()->grad_A(c.t, dA.data(), accumulate);
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t d = 0; d < D; ++d) {
+              float acc = accumulate ? dA0[size_t(r * D + d)] : 0.0f;
+              for (int64_t j = 0; j < n; ++j) acc = __builtin_fmaf(c.Gt[size_t(j * c.t.ldt + r)], c.E[size_t(j * D + d)], acc);
+              ASSERT_TRUE(same_bits(dA[size_t(r * D + d)], acc))
+                  << "dA rows " << rows << " n " << n << " D " << D << " accumulate " << accumulate << " at (" << r << ", " << d << ")";
+            }
+        }
       }
 }
 
