@@ -7,6 +7,11 @@ unless --all.
 
     python3 plots/seqrec_epochs.py results/seqrec/beauty_loo_*.h5
 
+--best P adds, per run, the epoch early stopping with a patience of P evaluations picks (the best dev
+HR@10, a tie keeping the earlier epoch: train-seqrec --early-stop's rule, applied to the recorded
+epochs), its test HR@10 with the standard error sqrt(p(1-p)/n) over the n test users, its test NDCG@10,
+and the epoch it would stop after (none: the run ended first, so its best may still be ahead).
+
 --per-element divides the train loss of a full-vocabulary run under mean_positions by V, so that it
 reads on the paper's per-element (mean) scale; sum runs are shown as they are.
 """
@@ -25,11 +30,48 @@ def fmt(x, spec):
     return "" if x != x else format(x, spec)
 
 
+def best_dev(epochs, patience):
+    """(best row, the epoch early stopping with `patience` evaluations stops after, or 0)."""
+    best, since = None, 0
+    for e in epochs:
+        dev = float(e["dev_hr_at_10"])
+        if math.isnan(dev):
+            continue
+        if best is None or dev > float(best["dev_hr_at_10"]):
+            best, since = e, 0
+        else:
+            since += 1
+            if since >= patience:
+                return best, int(e["epoch"])
+    return best, 0
+
+
+def best_table(paths, patience):
+    print()
+    print(f"| run | epochs run | best dev epoch (patience {patience} evaluations) | dev HR@10 | test HR@10 ± SE | "
+          "test NDCG@10 | stops after epoch |")
+    print("|---|---|---|---|---|---|---|")
+    for p in paths:
+        with h5py.File(p, "r") as f:
+            rows = f["epochs"][:]
+            n = int(attr(f, "eval_users", 0))
+        best, stop = best_dev(rows, patience)
+        name = p.rsplit("/", 1)[-1].removesuffix(".h5")
+        if best is None:
+            print(f"| {name} | {len(rows)} | none evaluated | | | | |")
+            continue
+        hr = float(best["test_hr_at_10"])
+        se = math.sqrt(hr * (1 - hr) / n) if n else float("nan")
+        print(f"| {name} | {len(rows)} | {int(best['epoch'])} | {float(best['dev_hr_at_10']):.4f} | {hr:.4f} ± {se:.4f} | "
+              f"{float(best['test_ndcg_at_10']):.4f} | {stop if stop else 'none (ended first)'} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--all", action="store_true", help="also the epochs without an evaluation")
     ap.add_argument("--per-element", action="store_true", help="mean_positions train loss divided by V")
+    ap.add_argument("--best", type=int, metavar="P", help="the best dev epoch under early stopping with patience P")
     a = ap.parse_args()
     print("| run | objective | output bias | reduction | eps | epoch | train loss | test HR@10 | test NDCG@10 | dev HR@10 | "
           "s per epoch (+ eval) |")
@@ -55,6 +97,8 @@ def main():
             pop = attr(f, "popularity_test_hr_at_10")
     print()
     print(f"popularity (test, history excluded as the runs): HR@10 {pop:.4f}")
+    if a.best:
+        best_table(a.paths, a.best)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces results/elmo/ (report: results/elmo-cpu.md). Run from the repository root after building:
-#   scripts/build.sh && results/elmo/reproduce.sh [exp1|exp2|exp3|exp4|bench|plots|all]
+#   scripts/build.sh && results/elmo/reproduce.sh [exp1|exp2|exp3|exp4|operand|bench|plots|all]
 # Needs the Mulan files of Delicious and Bibtex: LOBENCH_DATA=DIR with DIR/xmc/ (docs/data.md). One
 # thread per training run (the small datasets gain nothing from a second thread on a shared 2-core
 # machine); the benchmark and exp4 use 2.
@@ -78,6 +78,27 @@ if [[ $what == exp4 || $what == all ]]; then
   # Chunk counts at 670k labels: separate (gradient chunk) vs fused (no gradient), bf16 weights.
   "$LOBENCH" train-xmc --overwrite "${E4[@]}" --labels-total 670091 --out-dir $OUT/exp4/chunks --clf-format bf16 --rounding stochastic \
     --update separate,fused --chunks 1,2,4,8,16 --enc-precision bf16
+fi
+
+if [[ $what == operand || $what == all ]]; then
+  # Issue 28: fp32 against bf16 operands (--operand) in the fp32 recipe and in ELMO's pure-bf16 one (bf16 SR
+  # classifier, bf16 Kahan encoder), seeds outermost so that each fp32/bf16 pair runs back to back; then the
+  # head's training step alone, fp32 against bf16 operands, at ELMO-sized label counts.
+  for seed in 0 1 2 3 4; do
+    for ds in delicious bibtex; do
+      "$LOBENCH" train-xmc --overwrite --dataset $ds "${COMMON[@]}" --seed $seed --clf-format fp32 --rounding rne \
+        --operand fp32,bf16 --out-dir $OUT/operand_$ds
+      "$LOBENCH" train-xmc --overwrite --dataset $ds "${COMMON[@]}" --seed $seed --clf-format bf16 --rounding stochastic \
+        --enc-precision bf16 --operand fp32,bf16 --out-dir $OUT/operand_$ds
+    done
+  done
+  python3 plots/elmo_operand_table.py $OUT/operand_delicious $OUT/operand_bibtex --table $OUT/operand_table.md
+  OPERAND_CONFIGS=fp32:rne:fused:1,fp32:rne:fused:1:bf16,bf16:sr:fused:1,bf16:sr:fused:1:bf16
+  "$BENCH" --V 983,65536,131072 --D 512 --B 128 --threads 1 --reps 7 --out $OUT/operand_step_bench.h5 \
+    --configs $OPERAND_CONFIGS
+  # Bibtex's and Delicious' label counts: millisecond steps, so many more repetitions.
+  "$BENCH" --V 159,983 --D 512 --B 128 --threads 1 --reps 301 --out $OUT/operand_step_bench_small.h5 \
+    --configs $OPERAND_CONFIGS
 fi
 
 if [[ $what == bench || $what == all ]]; then

@@ -12,12 +12,16 @@
 //
 // A configuration is FORMAT:ROUNDING:MODE:CHUNKS[:OPERAND]: OPERAND (fp32 or bf16, default fp32) is the
 // precision of the head's products' operands (ClassifierConfig::operand), and the two variants it is
-// timed against run with the same operand.
+// timed against run with the same operand. A bf16 configuration is also timed against the same step with
+// fp32 operands, interleaved in the same repetitions: x_fp32 = fp32 step / bf16 step, per repetition.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,6 +39,8 @@ namespace {
 
 using namespace lobench;
 using namespace lobench::train;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct StepConfig {
   std::string format, rounding;
@@ -68,6 +74,9 @@ struct Row {
   int64_t V, D, B, L, threads;
   double step_wall, step_cpu, fused_wall, fused_cpu, chunked_wall, chunked_cpu;
   int64_t step_peak_bytes, fused_peak_bytes;
+  // bf16 operands: the fp32-operand step's median wall seconds and the per-repetition ratio fp32 / this
+  // (median, min, max); NaN for fp32 configurations.
+  double fp32_step_wall = kNaN, x_fp32 = kNaN, x_fp32_min = kNaN, x_fp32_max = kNaN;
 };
 
 // One shape's inputs: the variants' step inputs, and the same as a training step's (H = A, the
@@ -109,9 +118,14 @@ Row measure_config(const BenchOptions& o, const ShapeInputs& x, const std::strin
   cc.max_batch = o.B;
   cc.max_positives = o.B * o.L;
   cc.operand = sc.operand;
-  CountingAllocator calloc, valloc;
+  CountingAllocator calloc, valloc, fp32_alloc;
   Classifier clf(cc, calloc);
   clf.set_weights(x.data.E);
+  const bool bf16 = sc.operand == Operand::bf16;
+  ClassifierConfig cc_fp32 = cc;
+  cc_fp32.operand = Operand::fp32;
+  std::optional<Classifier> clf_fp32;  // the same step with fp32 operands, for a bf16 configuration
+  if (bf16) clf_fp32.emplace(cc_fp32, fp32_alloc).set_weights(x.data.E);
   RunOptions run_options;
   run_options.threads = o.threads;
   run_options.operand = to_string(sc.operand);
@@ -121,24 +135,37 @@ Row measure_config(const BenchOptions& o, const ShapeInputs& x, const std::strin
   vout.resize(in.P, V, D);
   std::vector<float> dH(size_t(o.B * D));
   const BatchLabels labels = x.labels();
-  uint64_t step = 0;
+  uint64_t step = 0, step_fp32 = 0;
   std::vector<Contender> cs = {
       {"fused", [&] { fused.run(in, vout, ctx); }, {}, {}},
       {"step", [&] { clf.step(x.data.A.data(), o.B, labels, 1e-4f, step++, dH.data()); }, {}, {}},
       {"chunked", [&] { chunked.run(in, vout, ctx); }, {}, {}}};
+  if (bf16)
+    cs.push_back({"step_fp32", [&] { clf_fp32->step(x.data.A.data(), o.B, labels, 1e-4f, step_fp32++, dH.data()); }, {}, {}});
   RepPolicy policy;
   policy.fixed_reps = o.reps;
   time_interleaved(cs, /*warmup=*/1, policy);
   // Peaks over warm-up and repeats: the classifier allocates at construction only, a variant the same
   // working set on every run.
-  return Row{name, V, D, o.B, o.L, o.threads, cs[1].wall.median(), cs[1].cpu.median(), cs[0].wall.median(),
-             cs[0].cpu.median(), cs[2].wall.median(), cs[2].cpu.median(), calloc.peak_bytes(), valloc.peak_bytes()};
+  Row r{name, V, D, o.B, o.L, o.threads, cs[1].wall.median(), cs[1].cpu.median(), cs[0].wall.median(),
+        cs[0].cpu.median(), cs[2].wall.median(), cs[2].cpu.median(), calloc.peak_bytes(), valloc.peak_bytes()};
+  if (bf16) {
+    Samples ratio;  // per repetition: both steps ran in it
+    for (size_t i = 0; i < cs[1].wall.seconds.size(); ++i) ratio.seconds.push_back(cs[3].wall.seconds[i] / cs[1].wall.seconds[i]);
+    r.fp32_step_wall = cs[3].wall.median();
+    r.x_fp32 = ratio.median(), r.x_fp32_min = ratio.min(), r.x_fp32_max = ratio.max();
+  }
+  return r;
 }
 
 void print_row(const Row& r) {
-  fmt::print("{:>24} {:>8} {:>5} {:>10.1f} {:>10.1f} {:>10.1f} {:>5.2f} [{:>4.2f}] {:>6.2f} [{:>4.2f}]\n", r.config, r.V,
+  fmt::print("{:>24} {:>8} {:>5} {:>10.1f} {:>10.1f} {:>10.1f} {:>5.2f} [{:>4.2f}] {:>6.2f} [{:>4.2f}]", r.config, r.V,
              r.D, 1e3 * r.step_wall, 1e3 * r.fused_wall, 1e3 * r.chunked_wall, r.step_wall / r.fused_wall,
              r.step_cpu / r.fused_cpu, r.step_wall / r.chunked_wall, r.step_cpu / r.chunked_cpu);
+  if (std::isfinite(r.x_fp32))
+    fmt::print("  fp32-operand step {:.1f} ms, x_fp32 {:.2f} [{:.2f}-{:.2f}]", 1e3 * r.fp32_step_wall, r.x_fp32,
+               r.x_fp32_min, r.x_fp32_max);
+  fmt::print("\n");
   std::fflush(stdout);
 }
 
@@ -149,7 +176,8 @@ void write_rows(const std::string& out, const std::vector<Row>& rows, int reps, 
   h5::Handle f = h5::create_file(output.temp_path());
   write_provenance(f, collect_provenance(argv_joined));
   h5::write_attr(f, "what", std::string("classifier training step vs registry variants fused/chunked, same shape, "
-                                        "interleaved repetitions; seconds are medians"));
+                                        "interleaved repetitions; seconds are medians; bf16-operand rows also time the fp32-operand "
+                                        "step (x_fp32: fp32 step / bf16 step per repetition, median, min, max)"));
   h5::write_attr(f, "reps", int64_t(reps));
   const int64_t n = int64_t(rows.size());
   auto col = [&](const char* name, auto get) {
@@ -170,6 +198,10 @@ void write_rows(const std::string& out, const std::vector<Row>& rows, int reps, 
   col("chunked_cpu_s", [](const Row& r) { return r.chunked_cpu; });
   col("step_peak_bytes", [](const Row& r) { return r.step_peak_bytes; });
   col("fused_peak_bytes", [](const Row& r) { return r.fused_peak_bytes; });
+  col("fp32_step_wall_s", [](const Row& r) { return r.fp32_step_wall; });
+  col("x_fp32", [](const Row& r) { return r.x_fp32; });
+  col("x_fp32_min", [](const Row& r) { return r.x_fp32_min; });
+  col("x_fp32_max", [](const Row& r) { return r.x_fp32_max; });
   std::string names;
   for (const Row& r : rows) names += (names.empty() ? "" : ",") + r.config;
   h5::write_attr(f, "configs", names);

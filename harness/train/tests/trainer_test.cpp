@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include "datasets/arff.hpp"
 #include "harness/train/tests/tiny_data.hpp"
+#include "harness/io/h5_io.hpp"
 #include "harness/train/xmc_sweep.hpp"
 
 namespace lobench::train {
@@ -167,6 +169,54 @@ TEST(TrainXmc, NamedSetsAreReadFromTheDataFolderOnly) {
     EXPECT_EQ(d.train.rows(), 4880);
     EXPECT_EQ(d.test.rows(), 2515);
   }
+}
+
+// --operand is an axis: its canonical name in the file names and the run file; a bf16 run on a CPU
+// without bf16 products (LOBENCH_ISA=avx2 stands for one) is recorded as skipped with the reason while
+// the fp32 run trains; tf32 is refused before anything is written.
+TEST(TrainXmc, OperandIsAnAxisSkippedWithTheReasonWhereTheCpuCannot) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lobench_train_operand_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  XmcSweepSpec spec;
+  spec.dataset = "synthetic:tiny";
+  spec.syn_scale = 0.02;
+  spec.base.epochs = 1;
+  spec.base.threads = 1;
+  spec.progress = false;
+  spec.axes.set("dim", "8");
+  spec.axes.set("operand", "fp32,bfloat16");
+  spec.out_dir = (dir / "runs").string();
+  const auto points = expand_sweep(spec);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_NE(points[1].name.find("_op-bf16_"), std::string::npos) << points[1].name;
+  const char* isa = std::getenv("LOBENCH_ISA");
+  const std::string saved = isa ? isa : "";
+  ::setenv("LOBENCH_ISA", "avx2", 1);
+  std::ostringstream out, err;
+  const int failed = run_xmc_sweep(spec, collect_provenance("test"), out, err);
+  if (isa) ::setenv("LOBENCH_ISA", saved.c_str(), 1);
+  else ::unsetenv("LOBENCH_ISA");
+  EXPECT_EQ(failed, 0) << out.str();
+  auto attr = [&](const SweepPoint& p, const char* name) {
+    auto f = h5::open_file_read((dir / "runs" / (p.name + ".h5")).string());
+    return h5::read_attr_string(f, name).value_or("");
+  };
+  EXPECT_EQ(attr(points[0], "status"), "ok");
+  EXPECT_EQ(attr(points[0], "operand"), "fp32");
+  EXPECT_EQ(attr(points[1], "status"), "skipped");
+  EXPECT_EQ(attr(points[1], "operand"), "bf16");
+  EXPECT_NE(attr(points[1], "reason").find("--operand bf16"), std::string::npos) << attr(points[1], "reason");
+  EXPECT_NE(attr(points[1], "bf16_kernel").find("none"), std::string::npos) << attr(points[1], "bf16_kernel");
+  spec.axes.set("operand", "tf32");
+  spec.out_dir = (dir / "tf32").string();
+  try {
+    run_xmc_sweep(spec, collect_provenance("test"), out, err);
+    ADD_FAILURE() << "a tf32 sweep ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--operand tf32"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "tf32"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
