@@ -37,11 +37,11 @@ def main():
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for shape in shapes:
         gemm = reps.get(("gemm", shape), {})
-        for row in ["gemm", "gemm_own", "gemm_products", "gemm_products_own", "fused", "chunked"]:
+        for row in ["gemm", "gemm_own", "gemm_products", "gemm_products_own", "fused_sgemm", "fused", "chunked_sgemm", "chunked"]:
             r = reps.get((row, shape))
             if not r:
                 continue
-            suffix = "_8PVD" if row == "chunked" else ""
+            suffix = "_8PVD" if row.startswith("chunked") else ""
             col = lambda key: [b[key] for b in r.values() if key in b]
             vs_blas = [b["GFLOP/s_cpu" + suffix] / gemm[i]["GFLOP/s_cpu"] for i, b in r.items() if i in gemm]
             name = row + (" (on 8·P·V·D)" if suffix else "")

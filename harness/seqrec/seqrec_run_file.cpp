@@ -8,6 +8,7 @@
 
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/provenance_attrs.hpp"
+#include "variants/cpu/bf16_products.hpp"
 
 namespace lobench::seqrec {
 
@@ -47,6 +48,10 @@ void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
   h5::write_attr(file, "variant", c.variant);
   h5::write_attr(file, "block_v", c.block_v);
   h5::write_attr(file, "operand", c.operand);
+  if (c.operand == "bf16") {  // the kernel of the bf16 products, or why there is none
+    const auto why = cpu::bf16_products_unavailable();
+    h5::write_attr(file, "bf16_kernel", why ? "none: " + *why : std::string(cpu::to_string(cpu::active_bf16_kernel())));
+  }
   h5::write_attr(file, "reduction", c.reduction);
   h5::write_attr(file, "lr", double(c.lr));
   h5::write_attr(file, "weight_decay", double(c.weight_decay));

@@ -25,6 +25,9 @@
 //                          on AVX-512), no element-wise work.
 //   fused/V:…/D:…          the `fused` variant.
 //   chunked/V:…/D:…        the `chunked` variant (Cut BCE, logits computed twice).
+//   fused_sgemm, chunked_sgemm/V:…/D:…  the same two variants with their products through cpu::sgemm (the
+//                          library) instead of our own kernels (set_own_tile_kernels_enabled(false)): the
+//                          before and after of the kernels of our own, in one run.
 //   dense/V:…/D:…          the `dense` variant, at V = 100000 only (3·P·V floats of working memory).
 //   gemm_bf16/V:…/D:…      the bf16 yardstick: the same logit products with bf16 operands accumulated in
 //                          float32 (variants/cpu/bf16_products.hpp: the kernel the variants use, the
@@ -425,7 +428,8 @@ double extra_work_factor() {
   return f;
 }
 
-void bench_variant(benchmark::State& state, const std::string& name, const std::string& operand, int64_t V, int64_t D) {
+void bench_variant(benchmark::State& state, const std::string& name, const std::string& operand, int64_t V, int64_t D,
+                   bool library_products = false) {
   const StepData& d = inputs(V, D);
   const Variant* v = Registry::instance().find(name);
   if (!v) {
@@ -445,13 +449,17 @@ void bench_variant(benchmark::State& state, const std::string& name, const std::
   const StepData* extra = extra_V > 0 ? &inputs(extra_V, D) : nullptr;
   if (extra) extra_out.resize(extra->P, extra->V, extra->D);
   CountingAllocator alloc;
+  gemm_rate(d);  // (measured now, before the products of our own may be switched off, if not yet)
+  cpu::set_own_tile_kernels_enabled(!library_products);
   const Timing t = time_iterations(state, [&] {
     RunContext ctx{alloc, options};
     v->run(d.view(), out, ctx);
     if (extra) v->run(extra->view(), extra_out, ctx);
   });
+  cpu::set_own_tile_kernels_enabled(true);
   report(state, d, t, 6);
   if (name == "chunked") report(state, d, t, 8, "_8PVD");
+  if (library_products) return;
   state.counters["peak_MiB"] = double(alloc.peak_bytes()) / (1 << 20);
   const std::string key = name + "/" + std::to_string(V) + "x" + std::to_string(D);
   const Rates r = rates_of(d, 6, t);
@@ -499,10 +507,12 @@ void register_all() {
     std::vector<std::string> names = {"fused", "chunked"};
     if (V <= 100000) names.push_back("dense");
     for (const std::string& name : names)
-      tune(benchmark::RegisterBenchmark((name + args).c_str(), bench_variant, name, "fp32", V, D));
+      tune(benchmark::RegisterBenchmark((name + args).c_str(), bench_variant, name, "fp32", V, D, false));
+    for (const std::string& name : {"fused", "chunked"})
+      tune(benchmark::RegisterBenchmark((name + "_sgemm" + args).c_str(), bench_variant, name, "fp32", V, D, true));
     tune(benchmark::RegisterBenchmark(("gemm_bf16" + args).c_str(), bench_gemm_bf16, V, D));
     for (const std::string& name : names)
-      tune(benchmark::RegisterBenchmark((name + "_bf16" + args).c_str(), bench_variant, name, "bf16", V, D));
+      tune(benchmark::RegisterBenchmark((name + "_bf16" + args).c_str(), bench_variant, name, "bf16", V, D, false));
   }
 }
 

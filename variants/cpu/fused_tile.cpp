@@ -1,6 +1,7 @@
 #include "variants/cpu/fused_tile.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "variants/bce/bce_tile.hpp"
 
@@ -10,7 +11,14 @@ namespace lobench::cpu {
 extern const OwnTileKernels kOwnTileKernelsAvx512;  // fused_tile_avx512.cpp
 #endif
 
+namespace {
+std::atomic<bool> own_enabled{true};
+}  // namespace
+
+void set_own_tile_kernels_enabled(bool enabled) { own_enabled = enabled; }
+
 const OwnTileKernels* own_tile_kernels() {
+  if (!own_enabled) return nullptr;
 #if defined(LOBENCH_SIMD_AVX512)
   // The tile kernels' path already says what this CPU runs and what LOBENCH_ISA allows.
   if (active_bce_tile_kernels().path == SimdPath::avx512) return &kOwnTileKernelsAvx512;

@@ -67,6 +67,10 @@ struct OwnTileKernels {
 // makes its products through cpu::sgemm (tile_products.hpp).
 const OwnTileKernels* own_tile_kernels();
 
+// While disabled, own_tile_kernels() returns nullptr, so that one process can time the variants both ways
+// (step_bench's *_sgemm rows). Not for use while a variant is running.
+void set_own_tile_kernels_enabled(bool enabled);
+
 // The scalar model of one logit: the chain Σ_d E_row[d]·A_row[d] in increasing d, the kernels' order
 // (A_row: the position's row of A, the values Aᵀ's column holds). The fused variant reads the logits at
 // the sparse targets from it (equal to what the kernel made, bit for bit).

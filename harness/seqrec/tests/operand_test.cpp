@@ -106,6 +106,7 @@ TEST(SeqrecOperand, ARunIsBitIdenticalAtOneAndTwoThreads) {
       ASSERT_EQ(o.status, "ok") << v << ": " << o.reason;
       auto f = h5::open_file_read(c.out);
       EXPECT_EQ(h5::read_attr_string(f, "operand").value_or(""), "bf16");
+      EXPECT_FALSE(h5::read_attr_string(f, "bf16_kernel").value_or("").empty());
       hashes.push_back(h5::read_attr_string(f, "parameters_hash").value_or(""));
       steps.push_back(SeqrecRunFile::read_steps(c.out));
     }
