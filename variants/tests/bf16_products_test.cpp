@@ -25,6 +25,7 @@
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/bf16_dot.hpp"
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/tests/bf16_test_kernels.hpp"
 #include "variants/reference.hpp"
 #include "variants/tests/ragged_cases.hpp"
 
@@ -32,12 +33,10 @@ namespace lobench {
 namespace {
 
 using cpu::Bf16Kernel;
+using lobench::testing::ForcedBf16Kernel;
+using lobench::testing::bf16_kernels_to_test;
+using lobench::testing::rounded_bf16;
 
-// Restores the automatic kernel however the test ends.
-struct ForcedKernel {
-  explicit ForcedKernel(Bf16Kernel k) { cpu::set_bf16_kernel(k); }
-  ~ForcedKernel() { cpu::set_bf16_kernel(std::nullopt); }
-};
 
 #define LOBENCH_REQUIRE_BF16_SIMD()                                               \
   do {                                                                            \
@@ -306,11 +305,6 @@ RunOptions threads_and_blocks(int threads, int64_t block_v, int64_t block_p) {
   return o;
 }
 
-std::vector<float> rounded_bf16(const std::vector<float>& x) {
-  std::vector<float> out(x.size());
-  precision::Quantizer(precision::parse_format("bfloat16")).round(x, out);
-  return out;
-}
 
 StepOutputs run_variant(const std::string& name, const StepInputs& in, RunOptions o) {
   const Variant* v = Registry::instance().find(name);
@@ -358,25 +352,25 @@ void check_variants_on_ragged_cases(int count) {
 }
 
 TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheEmulation) {
-  ForcedKernel emulated(Bf16Kernel::emulated);
+  ForcedBf16Kernel emulated(Bf16Kernel::emulated);
   check_variants_on_ragged_cases(10);
 }
 
 TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheAmxModel) {
-  ForcedKernel emulated(Bf16Kernel::emulated_amx);
+  ForcedBf16Kernel emulated(Bf16Kernel::emulated_amx);
   check_variants_on_ragged_cases(6);  // (the scalar model is slow; the kernel below equals it bit for bit)
 }
 
 TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughTheAmxKernel) {
   LOBENCH_REQUIRE_BF16_AMX();
-  ForcedKernel forced(Bf16Kernel::amx_bf16);
+  ForcedBf16Kernel forced(Bf16Kernel::amx_bf16);
   check_variants_on_ragged_cases(10);
 }
 
 TEST(Bf16Variants, MatchTheReferenceOnRoundedInputsThroughEachSimdKernel) {
   LOBENCH_REQUIRE_BF16_SIMD();
   for (Bf16Kernel kernel : kSimdKernels) {
-    ForcedKernel forced(kernel);
+    ForcedBf16Kernel forced(kernel);
     check_variants_on_ragged_cases(24);
   }
 }
@@ -387,7 +381,7 @@ TEST(Bf16Variants, AreFarFromFp32OnlyByWhatTheFormatCosts) {
   // would fail the lower bound.
   const Shape s{2, 40, 3001, 64, 4, Reduction::mean, true};
   const StepData d = make_synthetic(s, SyntheticSpec{});
-  ForcedKernel emulated(Bf16Kernel::emulated);
+  ForcedBf16Kernel emulated(Bf16Kernel::emulated);
   const StepOutputs out = run_variant("fused", d.view(), threads_and_blocks(2, 0, 0));
   CountingAllocator alloc;
   cpu::ReferenceResult ref;
@@ -408,7 +402,7 @@ void expect_bit_identical_across_threads_and(const std::vector<Bf16Kernel>& kern
   for (const char* name : {"fused", "chunked", "dense"}) {
     std::optional<StepOutputs> first;
     for (Bf16Kernel k : kernels) {
-      ForcedKernel forced(k);
+      ForcedBf16Kernel forced(k);
       for (int threads : {1, 2, 3}) {
         const StepOutputs out = run_variant(name, d.view(), threads_and_blocks(threads, 100, 32));
         if (!first) {
@@ -439,7 +433,7 @@ TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountThroughTheAmxKernelAndItsMode
 }
 
 TEST(Bf16Variants, WorkingMemoryIsPredictedExactly) {
-  ForcedKernel emulated(Bf16Kernel::emulated);
+  ForcedBf16Kernel emulated(Bf16Kernel::emulated);
   for (const Shape& s : {Shape{1, 37, 1001, 24, 5, Reduction::mean, true}, Shape{2, 3, 70, 3, 1, Reduction::sum, false}})
     for (const char* name : {"fused", "chunked", "dense"})
       for (int threads : {1, 2}) {

@@ -20,30 +20,17 @@
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/tests/bf16_test_kernels.hpp"
 
 namespace lobench::seqrec {
 namespace {
 
 using cpu::Bf16Kernel;
 using testing::relative_l2;
+using lobench::testing::ForcedBf16Kernel;
+using lobench::testing::bf16_kernels_to_test;
+using lobench::testing::rounded_bf16;
 
-struct ForcedKernel {
-  explicit ForcedKernel(std::optional<Bf16Kernel> k) { cpu::set_bf16_kernel(k); }
-  ~ForcedKernel() { cpu::set_bf16_kernel(std::nullopt); }
-};
-
-std::vector<Bf16Kernel> kernels_to_test() {
-  std::vector<Bf16Kernel> k = {Bf16Kernel::emulated, Bf16Kernel::emulated_amx};
-  if (!cpu::bf16_simd_unavailable()) k.insert(k.end(), {Bf16Kernel::avx512_bf16, Bf16Kernel::avx512_fma});
-  if (!cpu::bf16_amx_unavailable()) k.push_back(Bf16Kernel::amx_bf16);
-  return k;
-}
-
-std::vector<float> rounded_bf16(const std::vector<float>& x) {
-  std::vector<float> out(x.size());
-  precision::Quantizer(precision::formats::bfloat16()).round(x, out);
-  return out;
-}
 
 TEST(SeqrecOperand, Bf16LossMatchesTheReferenceOnRoundedInputs) {
   const testing::Inputs in = testing::make_inputs(5);
@@ -51,8 +38,8 @@ TEST(SeqrecOperand, Bf16LossMatchesTheReferenceOnRoundedInputs) {
   rounded.hidden = rounded_bf16(in.hidden);
   rounded.table = rounded_bf16(in.table);
   rounded.bias = rounded_bf16(in.bias);
-  for (Bf16Kernel k : kernels_to_test()) {
-    ForcedKernel forced(k);
+  for (Bf16Kernel k : bf16_kernels_to_test()) {
+    ForcedBf16Kernel forced(k);
     for (bool bias : {false, true}) {
       testing::Inputs unbiased = rounded;  // without a bias: the reference with b = 0
       if (!bias) std::fill(unbiased.bias.begin(), unbiased.bias.end(), 0.0f);
@@ -79,7 +66,7 @@ TEST(SeqrecOperand, Bf16LossMatchesTheReferenceOnRoundedInputs) {
     }
   }
   // A loss that ignored the operand would be within fp32's 1e-5 of the unrounded reference.
-  ForcedKernel forced(Bf16Kernel::emulated);
+  ForcedBf16Kernel forced(Bf16Kernel::emulated);
   SeqrecConfig c;
   c.operand = "bf16";
   FullVocabularyLoss loss("fused", loss_options(c), LossReduction::mean, true);
@@ -93,7 +80,7 @@ TEST(SeqrecOperand, Bf16LossMatchesTheReferenceOnRoundedInputs) {
 TEST(SeqrecOperand, ARunIsBitIdenticalAtOneAndTwoThreads) {
   testing::TempDir dir("seqrec_operand_");
   // Where this CPU has no bf16 products, through the emulation.
-  ForcedKernel forced(cpu::bf16_products_unavailable() ? std::optional(Bf16Kernel::emulated) : std::nullopt);
+  ForcedBf16Kernel forced(cpu::bf16_products_unavailable() ? std::optional(Bf16Kernel::emulated) : std::nullopt);
   for (const char* v : {"fused", "chunked", "dense"}) {
     std::vector<std::string> hashes;
     std::vector<std::vector<StepRow>> steps;

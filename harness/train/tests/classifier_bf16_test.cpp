@@ -20,6 +20,7 @@
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/tests/bf16_test_kernels.hpp"
 
 namespace lobench::train {
 namespace {
@@ -28,30 +29,15 @@ namespace lp = lobench::precision;
 using cpu::Bf16Kernel;
 using testing::HeadProblem;
 using testing::make_head_problem;
+using lobench::testing::ForcedBf16Kernel;
+using lobench::testing::bf16_kernels_to_test;
+using lobench::testing::rounded_bf16;
 
-// Forces a bf16 kernel for the test's scope (the head picks its kernel when it is constructed).
-struct ForcedKernel {
-  explicit ForcedKernel(Bf16Kernel k) { cpu::set_bf16_kernel(k); }
-  ~ForcedKernel() { cpu::set_bf16_kernel(std::nullopt); }
-};
-
-// The scalar models on every CPU, and the kernels this CPU runs.
-std::vector<Bf16Kernel> kernels_to_test() {
-  std::vector<Bf16Kernel> k = {Bf16Kernel::emulated, Bf16Kernel::emulated_amx};
-  if (!cpu::bf16_simd_unavailable()) k.insert(k.end(), {Bf16Kernel::avx512_bf16, Bf16Kernel::avx512_fma});
-  if (!cpu::bf16_amx_unavailable()) k.push_back(Bf16Kernel::amx_bf16);
-  return k;
-}
 // A kernel's scalar model (bf16_products.hpp).
 Bf16Kernel model_of(Bf16Kernel k) {
   return k == Bf16Kernel::amx_bf16 || k == Bf16Kernel::emulated_amx ? Bf16Kernel::emulated_amx : Bf16Kernel::emulated;
 }
 
-std::vector<float> rounded_bf16(const std::vector<float>& x) {
-  std::vector<float> out(x.size());
-  lp::Quantizer(lp::formats::bfloat16()).round(x, out);
-  return out;
-}
 
 ClassifierConfig bf16_config(const HeadProblem& p, const std::string& format, UpdateMode mode, int64_t chunks,
                              int threads, int64_t tile) {
@@ -103,8 +89,8 @@ TEST(TrainClassifierBf16, StepMatchesTheReferenceOnRoundedInputsThroughEveryKern
   rounded.H = rounded_bf16(p.H);
   const testing::Reference ref = testing::reference(rounded, rounded_bf16(W));
   const testing::Reference unrounded = testing::reference(p, W);
-  for (Bf16Kernel k : kernels_to_test()) {
-    ForcedKernel forced(k);
+  for (Bf16Kernel k : bf16_kernels_to_test()) {
+    ForcedBf16Kernel forced(k);
     for (int64_t chunks : {1, 3})
       for (int threads : {1, 2}) {
         SCOPED_TRACE(::testing::Message() << cpu::to_string(k) << " chunks " << chunks << " threads " << threads);
@@ -125,7 +111,7 @@ TEST(TrainClassifierBf16, RoundingTheInputsFirstChangesNoBit) {
   const std::vector<float> W = testing::normal_weights(p.V, p.D, 0.3, 16);
   HeadProblem rounded = p;
   rounded.H = rounded_bf16(p.H);
-  ForcedKernel forced(Bf16Kernel::emulated);
+  ForcedBf16Kernel forced(Bf16Kernel::emulated);
   const ClassifierConfig c = bf16_config(p, "fp32", UpdateMode::fused, 1, 2, 16);
   const StepsRun a = run_steps(p, c, W, 1, 0.0f), b = run_steps(rounded, c, rounded_bf16(W), 1, 0.0f);
   EXPECT_EQ(a.losses, b.losses);
@@ -139,8 +125,8 @@ TEST(TrainClassifierBf16, KernelsEqualTheirModelsAndThreadsAndUpdateModesChangeN
   const HeadProblem p = make_head_problem(11, 83, 30, 3, 25, 0.5f);
   const std::vector<float> W0 = testing::normal_weights(p.V, p.D, 0.05, 26);
   std::map<Bf16Kernel, StepsRun> first;  // by model
-  for (Bf16Kernel k : kernels_to_test()) {
-    ForcedKernel forced(k);
+  for (Bf16Kernel k : bf16_kernels_to_test()) {
+    ForcedBf16Kernel forced(k);
     for (UpdateMode mode : {UpdateMode::fused, UpdateMode::separate})
       for (int threads : {1, 2, 3}) {
         SCOPED_TRACE(::testing::Message() << cpu::to_string(k) << " " << to_string(mode) << " threads " << threads);
@@ -163,8 +149,8 @@ TEST(TrainClassifierBf16, EvaluationScoresAreBf16Products) {
   const HeadProblem p = make_head_problem(6, 45, 19, 2, 35);
   const std::vector<float> W = testing::normal_weights(p.V, p.D, 0.3, 36);
   const std::vector<float> Hr = rounded_bf16(p.H), Wr = rounded_bf16(W);
-  for (Bf16Kernel k : kernels_to_test()) {
-    ForcedKernel forced(k);
+  for (Bf16Kernel k : bf16_kernels_to_test()) {
+    ForcedBf16Kernel forced(k);
     CountingAllocator alloc;
     Classifier clf(bf16_config(p, "fp32", UpdateMode::fused, 1, 2, 8), alloc);
     clf.set_weights(W);
