@@ -96,9 +96,11 @@ class Bf16TileProducts {
   // names by fn(r, j), X[r·ldx + j] = its logit; predicted[r] += #{j : x > 0}; the rows' softplus sums
   // kept for add_row_sums; G = row_scale·(σ(x) − y) paired both ways for gradient_products. Returns E_b
   // as it was paired, for gradient_products.
+  // `prefetch`: memory read after this tile (Bf16FusedTile::prefetch).
   template <class ForEachTarget>
   void fused_logits(int thread, const float* E_rows, int64_t n, int64_t p0, int64_t rows, const float* row_scale,
-                    float* X, int64_t ldx, int64_t* predicted, ForEachTarget&& for_each_target) {
+                    float* X, int64_t ldx, int64_t* predicted, ForEachTarget&& for_each_target,
+                    const Bf16FusedTile::Prefetch (&prefetch)[2] = {}) {
     uint32_t* bits = targets_.data() + thread * target_words(b_);
     const int64_t ld_bits = target_ld(b_);
     for_each_target([&](int64_t r, int64_t j) { bits[(j / kBf16TargetBits) * ld_bits + r] |= 1u << (j % kBf16TargetBits); });
@@ -113,6 +115,7 @@ class Bf16TileProducts {
     t.predicted = predicted;
     t.G_by_pos = G_by_position(thread), t.ld_gpos = b_.block_v;
     t.G_by_voc = G_by_vocabulary(thread), t.ld_gvoc = (b_.block_v + 1) / 2;
+    t.prefetch[0] = prefetch[0], t.prefetch[1] = prefetch[1];
 #if defined(__x86_64__) && defined(__GNUC__)
     avx512_bf16::fused_logits(t);
 #endif
