@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
       });
       tp.add_row_sums(0, rows, loss.data());
     };
-    auto fused_grads = [&] { tp.gradient_products(0, E.data(), n, 0, rows, dE.data(), dA.data(), true); };
+    auto fused_grads = [&] { tp.gradient_products(0, E.data(), n, 0, rows, dE.data(), dA.data(), true, true); };
     t_fused_logits = best_seconds(fused_logits);
     t_fused_grads = best_seconds(fused_grads);
     t_fused = best_seconds([&] {

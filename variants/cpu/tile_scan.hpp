@@ -355,7 +355,8 @@ struct TiledRun {
                        [&](auto&& fn) { for_each_target_in_tile(targets, v0, n, p0, rows, fn); }, prefetch);
     add_target_terms(w, v0, n, p0, rows);
     bf16->add_row_sums(w.index, rows, w.loss);
-    bf16->gradient_products(w.index, E_rows, n, p0, rows, out.dE.data() + v0 * D, w.dA, !w.first_of_group);
+    bf16->gradient_products(w.index, E_rows, n, p0, rows, out.dE.data() + v0 * D, w.dA, !w.first_of_group,
+                            /*E_paired=*/true);
   }
 
   // scan_tiles over this run's inputs, blocks and workspace.

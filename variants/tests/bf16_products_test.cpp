@@ -251,7 +251,7 @@ TEST(Bf16Products, TheInstructionAgreesWithTheModelsCorners) {
 
 TEST(Bf16Products, SimdPackingEqualsTheScalarRounding) {
   LOBENCH_REQUIRE_BF16_SIMD();
-  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 64}, {7, 47}, {2, 100}}) {
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 64}, {7, 47}, {2, 100}, {37, 70}, {33, 16}}) {
     const int64_t ld = cols + 3;
     std::vector<float> src = nasty_values(rows * ld, uint32_t(rows * 100 + cols));
     src[0] = NAN;
@@ -270,6 +270,13 @@ TEST(Bf16Products, SimdPackingEqualsTheScalarRounding) {
     for (int64_t k = 0; k < rw; ++k)
       for (int64_t c = 0; c < cols; ++c)
         ASSERT_EQ(by_row[size_t(k * cols + c)], cpu::bf16_pair(at(2 * k, c), at(2 * k + 1, c))) << rows << "x" << cols;
+    // Both at once: the same words (and the words past each row of the transposed layout left alone).
+    std::vector<uint32_t> both_t(size_t(cw * (rows + 3)), 7u), both_rows(size_t(rw * (cols + 1)), 7u);
+    cpu::pair_columns_transposed_and_rows(src.data(), ld, rows, cols, both_t.data(), rows + 3, both_rows.data(), cols + 1);
+    EXPECT_EQ(both_t, by_col_t) << rows << "x" << cols;
+    for (int64_t k = 0; k < rw; ++k)
+      for (int64_t c = 0; c <= cols; ++c)
+        ASSERT_EQ(both_rows[size_t(k * (cols + 1) + c)], c < cols ? by_row[size_t(k * cols + c)] : 7u) << rows << "x" << cols;
   }
 }
 
