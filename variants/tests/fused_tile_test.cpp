@@ -1,6 +1,6 @@
 // The fused tile's products of our own (variants/cpu/fused_tile.hpp) against their scalar model, bit for
 // bit, on ragged shapes: every edge of the register blocks (14 broadcast rows, 32 lanes) and of the dE
-// product's inner-index blocks (256), operands at offsets inside larger matrices as the variant passes
+// product's inner-index blocks (512), operands at offsets inside larger matrices as the variant passes
 // them. The model is the header's: one fused multiply-add chain per output in increasing inner index,
 // σ of the element-wise tile kernels, the loss of each register block from one logarithm (bce_math.hpp,
 // evaluated here on single floats), summed in float64 per 32-position panel; the accuracy of that loss
@@ -265,8 +265,8 @@ TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
   LOBENCH_REQUIRE_OWN_KERNELS();
   std::mt19937 rng(13);
   std::vector<int64_t> rows_list = kRows;
-  rows_list.push_back(300);  // crosses the dE product's inner-index block (256)
-  rows_list.push_back(513);
+  rows_list.push_back(300);
+  rows_list.push_back(513);  // crosses the dE product's inner-index block (512)
   std::vector<int64_t> entries = kEntries;
   entries.push_back(270);  // crosses the dA product's strip block (256)
   for (int64_t rows : rows_list)
