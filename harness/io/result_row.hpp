@@ -69,8 +69,9 @@ using Text256 = FixedText<256>;
   X(double, flops, kNotMeasured, "flop", "6·P·V·D, the useful work of one loss-and-gradient step")                  \
   X(double, effective_gflops, kNotMeasured, "GFLOP/s", "flops / time_median_s / 1e9")                              \
   X(double, gemm_gflops, kNotMeasured, "GFLOP/s",                                                                   \
-    "the yardstick: CPU rows the machine's best SGEMM on the row's threads, measured in the same run (the faster "  \
-    "of Eigen at a large square size and OpenBLAS at 4096³, the sgemm_* attributes), for --operand bf16 the bf16 "  \
+    "the yardstick: CPU rows the machine's best SGEMM on the row's threads, measured in the same run (the "      \
+    "fastest of Eigen, OpenBLAS and lobench's own micro-kernels at a large square size, the sgemm_* attributes), " \
+    "for --operand bf16 the bf16 "                                                                                  \
     "products' rate at the same size (the bf16_gemm_* attributes); GPU rows the cuBLAS rate for "                   \
     "the operand on an 8192³ product (the gpu_gemm_* attributes)")                                                  \
   X(double, gemm_fraction, kNotMeasured, "",                                                                        \

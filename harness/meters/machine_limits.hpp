@@ -1,5 +1,5 @@
 // The machine's limits on a number of threads, measured once per run and thread count: the best SGEMM
-// (Eigen and OpenBLAS at a large square size), the FMA peak, and for runs with bf16 rows the bf16
+// (Eigen, OpenBLAS and our own micro-kernels at a large square size), the FMA peak, and for runs with bf16 rows the bf16
 // products' rate at that size.
 // A CPU row's %GEMM is against yardstick_gflops(its operand): the best SGEMM, or the bf16 rate for bf16
 // rows; the FMA peak is shown beside it as the physical ceiling.
@@ -15,18 +15,18 @@ namespace lobench::meters {
 
 struct MachineLimits {
   int threads = 0;
-  SgemmRate eigen, openblas;
+  SgemmRate eigen, openblas, own;
   // The bf16 products at the same size (bf16_square_gemm), measured only for runs with bf16 rows (the
   // sweep asks for it before the first one); n = 0 until then, NaN with `why` where they cannot run.
   SgemmRate bf16;
   FmaPeak fma;
-  // The faster of Eigen and OpenBLAS (whichever was measured).
+  // The fastest of Eigen, OpenBLAS and our own (of those measured).
   double best_sgemm_gflops() const;
   // A row's yardstick: bf16's rate for --operand bf16 where it was measured, else the best SGEMM.
   double yardstick_gflops(const std::string& operand) const;
 };
 
-// About 10 s at n = 4096 on two cores (the FMA peak, Eigen, then OpenBLAS); bf16 left unmeasured.
+// About 12 s at n = 4096 on two cores (the FMA peak, Eigen, our own, then OpenBLAS); bf16 left unmeasured.
 MachineLimits measure_machine_limits(int threads, int64_t sgemm_n);
 
 }  // namespace lobench::meters

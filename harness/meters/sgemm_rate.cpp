@@ -14,6 +14,7 @@
 
 #include "harness/measure.hpp"
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/openblas.hpp"
 #include "variants/cpu/sgemm.hpp"
 
@@ -71,6 +72,68 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
   });
   blas->set_num_threads(1);  // its pool goes idle while the variants run
   return rate_of(s, n, fmt::format("OpenBLAS ({})", blas->config));
+}
+
+// The own kernels' product is their dE product, C[j, d] = Σ_r Gᵀ[j, r]·A[r, d], with C's rows Gᵀ's
+// rows (A's here) and A's rows B's. Its rows must be D floats apart, so B is cut into panels of
+// kPanel = 32 columns (one register block wide, each panel contiguous: a panel's rows 128 bytes apart
+// share no L1 set the way the 16 KiB rows of a 4096-wide B do), and A's rows are copied transposed_ld(K)
+// floats apart for the same reason. A task is kRows rows of C × one panel, its block of C written into a
+// contiguous scratch and copied out.
+bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, float* C, int threads,
+               OwnSgemmCopies& copies) {
+  const cpu::OwnTileKernels* own = cpu::own_tile_kernels();
+  if (!own) return false;
+  constexpr int64_t kPanel = 32, kRows = 448;  // 448 rows × 256 inner floats of A: 448 KiB, half of an L2
+  const int64_t lda = cpu::transposed_ld(K), panels = (N + kPanel - 1) / kPanel;
+  std::vector<float>&a = copies.a, &b = copies.b;
+  a.resize(size_t(M * lda));
+  b.resize(size_t(panels * K * kPanel));
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < M; ++i) std::copy(A + i * K, A + (i + 1) * K, a.data() + i * lda);
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t w = std::min(kPanel, N - p * kPanel);
+        float* row = b.data() + (p * K + k) * kPanel;
+        std::copy(B + k * N + p * kPanel, B + k * N + p * kPanel + w, row);
+        std::fill(row + w, row + kPanel, 0.0f);  // a ragged last panel's columns beyond N
+      }
+    std::vector<float> block(size_t(kRows * kPanel));
+    const int64_t row_blocks = (M + kRows - 1) / kRows;
+#pragma omp for schedule(dynamic, 1) collapse(2)
+    for (int64_t rb = 0; rb < row_blocks; ++rb)
+      for (int64_t p = 0; p < panels; ++p) {
+        cpu::TransposedTile t;
+        t.n = std::min(kRows, M - rb * kRows), t.rows = K, t.D = kPanel;
+        t.Gt = a.data() + rb * kRows * lda, t.ldt = lda;
+        t.A = b.data() + p * K * kPanel;
+        own->grad_E(t, block.data(), /*accumulate=*/false);
+        const int64_t w = std::min(kPanel, N - p * kPanel);
+        for (int64_t i = 0; i < t.n; ++i)
+          std::copy(block.data() + i * kPanel, block.data() + i * kPanel + w, C + (rb * kRows + i) * N + p * kPanel);
+      }
+  }
+  return true;
+}
+
+SgemmRate own_square_sgemm(int64_t n, int threads) {
+  SgemmRate r;
+  r.n = n;
+  if (!cpu::own_tile_kernels()) {
+    r.why = "lobench's own micro-kernels need AVX-512 (and LOBENCH_ISA not below avx512)";
+    return r;
+  }
+  std::vector<float> a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n));
+  for (size_t i = 0; i < a.size(); ++i) {  // values in [-1, 1), as for OpenBLAS above
+    a[i] = float(int64_t(i * 2654435761u % 2000) - 1000) / 1000.0f;
+    b[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
+  }
+  OwnSgemmCopies copies;
+  const Samples s = time_products([&] { own_sgemm(n, n, n, a.data(), b.data(), c.data(), threads, copies); });
+  return rate_of(s, n, "lobench's own micro-kernels (avx512)");
 }
 
 SgemmRate bf16_square_gemm(int64_t n, int threads) {

@@ -1,12 +1,16 @@
 // The machine's SGEMM limit, the yardstick of every CPU row's %GEMM: the rate of a large square
-// single-precision product by Eigen (with its own OpenMP threading) and by OpenBLAS (Debian's
-// libopenblas, loaded at run time: the BLAS NumPy, Debian's PyTorch and most frameworks call). The faster
-// of the two is "the best SGEMM" of DESIGN.md's measurement rules.
+// single-precision product by Eigen (with its own OpenMP threading), by OpenBLAS (Debian's libopenblas,
+// loaded at run time: the BLAS NumPy, Debian's PyTorch and most frameworks call) and by lobench's own
+// micro-kernels (the tiled variants' products, variants/cpu/fused_tile.hpp, where the CPU runs them). The
+// fastest is "the best SGEMM" of DESIGN.md's measurement rules: on a CPU the libraries do not know (Debian's
+// OpenBLAS 0.3.21 on AMD Zen 5, or any OpenBLAS held to older kernels by OPENBLAS_CORETYPE) our own
+// products outrun them, and a yardstick below the variants' own products would put rows above 100 %.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace lobench::meters {
 
@@ -25,6 +29,21 @@ SgemmRate eigen_square_sgemm(int64_t n, int threads);
 // The same through OpenBLAS's cblas_sgemm with openblas_set_num_threads(threads); NaN with `why` set
 // when libopenblas.so.0 cannot be loaded.
 SgemmRate openblas_square_sgemm(int64_t n, int threads);
+
+// The same through lobench's own micro-kernels (the dE product of variants/cpu/fused_tile.hpp, a general
+// row-major C = A·B), with A and B first copied into the layout those kernels read (timed: OpenBLAS packs
+// inside its timing too); NaN with `why` set where the kernels do not run (no AVX-512, LOBENCH_ISA).
+SgemmRate own_square_sgemm(int64_t n, int threads);
+
+// C[M×N] = A[M×K]·B[K×N] (all row-major, leading dimensions K, N, N) through our own micro-kernels on
+// `threads` threads; false (C untouched) where they do not run. Each C element is one fused multiply-add
+// chain in increasing k (the kernels' order), so the result does not depend on `threads`. `copies` holds
+// A and B in the kernels' layout; passed in so that repeated products reuse its pages.
+struct OwnSgemmCopies {
+  std::vector<float> a, b;
+};
+bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, float* C, int threads,
+               OwnSgemmCopies& copies);
 
 // The bf16 counterpart, the yardstick of CPU rows with --operand bf16: C = A·B with A, B n×n rounded
 // to bf16 and float32 accumulation, through the products the variants use (variants/cpu/

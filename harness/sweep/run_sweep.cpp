@@ -221,6 +221,10 @@ class RowRunner {
       file_->set_attr("sgemm_openblas_n" + suffix, double(m.openblas.n));
       file_->set_attr(m.openblas.why.empty() ? "sgemm_openblas_library" + suffix : "sgemm_openblas_why" + suffix,
                       m.openblas.why.empty() ? m.openblas.library : m.openblas.why);
+      file_->set_attr("sgemm_own_gflops" + suffix, m.own.gflops);
+      file_->set_attr("sgemm_own_n" + suffix, double(m.own.n));
+      file_->set_attr(m.own.why.empty() ? "sgemm_own_library" + suffix : "sgemm_own_why" + suffix,
+                      m.own.why.empty() ? m.own.library : m.own.why);
       file_->set_attr("sgemm_best_gflops" + suffix, m.best_sgemm_gflops());
       if (m.bf16.n != 0) {
         file_->set_attr("bf16_gemm_gflops" + suffix, m.bf16.gflops);
@@ -233,14 +237,15 @@ class RowRunner {
     }
     const std::string openblas = m.openblas.why.empty() ? fmt::format("{:.1f}", m.openblas.gflops)
                                                         : "not measured (" + m.openblas.why + ")";
+    const std::string own = m.own.why.empty() ? fmt::format("{:.1f}", m.own.gflops) : "not measured (" + m.own.why + ")";
     const std::string bf16 = m.bf16.n == 0         ? ""
                              : m.bf16.why.empty() ? fmt::format("; bf16 {}³ {:.1f} GFLOP/s ({}, the yardstick of bf16 rows)",
                                                                 m.bf16.n, m.bf16.gflops, m.bf16.library)
                                                   : "; bf16 not measured (" + m.bf16.why + ")";
-    printer_.note(fmt::format("machine limits on {} threads{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {} GFLOP/s (the "
-                              "yardstick of %GEMM: {:.1f}){}; FMA peak {:.1f} GFLOP/s ({})",
-                              m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "", m.eigen.n, m.eigen.gflops, openblas, m.best_sgemm_gflops(), bf16, m.fma.gflops,
-                              m.fma.isa));
+    printer_.note(fmt::format("machine limits on {} threads{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {}, lobench's own {} "
+                              "GFLOP/s (the yardstick of %GEMM: {:.1f}){}; FMA peak {:.1f} GFLOP/s ({})",
+                              m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "",
+                              m.eigen.n, m.eigen.gflops, openblas, own, m.best_sgemm_gflops(), bf16, m.fma.gflops, m.fma.isa));
   }
 
   void gpu_note(const std::optional<GpuRates>& rates, const std::string& why) {

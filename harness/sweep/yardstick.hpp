@@ -1,5 +1,5 @@
 // The yardsticks a row's rate is compared with, measured in the same run. CPU rows: the machine's limits
-// on the row's threads (the best of Eigen's and OpenBLAS's SGEMM at a large square size, and the FMA
+// on the row's threads (the best of Eigen's, OpenBLAS's and our own micro-kernels' SGEMM at a large square size, and the FMA
 // peak; harness/meters/), measured once per thread count before the first such row; and a local
 // yardstick, Eigen's SGEMM of the point's tile shape ([P×D]·[D×512]), measured before and after each
 // point, whose drift flags a row measured while the machine was busy (these machines are shared).

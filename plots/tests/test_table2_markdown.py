@@ -55,11 +55,13 @@ def test_above_the_yardstick_is_an_error_and_oom_is_shown():
 
 def test_conditions_name_the_yardsticks():
     lines = t2.conditions({"sgemm_best_gflops": 150.0, "sgemm_threads": 2, "sgemm_eigen_gflops": 140.0, "sgemm_eigen_n": 2048,
-                           "sgemm_openblas_gflops": 150.0, "sgemm_openblas_n": 4096, "fma_peak_gflops": 400.0,
+                           "sgemm_openblas_gflops": 120.0, "sgemm_openblas_n": 4096, "sgemm_own_gflops": 150.0,
+                           "sgemm_own_n": 4096, "fma_peak_gflops": 400.0,
                            "fma_peak_isa": "avx512", "min_time_s": 1.0, "max_reps": 20},
                           rows(row("jax_dense", "peer", 1.0)))
     text = " ".join(lines)
-    assert "best SGEMM 150.0 GFLOP/s on 2 threads" in text and "FMA peak 400.0" in text and "OpenBLAS 150.0 at 4096³" in text
+    assert "best SGEMM 150.0 GFLOP/s on 2 threads" in text and "FMA peak 400.0" in text and "OpenBLAS 120.0 at 4096³" in text
+    assert "lobench's own micro-kernels 150.0 at 4096³" in text
     assert "adaptive" in text and "jax_dense" in text
 
 

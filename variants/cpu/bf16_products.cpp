@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
@@ -9,6 +10,7 @@
 
 #include "precision_sim/cpu_dispatch.hpp"
 #include "variants/cpu/bf16_dot.hpp"
+#include "variants/cpu/bf16_fused_tile.hpp"
 
 namespace lobench::cpu {
 namespace {
@@ -42,7 +44,8 @@ void emulated_product(const Bf16Product& p) {
     for (int64_t n = 0; n < p.N; ++n) {
       float& c = p.c_transposed ? p.c[n * p.ldc + m] : p.c[m * p.ldc + n];
       float acc = p.accumulate ? c : 0.0f;
-      for (int64_t k = 0; k < p.K2; ++k) acc = dpbf16_lane(acc, p.a[m * p.lda + k], p.b[k * p.ldb + n]);
+      for (int64_t k = 0; k < p.K2; ++k)
+        acc = dpbf16_lane(acc, p.a_transposed ? p.a[k * p.lda + m] : p.a[m * p.lda + k], p.b[k * p.ldb + n]);
       c = acc;
     }
 }
@@ -59,6 +62,20 @@ void emulated_amx_product(const Bf16Product& p) {
 }
 
 bool is_emulation(Bf16Kernel k) { return k == Bf16Kernel::emulated || k == Bf16Kernel::emulated_amx; }
+
+// For the kernels that read a by rows only (the AMX kernel loads a's tiles straight from memory, and its
+// model follows it): a copied into rows (a_transposed off), the same pairs, so the same results. (A copy
+// outside any counting allocator: the variants never ask these kernels for a transposed a.)
+template <class Fn>
+void with_a_by_rows(const Bf16Product& p, Fn&& fn) {
+  if (!p.a_transposed) return fn(p);
+  std::vector<uint32_t> rows(size_t(p.M * p.K2));
+  for (int64_t k = 0; k < p.K2; ++k)
+    for (int64_t m = 0; m < p.M; ++m) rows[size_t(m * p.K2 + k)] = p.a[k * p.lda + m];
+  Bf16Product q = p;
+  q.a = rows.data(), q.lda = p.K2, q.a_transposed = false;
+  fn(q);
+}
 
 }  // namespace
 
@@ -141,11 +158,11 @@ void bf16_product(const Bf16Product& p) { bf16_product(active_bf16_kernel(), p);
 void bf16_product(Bf16Kernel kernel, const Bf16Product& p) {
   if (p.M <= 0 || p.N <= 0) return;
   if (kernel == Bf16Kernel::emulated) return emulated_product(p);
-  if (kernel == Bf16Kernel::emulated_amx) return emulated_amx_product(p);
+  if (kernel == Bf16Kernel::emulated_amx) return with_a_by_rows(p, emulated_amx_product);
 #if defined(LOBENCH_BF16_AMX)
   if (kernel == Bf16Kernel::amx_bf16) {
     if (auto why = bf16_amx_unavailable()) throw std::runtime_error(*why);
-    return amx_bf16::product(p);
+    return with_a_by_rows(p, amx_bf16::product);
   }
 #endif
   if (kernel == Bf16Kernel::amx_bf16) throw std::runtime_error(*bf16_amx_unavailable());
@@ -155,6 +172,14 @@ void bf16_product(Bf16Kernel kernel, const Bf16Product& p) {
   avx512_bf16::product(p);
 #else
   throw std::runtime_error(*bf16_simd_unavailable());
+#endif
+}
+
+bool bf16_fused_tile_built() {
+#if defined(LOBENCH_BF16_SIMD)
+  return true;
+#else
+  return false;
 #endif
 }
 
@@ -208,8 +233,7 @@ void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uin
 void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                              int64_t ld_dst) {
 #if defined(LOBENCH_BF16_SIMD)
-  // (the SIMD loop scatters through 32-bit offsets up to 15·ld_dst)
-  if (simd_packing() && ld_dst < (int64_t(1) << 27)) return avx512_bf16::pair_columns_transposed(src, ld_src, rows, cols, dst, ld_dst);
+  if (simd_packing()) return avx512_bf16::pair_columns_transposed(src, ld_src, rows, cols, dst, ld_dst);
 #endif
   for (int64_t r = 0; r < rows; ++r) {
     const float* s = src + r * ld_src;

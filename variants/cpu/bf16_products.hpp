@@ -2,7 +2,7 @@
 // tiled variants make (logits, dE, dA) is one call of bf16_product on the calling thread.
 //
 // Operands are bf16 pairs in 32-bit words (bf16_dot.hpp): `a` holds M rows of K2 pairs (the K index
-// runs along a's rows), `b` holds K2 rows of N pairs (pair k of column n: the two K indices 2k, 2k+1).
+// runs along a's rows; or, a_transposed, K2 rows of M pairs), `b` holds K2 rows of N pairs (pair k of column n: the two K indices 2k, 2k+1).
 // Two instruction families compute them, each with its own rounding, each with a scalar model that the
 // SIMD kernels equal bit for bit:
 //   - lane chains (AVX512_BF16's VDPBF16PS, kernels avx512_bf16 and avx512_fma, model `emulated`):
@@ -31,6 +31,7 @@ struct Bf16Product {
   int64_t ldc = 0;
   bool c_transposed = false;
   bool accumulate = false;
+  bool a_transposed = false;  // a(m, k) is a[k·lda + m] (a stored K2 × M), else a[m·lda + k]
 };
 
 // avx512_bf16: VDPBF16PS (bf16_products_avx512.cpp); avx512_fma: the same chains as float32 multiply-adds

@@ -9,69 +9,89 @@
 
 #include <algorithm>
 #include <chrono>
+#include <type_traits>
 
 #include "variants/cpu/bf16_c_tile_avx512.hpp"
+#include "variants/cpu/bf16_register_block_avx512.hpp"
 #include "variants/cpu/bf16_products.hpp"
 
 namespace lobench::cpu::avx512_bf16 {
 namespace {
 
-constexpr int kRows = 8;  // rows of C per block: 16 accumulators for 32 columns
+// Rows of C per block: 2·kRows accumulators for 32 columns. (Zen 5, one thread, tiles of 512 × 256 × 128:
+// 8 to 12 rows measured alike, within 3 %; 6 × 64 and 4 × 64 lanes slower.)
+constexpr int kRows = 8;
 
-using bf16_c_tile::lanes;
+using bf16_block::chain;
+using bf16_block::rounded_to_bf16;
+using bf16_block::with_rows;
+using bf16_block::lanes;
 using bf16_c_tile::load_c;
 using bf16_c_tile::store_c;
 using bf16_c_tile::transposed_index;
 
-// Rows [m0, m0 + ROWS) × columns [n0, n0 + 16·VECS), the lanes past N masked off.
-template <int ROWS, int VECS>
-void block(const Bf16Product& p, int64_t m0, int64_t n0, const __mmask16 (&mask)[2], __m512i tindex) {
+const uint32_t* a_rows(const Bf16Product& p, int64_t m0) { return p.a_transposed ? p.a + m0 : p.a + m0 * p.lda; }
+
+// Rows [m0, m0 + ROWS) × columns [n0, n0 + 16·VECS) of a row-major C, the lanes past N masked off (kFull:
+// none are).
+template <int ROWS, int VECS, bool kFull, bool kAColumns>
+void block(const Bf16Product& p, int64_t m0, int64_t n0, const __mmask16* mask) {
   // (every loop over i and v unrolled, so that the accumulators live in registers, not on the stack)
   __m512 acc[ROWS][VECS];
-#pragma GCC unroll 8
+  float* c = p.c + m0 * p.ldc + n0;
+#pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < VECS; ++v) acc[i][v] = load_c(p, p.accumulate, m0 + i, n0 + 16 * v, mask[v], tindex);
-  const uint32_t* a = p.a + m0 * p.lda;
-  const uint32_t* b = p.b + n0;
-  for (int64_t k = 0; k < p.K2; ++k, b += p.ldb) {
-    __m512bh bv[VECS];
-#pragma GCC unroll 2
-    for (int v = 0; v < VECS; ++v) bv[v] = (__m512bh)_mm512_maskz_loadu_epi32(mask[v], b + 16 * v);
-#pragma GCC unroll 8
-    for (int i = 0; i < ROWS; ++i) {
-      const __m512bh ai = (__m512bh)_mm512_set1_epi32(int(a[i * p.lda + k]));
-#pragma GCC unroll 2
-      for (int v = 0; v < VECS; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], ai, bv[v]);
+#pragma GCC unroll 4
+    for (int v = 0; v < VECS; ++v)
+      acc[i][v] = !p.accumulate ? _mm512_setzero_ps()
+                  : kFull       ? _mm512_loadu_ps(c + i * p.ldc + 16 * v)
+                                : _mm512_maskz_loadu_ps(mask[v], c + i * p.ldc + 16 * v);
+  chain<ROWS, VECS, kFull, kAColumns>(p.K2, a_rows(p, m0), p.lda, p.b + n0, p.ldb, mask, acc);
+#pragma GCC unroll 16
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < VECS; ++v) {
+      if (kFull) _mm512_storeu_ps(c + i * p.ldc + 16 * v, acc[i][v]);
+      else _mm512_mask_storeu_ps(c + i * p.ldc + 16 * v, mask[v], acc[i][v]);
     }
-  }
-#pragma GCC unroll 8
+}
+
+// The same block of a transposed C (the dE product of tile_products_bf16.hpp): read and written through
+// gathers and scatters.
+template <int ROWS, int VECS, bool kAColumns>
+void transposed_block(const Bf16Product& p, int64_t m0, int64_t n0, const __mmask16* mask, __m512i tindex) {
+  __m512 acc[ROWS][VECS];
+#pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
+    for (int v = 0; v < VECS; ++v) acc[i][v] = load_c(p, p.accumulate, m0 + i, n0 + 16 * v, mask[v], tindex);
+  chain<ROWS, VECS, false, kAColumns>(p.K2, a_rows(p, m0), p.lda, p.b + n0, p.ldb, mask, acc);
+#pragma GCC unroll 16
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 4
     for (int v = 0; v < VECS; ++v) store_c(p, m0 + i, n0 + 16 * v, mask[v], tindex, acc[i][v]);
 }
 
-template <int VECS>
-void rows_block(const Bf16Product& p, int64_t m0, int64_t rows, int64_t n0, const __mmask16 (&mask)[2],
-                __m512i tindex) {
-  switch (rows) {
-    case 8: return block<8, VECS>(p, m0, n0, mask, tindex);
-    case 7: return block<7, VECS>(p, m0, n0, mask, tindex);
-    case 6: return block<6, VECS>(p, m0, n0, mask, tindex);
-    case 5: return block<5, VECS>(p, m0, n0, mask, tindex);
-    case 4: return block<4, VECS>(p, m0, n0, mask, tindex);
-    case 3: return block<3, VECS>(p, m0, n0, mask, tindex);
-    case 2: return block<2, VECS>(p, m0, n0, mask, tindex);
-    default: return block<1, VECS>(p, m0, n0, mask, tindex);
+template <bool kAColumns>
+void product_of(const Bf16Product& p) {
+  const __m512i tindex = transposed_index(p.ldc);
+  for (int64_t n0 = 0; n0 < p.N; n0 += 32) {
+    const __mmask16 mask[2] = {lanes(p.N - n0), lanes(p.N - n0 - 16)};
+    for (int64_t m0 = 0; m0 < p.M; m0 += kRows)
+      with_rows(std::min<int64_t>(kRows, p.M - m0), [&](auto r) {
+        constexpr int R = decltype(r)::value;
+        if (p.c_transposed) {
+          if (mask[1]) transposed_block<R, 2, kAColumns>(p, m0, n0, mask, tindex);
+          else transposed_block<R, 1, kAColumns>(p, m0, n0, mask, tindex);
+        } else if (mask[1] == 0xffff) {
+          block<R, 2, true, kAColumns>(p, m0, n0, mask);
+        } else if (mask[1]) {
+          block<R, 2, false, kAColumns>(p, m0, n0, mask);
+        } else {
+          block<R, 1, false, kAColumns>(p, m0, n0, mask);
+        }
+      });
   }
-}
-
-// The same rounding as bf16_nearest_even, on 16 floats at once: each lane's top 16 bits are the bf16.
-__m512i rounded_to_bf16(__m512 x) {
-  const __m512i u = _mm512_castps_si512(x);
-  const __m512i bias = _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)));
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-  return _mm512_mask_or_epi32(_mm512_add_epi32(u, bias), nan, u, _mm512_set1_epi32(0x00400000));
 }
 
 // One instruction's throughput over `steps` × 24 instructions: 24 independent accumulator chains (more
@@ -117,27 +137,17 @@ PeakRates peak_rates(double seconds) {
 }
 
 void product(const Bf16Product& p) {
-  const __m512i tindex = transposed_index(p.ldc);
-  for (int64_t n0 = 0; n0 < p.N; n0 += 32) {
-    const __mmask16 mask[2] = {lanes(p.N - n0), lanes(std::max<int64_t>(0, p.N - n0 - 16))};
-    for (int64_t m0 = 0; m0 < p.M; m0 += kRows) {
-      const int64_t rows = std::min<int64_t>(kRows, p.M - m0);
-      if (mask[1]) rows_block<2>(p, m0, rows, n0, mask, tindex);
-      else rows_block<1>(p, m0, rows, n0, mask, tindex);
-    }
-  }
+  if (p.a_transposed) product_of<true>(p);
+  else product_of<false>(p);
 }
 
 namespace {
 // Floats [c, c+32) of a row of `cols` (zeros past it) as 16 bf16 pairs of neighbours: output 16-bit word
 // j of 32 is the bf16 of input float j, the high half of 32-bit lane j.
 __m512i pairs_of_32(const float* s, int64_t c, int64_t cols) {
-  alignas(64) static const uint16_t high_halves[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21,
-                                                       23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43,
-                                                       45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
   const __m512 lo = _mm512_maskz_loadu_ps(lanes(cols - c), s + c);
   const __m512 hi = _mm512_maskz_loadu_ps(lanes(std::max<int64_t>(0, cols - c - 16)), s + c + 16);
-  return _mm512_permutex2var_epi16(rounded_to_bf16(lo), _mm512_load_si512(high_halves), rounded_to_bf16(hi));
+  return bf16_block::neighbour_pairs(rounded_to_bf16(lo), rounded_to_bf16(hi));
 }
 }  // namespace
 
@@ -150,16 +160,57 @@ void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, 
   }
 }
 
-// The same words, word k of row r stored at dst[k·ld_dst + r]: scattered 16 at a time.
+namespace {
+// r[0..15] (rows of 16 words) transposed in place: afterwards r[c] holds column c.
+inline void transpose_16x16(__m512i (&r)[16]) {
+  __m512i t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  // u[4g + q]: in each 128-bit lane L, column 4L + q of rows 4g … 4g + 3
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; ++g) {
+    u[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+#pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    t[q] = _mm512_shuffle_i32x4(u[q], u[4 + q], 0x88);        // lanes 0, 2 of rows 0–7
+    t[4 + q] = _mm512_shuffle_i32x4(u[q], u[4 + q], 0xdd);    // lanes 1, 3 of rows 0–7
+    t[8 + q] = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0x88);
+    t[12 + q] = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0xdd);
+  }
+#pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    r[q] = _mm512_shuffle_i32x4(t[q], t[8 + q], 0x88);
+    r[4 + q] = _mm512_shuffle_i32x4(t[4 + q], t[12 + q], 0x88);
+    r[8 + q] = _mm512_shuffle_i32x4(t[q], t[8 + q], 0xdd);
+    r[12 + q] = _mm512_shuffle_i32x4(t[4 + q], t[12 + q], 0xdd);
+  }
+}
+}  // namespace
+
+// The same words, word k of row r stored at dst[k·ld_dst + r]: blocks of 16 rows × 16 words paired as in
+// pair_columns, transposed in registers (rows past `rows` pair zeros and are not stored).
 void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                              int64_t ld_dst) {
   const int64_t words = (cols + 1) / 2;
-  const __m512i step = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32(int(ld_dst)));
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* s = src + r * ld_src;
-    for (int64_t c = 0; c < cols; c += 32)
-      _mm512_mask_i32scatter_epi32(dst + (c / 2) * ld_dst + r, lanes(words - c / 2), step, pairs_of_32(s, c, cols), 4);
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t in_block = std::min<int64_t>(16, rows - r0);
+    const __mmask16 row_lanes = lanes(in_block);
+    for (int64_t c = 0; c < cols; c += 32) {
+      __m512i r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        r[i] = i < in_block ? pairs_of_32(src + (r0 + i) * ld_src, c, cols) : _mm512_setzero_si512();
+      transpose_16x16(r);
+      const int64_t k0 = c / 2, k_in = std::min<int64_t>(16, words - k0);
+      for (int k = 0; k < k_in; ++k) _mm512_mask_storeu_epi32(dst + (k0 + k) * ld_dst + r0, row_lanes, r[k]);
+    }
   }
 }
 

@@ -37,10 +37,13 @@ struct WideRows {
 
 void widen_rows(const Bf16Product& p, int64_t m0, int rows, int64_t k0, int64_t kn, WideRows& w) {
   for (int i = 0; i < rows; ++i) {
-    const uint32_t* a = p.a + (m0 + i) * p.lda + k0;
+    // a(m, k) = a[m·lda + k], or a[k·lda + m] (a_transposed)
+    const uint32_t* a = p.a_transposed ? p.a + k0 * p.lda + m0 + i : p.a + (m0 + i) * p.lda + k0;
+    const int64_t step = p.a_transposed ? p.lda : 1;
     float* out = w.v + i * kChunk * 2;
     for (int64_t k = 0; k < kn; ++k) {
-      const uint32_t hi = a[k] & 0xffff0000u, lo = a[k] << 16;
+      const uint32_t word = a[k * step];
+      const uint32_t hi = word & 0xffff0000u, lo = word << 16;
       __builtin_memcpy(out + 2 * k, &hi, 4);
       __builtin_memcpy(out + 2 * k + 1, &lo, 4);
     }

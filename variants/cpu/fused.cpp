@@ -4,10 +4,12 @@
 // and used at once for dE_b += Gᵀ·A and dA += G·E_b. Work: 6·P·V·D flops, against chunked's 8·P·V·D.
 // Schedule and working memory: tile_scan.hpp (O(threads·block_p·(block_v + D)), independent of V).
 //
-// Two ways to make a tile's products (TiledRun): with fp32 operands on an AVX-512 CPU, micro-kernels of
+// Three ways to make a tile's products (TiledRun): with fp32 operands on an AVX-512 CPU, micro-kernels of
 // our own on a transposed tile, the element-wise sweep in the logit product's epilogue (fused_tile.hpp);
-// otherwise (bf16 operands, CPUs without AVX-512, LOBENCH_ISA below avx512) three library products per
-// tile (tile_products.hpp) and a separate sweep.
+// with bf16 operands where the avx512_bf16 kernel runs, that kernel with the sweep and the pairing of the
+// gradient tile in the logits' epilogue (tile_products_bf16.hpp, bf16_fused_tile.hpp); otherwise (other
+// bf16 kernels, CPUs without AVX-512, LOBENCH_ISA below avx512) three products per tile (tile_products.hpp,
+// tile_products_bf16.hpp) and a separate sweep.
 #include <atomic>
 
 #include "variants/cpu/tile_scan.hpp"
@@ -23,9 +25,15 @@ class FusedVariant final : public TiledVariant {
     return "one pass: logits, loss, counts and gradients per cache-sized tile, 6PVD flops, O(threads*block_p*(block_v+D)) workspace";
   }
 
+  int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override {
+    return TiledRun::bytes(s, o, /*want_fused_bf16_tiles=*/true);
+  }
+
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
-    TiledRun run(in, out, ctx);
-    const bool dE_known_finite = run.own ? scan_own(run, out) : scan_library(run, out);
+    TiledRun run(in, out, ctx, /*want_fused_bf16_tiles=*/true);
+    const bool dE_known_finite = run.own                ? scan_own(run, out)
+                                 : run.bf16_tiles_fused ? scan_fused_bf16(run, out)
+                                                        : scan_library(run, out);
     finish_losses_and_counts(in, run.targets, out);
     require_finite_outputs(in, out, name(), dE_known_finite);
   }
@@ -40,6 +48,19 @@ class FusedVariant final : public TiledVariant {
       run.add_gradients(w, E_rows, v0, n, p0, rows, out);  // −s·w at the targets, then dE and dA
     });
     return false;
+  }
+
+  // bf16 operands, the element-wise work in the logits' epilogue (TiledRun::fused_bf16_tile). Returns
+  // whether every value of dE was found finite as its block was finished (in cache).
+  static bool scan_fused_bf16(TiledRun& run, StepOutputs& out) {
+    const int64_t P = run.in.P, D = run.in.D;
+    std::atomic<bool> dE_finite{true};
+    run.scan(kLossAndCounts | kInputGradient | kFirstTileWritesGradient, out,
+             [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
+               run.fused_bf16_tile(w, v0, n, p0, rows, out);
+               if (p0 + rows == P && !detail::all_finite(out.dE.data() + v0 * D, n * D)) dE_finite = false;
+             });
+    return dE_finite;
   }
 
   // Returns whether every value of dE was found finite as its block was finished (in cache).

@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <strings.h>
+
 #include <cstdlib>
+#include <string>
 
 namespace lobench::cpu {
 namespace {
@@ -30,8 +33,15 @@ const char* openblas_coretype() {
 Loaded load() {
   Loaded l;
   setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
-  // A user's own OPENBLAS_CORETYPE wins; the loaded library's configuration (provenance) names the core.
-  if (const char* core = openblas_coretype()) setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/0);
+  // A user's own OPENBLAS_CORETYPE wins; the loaded library's configuration (provenance) names the core,
+  // and says so when the environment chose other kernels than the CPU's best (a sandbox may hold OpenBLAS
+  // to older kernels: OPENBLAS_CORETYPE=Haswell halved its SGEMM on an AVX-512 AMD Zen 5).
+  const char* ours = openblas_coretype();
+  const char* users = std::getenv("OPENBLAS_CORETYPE");
+  std::string note;
+  if (users && ours && strcasecmp(users, ours) != 0)
+    note = std::string(" (OPENBLAS_CORETYPE=") + users + " from the environment; this CPU runs " + ours + ")";
+  if (ours) setenv("OPENBLAS_CORETYPE", ours, /*overwrite=*/0);
   void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
@@ -46,7 +56,7 @@ Loaded load() {
     l.why = "libopenblas.so.0 lacks cblas_sgemm, openblas_set_num_threads or openblas_get_num_threads";
     return l;
   }
-  l.lib.config = config ? config() : "OpenBLAS";
+  l.lib.config = std::string(config ? config() : "OpenBLAS") + note;
   l.ok = true;
   return l;
 }

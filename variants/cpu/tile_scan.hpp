@@ -251,9 +251,14 @@ void for_each_target_in_tile(const SparseTargets& targets, int64_t v0, int64_t n
 // With fp32 operands on an AVX-512 CPU the tiles' products are micro-kernels of our own (fused_tile.hpp,
 // `own`): the tiles are held transposed and the run holds Aᵀ (made here) for them; the methods for
 // transposed tiles are the steps of such a tile. Otherwise `own` is null and the products are cpu::sgemm's.
+//
+// With bf16 operands, a run that asks for fused bf16 tiles (the fused variant) gets them where their kernel
+// runs (bf16_tiles_fused: tile_products_bf16.hpp, the element-wise work in the logits' epilogue, the
+// tile's steps in bf16_fused_tile()); otherwise its tiles are the library path's.
 struct TiledRun {
-  TiledRun(const StepInputs& in_, StepOutputs& out, RunContext& ctx)
+  TiledRun(const StepInputs& in_, StepOutputs& out, RunContext& ctx, bool want_fused_bf16_tiles = false)
       : in(in_),
+        bf16_tiles_fused(fused_bf16_tiles(ctx.options, want_fused_bf16_tiles)),
         own(own_products(ctx.options)),
         blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
         kernels(active_bce_tile_kernels()),
@@ -263,8 +268,9 @@ struct TiledRun {
         ldat(own ? transposed_ld(in.P) : 0),
         At(ctx.alloc, in.D * ldat),
         E_blocks(in, blocks, ctx.alloc),
-        bf16(uses_bf16(ctx.options) ? std::optional<Bf16TileProducts>(std::in_place, in.A, in.P, in.D, blocks, ctx.alloc)
-                                    : std::nullopt) {
+        bf16(uses_bf16(ctx.options)
+                 ? std::optional<Bf16TileProducts>(std::in_place, in.A, in.P, in.D, blocks, ctx.alloc, bf16_tiles_fused)
+                 : std::nullopt) {
     fill_row_scale(in, row_scale.data());
     if (own) transpose_rows(in.A, in.P, in.D, At.data(), ldat);
     std::fill(out.dA.begin(), out.dA.end(), 0.0f);
@@ -273,15 +279,21 @@ struct TiledRun {
   }
 
   // Exactly what the constructor allocates: the variants' predicted working bytes.
-  static int64_t bytes(const Shape& s, const RunOptions& o) {
+  static int64_t bytes(const Shape& s, const RunOptions& o, bool want_fused_bf16_tiles = false) {
     const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
     const bool transposed = own_products(o) != nullptr;
     return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D, transposed) +
-           (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) +
-           EmbeddingBlocks::bytes(b, s.D, o) + (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b) : 0);
+           (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) + EmbeddingBlocks::bytes(b, s.D, o) +
+           (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b, fused_bf16_tiles(o, want_fused_bf16_tiles)) : 0);
   }
 
   static bool uses_bf16(const RunOptions& o) { return !o.operand_is_fp32() && parse_operand(o.operand) == Operand::bf16; }
+  // Whether a run that wants fused bf16 tiles gets them: bf16 operands, the tile's kernel runs here, and
+  // the element-wise kernels are the AVX-512 ones (whose bits its epilogue reproduces).
+  static bool fused_bf16_tiles(const RunOptions& o, bool wanted) {
+    return wanted && uses_bf16(o) && Bf16TileProducts::fused_tiles_run() &&
+           active_bce_tile_kernels().path == SimdPath::avx512;
+  }
   // The kernels of our own when a run with these options uses them, else nullptr.
   static const OwnTileKernels* own_products(const RunOptions& o) { return uses_bf16(o) ? nullptr : own_tile_kernels(); }
 
@@ -318,6 +330,21 @@ struct TiledRun {
     });
     own->grad_E(t, out.dE.data() + v0 * t.D, /*accumulate=*/p0 != 0);
     own->grad_A(t, w.dA, /*accumulate=*/!(first_tile_writes_dA && w.first_of_group));
+  }
+
+  // ---- fused bf16 tiles (bf16_tiles_fused) ----
+
+  // One tile: its logits with the loss terms, counts and G's pairs made in their epilogue, the targets'
+  // terms (from the logits the epilogue stored at the targets in w.tile), the rows' softplus sums, then
+  // dE[v0, v0+n) (= on the first chunk, else +=) and w.dA (= on the group's first tile, else +=). The same
+  // bits, in the same order, as make_logits, add_target_terms, softplus_and_sigmoid and add_gradients.
+  void fused_bf16_tile(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows, StepOutputs& out) {
+    const float* E_rows = E_blocks.block(w.index, v0, n);
+    bf16->fused_logits(w.index, E_rows, n, p0, rows, row_scale.data() + p0, w.tile, blocks.ld, w.predicted,
+                       [&](auto&& fn) { for_each_target_in_tile(targets, v0, n, p0, rows, fn); });
+    add_target_terms(w, v0, n, p0, rows);
+    bf16->add_row_sums(w.index, rows, w.loss);
+    bf16->gradient_products(w.index, E_rows, n, p0, rows, out.dE.data() + v0 * in.D, w.dA, !w.first_of_group);
   }
 
   // scan_tiles over this run's inputs, blocks and workspace.
@@ -359,6 +386,7 @@ struct TiledRun {
   }
 
   const StepInputs& in;
+  const bool bf16_tiles_fused;  // fused bf16 tiles (fused_bf16_tile), else the library path's with bf16
   const OwnTileKernels* own;  // the products of our own, or nullptr (cpu::sgemm)
   const TileBlocks blocks;
   const BceTileKernels& kernels;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/measure.hpp"
@@ -60,8 +61,54 @@ TEST(Meters, SgemmOfBothLibrariesIsBelowTheFmaPeak) {
     EXPECT_LT(m.openblas.gflops, m.fma.gflops);
     EXPECT_NE(m.openblas.library.find("OpenBLAS"), std::string::npos);
   }
+  // Our own kernels where the CPU runs them (AVX-512), the reason where not.
+  if (std::isnan(m.own.gflops)) {
+    EXPECT_NE(m.own.why.find("AVX-512"), std::string::npos) << m.own.why;
+  } else {
+    EXPECT_LT(m.own.gflops, m.fma.gflops);
+    EXPECT_EQ(m.own.n, 256);
+    EXPECT_GE(m.own.samples, 3);
+  }
   EXPECT_GE(m.best_sgemm_gflops(), m.eigen.gflops);
+  if (!std::isnan(m.own.gflops)) EXPECT_GE(m.best_sgemm_gflops(), m.own.gflops);
   EXPECT_EQ(m.yardstick_gflops("fp32"), m.best_sgemm_gflops());
+}
+
+// The best SGEMM is the fastest of those measured, whichever library that is; unmeasured ones (NaN) are
+// passed over.
+TEST(Meters, BestSgemmIsTheFastestMeasured) {
+  MachineLimits m;
+  m.eigen.gflops = 100.0, m.openblas.gflops = std::nan(""), m.own.gflops = 300.0;
+  EXPECT_EQ(m.best_sgemm_gflops(), 300.0);
+  m.own.gflops = std::nan("");
+  EXPECT_EQ(m.best_sgemm_gflops(), 100.0);
+  m.openblas.gflops = 150.0;
+  EXPECT_EQ(m.best_sgemm_gflops(), 150.0);
+}
+
+// The own-kernel SGEMM behind the yardstick computes C = A·B: against a float64 product on ragged shapes
+// (edges of the 32-column panels, the 14-row register blocks, the 448-row tasks and the 256-deep inner
+// blocks), and bit-identical on 1 and 2 threads.
+TEST(Meters, OwnSgemmIsAProductIndependentOfThreads) {
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {15, 33, 7}, {450, 70, 300}, {29, 31, 513}}) {
+    std::vector<float> a(size_t(M * K)), b(size_t(K * N)), c1(size_t(M * N), -7.0f), c2(size_t(M * N), -7.0f);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = float(int64_t(i * 2654435761u % 2001) - 1000) / 997.0f;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = float(int64_t(i * 40503u % 2001) - 1000) / 991.0f;
+    OwnSgemmCopies copies;
+    if (!own_sgemm(M, N, K, a.data(), b.data(), c1.data(), 1, copies)) GTEST_SKIP() << "our own kernels need AVX-512";
+    ASSERT_TRUE(own_sgemm(M, N, K, a.data(), b.data(), c2.data(), 2, copies));
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double ref = 0, mag = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          ref += double(a[i * K + k]) * double(b[k * N + j]);
+          mag += std::abs(double(a[i * K + k]) * double(b[k * N + j]));
+        }
+        // (the rounding bound of a K-term chain)
+        ASSERT_NEAR(c1[i * N + j], ref, double(K) * 0x1p-24 * mag) << M << "x" << N << "x" << K << " at " << i << "," << j;
+        ASSERT_EQ(c1[i * N + j], c2[i * N + j]) << "threads changed a bit at " << i << "," << j;
+      }
+  }
 }
 
 // The bf16 yardstick: a rate where the bf16 products run (the products themselves are tested in

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -9,6 +10,7 @@
 #include "harness/train/classifier.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/optimizers.hpp"
+#include "variants/cpu/bf16_dot.hpp"
 #include "harness/train/tests/test_problem.hpp"
 
 namespace lobench::train {
@@ -190,6 +192,33 @@ TEST(TrainEncoder, Bf16AdamEqualsPrecisionSimKahanAdam) {
     EXPECT_EQ(0, std::memcmp(got.data(), pW.data(), pW.size() * sizeof(float))) << "step " << step;
     EXPECT_EQ(0, std::memcmp(got.data() + nW, pb.data(), pb.size() * sizeof(float))) << "step " << step;
     for (float v : enc.gradient()) ASSERT_EQ(v, 0.0f);  // cleared
+  }
+}
+
+// The bf16 encoder's Adam rounds with cpu::bf16_nearest_even in place of precision_sim's bfloat16
+// quantizer: the same value for every input, ties, the largest finite values (which round to infinity),
+// subnormals, zeros of both signs, infinities, and NaN (NaN either way).
+TEST(TrainEncoder, Bf16RoundingEqualsPrecisionSim) {
+  const lp::Quantizer bf16(lp::formats::bfloat16());
+  std::vector<uint32_t> words = {0x00000000u, 0x80000000u, 0x00000001u, 0x00008000u, 0x00018000u, 0x007fffffu,
+                                 0x00800000u, 0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7f7fffu, 0x7f7f8000u,
+                                 0x7f7fffffu, 0xff7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u,
+                                 0xffc12345u};
+  uint64_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {  // and random words of every exponent
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    words.push_back(uint32_t(state >> 32));
+  }
+  std::vector<float> in(words.size()), want(words.size());
+  for (size_t i = 0; i < words.size(); ++i) in[i] = std::bit_cast<float>(words[i]);
+  bf16.round(in, want);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const float got = std::bit_cast<float>(uint32_t(cpu::bf16_nearest_even(in[i])) << 16);
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got)) << std::hex << words[i];
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want[i])) << std::hex << "input 0x" << words[i];
+    }
   }
 }
 

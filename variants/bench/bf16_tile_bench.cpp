@@ -1,0 +1,151 @@
+// One thread, one logit tile of the fused step with bf16 operands: each piece of the tile's work timed
+// alone (best of many repetitions, so that a shared machine's interruptions hardly enter), to see where
+// a bf16 fused tile spends its time. Run pinned to one core: `taskset -c 1 build/variants/bench/bf16_tile_bench [D]`.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "variants/bce/bce_tile.hpp"
+#include "variants/cpu/bf16_products.hpp"
+#include "variants/cpu/tile_products_bf16.hpp"
+
+using namespace lobench;
+using namespace lobench::cpu;
+
+namespace {
+
+template <class F>
+double best_seconds(F&& f, int reps = 200) {
+  f();
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+std::vector<float> normal(int64_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t D = argc > 1 ? std::atoll(argv[1]) : 128;
+  const int64_t rows = argc > 2 ? std::atoll(argv[2]) : (D == 128 ? 512 : 336);
+  const int64_t n = argc > 3 ? std::atoll(argv[3]) : 256;
+  const int64_t Dw = D / 2, ld = (n + 15) / 16 * 16;
+  const double flops = 2.0 * rows * n * D;
+
+  const std::vector<float> A = normal(rows * D, 1, 0.3f), E = normal(n * D, 2, 0.3f);
+  std::vector<uint32_t> A_pairs(size_t(rows * Dw)), At_pairs(size_t(D * ((rows + 1) / 2))), E_t(size_t(Dw * n)),
+      G_by_pos(size_t((rows + 1) / 2 * n)), G_by_voc(size_t(rows * ((n + 1) / 2))), E_by_voc(size_t((n + 1) / 2 * D));
+  pair_columns(A.data(), D, rows, D, A_pairs.data(), Dw);
+  pair_rows_transposed(A.data(), D, rows, D, At_pairs.data(), (rows + 1) / 2);
+  std::vector<float> X(size_t(rows * ld)), dE(size_t(n * D)), dA(size_t(rows * D));
+  std::vector<float> row_scale(size_t(rows), 1e-6f);
+  std::vector<double> loss(static_cast<size_t>(rows));
+  std::vector<int64_t> predicted(static_cast<size_t>(rows));
+  const BceTileKernels& k = active_bce_tile_kernels();
+  const Bf16Kernel kernel = active_bf16_kernel();
+  if (const auto peak = simd_peak_rates(0.2))
+    std::printf("this thread's peaks: fp32 FMA %.1f GFLOP/s, VDPBF16PS %.1f GFLOP/s\n", peak->fp32_fma, peak->bf16_dot);
+  std::printf("kernel %s, simd_path %d, rows %lld n %lld D %lld\n", to_string(kernel), int(k.path), (long long)rows,
+              (long long)n, (long long)D);
+
+  auto logits = [&] {
+    Bf16Product p;
+    p.M = rows, p.N = n, p.K2 = Dw, p.a = A_pairs.data(), p.lda = Dw, p.b = E_t.data(), p.ldb = n, p.c = X.data(), p.ldc = ld;
+    bf16_product(kernel, p);
+  };
+  auto pair_E_t = [&] { pair_columns_transposed(E.data(), D, n, D, E_t.data(), n); };
+  auto sweep = [&] { k.softplus_and_sigmoid(X.data(), rows, n, ld, loss.data(), predicted.data(), row_scale.data()); };
+  auto pair_G = [&] {
+    pair_rows(X.data(), ld, rows, n, G_by_pos.data(), n);
+    pair_columns(X.data(), ld, rows, n, G_by_voc.data(), (n + 1) / 2);
+  };
+  auto pair_E = [&] { pair_rows(E.data(), D, n, D, E_by_voc.data(), D); };
+  auto grad_E = [&] {
+    Bf16Product p;
+    p.M = D, p.N = n, p.K2 = (rows + 1) / 2, p.a = At_pairs.data(), p.lda = (rows + 1) / 2, p.b = G_by_pos.data(), p.ldb = n;
+    p.c = dE.data(), p.ldc = D, p.c_transposed = true, p.accumulate = true;
+    bf16_product(kernel, p);
+  };
+  auto grad_A = [&] {
+    Bf16Product p;
+    p.M = rows, p.N = D, p.K2 = (n + 1) / 2, p.a = G_by_voc.data(), p.lda = (n + 1) / 2, p.b = E_by_voc.data(), p.ldb = D;
+    p.c = dA.data(), p.ldc = D, p.accumulate = true;
+    bf16_product(kernel, p);
+  };
+  pair_E_t();
+  logits();
+  sweep();
+  pair_G();
+  pair_E();
+  const double t_logits = best_seconds(logits), t_pairE_t = best_seconds(pair_E_t), t_sweep = best_seconds([&] {
+    logits();
+    sweep();
+  }) - t_logits;
+  const double t_pairG = best_seconds(pair_G), t_pairE = best_seconds(pair_E), t_dE = best_seconds(grad_E),
+               t_dA = best_seconds(grad_A);
+  const double t_all = best_seconds([&] {
+    pair_E_t();
+    logits();
+    sweep();
+    pair_G();
+    pair_E();
+    grad_E();
+    grad_A();
+  });
+  auto row = [&](const char* what, double t, bool product) {
+    if (product) std::printf("%-28s %8.1f us  %6.1f GFLOP/s  %5.1f %%\n", what, t * 1e6, flops / t / 1e9, 100 * t / t_all);
+    else std::printf("%-28s %8.1f us  %22s %5.1f %%\n", what, t * 1e6, "", 100 * t / t_all);
+  };
+  // The fused tile (tile_products_bf16.hpp): logits with the element-wise work and G's pairing in their
+  // epilogue, then the two gradient products; ~1 target per 10 000 logits.
+  CountingAllocator alloc;
+  TileBlocks blocks;
+  blocks.block_v = n, blocks.block_p = rows, blocks.ld = ld, blocks.threads = 1;
+  std::vector<std::pair<int64_t, int64_t>> targets;
+  for (int64_t i = 0; i < rows * n / 10000; ++i) targets.push_back({(i * 7919) % rows, (i * 104729) % n});
+  double t_fused_logits = 0, t_fused_grads = 0, t_fused = 0;
+  if (Bf16TileProducts::fused_tiles_run()) {
+    Bf16TileProducts tp(A.data(), rows, D, blocks, alloc, true);
+    auto fused_logits = [&] {
+      tp.fused_logits(0, E.data(), n, 0, rows, row_scale.data(), X.data(), ld, predicted.data(), [&](auto&& fn) {
+        for (auto [r, j] : targets) fn(r, j);
+      });
+      tp.add_row_sums(0, rows, loss.data());
+    };
+    auto fused_grads = [&] { tp.gradient_products(0, E.data(), n, 0, rows, dE.data(), dA.data(), true); };
+    t_fused_logits = best_seconds(fused_logits);
+    t_fused_grads = best_seconds(fused_grads);
+    t_fused = best_seconds([&] {
+      fused_logits();
+      fused_grads();
+    });
+  }
+  row("logits product", t_logits, true);
+  row("pair E along D, transposed", t_pairE_t, false);
+  row("element-wise sweep", t_sweep, false);
+  row("pair G two ways", t_pairG, false);
+  row("pair E along vocabulary", t_pairE, false);
+  row("dE product (transposed C)", t_dE, true);
+  row("dA product", t_dA, true);
+  std::printf("%-28s %8.1f us  %6.1f GFLOP/s (6 rows n D)\n", "whole tile", t_all * 1e6, 3 * flops / t_all / 1e9);
+  if (t_fused > 0) {
+    row("fused: logits + epilogue", t_fused_logits, true);
+    row("fused: pair E, dE, dA", t_fused_grads, false);
+    std::printf("%-28s %8.1f us  %6.1f GFLOP/s (6 rows n D)\n", "fused tile", t_fused * 1e6, 3 * flops / t_fused / 1e9);
+  }
+  return 0;
+}

@@ -1,0 +1,58 @@
+// The fused variant's logit tile with bf16 operands, its element-wise work in the logit product's
+// epilogue: one VDPBF16PS kernel makes each register block of logits and, before storing anything, turns
+// it into loss terms, counts and the logit gradient G = s·w·(σ(x) − y), rounded to bf16 and written
+// straight into the two paired layouts the gradient products read (tile_products_bf16.hpp). It replaces
+// three passes over a float32 tile (the element-wise sweep and two pairings of G).
+//
+// Same bits as the passes it replaces (the library path of tile_products_bf16.hpp, the one the
+// emulation takes): the logits are the same lane chains (bf16_register_block_avx512.hpp); softplus and σ
+// are bce_math's, on AVX-512 (the element-wise kernels' path); G is rounded by the packing's rule; and a
+// row's float64 softplus sum is made in the order of the AVX-512 element-wise kernel
+// (bce_tile_loops.hpp, softplus_and_sigmoid): per 32 columns the float sum of the two 16-column halves'
+// softplus, widened into 16 float64 lanes (lane l: columns l and 16 + l of each 32; a last partial 32
+// added half by half), the lanes reduced at the end as _mm512_reduce_add_pd(lo + hi) does.
+#pragma once
+
+#include <cstdint>
+
+namespace lobench::cpu {
+
+// One tile: `rows` positions × `n` vocabulary entries, row r position p0 + r, column j entry v0 + j.
+struct Bf16FusedTile {
+  int64_t rows = 0, n = 0, Dw = 0;    // Dw: pairs of the inner index D
+  const uint32_t* A = nullptr;        // the rows of A paired along D, rows Dw words apart
+  const uint32_t* Et = nullptr;       // E_b paired along D, transposed: pair k of entry j at Et[k·ld_et + j]
+  int64_t ld_et = 0;
+  const float* row_scale = nullptr;   // s·w of each row
+  // Targets: bit j % 32 of targets[(j / 32)·ld_targets + r] is set where entry j is a target of row r
+  // (ld_targets ≥ rows rounded up to 8; the words past `rows` read as zero).
+  const uint32_t* targets = nullptr;
+  int64_t ld_targets = 0;
+  float* X = nullptr;                 // the logit at each target, X[r·ldx + j] (nothing else is written)
+  int64_t ldx = 0;
+  double* row_sums = nullptr;         // [rows × 16] float64 lanes of each row's softplus sum (overwritten)
+  int64_t* predicted = nullptr;       // [rows]: += #{j : x > 0}
+  uint32_t* G_by_pos = nullptr;       // G paired along positions: pair(G[2k][j], G[2k+1][j]) at [k·ld_gpos + j]
+  int64_t ld_gpos = 0;
+  uint32_t* G_by_voc = nullptr;       // G paired along the vocabulary: pair(G[r][2k], G[r][2k+1]) at [r·ld_gvoc + k]
+  int64_t ld_gvoc = 0;
+};
+
+// Columns per target word, and the padding of ld_targets.
+constexpr int64_t kBf16TargetBits = 32;
+constexpr int64_t kBf16TargetRowPad = 8;
+
+// The AVX512_BF16 kernels (bf16_fused_tile_avx512.cpp), present where LOBENCH_BF16_SIMD is defined; call
+// them only where the avx512_bf16 kernel runs (bf16_products.hpp).
+namespace avx512_bf16 {
+// The tile: X at the targets, row_sums, predicted, G_by_pos (⌈rows/2⌉ × n) and G_by_voc (rows × ⌈n/2⌉),
+// G = row_scale·σ(x), minus row_scale at the targets, pairs past the tile's edge padded with +0.
+void fused_logits(const Bf16FusedTile& t);
+// loss[r] += the row's sum from its 16 float64 lanes, for r < rows.
+void add_row_sums(const double* row_sums, int64_t rows, double* loss);
+}  // namespace avx512_bf16
+
+// Whether this build has the kernels above.
+bool bf16_fused_tile_built();
+
+}  // namespace lobench::cpu

@@ -1,0 +1,150 @@
+// The fused bf16 tile's kernel (bf16_fused_tile.hpp): VDPBF16PS register blocks of kRows positions × 32
+// vocabulary entries, each block turned into loss terms, counts and the bf16 pairs of G in registers.
+// Compiled with AVX512_BF16 (and DQ, for the element-wise math) in this file only; called only where the
+// avx512_bf16 kernel runs. -ffp-contract=off, as the element-wise kernels: no multiply-add is fused that
+// bce_math does not ask for, so σ and softplus are the element-wise kernels' values bit for bit.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "variants/bce/bce_math.hpp"
+#include "variants/cpu/bf16_fused_tile.hpp"
+#include "variants/cpu/bf16_register_block_avx512.hpp"
+
+namespace lobench::cpu {
+namespace {
+#include "variants/bce/bce_simd_avx512.hpp"
+#include "variants/bce/bce_simd_avx512_wide.hpp"
+}  // namespace
+
+namespace avx512_bf16 {
+namespace {
+
+// Positions per register block: 2·kRows accumulators. Even, so that a block holds whole position pairs,
+// and at most kBf16TargetRowPad, so that one 256-bit load reads a block's target words.
+constexpr int kRows = 8;
+static_assert(kRows % 2 == 0 && kRows <= kBf16TargetRowPad);
+// Rows of logits per call of the element-wise math (Avx512Wide<8>, the fastest measured: see
+// bce_simd_avx512_wide.hpp). Even, so that a call covers whole position pairs.
+constexpr int kMathRows = 4;
+using Wide = Avx512Wide<2 * kMathRows>;
+
+using bf16_block::chain;
+using bf16_block::lanes;
+using bf16_block::neighbour_pairs;
+using bf16_block::rounded_to_bf16;
+using bf16_block::with_rows;
+
+// One row's epilogue, with x[v] its logits of columns [n0 + 16v, n0 + 16v + 16) (lanes outside mask[v]
+// are not in the tile) and sp[v], sig[v] their softplus and σ: adds the softplus terms into the row's
+// float64 lanes in the element-wise kernel's order, counts x > 0, stores x at the targets, writes G's
+// pairs along the vocabulary and returns G rounded to bf16 (u[0], u[1]) for the pairs along positions.
+template <bool kFull>
+inline void row_epilogue(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&x)[2],
+                         const __m512 (&sp)[2], const __m512 (&sig)[2], uint32_t target_bits, __m512i (&u)[2]) {
+  double* sums = t.row_sums + r * 16;
+  Avx512::Acc acc = n0 == 0 ? Avx512::acc_zero() : Avx512::Acc{_mm512_loadu_pd(sums), _mm512_loadu_pd(sums + 8)};
+  if (kFull) {
+    Avx512::acc_add(acc, Avx512::add(sp[0], sp[1]));
+  } else {  // the element-wise kernel's tail: 16 columns at a time, lanes past the tile as +0
+    Avx512::acc_add(acc, _mm512_maskz_mov_ps(mask[0], sp[0]));
+    if (mask[1]) Avx512::acc_add(acc, _mm512_maskz_mov_ps(mask[1], sp[1]));
+  }
+  _mm512_storeu_pd(sums, acc.lo);
+  _mm512_storeu_pd(sums + 8, acc.hi);
+
+  const __m512 zero = _mm512_setzero_ps();
+  t.predicted[r] += __builtin_popcount(unsigned(_mm512_mask_cmp_ps_mask(mask[0], x[0], zero, _CMP_GT_OQ))) +
+                    __builtin_popcount(unsigned(_mm512_mask_cmp_ps_mask(mask[1], x[1], zero, _CMP_GT_OQ)));
+
+  // G = s·w·σ(x), and s·w·(σ(x) − 1) at the targets: the float values the library path computes.
+  const __m512 c = _mm512_set1_ps(t.row_scale[r]);
+  __m512 g0 = Avx512::mul(c, sig[0]), g1 = Avx512::mul(c, sig[1]);
+  if (target_bits) {
+    const __mmask16 t0 = __mmask16(target_bits), t1 = __mmask16(target_bits >> 16);
+    g0 = _mm512_mask_sub_ps(g0, t0, g0, c);
+    g1 = _mm512_mask_sub_ps(g1, t1, g1, c);
+    _mm512_mask_storeu_ps(t.X + r * t.ldx + n0, t0, x[0]);
+    _mm512_mask_storeu_ps(t.X + r * t.ldx + n0 + 16, t1, x[1]);
+  }
+  if (!kFull) {  // pairs past the tile's edge hold +0
+    g0 = _mm512_maskz_mov_ps(mask[0], g0);
+    g1 = _mm512_maskz_mov_ps(mask[1], g1);
+  }
+  u[0] = rounded_to_bf16(g0);
+  u[1] = rounded_to_bf16(g1);
+  uint32_t* by_voc = t.G_by_voc + r * t.ld_gvoc + n0 / 2;
+  if (kFull) _mm512_storeu_si512(by_voc, neighbour_pairs(u[0], u[1]));
+  else _mm512_mask_storeu_epi32(by_voc, lanes((t.n + 1) / 2 - n0 / 2), neighbour_pairs(u[0], u[1]));
+}
+
+// Rows r and r + 1 (rounded G, `hi` all zeros past the tile's last row) as pairs along positions.
+template <bool kFull>
+inline void store_position_pairs(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask,
+                                 const __m512i (&lo)[2], const __m512i (&hi)[2]) {
+  const __m512i high = _mm512_set1_epi32(int(0xffff0000u));
+  uint32_t* by_pos = t.G_by_pos + (r / 2) * t.ld_gpos + n0;
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) {
+    const __m512i w = _mm512_or_si512(_mm512_srli_epi32(lo[v], 16), _mm512_and_si512(hi[v], high));
+    if (kFull) _mm512_storeu_si512(by_pos + 16 * v, w);
+    else _mm512_mask_storeu_epi32(by_pos + 16 * v, mask[v], w);
+  }
+}
+
+// Positions [m0, m0 + ROWS) × entries [n0, n0 + 32) (kFull: all 32 in the tile). The element-wise math
+// runs on kMathRows rows (Avx512Wide: 2·kMathRows vectors) at a time. (flatten: see bce_simd_avx512_wide.hpp)
+template <int ROWS, bool kFull>
+__attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t n0, const __mmask16* mask) {
+  __m512 acc[ROWS][2];
+#pragma GCC unroll 16
+  for (int i = 0; i < ROWS; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  chain<ROWS, 2, kFull, false>(t.Dw, t.A + m0 * t.Dw, t.Dw, t.Et + n0, t.ld_et, mask, acc);
+
+  const uint32_t* target_words = t.targets + (n0 / kBf16TargetBits) * t.ld_targets + m0;
+  const __m256i tw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(target_words));
+  const bool any_target = !_mm256_testz_si256(tw, tw);
+#pragma GCC unroll 4
+  for (int h = 0; h < ROWS; h += kMathRows) {
+    typename Wide::F x;
+#pragma GCC unroll 8
+    for (int q = 0; q < kMathRows; ++q)
+#pragma GCC unroll 2
+      for (int v = 0; v < 2; ++v) x.v[2 * q + v] = h + q < ROWS ? acc[std::min(h + q, ROWS - 1)][v] : _mm512_setzero_ps();
+    const auto e = bce_math::softplus_sigmoid<Wide>(x);
+#pragma GCC unroll 4
+    for (int q = 0; q < kMathRows && h + q < ROWS; q += 2) {
+      const int i = h + q;
+      __m512i lo[2], hi[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+      row_epilogue<kFull>(t, m0 + i, n0, mask, acc[i], {e.softplus.v[2 * q], e.softplus.v[2 * q + 1]},
+                          {e.sigmoid.v[2 * q], e.sigmoid.v[2 * q + 1]}, any_target ? target_words[i] : 0u, lo);
+      if (i + 1 < ROWS)
+        row_epilogue<kFull>(t, m0 + i + 1, n0, mask, acc[i + 1], {e.softplus.v[2 * q + 2], e.softplus.v[2 * q + 3]},
+                            {e.sigmoid.v[2 * q + 2], e.sigmoid.v[2 * q + 3]}, any_target ? target_words[i + 1] : 0u, hi);
+      store_position_pairs<kFull>(t, m0 + i, n0, mask, lo, hi);
+    }
+  }
+}
+
+}  // namespace
+
+void fused_logits(const Bf16FusedTile& t) {
+  for (int64_t n0 = 0; n0 < t.n; n0 += 32) {
+    const __mmask16 mask[2] = {lanes(t.n - n0), lanes(t.n - n0 - 16)};
+    for (int64_t m0 = 0; m0 < t.rows; m0 += kRows)
+      with_rows(std::min<int64_t>(kRows, t.rows - m0), [&](auto r) {
+        if (mask[1] == 0xffff) block<decltype(r)::value, true>(t, m0, n0, mask);
+        else block<decltype(r)::value, false>(t, m0, n0, mask);
+      });
+  }
+}
+
+void add_row_sums(const double* row_sums, int64_t rows, double* loss) {
+  for (int64_t r = 0; r < rows; ++r)
+    loss[r] += Avx512::acc_total(Avx512::Acc{_mm512_loadu_pd(row_sums + r * 16), _mm512_loadu_pd(row_sums + r * 16 + 8)});
+}
+
+}  // namespace avx512_bf16
+}  // namespace lobench::cpu
