@@ -22,6 +22,12 @@
 
 namespace lobench::cpu::bce_math {
 
+// Every function here is forced inline: GCC left 358 calls to them in the unrolled register-block
+// epilogues of fused_tile_avx512.cpp, each spilling the block's live accumulators (every vector register
+// is caller-saved) and returning its results through memory. Inlining changes no result
+// (-ffp-contract=off in every path).
+#define LOBENCH_BCE_INLINE [[gnu::always_inline]] inline
+
 // e^f ≈ Σ c_k f^k on |f| ≤ ln2/2; relative error 2e-9 in exact arithmetic, 7e-8 evaluated in float.
 inline constexpr float kExpCoeffs[] = {1.0f,          1.0f,          0.49999994f,   0.166664317f,
                                        0.0416680016f, 0.0083741555f, 0.00138436537f};
@@ -38,7 +44,7 @@ inline constexpr float kLn2Hi = 0.693359375f;
 inline constexpr float kLn2Lo = -2.12194440e-4f;
 
 template <class S, int N>
-typename S::F horner(typename S::F t, const float (&c)[N]) {
+LOBENCH_BCE_INLINE typename S::F horner(typename S::F t, const float (&c)[N]) {
   typename S::F acc = S::set1(c[N - 1]);
   for (int k = N - 2; k >= 0; --k) acc = S::fma(acc, t, S::set1(c[k]));
   return acc;
@@ -46,7 +52,7 @@ typename S::F horner(typename S::F t, const float (&c)[N]) {
 
 // e^{−a} for a ≥ 0 (a = +inf gives 0, NaN gives NaN). Relative error ≲ 1.5e-7 down to the subnormals.
 template <class S>
-typename S::F exp_neg(typename S::F a) {
+LOBENCH_BCE_INLINE typename S::F exp_neg(typename S::F a) {
   using F = typename S::F;
   a = S::min(S::set1(kExpArgLimit), a);  // operand order: a NaN `a` passes through
   const F minus_a = S::sub(S::set1(0.0f), a);
@@ -58,7 +64,7 @@ typename S::F exp_neg(typename S::F a) {
 
 // log1p(e) for e ∈ [0, 1], relative error ≲ 1.5e-7 (also for subnormal e, where it returns e).
 template <class S>
-typename S::F log1p_unit(typename S::F e) {
+LOBENCH_BCE_INLINE typename S::F log1p_unit(typename S::F e) {
   return S::mul(e, horner<S>(e, kLog1pCoeffs));
 }
 
@@ -70,30 +76,69 @@ struct SoftplusSigmoid {
 };
 
 template <class S>
-typename S::F softplus_from(typename S::F x, typename S::F e) {
+LOBENCH_BCE_INLINE typename S::F softplus_from(typename S::F x, typename S::F e) {
   return S::add(S::max(x, S::set1(0.0f)), log1p_unit<S>(e));
 }
 
 template <class S>
-typename S::F sigmoid_from(typename S::F x, typename S::F e) {
+LOBENCH_BCE_INLINE typename S::F sigmoid_from(typename S::F x, typename S::F e) {
   const typename S::F r = S::div(S::set1(1.0f), S::add(S::set1(1.0f), e));
   return S::select(S::greater(x, S::set1(0.0f)), r, S::mul(e, r));
 }
 
 template <class S>
-SoftplusSigmoid<S> softplus_sigmoid(typename S::F x) {
+LOBENCH_BCE_INLINE SoftplusSigmoid<S> softplus_sigmoid(typename S::F x) {
   const typename S::F e = exp_neg<S>(S::abs(x));
   return {softplus_from<S>(x, e), sigmoid_from<S>(x, e)};
 }
 
 template <class S>
-typename S::F softplus(typename S::F x) {
+LOBENCH_BCE_INLINE typename S::F softplus(typename S::F x) {
   return softplus_from<S>(x, exp_neg<S>(S::abs(x)));
 }
 
 template <class S>
-typename S::F sigmoid(typename S::F x) {
+LOBENCH_BCE_INLINE typename S::F sigmoid(typename S::F x) {
   return sigmoid_from<S>(x, exp_neg<S>(S::abs(x)));
+}
+
+// ---- The loss of a block of logits from one logarithm (the fused tile kernels, cpu/fused_tile.hpp) ----
+//
+// Σ_j softplus(x_j) = Σ_j max(x_j, 0) + log1p(q) with 1 + q = Π_j (1 + e_j): one logarithm per block of
+// logits instead of one log1p polynomial per logit (what the element-wise work of a logit costs most of,
+// after its exponential). q is kept as q ← q + e + q·e, which keeps the relative accuracy of small e
+// (1 + q itself would lose every e below 2^−24): each step adds ≲ 2 roundings of q to its relative error.
+template <class S>
+LOBENCH_BCE_INLINE typename S::F log1p_product_step(typename S::F q, typename S::F e) {
+  return S::fma(q, e, S::add(q, e));
+}
+
+// 2·atanh(s)/s − 2 ≈ z·Σ c_k z^k with z = s², |s| ≤ 1/5: the Taylor coefficients 2/3, 2/5, 2/7, 2/9;
+// the first term left out, 2z⁵/11, is below 1e-8 of the result.
+inline constexpr float kAtanhCoeffs[] = {0.666666667f, 0.4f, 0.285714286f, 0.222222222f};
+inline constexpr float kLn2 = 0.693147181f;
+
+// log1p(q) for q ∈ [0, 2^24) (a NaN q gives NaN), relative error ≲ 2.5e-7 (q ≤ 2^−24: q itself).
+// Needs two more operations of S than the rest of this header (AVX-512's getexp and getmant):
+//   exponent(u) = ⌊log2 u⌋ and mantissa(u) = u·2^−⌊log2 u⌋ ∈ [1, 2), for normal u ≥ 1 (NaN → NaN).
+// With u = 1 + q rounded and c = q − (u − 1) its rounding error (exact for q ≥ 0), 1 + q = 2^k·(1 + f)
+// with f = (m − 1) + c·2^−k, m ∈ [0.75, 1.5]; then log1p(f) = 2·atanh(s), s = f/(2 + f), written as
+// f − s·(f − z·Σ c_k z^k) so that a small f passes through exactly.
+template <class S>
+LOBENCH_BCE_INLINE typename S::F log1p_nonnegative(typename S::F q) {
+  using F = typename S::F;
+  const F one = S::set1(1.0f);
+  const F u = S::add(one, q);
+  const F c = S::sub(q, S::sub(u, one));
+  F k = S::exponent(u), m = S::mantissa(u);
+  const auto high = S::greater(m, S::set1(1.5f));
+  m = S::select(high, S::mul(m, S::set1(0.5f)), m);
+  k = S::select(high, S::add(k, one), k);
+  const F f = S::add(S::sub(m, one), S::ldexp(c, S::sub(S::set1(0.0f), k)));
+  const F s = S::div(f, S::add(S::set1(2.0f), f));
+  const F z = S::mul(s, s);
+  const F w = S::fma(S::sub(S::set1(0.0f), z), horner<S>(z, kAtanhCoeffs), f);
+  return S::fma(k, S::set1(kLn2), S::fma(S::sub(S::set1(0.0f), s), w, f));
 }
 
 }  // namespace lobench::cpu::bce_math

@@ -29,6 +29,9 @@ struct Avx512 {
   // scalef rounds p·2^n once, subnormal results included: the same value the two-step ldexp of the
   // other paths produces.
   static F ldexp(F p, F n) { return _mm512_scalef_ps(p, n); }
+  // ⌊log2 a⌋ and a·2^−⌊log2 a⌋ ∈ [1, 2) (bce_math::log1p_nonnegative; NaN passes through)
+  static F exponent(F a) { return _mm512_getexp_ps(a); }
+  static F mantissa(F a) { return _mm512_getmant_ps(a, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_src); }
   static M greater(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
   static F select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
   static int count(M m) { return __builtin_popcount(unsigned(m)); }

@@ -17,8 +17,12 @@
 // when accumulating): acc = fma(a_k, b_k, acc). Blocking the inner index (dE) stores and reloads acc
 // between blocks, which changes nothing. So the results depend on the shapes only, never on threads.
 // The per-position loss: for each register block of kTransposedBlockRows entries (j0 = 0, 14, 28, …), the
-// float sum of softplus(x) in increasing j from +0; these block sums added in increasing j0 into a float64
-// sum from 0; that added into loss[r].
+// float sum P of the positive x in increasing j from +0, and q from +0 by q ← fma(q, e, q + e) in
+// increasing j with e = e^−|x| (bce_math::exp_neg, the e of σ), so that 1 + q = Π (1 + e); the block's
+// loss P + log1p(q) (bce_math::log1p_nonnegative), which is Σ softplus(x) with one logarithm per block
+// instead of a log1p per logit; these block sums added in increasing j0 into a float64 sum from 0; that
+// added into loss[r]. (Before 2026-12-02 the block's loss was the float sum of softplus(x) per logit: the
+// same value to ~1e-7 relative, other rounding.)
 #pragma once
 
 #include <cstdint>
@@ -48,9 +52,9 @@ inline int64_t transposed_ld(int64_t cols) { return (cols + 15) / 16 * 16 + 16; 
 struct OwnTileKernels {
   // Gt[j, r] = x[j, r] = Σ_d E[j, d]·At[d, r] (the chain above); nothing else.
   void (*logits)(const TransposedTile& t);
-  // The same x, then Gt[j, r] = row_scale[r]·σ(x[j, r]); loss[r] += Σ_j softplus(x[j, r]) (in the order
-  // above); predicted[r] += #{j : x[j, r] > 0}. σ and softplus are bce_math's, bit for bit
-  // the values of the element-wise tile kernels (bce_tile.hpp) on the same x.
+  // The same x, then Gt[j, r] = row_scale[r]·σ(x[j, r]); loss[r] += Σ_j softplus(x[j, r]) (made and
+  // summed as above); predicted[r] += #{j : x[j, r] > 0}. σ is bce_math's, bit for bit the value of the
+  // element-wise tile kernels (bce_tile.hpp) on the same x.
   void (*logits_sigmoid)(const TransposedTile& t, const float* row_scale, double* loss, int64_t* predicted);
   // The loss and counts of logits_sigmoid alone (chunked's forward scan); Gt is not written.
   void (*logits_softplus)(const TransposedTile& t, double* loss, int64_t* predicted);

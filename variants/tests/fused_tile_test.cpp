@@ -1,20 +1,25 @@
 // The fused tile's products of our own (variants/cpu/fused_tile.hpp) against their scalar model, bit for
 // bit, on ragged shapes: every edge of the register blocks (14 broadcast rows, 32 lanes) and of the dE
-// product's inner-index blocks (256), operands at offsets inside larger matrices as the variant passes
+// product's inner-index blocks (512), operands at offsets inside larger matrices as the variant passes
 // them. The model is the header's: one fused multiply-add chain per output in increasing inner index,
-// σ and softplus of the element-wise tile kernels, the loss summed in float64 per 32-position panel.
+// σ of the element-wise tile kernels, the loss of each register block from one logarithm (bce_math.hpp,
+// evaluated here on single floats), summed in float64 per 32-position panel; the accuracy of that loss
+// against float64 math is tested here too.
 // Skipped, saying why, where the kernels do not run (no AVX-512, or a lower path forced); the variants
 // through them against the float64 reference are in simd_paths_test.cpp and conformance_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
+#include "variants/bce/bce_math.hpp"
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/fused_tile.hpp"
 
@@ -38,6 +43,41 @@ std::vector<float> random_floats(int64_t n, std::mt19937& rng, float scale) {
 }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// bce_math's vector operations on one float, each rounded once as the kernels' instructions round (this
+// file is compiled with -ffp-contract=off, variants/CMakeLists.txt): the scalar model of the epilogue's
+// exponential and of its per-block logarithm. min and max return b when either is NaN, as on x86;
+// exponent and mantissa are AVX-512's getexp and getmant (interval [1, 2)) for the u ≥ 1 they get here.
+struct Scalar {
+  using F = float;
+  using M = bool;
+  static F set1(float v) { return v; }
+  static F add(F a, F b) { return a + b; }
+  static F sub(F a, F b) { return a - b; }
+  static F mul(F a, F b) { return a * b; }
+  static F div(F a, F b) { return a / b; }
+  static F fma(F a, F b, F c) { return __builtin_fmaf(a, b, c); }
+  static F abs(F a) { return std::fabs(a); }
+  static F min(F a, F b) { return a < b ? a : b; }
+  static F max(F a, F b) { return a > b ? a : b; }
+  static F round(F a) { return std::nearbyint(a); }
+  static F ldexp(F p, F n) { return std::isnan(n) ? n : std::ldexp(p, int(n)); }
+  static F exponent(F u) { return std::isnan(u) ? u : F(std::ilogb(u)); }
+  static F mantissa(F u) { return std::isnan(u) ? u : std::scalbn(u, -std::ilogb(u)); }
+  static M greater(F a, F b) { return a > b; }
+  static F select(M m, F a, F b) { return m ? a : b; }
+};
+
+// The loss of one register block of logits as the kernels make it (fused_tile.hpp): the float sum of the
+// positive logits in increasing j from +0, plus log1p(q) of the running q with 1 + q = Π (1 + e^−|x|).
+struct BlockLossModel {
+  float positive_sum = 0.0f, q = 0.0f;
+  void add(float x) {
+    if (x > 0.0f) positive_sum += x;
+    q = cpu::bce_math::log1p_product_step<Scalar>(q, cpu::bce_math::exp_neg<Scalar>(std::fabs(x)));
+  }
+  float total() const { return positive_sum + cpu::bce_math::log1p_nonnegative<Scalar>(q); }
+};
 
 // A tile at an offset inside larger operands, the way the fused variant hands them over: its positions
 // start at column `p0` of Aᵀ (made for P = p0 + rows + 5 positions), its tile has spare columns.
@@ -115,16 +155,16 @@ TEST(FusedTileKernels, EpilogueEqualsTheElementwiseKernelsBitForBit) {
         cpu::own_tile_kernels()->logits_sigmoid(c.t, scale.data(), loss.data(), predicted.data());
         c.expect_spare_columns_untouched("logits_sigmoid");
         for (int64_t r = 0; r < rows; ++r) {
-          // The model: each position's softplus terms summed in float per block of
-          // kTransposedBlockRows entries, the block sums in float64, then added into its loss.
+          // The model: each position's loss per block of kTransposedBlockRows entries (BlockLossModel), the
+          // block sums in float64, then added into its loss; σ the element-wise kernels' bit for bit.
           double panel_sum = 0.0;
-          float block_sum = 0.0f;
+          BlockLossModel block;
           for (int64_t j = 0; j < n; ++j) {
             const float x = c.model_logit(j, r);
             float softplus = 0, sigmoid = 0;
             elementwise.softplus_sigmoid_elements(&x, 1, &softplus, &sigmoid);
-            block_sum += softplus;
-            if ((j + 1) % cpu::kTransposedBlockRows == 0 || j + 1 == n) panel_sum += double(block_sum), block_sum = 0.0f;
+            block.add(x);
+            if ((j + 1) % cpu::kTransposedBlockRows == 0 || j + 1 == n) panel_sum += double(block.total()), block = {};
             model_predicted[size_t(r)] += x > 0.0f;
             ASSERT_TRUE(same_bits(c.Gt[size_t(j * c.t.ldt + r)], scale[size_t(r)] * sigmoid))
                 << "rows " << rows << " n " << n << " D " << D << " at (" << j << ", " << r << ")";
@@ -134,6 +174,64 @@ TEST(FusedTileKernels, EpilogueEqualsTheElementwiseKernelsBitForBit) {
           ASSERT_EQ(predicted[size_t(r)], model_predicted[size_t(r)]) << "rows " << rows << " n " << n << " r " << r;
         }
       }
+}
+
+// The epilogue's logarithm against float64 log1p, over the whole range its q can take (1 + q ≤ 2^14
+// for a block of 14 entries), and at the small q of very negative logits.
+TEST(FusedTileEpilogue, Log1pOfNonnegativeArguments) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<double> exponent(-40.0, std::log10(16384.0));
+  std::uniform_real_distribution<float> unit(0.0f, 2.0f);
+  double worst = 0.0;
+  float at = 0.0f;
+  for (int i = 0; i < 400000; ++i) {
+    const float q = i % 2 ? float(std::pow(10.0, exponent(rng))) : unit(rng);
+    const double want = std::log1p(double(q));
+    const double err = want == 0.0 ? std::fabs(double(cpu::bce_math::log1p_nonnegative<Scalar>(q)))
+                                   : std::fabs(double(cpu::bce_math::log1p_nonnegative<Scalar>(q)) - want) / want;
+    if (err > worst) worst = err, at = q;
+  }
+  // (measured: 8.0e-8, 1.3 ulp)
+  EXPECT_LE(worst, 2e-7) << "at q = " << at;
+  EXPECT_EQ(cpu::bce_math::log1p_nonnegative<Scalar>(0.0f), 0.0f);
+  EXPECT_EQ(cpu::bce_math::log1p_nonnegative<Scalar>(1e-30f), 1e-30f);
+  EXPECT_TRUE(std::isnan(cpu::bce_math::log1p_nonnegative<Scalar>(std::numeric_limits<float>::quiet_NaN())));
+}
+
+// A block's loss from one logarithm against Σ softplus in float64, in the regimes that are hostile to it:
+// mixed logits, all very negative (e ≈ 1e-9, 1e-30: the terms a float 1 + q would drop), all large, and
+// blocks of every length up to kTransposedBlockRows; infinities and NaN as the per-logit softplus has them.
+TEST(FusedTileEpilogue, BlockLossMatchesFloat64Softplus) {
+  std::mt19937 rng(22);
+  auto softplus64 = [](double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); };
+  const std::pair<float, float> regimes[] = {{-30.0f, 30.0f}, {-3.0f, 3.0f}, {-21.5f, -20.0f}, {-70.0f, -68.0f},
+                                             {-87.0f, -40.0f}, {20.0f, 1e6f}, {0.0f, 1e-6f}};
+  double worst = 0.0;
+  for (const auto& [lo, hi] : regimes) {
+    std::uniform_real_distribution<float> u(lo, hi);
+    for (int trial = 0; trial < 20000; ++trial) {
+      const int len = 1 + trial % cpu::kTransposedBlockRows;
+      BlockLossModel block;
+      double want = 0.0;
+      for (int j = 0; j < len; ++j) {
+        const float x = u(rng);
+        block.add(x);
+        want += softplus64(double(x));
+      }
+      const double err = std::fabs(double(block.total()) - want) / want;
+      worst = std::max(worst, err);
+      ASSERT_LE(err, 1e-6) << "logits in [" << lo << ", " << hi << "], " << len << " of them";
+    }
+  }
+  std::printf("[ info     ] block loss from one logarithm: worst relative error %.3g\n", worst);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  BlockLossModel with_inf, with_minus_inf, with_nan;
+  for (float x : {1.0f, inf, -2.0f}) with_inf.add(x);
+  for (float x : {1.0f, -inf, -2.0f}) with_minus_inf.add(x);
+  for (float x : {1.0f, nan, -2.0f}) with_nan.add(x);
+  EXPECT_EQ(with_inf.total(), inf);
+  EXPECT_NEAR(with_minus_inf.total(), softplus64(1.0) + softplus64(-2.0), 1e-6);
+  EXPECT_TRUE(std::isnan(with_nan.total())) << "a NaN logit must poison the loss";
 }
 
 // chunked's halves of the epilogue: the loss and counts alone (nothing stored), s·σ alone (no sums).
@@ -167,8 +265,8 @@ TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
   LOBENCH_REQUIRE_OWN_KERNELS();
   std::mt19937 rng(13);
   std::vector<int64_t> rows_list = kRows;
-  rows_list.push_back(300);  // crosses the dE product's inner-index block (256)
-  rows_list.push_back(513);
+  rows_list.push_back(300);
+  rows_list.push_back(513);  // crosses the dE product's inner-index block (512)
   std::vector<int64_t> entries = kEntries;
   entries.push_back(270);  // crosses the dA product's strip block (256)
   for (int64_t rows : rows_list)
