@@ -223,12 +223,13 @@ class OwnProducts {
   std::vector<float> At_, tiles_, dA_, dE_;
 };
 
-// The logit products of the tiles with bf16 operands: A paired along D once, each vocabulary block of E
-// paired along D and transposed once (untimed), then per tile the one bf16 product the variants make.
+// The logit products of the tiles with bf16 operands (the tiles fused_bf16 makes): A paired along D once,
+// each vocabulary block of E paired along D and transposed once (untimed), then per tile the one bf16
+// product the variants make.
 class Bf16Logits {
  public:
   explicit Bf16Logits(const StepData& d)
-      : d_(d), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})), Dw_((d.D + 1) / 2),
+      : d_(d), b_(bf16_blocks(d)), Dw_((d.D + 1) / 2),
         tiles_(size_t(b_.threads * b_.block_p * b_.ld)), A_(size_t(d.P * Dw_)),
         E_(size_t(n_vblocks() * Dw_ * b_.block_v)) {
     cpu::pair_columns(d.A.data(), d.D, d.P, d.D, A_.data(), Dw_);
@@ -236,6 +237,13 @@ class Bf16Logits {
       const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, d.V - v0);
       cpu::pair_columns_transposed(d.E.data() + v0 * d.D, d.D, n, d.D, E_.data() + vb * Dw_ * b_.block_v, b_.block_v);
     }
+  }
+
+  // The tiles fused_bf16 makes (TiledRun::tile_blocks).
+  static cpu::TileBlocks bf16_blocks(const StepData& d) {
+    RunOptions o{kThreads, 0, 0};
+    o.operand = "bf16";
+    return cpu::TiledRun::tile_blocks(d.P, d.V, d.D, o);
   }
 
   void operator()() {
@@ -540,6 +548,12 @@ int main(int argc, char** argv) {
     const auto b = lobench::cpu::choose_blocks(1024, 100000, D, lobench::RunOptions{kThreads, 0, 0});
     benchmark::AddCustomContext("tile_D" + std::to_string(D),
                                 std::to_string(b.block_p) + " positions x " + std::to_string(b.block_v) + " entries");
+    // (the bf16 rows' tiles: TiledRun::tile_blocks)
+    lobench::RunOptions bf16{kThreads, 0, 0};
+    bf16.operand = "bf16";
+    const auto b16 = lobench::cpu::TiledRun::tile_blocks(1024, 100000, D, bf16);
+    benchmark::AddCustomContext("tile_bf16_D" + std::to_string(D),
+                                std::to_string(b16.block_p) + " positions x " + std::to_string(b16.block_v) + " entries");
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
