@@ -51,11 +51,15 @@ constexpr int64_t kBf16TargetBits = 32;
 constexpr int64_t kBf16TargetRowPad = 8;
 
 // The AVX512_BF16 kernels (bf16_fused_tile_avx512.cpp), present where LOBENCH_BF16_SIMD is defined; call
-// them only where the avx512_bf16 kernel runs (bf16_products.hpp).
+// them only where the CPU has AVX512_BF16 (bf16_simd_unavailable() is nothing; fused_logits: where the
+// avx512_bf16 kernel is the products' kernel).
 namespace avx512_bf16 {
 // The tile: X at the targets, row_sums, predicted, G_by_pos (⌈rows/2⌉ × n) and G_by_voc (rows × ⌈n/2⌉),
 // G = row_scale·σ(x), minus row_scale at the targets, pairs past the tile's edge padded with +0.
 void fused_logits(const Bf16FusedTile& t);
+// The same epilogue on logits already made (by any bf16 kernel) and held in t.X (t.A, t.Et unused): what
+// fused_logits makes, bit for bit, from the same logits.
+void epilogue_of_tile(const Bf16FusedTile& t);
 // loss[r] += the row's sum from its 16 float64 lanes, for r < rows.
 void add_row_sums(const double* row_sums, int64_t rows, double* loss);
 }  // namespace avx512_bf16

@@ -110,12 +110,20 @@ inline void store_position_pairs(const Bf16FusedTile& t, int64_t r, int64_t n0, 
 
 // Positions [m0, m0 + ROWS) × entries [n0, n0 + 32) (kFull: all 32 in the tile). The element-wise math
 // runs on kMathRows rows (Avx512Wide: 2·kMathRows vectors) at a time. (flatten: see bce_simd_avx512_wide.hpp)
-template <int ROWS, bool kFull>
+// kFromX: the logits are not made but read from t.X (epilogue_of_tile).
+template <int ROWS, bool kFull, bool kFromX = false>
 __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t n0, const __mmask16* mask) {
   __m512 acc[ROWS][2];
+  if constexpr (kFromX) {
 #pragma GCC unroll 16
-  for (int i = 0; i < ROWS; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-  chain<ROWS, 2, kFull, false>(t.Dw, t.A + m0 * t.Dw, t.Dw, t.Et + n0, t.ld_et, mask, acc);
+    for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < 2; ++v) acc[i][v] = _mm512_maskz_loadu_ps(mask[v], t.X + (m0 + i) * t.ldx + n0 + 16 * v);
+  } else {
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    chain<ROWS, 2, kFull, false>(t.Dw, t.A + m0 * t.Dw, t.Dw, t.Et + n0, t.ld_et, mask, acc);
+  }
 
   const uint32_t* target_words = t.targets + (n0 / kBf16TargetBits) * t.ld_targets + m0;
   const __m256i tw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(target_words));
@@ -181,6 +189,17 @@ void fused_logits(const Bf16FusedTile& t) {
         else block<decltype(r)::value, false>(t, m0, n0, mask);
       });
     }
+  }
+}
+
+void epilogue_of_tile(const Bf16FusedTile& t) {
+  for (int64_t n0 = 0; n0 < t.n; n0 += 32) {
+    const __mmask16 mask[2] = {lanes(t.n - n0), lanes(t.n - n0 - 16)};
+    for (int64_t m0 = 0; m0 < t.rows; m0 += kRows)
+      with_rows(std::min<int64_t>(kRows, t.rows - m0), [&](auto r) {
+        if (mask[1] == 0xffff) block<decltype(r)::value, true, true>(t, m0, n0, mask);
+        else block<decltype(r)::value, false, true>(t, m0, n0, mask);
+      });
   }
 }
 

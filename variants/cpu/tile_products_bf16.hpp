@@ -14,9 +14,10 @@
 // Packing costs O(rows·n + n·D) per tile against O(rows·n·D) for the products. Either dE form gives the
 // same bits (each output is the same chain of the same pairs; a lane's products commute).
 //
-// The fused variant's tile, where its kernel runs (fused_tiles): the logits' epilogue makes the loss
-// terms, counts and G's two pairings in registers (bf16_fused_tile.hpp) instead of a float32 tile swept
-// and packed: fused_logits, add_row_sums, then gradient_products.
+// The fused variant's tile, where its epilogue runs (fused_tiles: AVX512_BF16): the logits' epilogue makes
+// the loss terms, counts and G's two pairings in registers (bf16_fused_tile.hpp) instead of a float32
+// tile swept and packed: fused_logits, add_row_sums, then gradient_products. With the avx512_bf16 kernel
+// the epilogue is the logit product's; with the others (the emulation, AMX) it reads the logits from X.
 #pragma once
 
 #include <algorithm>
@@ -42,8 +43,8 @@ class Bf16TileProducts {
         thread_buffers_(alloc, b.threads * per_thread_), capacity_p_(P),
         targets_(alloc, fused_tiles ? b.threads * target_words(b) : 0),
         row_sums_(alloc, fused_tiles ? b.threads * b.block_p * 16 : 0) {
-    if (fused_tiles && (kernel_ != Bf16Kernel::avx512_bf16 || !bf16_fused_tile_built()))
-      throw std::logic_error("Bf16TileProducts: the fused tile needs the avx512_bf16 kernel");
+    if (fused_tiles && !fused_tiles_run())
+      throw std::logic_error("Bf16TileProducts: the fused tile's epilogue needs AVX512_BF16");
     std::fill(targets_.data(), targets_.data() + targets_.size(), 0u);
     if (A) pack_A(A, P);
   }
@@ -68,9 +69,11 @@ class Bf16TileProducts {
            (fused_tiles ? b.threads * (4 * target_words(b) + 8 * 16 * b.block_p) : 0);
   }
 
-  // Whether fused tiles run here: the avx512_bf16 kernel is the one the products use (and was built).
+  // Whether fused tiles run here: the bf16 products run, and the CPU has AVX512_BF16 for their epilogue
+  // (which the build compiled). Their logits are made in the epilogue's kernel where the products' kernel
+  // is avx512_bf16, else by the products' kernel into X first (the same logits, the same epilogue).
   static bool fused_tiles_run() {
-    return !bf16_products_unavailable() && active_bf16_kernel() == Bf16Kernel::avx512_bf16 && bf16_fused_tile_built();
+    return !bf16_products_unavailable() && !bf16_simd_unavailable() && bf16_fused_tile_built();
   }
 
   // X[rows, n] (rows `ld` apart) = A[p0, p0+rows) · E_rowsᵀ, E_rows the block's n rows of E.
@@ -93,7 +96,8 @@ class Bf16TileProducts {
   }
 
   // The fused tile's logits (fused_tiles): for every target (r, j) of the tile that for_each_target(fn)
-  // names by fn(r, j), X[r·ldx + j] = its logit; predicted[r] += #{j : x > 0}; the rows' softplus sums
+  // names by fn(r, j), X[r·ldx + j] = its logit (X [rows × ldx] holds every logit where the products'
+  // kernel is not avx512_bf16); predicted[r] += #{j : x > 0}; the rows' softplus sums
   // kept for add_row_sums; G = row_scale·(σ(x) − y) paired both ways, and E_rows paired along the
   // vocabulary too, for gradient_products (E_paired). `prefetch`: memory read after this tile
   // (Bf16FusedTile::prefetch).
@@ -110,6 +114,14 @@ class Bf16TileProducts {
     // (E_b paired both ways in one pass: gradient_products finds it paired along the vocabulary)
     pair_columns_transposed_and_rows(E_rows, D_, n, D_, E_by_dim(thread), b_.block_v, E_by_vocabulary(thread), D_);
     t.Et = E_by_dim(thread), t.ld_et = b_.block_v;
+    if (kernel_ != Bf16Kernel::avx512_bf16) {  // the logits into X by the products' kernel
+      Bf16Product p;
+      p.M = rows, p.N = n, p.K2 = Dw_;
+      p.a = t.A, p.lda = Dw_;
+      p.b = t.Et, p.ldb = b_.block_v;
+      p.c = X, p.ldc = ldx;
+      bf16_product(kernel_, p);
+    }
     t.row_scale = row_scale;
     t.targets = bits, t.ld_targets = ld_bits;
     t.X = X, t.ldx = ldx;
@@ -119,7 +131,8 @@ class Bf16TileProducts {
     t.G_by_voc = G_by_vocabulary(thread), t.ld_gvoc = (b_.block_v + 1) / 2;
     t.prefetch[0] = prefetch[0], t.prefetch[1] = prefetch[1];
 #if defined(__x86_64__) && defined(__GNUC__)
-    avx512_bf16::fused_logits(t);
+    if (kernel_ == Bf16Kernel::avx512_bf16) avx512_bf16::fused_logits(t);
+    else avx512_bf16::epilogue_of_tile(t);
 #endif
     for_each_target([&](int64_t r, int64_t j) { bits[(j / kBf16TargetBits) * ld_bits + r] = 0; });
   }

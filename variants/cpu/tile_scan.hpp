@@ -252,7 +252,7 @@ void for_each_target_in_tile(const SparseTargets& targets, int64_t v0, int64_t n
 // `own`): the tiles are held transposed and the run holds Aᵀ (made here) for them; the methods for
 // transposed tiles are the steps of such a tile. Otherwise `own` is null and the products are cpu::sgemm's.
 //
-// With bf16 operands, a run that asks for fused bf16 tiles (the fused variant) gets them where their kernel
+// With bf16 operands, a run that asks for fused bf16 tiles (the fused variant) gets them where their epilogue
 // runs (bf16_tiles_fused: tile_products_bf16.hpp, the element-wise work in the logits' epilogue, the
 // tile's steps in bf16_fused_tile()); otherwise its tiles are the library path's.
 struct TiledRun {
@@ -303,8 +303,10 @@ struct TiledRun {
     b.block_p = std::min(P, ((P + chunks - 1) / chunks + 15) / 16 * 16);
     return b;
   }
-  // Whether a run that wants fused bf16 tiles gets them: bf16 operands, the tile's kernel runs here, and
-  // the element-wise kernels are the AVX-512 ones (whose bits its epilogue reproduces).
+  // Whether a run that wants fused bf16 tiles gets them: bf16 operands, the tile's epilogue runs here
+  // (AVX512_BF16), and the element-wise kernels are the AVX-512 ones (whose bits it reproduces). Every bf16
+  // kernel then takes this path (the logits made in the epilogue's kernel with avx512_bf16, by the
+  // products' kernel otherwise), so all give the same bits.
   static bool fused_bf16_tiles(const RunOptions& o, bool wanted) {
     return wanted && uses_bf16(o) && Bf16TileProducts::fused_tiles_run() &&
            active_bce_tile_kernels().path == SimdPath::avx512;
