@@ -3,7 +3,7 @@
 // pinned to one core (taskset -c N); every kernel is timed as the best of many passes over a few vocabulary
 // blocks (so E_b comes from L2/L3 as in a step, not from L1), the kernels taking turns.
 //
-//   build/variants/bench/tile_bench [rows n D [P [rounds]]]     (default 512 256 128, P = 1024, 100 rounds)
+//   build/variants/bench/tile_bench [rows n D [P [rounds [blocks]]]]   (default 512 256 128, P = 1024, 100 rounds, 8 blocks)
 //
 // Prints GFLOP/s per kernel (2·rows·n·D flops each; `fused tile`, logits_sigmoid + grad_E + grad_A, and
 // `chunked tile`, both scans' kernels, on their 6 and 8·rows·n·D) and each rate over the logit product's.
@@ -25,13 +25,13 @@ using namespace lobench;
 
 struct Bench {
   int64_t rows, n, D, P;
-  static constexpr int kBlocks = 8;  // vocabulary blocks cycled through
+  int kBlocks = 8;  // vocabulary blocks cycled through (E and dE of 400 blocks at D = 128: 100 MB, DRAM as in a step)
   std::vector<float> A, At, E, Gt, dE, dA, scale;
   std::vector<double> loss;
   std::vector<int64_t> predicted;
   int64_t ldat;
 
-  Bench(int64_t rows_, int64_t n_, int64_t D_, int64_t P_) : rows(rows_), n(n_), D(D_), P(P_) {
+  Bench(int64_t rows_, int64_t n_, int64_t D_, int64_t P_, int blocks) : rows(rows_), n(n_), D(D_), P(P_), kBlocks(blocks) {
     std::mt19937 rng(1);
     std::normal_distribution<float> g(0.0f, 1.0f);
     A.resize(size_t(P * D));
@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
   const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 512, n = argc > 2 ? std::atoll(argv[2]) : 256;
   const int64_t D = argc > 3 ? std::atoll(argv[3]) : 128, P = argc > 4 ? std::atoll(argv[4]) : 1024;
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 100;
-  Bench b(rows, n, D, std::max(P, rows));
+  const int blocks = argc > 6 ? std::atoi(argv[6]) : 8;
+  Bench b(rows, n, D, std::max(P, rows), blocks);
   const double f2 = 2.0 * double(rows) * double(n) * double(D);
   auto t = [&](int blk) { return b.tile(blk); };
   // (the kernels after a logit product read a tile of gradients: s·σ of the logits, as in a step)
