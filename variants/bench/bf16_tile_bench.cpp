@@ -80,6 +80,14 @@ int main(int argc, char** argv) {
     p.c = dE.data(), p.ldc = D, p.c_transposed = true, p.accumulate = true;
     bf16_product(kernel, p);
   };
+  std::vector<uint32_t> A_by_pos(static_cast<size_t>((rows + 1) / 2 * D));
+  pair_rows(A.data(), D, rows, D, A_by_pos.data(), D);
+  auto grad_E_rows = [&] {  // the same dE, row-major, G read transposed (what the variants make)
+    Bf16Product p;
+    p.M = n, p.N = D, p.K2 = (rows + 1) / 2, p.a = G_by_pos.data(), p.lda = n, p.a_transposed = true;
+    p.b = A_by_pos.data(), p.ldb = D, p.c = dE.data(), p.ldc = D, p.accumulate = true;
+    bf16_product(kernel, p);
+  };
   auto grad_A = [&] {
     Bf16Product p;
     p.M = rows, p.N = D, p.K2 = (n + 1) / 2, p.a = G_by_voc.data(), p.lda = (n + 1) / 2, p.b = E_by_voc.data(), p.ldb = D;
@@ -96,7 +104,7 @@ int main(int argc, char** argv) {
     sweep();
   }) - t_logits;
   const double t_pairG = best_seconds(pair_G), t_pairE = best_seconds(pair_E), t_dE = best_seconds(grad_E),
-               t_dA = best_seconds(grad_A);
+               t_dA = best_seconds(grad_A), t_dE_rows = best_seconds(grad_E_rows);
   const double t_all = best_seconds([&] {
     pair_E_t();
     logits();
@@ -126,7 +134,7 @@ int main(int argc, char** argv) {
       });
       tp.add_row_sums(0, rows, loss.data());
     };
-    auto fused_grads = [&] { tp.gradient_products(0, E.data(), n, 0, rows, dE.data(), dA.data(), true); };
+    auto fused_grads = [&] { tp.gradient_products(0, E.data(), n, 0, rows, dE.data(), dA.data(), true, true); };
     t_fused_logits = best_seconds(fused_logits);
     t_fused_grads = best_seconds(fused_grads);
     t_fused = best_seconds([&] {
@@ -140,6 +148,7 @@ int main(int argc, char** argv) {
   row("pair G two ways", t_pairG, false);
   row("pair E along vocabulary", t_pairE, false);
   row("dE product (transposed C)", t_dE, true);
+  row("dE product (G transposed)", t_dE_rows, true);
   row("dA product", t_dA, true);
   std::printf("%-28s %8.1f us  %6.1f GFLOP/s (6 rows n D)\n", "whole tile", t_all * 1e6, 3 * flops / t_all / 1e9);
   if (t_fused > 0) {

@@ -36,6 +36,14 @@ struct Bf16FusedTile {
   int64_t ld_gpos = 0;
   uint32_t* G_by_voc = nullptr;       // G paired along the vocabulary: pair(G[r][2k], G[r][2k+1]) at [r·ld_gvoc + k]
   int64_t ld_gvoc = 0;
+  // Memory the caller reads next (the next tile's rows of E, this tile's rows of dE), asked for into the
+  // L2 cache a few lines per register block while the tile's logits are made: in a step these come from
+  // DRAM, and the products that read them would wait for it (a start of null reads nothing).
+  struct Prefetch {
+    const void* start = nullptr;
+    int64_t bytes = 0;
+    bool for_writing = false;
+  } prefetch[2];
 };
 
 // Columns per target word, and the padding of ld_targets.

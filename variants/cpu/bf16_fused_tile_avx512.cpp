@@ -37,13 +37,23 @@ using bf16_block::neighbour_pairs;
 using bf16_block::rounded_to_bf16;
 using bf16_block::with_rows;
 
+// G's 32 values g0 (columns n0 … n0 + 15), g1 (the next 16) rounded to bf16 by the packing's rule
+// (bf16_nearest_even), word j the value of column n0 + j. VCVTNE2PS2BF16 rounds the same way except that
+// it reads float32 denormals as zero: where G holds one (s·w·σ(x) < FLT_MIN), the integer rounding.
+inline __m512i rounded_words(__m512 g0, __m512 g1) {
+  const __mmask16 denormal = _mm512_fpclass_ps_mask(g0, 0x20) | _mm512_fpclass_ps_mask(g1, 0x20);
+  if (__builtin_expect(denormal != 0, 0)) return neighbour_pairs(rounded_to_bf16(g0), rounded_to_bf16(g1));
+  return (__m512i)_mm512_cvtne2ps_pbh(g1, g0);
+}
+
 // One row's epilogue, with x[v] its logits of columns [n0 + 16v, n0 + 16v + 16) (lanes outside mask[v]
 // are not in the tile) and sp[v], sig[v] their softplus and σ: adds the softplus terms into the row's
 // float64 lanes in the element-wise kernel's order, counts x > 0, stores x at the targets, writes G's
-// pairs along the vocabulary and returns G rounded to bf16 (u[0], u[1]) for the pairs along positions.
+// pairs along the vocabulary and returns G's 32 bf16 values (`words`, rounded_words) for the pairs along
+// positions.
 template <bool kFull>
 inline void row_epilogue(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&x)[2],
-                         const __m512 (&sp)[2], const __m512 (&sig)[2], uint32_t target_bits, __m512i (&u)[2]) {
+                         const __m512 (&sp)[2], const __m512 (&sig)[2], uint32_t target_bits, __m512i& words) {
   double* sums = t.row_sums + r * 16;
   Avx512::Acc acc = n0 == 0 ? Avx512::acc_zero() : Avx512::Acc{_mm512_loadu_pd(sums), _mm512_loadu_pd(sums + 8)};
   if (kFull) {
@@ -73,24 +83,28 @@ inline void row_epilogue(const Bf16FusedTile& t, int64_t r, int64_t n0, const __
     g0 = _mm512_maskz_mov_ps(mask[0], g0);
     g1 = _mm512_maskz_mov_ps(mask[1], g1);
   }
-  u[0] = rounded_to_bf16(g0);
-  u[1] = rounded_to_bf16(g1);
+  words = rounded_words(g0, g1);  // (word j: column n0 + j; so word pair k: columns 2k, 2k + 1)
   uint32_t* by_voc = t.G_by_voc + r * t.ld_gvoc + n0 / 2;
-  if (kFull) _mm512_storeu_si512(by_voc, neighbour_pairs(u[0], u[1]));
-  else _mm512_mask_storeu_epi32(by_voc, lanes((t.n + 1) / 2 - n0 / 2), neighbour_pairs(u[0], u[1]));
+  if (kFull) _mm512_storeu_si512(by_voc, words);
+  else _mm512_mask_storeu_epi32(by_voc, lanes((t.n + 1) / 2 - n0 / 2), words);
 }
 
-// Rows r and r + 1 (rounded G, `hi` all zeros past the tile's last row) as pairs along positions.
+// Rows r and r + 1 (rounded_words; `hi` all zeros past the tile's last row) as pairs along positions:
+// word j of 32 is pair(lo word j, hi word j).
 template <bool kFull>
-inline void store_position_pairs(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask,
-                                 const __m512i (&lo)[2], const __m512i (&hi)[2]) {
-  const __m512i high = _mm512_set1_epi32(int(0xffff0000u));
+inline void store_position_pairs(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, __m512i lo,
+                                 __m512i hi) {
+  alignas(64) static const uint16_t first_half[32] = {0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+                                                      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  alignas(64) static const uint16_t second_half[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+                                                       24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+  const __m512i w[2] = {_mm512_permutex2var_epi16(lo, _mm512_load_si512(first_half), hi),
+                        _mm512_permutex2var_epi16(lo, _mm512_load_si512(second_half), hi)};
   uint32_t* by_pos = t.G_by_pos + (r / 2) * t.ld_gpos + n0;
 #pragma GCC unroll 2
   for (int v = 0; v < 2; ++v) {
-    const __m512i w = _mm512_or_si512(_mm512_srli_epi32(lo[v], 16), _mm512_and_si512(hi[v], high));
-    if (kFull) _mm512_storeu_si512(by_pos + 16 * v, w);
-    else _mm512_mask_storeu_epi32(by_pos + 16 * v, mask[v], w);
+    if (kFull) _mm512_storeu_si512(by_pos + 16 * v, w[v]);
+    else _mm512_mask_storeu_epi32(by_pos + 16 * v, mask[v], w[v]);
   }
 }
 
@@ -117,7 +131,7 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
 #pragma GCC unroll 4
     for (int q = 0; q < kMathRows && h + q < ROWS; q += 2) {
       const int i = h + q;
-      __m512i lo[2], hi[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+      __m512i lo, hi = _mm512_setzero_si512();
       row_epilogue<kFull>(t, m0 + i, n0, mask, acc[i], {e.softplus.v[2 * q], e.softplus.v[2 * q + 1]},
                           {e.sigmoid.v[2 * q], e.sigmoid.v[2 * q + 1]}, any_target ? target_words[i] : 0u, lo);
       if (i + 1 < ROWS)
@@ -130,14 +144,43 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
 
 }  // namespace
 
+namespace {
+// The cache lines of t.prefetch[] spread over the tile's blocks: block b asks for its share.
+class Prefetcher {
+ public:
+  explicit Prefetcher(const Bf16FusedTile& t) : t_(t) {
+    const int64_t blocks = ((t.rows + kRows - 1) / kRows) * ((t.n + 31) / 32);
+    for (int i = 0; i < 2; ++i) per_block_[i] = (t.prefetch[i].bytes / 64 + blocks) / blocks;
+  }
+  void block(int64_t b) const {
+    for (int i = 0; i < 2; ++i) {
+      const char* p = static_cast<const char*>(t_.prefetch[i].start);
+      for (int64_t l = b * per_block_[i]; l < (b + 1) * per_block_[i] && 64 * l < t_.prefetch[i].bytes; ++l) {
+        // (asm volatile: GCC 12 deletes __builtin_prefetch in these loops, which have no other effect)
+        if (t_.prefetch[i].for_writing) __asm__ volatile("prefetchw %0" ::"m"(p[64 * l]));
+        else __asm__ volatile("prefetcht1 %0" ::"m"(p[64 * l]));
+      }
+    }
+  }
+
+ private:
+  const Bf16FusedTile& t_;
+  int64_t per_block_[2];
+};
+}  // namespace
+
 void fused_logits(const Bf16FusedTile& t) {
+  const Prefetcher prefetcher(t);
+  int64_t b = 0;
   for (int64_t n0 = 0; n0 < t.n; n0 += 32) {
     const __mmask16 mask[2] = {lanes(t.n - n0), lanes(t.n - n0 - 16)};
-    for (int64_t m0 = 0; m0 < t.rows; m0 += kRows)
+    for (int64_t m0 = 0; m0 < t.rows; m0 += kRows) {
+      prefetcher.block(b++);
       with_rows(std::min<int64_t>(kRows, t.rows - m0), [&](auto r) {
         if (mask[1] == 0xffff) block<decltype(r)::value, true>(t, m0, n0, mask);
         else block<decltype(r)::value, false>(t, m0, n0, mask);
       });
+    }
   }
 }
 

@@ -241,6 +241,16 @@ void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int
   }
 }
 
+void pair_columns_transposed_and_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst_t,
+                                      int64_t ld_t, uint32_t* dst_rows, int64_t ld_rows) {
+#if defined(LOBENCH_BF16_SIMD)
+  if (simd_packing())
+    return avx512_bf16::pair_columns_transposed_and_rows(src, ld_src, rows, cols, dst_t, ld_t, dst_rows, ld_rows);
+#endif
+  pair_columns_transposed(src, ld_src, rows, cols, dst_t, ld_t);
+  pair_rows(src, ld_src, rows, cols, dst_rows, ld_rows);
+}
+
 void pair_rows_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                           int64_t ld_dst) {
   for (int64_t k = 0; 2 * k < rows; ++k) {

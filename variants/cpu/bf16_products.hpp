@@ -79,6 +79,9 @@ void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uin
 // The same pairs, stored transposed: dst[k·ld_dst + r] = pair(src[r][2k], src[r][2k+1]).
 void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                              int64_t ld_dst);
+// pair_columns_transposed into dst_t and pair_rows into dst_rows, reading src once.
+void pair_columns_transposed_and_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst_t,
+                                      int64_t ld_t, uint32_t* dst_rows, int64_t ld_rows);
 // dst[c·ld_dst + k] = pair(src[2k][c], src[2k+1][c]).
 void pair_rows_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                           int64_t ld_dst);
@@ -114,6 +117,8 @@ void pair_columns(const float* src, int64_t ld_src, int64_t rows, int64_t cols, 
 void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst);
 void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst,
                              int64_t ld_dst);
+void pair_columns_transposed_and_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst_t,
+                                      int64_t ld_t, uint32_t* dst_rows, int64_t ld_rows);
 }  // namespace avx512_bf16
 
 }  // namespace lobench::cpu

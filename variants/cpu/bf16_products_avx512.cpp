@@ -214,6 +214,45 @@ void pair_columns_transposed(const float* src, int64_t ld_src, int64_t rows, int
   }
 }
 
+// pair_columns_transposed and pair_rows of the same block in one pass over it (rows paired within each
+// block of 16, whose first row is even).
+void pair_columns_transposed_and_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst_t,
+                                      int64_t ld_t, uint32_t* dst_rows, int64_t ld_rows) {
+  const int64_t words = (cols + 1) / 2;
+  const __m512i high = _mm512_set1_epi32(int(0xffff0000u));
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t in_block = std::min<int64_t>(16, rows - r0);
+    const __mmask16 row_lanes = lanes(in_block);
+    for (int64_t c = 0; c < cols; c += 32) {
+      const __mmask16 col_lanes[2] = {lanes(cols - c), lanes(cols - c - 16)};
+      __m512i r[16], rounded[2][2];  // rounded[i % 2][half]: the rows of the current pair
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) {
+        if (i >= in_block) {
+          r[i] = _mm512_setzero_si512();
+          continue;
+        }
+        const float* s = src + (r0 + i) * ld_src + c;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) rounded[i % 2][h] = rounded_to_bf16(_mm512_maskz_loadu_ps(col_lanes[h], s + 16 * h));
+        r[i] = bf16_block::neighbour_pairs(rounded[i % 2][0], rounded[i % 2][1]);
+        if (i % 2 == 1 || i + 1 == in_block) {  // a pair of rows (or the last row, paired with zeros)
+          uint32_t* d = dst_rows + ((r0 + i) / 2) * ld_rows + c;
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; ++h) {
+            const __m512i lo = _mm512_srli_epi32(rounded[0][h], 16);
+            const __m512i hi = i % 2 == 1 ? _mm512_and_si512(rounded[1][h], high) : _mm512_setzero_si512();
+            _mm512_mask_storeu_epi32(d + 16 * h, col_lanes[h], _mm512_or_si512(lo, hi));
+          }
+        }
+      }
+      transpose_16x16(r);
+      const int64_t k0 = c / 2, k_in = std::min<int64_t>(16, words - k0);
+      for (int k = 0; k < k_in; ++k) _mm512_mask_storeu_epi32(dst_t + (k0 + k) * ld_t + r0, row_lanes, r[k]);
+    }
+  }
+}
+
 void pair_rows(const float* src, int64_t ld_src, int64_t rows, int64_t cols, uint32_t* dst, int64_t ld_dst) {
   const __m512i high = _mm512_set1_epi32(int(0xffff0000u));
   for (int64_t k = 0; 2 * k < rows; ++k) {

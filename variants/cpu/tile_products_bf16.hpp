@@ -89,23 +89,27 @@ class Bf16TileProducts {
                  float* dE_rows, float* dA_rows) {
     pair_rows(X, ld, rows, n, G_by_position(thread), b_.block_v);
     pair_columns(X, ld, rows, n, G_by_vocabulary(thread), (b_.block_v + 1) / 2);
-    gradient_products(thread, E_rows, n, p0, rows, dE_rows, dA_rows, /*dA_accumulate=*/true);
+    gradient_products(thread, E_rows, n, p0, rows, dE_rows, dA_rows, /*dA_accumulate=*/true, /*E_paired=*/false);
   }
 
   // The fused tile's logits (fused_tiles): for every target (r, j) of the tile that for_each_target(fn)
   // names by fn(r, j), X[r·ldx + j] = its logit; predicted[r] += #{j : x > 0}; the rows' softplus sums
-  // kept for add_row_sums; G = row_scale·(σ(x) − y) paired both ways for gradient_products. Returns E_b
-  // as it was paired, for gradient_products.
+  // kept for add_row_sums; G = row_scale·(σ(x) − y) paired both ways, and E_rows paired along the
+  // vocabulary too, for gradient_products (E_paired). `prefetch`: memory read after this tile
+  // (Bf16FusedTile::prefetch).
   template <class ForEachTarget>
   void fused_logits(int thread, const float* E_rows, int64_t n, int64_t p0, int64_t rows, const float* row_scale,
-                    float* X, int64_t ldx, int64_t* predicted, ForEachTarget&& for_each_target) {
+                    float* X, int64_t ldx, int64_t* predicted, ForEachTarget&& for_each_target,
+                    const Bf16FusedTile::Prefetch (&prefetch)[2] = {}) {
     uint32_t* bits = targets_.data() + thread * target_words(b_);
     const int64_t ld_bits = target_ld(b_);
     for_each_target([&](int64_t r, int64_t j) { bits[(j / kBf16TargetBits) * ld_bits + r] |= 1u << (j % kBf16TargetBits); });
     Bf16FusedTile t;
     t.rows = rows, t.n = n, t.Dw = Dw_;
     t.A = A_pairs_.data() + p0 * Dw_;
-    t.Et = pair_E_by_dim(thread, E_rows, n), t.ld_et = b_.block_v;
+    // (E_b paired both ways in one pass: gradient_products finds it paired along the vocabulary)
+    pair_columns_transposed_and_rows(E_rows, D_, n, D_, E_by_dim(thread), b_.block_v, E_by_vocabulary(thread), D_);
+    t.Et = E_by_dim(thread), t.ld_et = b_.block_v;
     t.row_scale = row_scale;
     t.targets = bits, t.ld_targets = ld_bits;
     t.X = X, t.ldx = ldx;
@@ -113,6 +117,7 @@ class Bf16TileProducts {
     t.predicted = predicted;
     t.G_by_pos = G_by_position(thread), t.ld_gpos = b_.block_v;
     t.G_by_voc = G_by_vocabulary(thread), t.ld_gvoc = (b_.block_v + 1) / 2;
+    t.prefetch[0] = prefetch[0], t.prefetch[1] = prefetch[1];
 #if defined(__x86_64__) && defined(__GNUC__)
     avx512_bf16::fused_logits(t);
 #endif
@@ -128,12 +133,13 @@ class Bf16TileProducts {
   }
 
   // From G's pairs in this thread's buffers: dE_rows [n, D] (= on the first chunk, else +=) Gᵀ·A_rows and
-  // dA_rows [rows, D] (+= when dA_accumulate, else =) G·E_rows.
+  // dA_rows [rows, D] (+= when dA_accumulate, else =) G·E_rows. E_paired: fused_logits paired E_rows along
+  // the vocabulary already.
   void gradient_products(int thread, const float* E_rows, int64_t n, int64_t p0, int64_t rows, float* dE_rows,
-                         float* dA_rows, bool dA_accumulate) {
+                         float* dA_rows, bool dA_accumulate, bool E_paired) {
     const int64_t rows_w = (rows + 1) / 2, n_w = (n + 1) / 2;
     uint32_t* E_by_voc = E_by_vocabulary(thread);
-    pair_rows(E_rows, D_, n, D_, E_by_voc, D_);
+    if (!E_paired) pair_rows(E_rows, D_, n, D_, E_by_voc, D_);
     const uint32_t* A_chunk = A_by_pos_.data() + (p0 / b_.block_p) * chunk_words_;
 
     Bf16Product dE;

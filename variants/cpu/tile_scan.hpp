@@ -339,12 +339,24 @@ struct TiledRun {
   // dE[v0, v0+n) (= on the first chunk, else +=) and w.dA (= on the group's first tile, else +=). The same
   // bits, in the same order, as make_logits, add_target_terms, softplus_and_sigmoid and add_gradients.
   void fused_bf16_tile(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows, StepOutputs& out) {
+    const int64_t D = in.D;
     const float* E_rows = E_blocks.block(w.index, v0, n);
+    // While the logits are made: this tile's rows of dE (read and written by the dE product), and the rows
+    // of E of the block this thread most likely takes next (the next of its group; the scan deals groups
+    // round-robin). In a step both come from DRAM.
+    Bf16FusedTile::Prefetch prefetch[2];
+    prefetch[0] = {out.dE.data() + v0 * D, n * D * 4, true};
+    const int64_t vb = v0 / blocks.block_v, n_vblocks = (in.V + blocks.block_v - 1) / blocks.block_v;
+    const int64_t group = blocks_per_group(n_vblocks);
+    const int64_t next = (vb + 1) % group != 0 ? vb + 1 : vb + 1 + (blocks.threads - 1) * group;
+    if (in.E_stored == nullptr && next < n_vblocks)
+      prefetch[1] = {in.E + next * blocks.block_v * D, std::min(blocks.block_v, in.V - next * blocks.block_v) * D * 4, false};
     bf16->fused_logits(w.index, E_rows, n, p0, rows, row_scale.data() + p0, w.tile, blocks.ld, w.predicted,
-                       [&](auto&& fn) { for_each_target_in_tile(targets, v0, n, p0, rows, fn); });
+                       [&](auto&& fn) { for_each_target_in_tile(targets, v0, n, p0, rows, fn); }, prefetch);
     add_target_terms(w, v0, n, p0, rows);
     bf16->add_row_sums(w.index, rows, w.loss);
-    bf16->gradient_products(w.index, E_rows, n, p0, rows, out.dE.data() + v0 * in.D, w.dA, !w.first_of_group);
+    bf16->gradient_products(w.index, E_rows, n, p0, rows, out.dE.data() + v0 * D, w.dA, !w.first_of_group,
+                            /*E_paired=*/true);
   }
 
   // scan_tiles over this run's inputs, blocks and workspace.

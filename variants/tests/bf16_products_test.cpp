@@ -12,9 +12,11 @@
 //     instruction's rounding, and the variants through both (skipped, saying why, without AMX-BF16).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -249,7 +251,7 @@ TEST(Bf16Products, TheInstructionAgreesWithTheModelsCorners) {
 
 TEST(Bf16Products, SimdPackingEqualsTheScalarRounding) {
   LOBENCH_REQUIRE_BF16_SIMD();
-  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 64}, {7, 47}, {2, 100}}) {
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 64}, {7, 47}, {2, 100}, {37, 70}, {33, 16}}) {
     const int64_t ld = cols + 3;
     std::vector<float> src = nasty_values(rows * ld, uint32_t(rows * 100 + cols));
     src[0] = NAN;
@@ -268,6 +270,13 @@ TEST(Bf16Products, SimdPackingEqualsTheScalarRounding) {
     for (int64_t k = 0; k < rw; ++k)
       for (int64_t c = 0; c < cols; ++c)
         ASSERT_EQ(by_row[size_t(k * cols + c)], cpu::bf16_pair(at(2 * k, c), at(2 * k + 1, c))) << rows << "x" << cols;
+    // Both at once: the same words (and the words past each row of the transposed layout left alone).
+    std::vector<uint32_t> both_t(size_t(cw * (rows + 3)), 7u), both_rows(size_t(rw * (cols + 1)), 7u);
+    cpu::pair_columns_transposed_and_rows(src.data(), ld, rows, cols, both_t.data(), rows + 3, both_rows.data(), cols + 1);
+    EXPECT_EQ(both_t, by_col_t) << rows << "x" << cols;
+    for (int64_t k = 0; k < rw; ++k)
+      for (int64_t c = 0; c <= cols; ++c)
+        ASSERT_EQ(both_rows[size_t(k * (cols + 1) + c)], c < cols ? by_row[size_t(k * cols + c)] : 7u) << rows << "x" << cols;
   }
 }
 
@@ -430,6 +439,37 @@ TEST(Bf16Variants, AreBitIdenticalForAnyThreadCountThroughTheAmxKernelAndItsMode
   std::vector<Bf16Kernel> kernels = {Bf16Kernel::emulated_amx};
   if (!cpu::bf16_amx_unavailable()) kernels.push_back(Bf16Kernel::amx_bf16);
   expect_bit_identical_across_threads_and(kernels);
+}
+
+TEST(Bf16Variants, AreBitIdenticalWhereTheGradientTileHoldsDenormals) {
+  // Position weights 2^-120 … 2^-131 (sum reduction: s = 1) put the logit gradient s·w·(σ(x) − y) around
+  // FLT_MIN = 2^-126: the gradient tile holds float32 denormals, which the rounding to bf16 keeps, or
+  // rounds up to FLT_MIN just below it, and normal values beside them. The fused tile's epilogue rounds
+  // G itself (bf16_fused_tile_avx512.cpp), and must do so as the packing of the library path does.
+  const Shape s{2, 40, 3001, 24, 4, Reduction::sum, false};
+  StepData d = make_synthetic(s, SyntheticSpec{});
+  d.weights.resize(size_t(d.P));
+  for (int64_t p = 0; p < d.P; ++p) d.weights[size_t(p)] = std::ldexp(1.0f, -120 - int(p % 12));
+  std::vector<Bf16Kernel> kernels = {Bf16Kernel::emulated};
+  if (!cpu::bf16_simd_unavailable()) kernels.push_back(Bf16Kernel::avx512_bf16);
+  std::optional<StepOutputs> first;
+  for (Bf16Kernel k : kernels) {
+    ForcedBf16Kernel forced(k);
+    for (int threads : {1, 2}) {
+      const StepOutputs out = run_variant("fused", d.view(), threads_and_blocks(threads, 100, 32));
+      if (!first) {
+        first = out;
+        continue;
+      }
+      const std::string what = std::string(to_string(k)) + " threads " + std::to_string(threads);
+      EXPECT_EQ(out.loss, first->loss) << what;
+      EXPECT_EQ(out.dA, first->dA) << what;
+      EXPECT_EQ(out.dE, first->dE) << what;
+      EXPECT_EQ(out.counts, first->counts) << what;
+    }
+  }
+  // (and the gradients are not all flushed away: dE holds normal values)
+  EXPECT_GT(std::count_if(first->dE.begin(), first->dE.end(), [](float x) { return std::abs(x) >= FLT_MIN; }), 100);
 }
 
 TEST(Bf16Variants, WorkingMemoryIsPredictedExactly) {
