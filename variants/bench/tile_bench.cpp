@@ -3,7 +3,7 @@
 // pinned to one core (taskset -c N); every kernel is timed as the best of many passes over a few vocabulary
 // blocks (so E_b comes from L2/L3 as in a step, not from L1), the kernels taking turns.
 //
-//   build/variants/bench/tile_bench [rows n D [P [rounds]]]     (default 512 256 128, P = 1024, 100 rounds)
+//   build/variants/bench/tile_bench [rows n D [P [rounds [blocks]]]]   (default 512 256 128, P = 1024, 100 rounds, 8 blocks)
 //
 // Prints GFLOP/s per kernel (2·rows·n·D flops each; `fused tile`, logits_sigmoid + grad_E + grad_A, and
 // `chunked tile`, both scans' kernels, on their 6 and 8·rows·n·D) and each rate over the logit product's.
@@ -25,13 +25,13 @@ using namespace lobench;
 
 struct Bench {
   int64_t rows, n, D, P;
-  static constexpr int kBlocks = 8;  // vocabulary blocks cycled through
+  int blocks_ = 8;  // vocabulary blocks cycled through (E and dE of 400 blocks at D = 128: 100 MB, DRAM as in a step)
   std::vector<float> A, At, E, Gt, dE, dA, scale;
   std::vector<double> loss;
   std::vector<int64_t> predicted;
   int64_t ldat;
 
-  Bench(int64_t rows_, int64_t n_, int64_t D_, int64_t P_) : rows(rows_), n(n_), D(D_), P(P_) {
+  Bench(int64_t rows_, int64_t n_, int64_t D_, int64_t P_, int blocks) : rows(rows_), n(n_), D(D_), P(P_), blocks_(blocks) {
     std::mt19937 rng(1);
     std::normal_distribution<float> g(0.0f, 1.0f);
     A.resize(size_t(P * D));
@@ -39,10 +39,10 @@ struct Bench {
     ldat = cpu::transposed_ld(P);
     At.resize(size_t(D * ldat));
     cpu::transpose_rows(A.data(), P, D, At.data(), ldat);
-    E.resize(size_t(kBlocks * n * D));
+    E.resize(size_t(blocks_ * n * D));
     for (float& x : E) x = g(rng) * 0.3f;
     Gt.resize(size_t(n * cpu::transposed_ld(rows)));
-    dE.resize(size_t(kBlocks * n * D));
+    dE.resize(size_t(blocks_ * n * D));
     dA.resize(size_t(rows * D));
     scale.assign(size_t(rows), 1e-6f);
     loss.resize(size_t(rows));
@@ -59,18 +59,18 @@ struct Bench {
     return t;
   }
 
-  // Seconds per tile of each kernel: the best of `rounds` passes over the kBlocks blocks, the kernels
+  // Seconds per tile of each kernel: the best of `rounds` passes over the blocks_ blocks, the kernels
   // taking turns within each round, so that they all see the same machine (a loaded machine's changes of
   // clock and sharing hit every kernel alike, and the best of many filters the rest).
   std::vector<double> time(const std::vector<std::function<void(int)>>& kernels, int rounds) {
     std::vector<double> best(kernels.size(), 1e300);
     for (const auto& f : kernels)
-      for (int b = 0; b < kBlocks; ++b) f(b);
+      for (int b = 0; b < blocks_; ++b) f(b);
     for (int round = 0; round < rounds; ++round)
       for (size_t i = 0; i < kernels.size(); ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        for (int b = 0; b < kBlocks; ++b) kernels[i](b);
-        best[i] = std::min(best[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kBlocks);
+        for (int b = 0; b < blocks_; ++b) kernels[i](b);
+        best[i] = std::min(best[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / blocks_);
       }
     return best;
   }
@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
   const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 512, n = argc > 2 ? std::atoll(argv[2]) : 256;
   const int64_t D = argc > 3 ? std::atoll(argv[3]) : 128, P = argc > 4 ? std::atoll(argv[4]) : 1024;
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 100;
-  Bench b(rows, n, D, std::max(P, rows));
+  const int blocks = argc > 6 ? std::atoi(argv[6]) : 8;
+  Bench b(rows, n, D, std::max(P, rows), blocks);
   const double f2 = 2.0 * double(rows) * double(n) * double(D);
   auto t = [&](int blk) { return b.tile(blk); };
   // (the kernels after a logit product read a tile of gradients: s·σ of the logits, as in a step)

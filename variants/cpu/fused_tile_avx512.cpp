@@ -216,6 +216,22 @@ constexpr int64_t kGradPanel = 16 * kGradNV;
 // loop order (j outer, D panels inner) and the unrolling (2, 4, 8) measured level there.
 constexpr int64_t kInnerBlock = 512;
 
+// Into L1, the rows of dE the register block after (j0, d0) reads and writes (the next kGradRows entries
+// of the same D panel, else the first of the next panel): in a step they come from memory (dE is V × D,
+// far beyond the caches), and the block would otherwise start by waiting for them. 1-5 % faster dE
+// product with dE streamed from beyond L2 (tile_bench over 100 blocks, Zen 5, one thread, 3 runs).
+inline void prefetch_next_dE_block(const TransposedTile& t, const float* dE, int64_t j0, int64_t d0) {
+  const bool same_panel = j0 + kGradRows < t.n;
+  const int64_t nj = same_panel ? j0 + kGradRows : 0, nd = same_panel ? d0 : d0 + kGradPanel;
+  if (nd >= t.D) return;
+  const int64_t rows = std::min<int64_t>(kGradRows, t.n - nj);
+  for (int64_t i = 0; i < rows; ++i) {
+    const char* p = reinterpret_cast<const char*>(dE + (nj + i) * t.D + nd);
+    _mm_prefetch(p, _MM_HINT_T0);
+    _mm_prefetch(p + 64, _MM_HINT_T0);  // (32 floats of a row: two lines when 64-byte aligned)
+  }
+}
+
 void grad_E(const TransposedTile& t, float* dE, bool accumulate) {
   for (int64_t k0 = 0; k0 < t.rows; k0 += kInnerBlock) {
     const int64_t K = std::min(kInnerBlock, t.rows - k0);
@@ -225,6 +241,7 @@ void grad_E(const TransposedTile& t, float* dE, bool accumulate) {
       for (int64_t j0 = 0; j0 < t.n; j0 += kGradRows)
         with_rows(std::min<int64_t>(kGradRows, t.n - j0), [&](auto m) {
           float* c = dE + j0 * t.D + d0;
+          prefetch_next_dE_block(t, dE, j0, d0);
           register_block<decltype(m)::value, kGradNV, false>(K, t.Gt + j0 * t.ldt + k0, t.ldt, t.A + k0 * t.D + d0, t.D, c, t.D,
                                                              init, lanes, [&](auto& acc) { store_block<decltype(m)::value, kGradNV>(acc, c, t.D, lanes); });
         });
