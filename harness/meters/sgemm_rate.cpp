@@ -29,6 +29,26 @@ Samples time_products(const std::function<void()>& product) {
   return collect_samples([&] { return seconds_of(product); }, 1, policy);
 }
 
+// The n×n operands of the OpenBLAS, own and bf16 products: values in [-1, 1), as Eigen's Random, the
+// same for every library so that none is timed on easier numbers.
+struct SquareOperands {
+  std::vector<float> a, b;
+  explicit SquareOperands(int64_t n) : a(size_t(n * n)), b(size_t(n * n)) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = float(int64_t(i * 2654435761u % 2000) - 1000) / 1000.0f;
+      b[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
+    }
+  }
+};
+
+// A rate that was not measured, with the reason.
+SgemmRate not_measured(int64_t n, std::string why) {
+  SgemmRate r;
+  r.n = n;
+  r.why = std::move(why);
+  return r;
+}
+
 SgemmRate rate_of(const Samples& s, int64_t n, std::string library) {
   SgemmRate r;
   r.n = n;
@@ -53,21 +73,13 @@ SgemmRate eigen_square_sgemm(int64_t n, int threads) {
 
 SgemmRate openblas_square_sgemm(int64_t n, int threads) {
   const cpu::OpenBlas* blas = cpu::openblas();
-  if (!blas) {
-    SgemmRate r;
-    r.n = n;
-    r.why = cpu::openblas_unavailable();
-    return r;
-  }
+  if (!blas) return not_measured(n, cpu::openblas_unavailable());
   blas->set_num_threads(threads);
-  std::vector<float> a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n));
-  for (size_t i = 0; i < a.size(); ++i) {  // values in [-1, 1), as Eigen's Random
-    a[i] = float(int64_t(i * 2654435761u % 2000) - 1000) / 1000.0f;
-    b[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
-  }
+  const SquareOperands x(n);
+  std::vector<float> c(size_t(n * n));
   // (sgemm_using runs OpenBLAS on its pool's `threads` threads here: no ProductsOnCallingThread around it)
   const Samples s = time_products([&] {
-    cpu::sgemm_using(cpu::GemmLibrary::openblas, cpu::Op::none, cpu::Op::none, n, n, n, a.data(), n, b.data(), n,
+    cpu::sgemm_using(cpu::GemmLibrary::openblas, cpu::Op::none, cpu::Op::none, n, n, n, x.a.data(), n, x.b.data(), n,
                      c.data(), n, false);
   });
   blas->set_num_threads(1);  // its pool goes idle while the variants run
@@ -84,7 +96,7 @@ bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, 
                OwnSgemmCopies& copies) {
   const cpu::OwnTileKernels* own = cpu::own_tile_kernels();
   if (!own) return false;
-  constexpr int64_t kPanel = 32, kRows = 448;  // 448 rows × 256 inner floats of A: 448 KiB, half of an L2
+  constexpr int64_t kPanel = 32, kRows = 448;  // 32 register blocks of 14 rows per task
   const int64_t lda = cpu::transposed_ld(K), panels = (N + kPanel - 1) / kPanel;
   std::vector<float>&a = copies.a, &b = copies.b;
   a.resize(size_t(M * lda));
@@ -120,44 +132,28 @@ bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, 
 }
 
 SgemmRate own_square_sgemm(int64_t n, int threads) {
-  SgemmRate r;
-  r.n = n;
-  if (!cpu::own_tile_kernels()) {
-    r.why = "lobench's own micro-kernels need AVX-512 (and LOBENCH_ISA not below avx512)";
-    return r;
-  }
-  std::vector<float> a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n));
-  for (size_t i = 0; i < a.size(); ++i) {  // values in [-1, 1), as for OpenBLAS above
-    a[i] = float(int64_t(i * 2654435761u % 2000) - 1000) / 1000.0f;
-    b[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
-  }
+  if (!cpu::own_tile_kernels())
+    return not_measured(n, "lobench's own micro-kernels need AVX-512 (and LOBENCH_ISA not below avx512)");
+  const SquareOperands x(n);
+  std::vector<float> c(size_t(n * n));
   OwnSgemmCopies copies;
-  const Samples s = time_products([&] { own_sgemm(n, n, n, a.data(), b.data(), c.data(), threads, copies); });
+  const Samples s = time_products([&] { own_sgemm(n, n, n, x.a.data(), x.b.data(), c.data(), threads, copies); });
   return rate_of(s, n, "lobench's own micro-kernels (avx512)");
 }
 
 SgemmRate bf16_square_gemm(int64_t n, int threads) {
-  if (auto why = cpu::bf16_products_unavailable()) {
-    SgemmRate r;
-    r.n = n;
-    r.why = *why;
-    return r;
-  }
+  if (auto why = cpu::bf16_products_unavailable()) return not_measured(n, *why);
   const int64_t n2 = (n + 1) / 2;  // pairs of the inner index
-  std::vector<float> af(size_t(n * n)), bf(size_t(n * n));
-  for (size_t i = 0; i < af.size(); ++i) {  // values in [-1, 1), as for OpenBLAS above
-    af[i] = float(int64_t(i * 2654435761u % 2000) - 1000) / 1000.0f;
-    bf[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
-  }
+  const SquareOperands x(n);
   // A paired along the inner index; B paired likewise and cut into panels of kPanel columns (each
   // panel's rows kPanel words apart, as the tiled variants' E blocks: rows n words apart would put every
   // tile row of a load in the same cache set at n = 4096).
   constexpr int64_t kPanel = 256, kBlockPairs = 512;  // kBlockPairs: a multiple of the AMX tile's 16
   const int64_t panels = (n + kPanel - 1) / kPanel;
   std::vector<uint32_t> a(size_t(n * n2)), b(size_t(panels * n2 * kPanel));
-  cpu::pair_columns(af.data(), n, n, n, a.data(), n2);
+  cpu::pair_columns(x.a.data(), n, n, n, a.data(), n2);
   for (int64_t j = 0; j < panels; ++j)
-    cpu::pair_rows(bf.data() + j * kPanel, n, n, std::min(kPanel, n - j * kPanel), b.data() + j * n2 * kPanel, kPanel);
+    cpu::pair_rows(x.b.data() + j * kPanel, n, n, std::min(kPanel, n - j * kPanel), b.data() + j * n2 * kPanel, kPanel);
   std::vector<float> c(size_t(n * n));
   const Samples s = time_products([&] {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) collapse(2)

@@ -213,31 +213,25 @@ class RowRunner {
     if (remeasured && file_) file_->set_attr("sgemm_remeasured" + suffix, utc_now());
     if (first_threads_ < 0) first_threads_ = m.threads;
     if (file_) {
+      // One rate as {prefix}_gflops, {prefix}_n, and {prefix}_library or, where it was not measured, {prefix}_why.
+      auto record = [&](const std::string& prefix, const meters::SgemmRate& r) {
+        file_->set_attr(prefix + "_gflops" + suffix, r.gflops);
+        file_->set_attr(prefix + "_n" + suffix, double(r.n));
+        file_->set_attr(prefix + (r.why.empty() ? "_library" : "_why") + suffix, r.why.empty() ? r.library : r.why);
+      };
       file_->set_attr("sgemm_threads" + suffix, double(m.threads));
-      file_->set_attr("sgemm_eigen_gflops" + suffix, m.eigen.gflops);
-      file_->set_attr("sgemm_eigen_n" + suffix, double(m.eigen.n));
-      file_->set_attr("sgemm_eigen_library" + suffix, m.eigen.library);
-      file_->set_attr("sgemm_openblas_gflops" + suffix, m.openblas.gflops);
-      file_->set_attr("sgemm_openblas_n" + suffix, double(m.openblas.n));
-      file_->set_attr(m.openblas.why.empty() ? "sgemm_openblas_library" + suffix : "sgemm_openblas_why" + suffix,
-                      m.openblas.why.empty() ? m.openblas.library : m.openblas.why);
-      file_->set_attr("sgemm_own_gflops" + suffix, m.own.gflops);
-      file_->set_attr("sgemm_own_n" + suffix, double(m.own.n));
-      file_->set_attr(m.own.why.empty() ? "sgemm_own_library" + suffix : "sgemm_own_why" + suffix,
-                      m.own.why.empty() ? m.own.library : m.own.why);
+      record("sgemm_eigen", m.eigen);
+      record("sgemm_openblas", m.openblas);
+      record("sgemm_own", m.own);
       file_->set_attr("sgemm_best_gflops" + suffix, m.best_sgemm_gflops());
-      if (m.bf16.n != 0) {
-        file_->set_attr("bf16_gemm_gflops" + suffix, m.bf16.gflops);
-        file_->set_attr("bf16_gemm_n" + suffix, double(m.bf16.n));
-        file_->set_attr(m.bf16.why.empty() ? "bf16_gemm_library" + suffix : "bf16_gemm_why" + suffix,
-                        m.bf16.why.empty() ? m.bf16.library : m.bf16.why);
-      }
+      if (m.bf16.n != 0) record("bf16_gemm", m.bf16);
       file_->set_attr("fma_peak_gflops" + suffix, m.fma.gflops);
       file_->set_attr("fma_peak_isa" + suffix, m.fma.isa);
     }
-    const std::string openblas = m.openblas.why.empty() ? fmt::format("{:.1f}", m.openblas.gflops)
-                                                        : "not measured (" + m.openblas.why + ")";
-    const std::string own = m.own.why.empty() ? fmt::format("{:.1f}", m.own.gflops) : "not measured (" + m.own.why + ")";
+    auto rate_text = [](const meters::SgemmRate& r) {
+      return r.why.empty() ? fmt::format("{:.1f}", r.gflops) : "not measured (" + r.why + ")";
+    };
+    const std::string openblas = rate_text(m.openblas), own = rate_text(m.own);
     const std::string bf16 = m.bf16.n == 0         ? ""
                              : m.bf16.why.empty() ? fmt::format("; bf16 {}³ {:.1f} GFLOP/s ({}, the yardstick of bf16 rows)",
                                                                 m.bf16.n, m.bf16.gflops, m.bf16.library)

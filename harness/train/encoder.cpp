@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -35,9 +34,6 @@ namespace {
 constexpr uint64_t kDropoutStream = uint64_t(1) << 40;  // dropout words: stream = kDropoutStream + step
 constexpr int kBlock = 1024;                             // elements per Adam block (stack buffers)
 
-inline float bf16_to_float(uint16_t c) { return std::bit_cast<float>(uint32_t(c) << 16); }
-inline uint16_t bf16_bits(float x) { return uint16_t(std::bit_cast<uint32_t>(x) >> 16); }  // x already a bf16 value
-inline float bf16_rounded(float x) { return bf16_to_float(cpu::bf16_nearest_even(x)); }
 
 // GELU, tanh form (PyTorch approximate='tanh'), and its derivative.
 inline float gelu(float x) {
@@ -84,7 +80,7 @@ struct Encoder::Impl {
   int64_t t = 0;  // completed Adam steps
 
   bool is_bf16() const { return cfg.precision == EncoderPrecision::bf16; }
-  float param(int64_t i) const { return is_bf16() ? bf16_to_float(p16[i]) : p32[i]; }
+  float param(int64_t i) const { return is_bf16() ? cpu::bf16_value(p16[i]) : p32[i]; }
   uint32_t keep_threshold() const {
     // keep an element iff its word >= p * 2^32 (probability 1 - p up to 2^-32)
     return uint32_t(std::min(4294967295.0, std::floor(double(cfg.dropout) * 4294967296.0)));
@@ -181,7 +177,7 @@ const float* Encoder::forward(const SparseRows& x, bool training, uint64_t step)
       const float v = x.values[size_t(j)];
       if (m.is_bf16()) {
         const uint16_t* row = m.p16.data() + f * D;
-        for (int64_t d = 0; d < D; ++d) a[d] += v * bf16_to_float(row[d]);
+        for (int64_t d = 0; d < D; ++d) a[d] += v * cpu::bf16_value(row[d]);
       } else {
         const float* row = m.p32.data() + f * D;
         for (int64_t d = 0; d < D; ++d) a[d] += v * row[d];
@@ -276,22 +272,23 @@ void Encoder::adam_step(float lr) {
       }
     } else {
       // Exactly precision_sim::adam_kahan_step's arithmetic, on packed bf16 (round-to-nearest-even), one
-      // element at a time in registers: decoding is a shift and rounding cpu::bf16_nearest_even's three
-      // integer operations, the same values as precision_sim's bfloat16 quantizer (tested bit for bit:
+      // element at a time in registers: decoding is cpu::bf16_value's shift and rounding cpu::bf16_nearest_even's
+      // three integer operations, the same values as precision_sim's bfloat16 quantizer (tested bit for bit:
       // TrainEncoder.Bf16AdamEqualsPrecisionSimKahanAdam, and the rounding itself on every special value
       // in Bf16RoundingEqualsPrecisionSim). Through the quantizer's generic calls (four decodes, five
       // roundings and four encodes of whole blocks) this update cost about twice fp32's Adam on Bibtex.
       uint16_t *p16 = m.p16.data() + i0, *m16 = m.m16.data() + i0, *v16 = m.v16.data() + i0, *c16 = m.c16.data() + i0;
 #pragma omp simd
       for (int64_t i = 0; i < len; ++i) {
-        const float p = bf16_to_float(p16[i]), c = bf16_to_float(c16[i]);
+        using cpu::bf16_nearest_even, cpu::bf16_value;
+        const float p = bf16_value(p16[i]), m_old = bf16_value(m16[i]), v_old = bf16_value(v16[i]), c = bf16_value(c16[i]);
         const float g = wdv[i] != 0.0f ? gr[i] + wdv[i] * p : gr[i];
-        const float mm = bf16_rounded(bf16_to_float(m16[i]) + (1.0f - b1) * (g - bf16_to_float(m16[i])));
-        const float vv = bf16_rounded(b2 * bf16_to_float(v16[i]) + (1.0f - b2) * (g * g));
-        const float pending = bf16_rounded(c - lr * mm / (std::sqrt(vv) + eps));
-        const float p_new = bf16_rounded(p + pending);
-        const float c_new = bf16_rounded(pending + (p - p_new));
-        p16[i] = bf16_bits(p_new), m16[i] = bf16_bits(mm), v16[i] = bf16_bits(vv), c16[i] = bf16_bits(c_new);
+        const uint16_t m_new = bf16_nearest_even(m_old + (1.0f - b1) * (g - m_old));
+        const uint16_t v_new = bf16_nearest_even(b2 * v_old + (1.0f - b2) * (g * g));
+        const float pending = bf16_value(bf16_nearest_even(c - lr * bf16_value(m_new) / (std::sqrt(bf16_value(v_new)) + eps)));
+        const uint16_t p_new = bf16_nearest_even(p + pending);
+        const uint16_t c_new = bf16_nearest_even(pending + (p - bf16_value(p_new)));
+        p16[i] = p_new, m16[i] = m_new, v16[i] = v_new, c16[i] = c_new;
       }
     }
     std::fill_n(gr, len, 0.0f);

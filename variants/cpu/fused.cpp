@@ -50,33 +50,36 @@ class FusedVariant final : public TiledVariant {
     return false;
   }
 
-  // bf16 operands, the element-wise work in the logits' epilogue (TiledRun::fused_bf16_tile). Returns
-  // whether every value of dE was found finite as its block was finished (in cache).
-  static bool scan_fused_bf16(TiledRun& run, StepOutputs& out) {
+  // The scans whose first tile of a group writes its gradient slots and whose tiles leave dE's block
+  // finished at the last position tile: `tile` makes one tile; returns whether every value of dE was found
+  // finite as its block was finished (in cache).
+  template <class Tile>
+  static bool scan_checking_dE(TiledRun& run, StepOutputs& out, Tile&& tile) {
     const int64_t P = run.in.P, D = run.in.D;
     std::atomic<bool> dE_finite{true};
     run.scan(kLossAndCounts | kInputGradient | kFirstTileWritesGradient, out,
              [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
-               run.fused_bf16_tile(w, v0, n, p0, rows, out);
+               tile(w, v0, n, p0, rows);
                if (p0 + rows == P && !detail::all_finite(out.dE.data() + v0 * D, n * D)) dE_finite = false;
              });
     return dE_finite;
   }
 
-  // Returns whether every value of dE was found finite as its block was finished (in cache).
+  // bf16 operands, the element-wise work in the logits' epilogue (TiledRun::fused_bf16_tile).
+  static bool scan_fused_bf16(TiledRun& run, StepOutputs& out) {
+    return scan_checking_dE(run, out, [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
+      run.fused_bf16_tile(w, v0, n, p0, rows, out);
+    });
+  }
+
   static bool scan_own(TiledRun& run, StepOutputs& out) {
-    const int64_t P = run.in.P, D = run.in.D;
-    std::atomic<bool> dE_finite{true};
-    run.scan(kLossAndCounts | kInputGradient | kFirstTileWritesGradient, out,
-             [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
-               const TransposedTile t = run.transposed_tile(w, v0, n, p0, rows);
-               // Background terms of every logit and Gᵀ ← s·w·σ(x), in the logit product's epilogue.
-               run.own->logits_sigmoid(t, run.row_scale.data() + p0, w.loss, w.predicted);
-               run.add_target_terms(t, w, v0, p0);
-               run.add_gradients(t, w, v0, p0, out, /*first_tile_writes_dA=*/true);
-               if (p0 + rows == P && !detail::all_finite(out.dE.data() + v0 * D, n * D)) dE_finite = false;
-             });
-    return dE_finite;
+    return scan_checking_dE(run, out, [&](TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows) {
+      const TransposedTile t = run.transposed_tile(w, v0, n, p0, rows);
+      // Background terms of every logit and Gᵀ ← s·w·σ(x), in the logit product's epilogue.
+      run.own->logits_sigmoid(t, run.row_scale.data() + p0, w.loss, w.predicted);
+      run.add_target_terms(t, w, v0, p0);
+      run.add_gradients(t, w, v0, p0, out, /*first_tile_writes_dA=*/true);
+    });
   }
 };
 

@@ -87,7 +87,7 @@ TEST(Meters, BestSgemmIsTheFastestMeasured) {
 }
 
 // The own-kernel SGEMM behind the yardstick computes C = A·B: against a float64 product on ragged shapes
-// (edges of the 32-column panels, the 14-row register blocks, the 448-row tasks and the 256-deep inner
+// (edges of the 32-column panels, the 14-row register blocks, the 448-row tasks and the dE kernel's inner
 // blocks), and bit-identical on 1 and 2 threads.
 TEST(Meters, OwnSgemmIsAProductIndependentOfThreads) {
   for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {15, 33, 7}, {450, 70, 300}, {29, 31, 513}}) {
