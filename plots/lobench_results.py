@@ -27,7 +27,12 @@ import math
 import os
 import stat
 
-import h5py
+try:
+    import h5py
+except ModuleNotFoundError as e:  # (inside the package this is lobench.results, whose extra brings h5py and pandas)
+    raise ModuleNotFoundError(f"lobench.results (the run-file reader) needs {e.name}, which is not installed: "
+                              "pip install 'lobench[results]' (from a checkout: pip install '.[results]')",
+                              name=e.name) from e
 import numpy as np
 
 

@@ -83,7 +83,9 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
                      c.data(), n, false);
   });
   blas->set_num_threads(1);  // its pool goes idle while the variants run
-  return rate_of(s, n, fmt::format("OpenBLAS ({})", blas->config));
+  SgemmRate r = rate_of(s, n, fmt::format("OpenBLAS ({})", blas->config));
+  r.note = blas->environment_note;
+  return r;
 }
 
 // The own kernels' product is their dE product, C[j, d] = Σ_r Gᵀ[j, r]·A[r, d], with C's rows Gᵀ's

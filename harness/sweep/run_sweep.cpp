@@ -229,7 +229,8 @@ class RowRunner {
       file_->set_attr("fma_peak_isa" + suffix, m.fma.isa);
     }
     auto rate_text = [](const meters::SgemmRate& r) {
-      return r.why.empty() ? fmt::format("{:.1f}", r.gflops) : "not measured (" + r.why + ")";
+      if (!r.why.empty()) return "not measured (" + r.why + ")";
+      return r.note.empty() ? fmt::format("{:.1f}", r.gflops) : fmt::format("{:.1f} ({})", r.gflops, r.note);
     };
     const std::string openblas = rate_text(m.openblas), own = rate_text(m.own);
     const std::string bf16 = m.bf16.n == 0         ? ""

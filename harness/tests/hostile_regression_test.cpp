@@ -535,5 +535,19 @@ TEST(HostileRegression, Issue23BadLobenchIsaIsAUsageError) {
   EXPECT_EQ(shell("LOBENCH_ISA=portable " + kExe + " list").first, 0);
 }
 
+// An environment that holds OpenBLAS to other kernels than the CPU's best (a sandbox's
+// OPENBLAS_CORETYPE=Haswell halved its SGEMM on a Zen 5) is said on the machine-limits line, not only in
+// the run file's provenance: otherwise OpenBLAS just looks slow. (Where the CPU has neither AVX2 nor
+// AVX-512, lobench lets OpenBLAS choose and there is nothing to say.)
+TEST(HostileRegression, OpenBlasHeldToOtherKernelsIsSaidOnTheLimitsLine) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2: lobench lets OpenBLAS choose its kernels";
+  const auto [rc, out] = shell("d=$(mktemp -d); OPENBLAS_CORETYPE=Prescott " + kExe +
+                               " run --variants fused --B 1 --N 8 --V 300 --D 8 --L 2 --reps 1 --sgemm-n 64 --out $d/r.h5;"
+                               " rc=$?; rm -rf $d; exit $rc");
+  ASSERT_EQ(rc, 0) << out;
+  if (out.find("OpenBLAS not measured") != std::string::npos) GTEST_SKIP() << "libopenblas.so.0 not installed";
+  EXPECT_NE(out.find("(OPENBLAS_CORETYPE=Prescott from the environment; this CPU runs "), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace lobench

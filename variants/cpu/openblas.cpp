@@ -38,9 +38,8 @@ Loaded load() {
   // to older kernels: OPENBLAS_CORETYPE=Haswell halved its SGEMM on an AVX-512 AMD Zen 5).
   const char* ours = openblas_coretype();
   const char* users = std::getenv("OPENBLAS_CORETYPE");
-  std::string note;
   if (users && ours && strcasecmp(users, ours) != 0)
-    note = std::string(" (OPENBLAS_CORETYPE=") + users + " from the environment; this CPU runs " + ours + ")";
+    l.lib.environment_note = std::string("OPENBLAS_CORETYPE=") + users + " from the environment; this CPU runs " + ours;
   if (ours) setenv("OPENBLAS_CORETYPE", ours, /*overwrite=*/0);
   void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!h) {
@@ -56,7 +55,8 @@ Loaded load() {
     l.why = "libopenblas.so.0 lacks cblas_sgemm, openblas_set_num_threads or openblas_get_num_threads";
     return l;
   }
-  l.lib.config = std::string(config ? config() : "OpenBLAS") + note;
+  l.lib.config = std::string(config ? config() : "OpenBLAS");
+  if (!l.lib.environment_note.empty()) l.lib.config += " (" + l.lib.environment_note + ")";
   l.ok = true;
   return l;
 }

@@ -16,7 +16,11 @@ struct OpenBlas {
   Sgemm sgemm = nullptr;                       // cblas_sgemm
   void (*set_num_threads)(int) = nullptr;      // openblas_set_num_threads
   int (*get_num_threads)() = nullptr;          // openblas_get_num_threads
-  std::string config;                          // openblas_get_config(), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
+  std::string config;                          // openblas_get_config(), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ...",
+                                               // and the environment_note in parentheses where there is one
+  // Where OPENBLAS_CORETYPE in the environment chose other kernels than this CPU's best, says so
+  // ("OPENBLAS_CORETYPE=Haswell from the environment; this CPU runs SKYLAKEX"); empty otherwise.
+  std::string environment_note;
 };
 
 // The library, or nullptr when libopenblas.so.0 cannot be loaded or lacks one of the entry points

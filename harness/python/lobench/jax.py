@@ -28,9 +28,13 @@ from __future__ import annotations
 from functools import partial
 from typing import Optional
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+from lobench import _needs
+
+_needs.require("jax", "lobench.jax", _needs.JAX)
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 
 import lobench
 from lobench import _jax_blocked as blocked

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-import torch
+from lobench import _needs
 
-from lobench import torch as lbt
+_needs.require("torch", "lobench.nn", _needs.TORCH)
+
+import torch  # noqa: E402
+
+from lobench import torch as lbt  # noqa: E402
 
 __all__ = ["CutBCEWithLogitsLoss"]
 

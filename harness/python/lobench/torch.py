@@ -31,7 +31,12 @@ from __future__ import annotations
 from typing import Optional, Tuple, Union
 
 import numpy as np
-import torch
+
+from lobench import _needs
+
+_needs.require("torch", "lobench.torch", _needs.TORCH)
+
+import torch  # noqa: E402
 
 import lobench
 from lobench import _torch_blocked as blocked
