@@ -19,6 +19,13 @@
   var x = pts.map(function (p, i) { return p.date && p.date !== "?" ? p.date : i; });
   function pct(v) { return v === null ? "-" : (100 * v).toFixed(1) + " %"; }
   var hover = pts.map(function (p) {
+    if (d.paired) {
+      return "commit " + p.commit + " against " + p.base_commit + " (same run)<br>" + p.date + "<br>" + p.machine +
+        "<br>ratio " + p.median.toFixed(3) + " [" + p.min.toFixed(3) + ", " + p.max.toFixed(3) + "], " + p.n +
+        " rounds, CV of the ratios " + pct(p.cv) + "<br>gate: " + p.verdict +
+        (p.p === null ? "" : ", p " + p.p.toPrecision(3)) + "<br>candidate " + p.seconds.toPrecision(4) +
+        " s, baseline " + p.base_seconds.toPrecision(4) + " s";
+    }
     return "commit " + p.commit + "<br>" + p.date + "<br>" + p.machine + "<br>median " + p.median.toPrecision(4) +
       " (min " + p.min.toPrecision(4) + ", max " + p.max.toPrecision(4) + ", CV " + pct(p.cv) + ", n " + p.n + ")" +
       "<br>vs previous: " + p.verdict + (p.ratio === null ? "" : " " + p.ratio.toFixed(3) +
@@ -44,13 +51,32 @@
              legend: { orientation: "h", y: -0.25 }, margin: { t: 50 }, hovermode: "closest", shapes: [] };
   };
   var y = pts.map(function (p) { return p.median; });
-  var slow = markers(y, "slower", "regression (gate: slower than the previous run)", "triangle-up", "#d00");
+  var slow = markers(y, "slower", d.paired ? "regression (gate: slower than the baseline commit beyond the threshold)"
+                                           : "regression (gate: slower than the previous run)", "triangle-up", "#d00");
   var fast = markers(y, "faster", "improvement (gate: faster)", "triangle-down", "#080");
-  var metricLayout = layout(d.name + " on " + d.machine, "time / yardstick time (lower is faster)");
+  var metricLayout = d.paired
+    ? layout(d.name + " on " + d.machine, "candidate / baseline, same round (lower is faster)")
+    : layout(d.name + " on " + d.machine, "time / yardstick time (lower is faster)");
+  if (d.paired) {
+    [1, 1 + d.threshold].forEach(function (level, i) {
+      metricLayout.shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: level, y1: level,
+                                 line: { dash: i ? "dash" : "dot", color: i ? "#d00" : "#888" } });
+    });
+  }
   var charts = [Plotly.newPlot("metric", [series(y, pts.map(function (p) { return p.min; }),
-                               pts.map(function (p) { return p.max; }), "median of the repetitions", "#1f77b4"),
+                               pts.map(function (p) { return p.max; }),
+                               d.paired ? "median ratio, 95 % interval" : "median of the repetitions", "#1f77b4"),
                                slow, fast], metricLayout, { responsive: true, displaylogo: false })];
-  var hasFrac = pts.some(function (p) { return p.frac !== null; });
+  if (d.paired) {
+    var seconds = function (key) { return pts.map(function (p) { return p[key]; }); };
+    charts.push(Plotly.newPlot("fraction", [
+      series(seconds("seconds"), seconds("seconds_min"), seconds("seconds_max"), "candidate (median, min-max)", "#1f77b4"),
+      series(seconds("base_seconds"), seconds("base_seconds_min"), seconds("base_seconds_max"),
+             "baseline commit, same run", "#7f7f7f")],
+      layout("absolute time on this machine (each run's own minutes)", "seconds per step"),
+      { responsive: true, displaylogo: false }));
+  }
+  var hasFrac = !d.paired && pts.some(function (p) { return p.frac !== null; });
   if (hasFrac) {
     var f = pts.map(function (p) { return p.frac; });
     var fl = layout("fraction of the yardstick's rate (above 1: a measurement error)", "fraction of SGEMM rate");

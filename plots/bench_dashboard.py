@@ -16,8 +16,15 @@ test and metric as `lobench compare`) finds the run slower than the previous one
 faster ones a green one. The page and the index give the latest run against the previous one and
 against the baseline (the run of --baseline COMMIT, else the machine's first run), and flag rows above
 their yardstick (a fraction over 1 is a measurement error), untested ones and noisy ones (CV > 5 %).
+
+Paired entries (scripts/bench_check.sh --record: the baseline commit's step_bench measured beside the
+candidate's in one session) get pages of their own, "NAME (paired)": per run, the candidate / baseline
+ratio of the same rounds (median, distribution-free 95 % interval) and the gate's paired verdict, so
+runs from different CPUs sit on one honest scale; beside it, each run's absolute times on its machine
+(candidate and baseline).
 """
 import argparse
+import hashlib
 import html
 import json
 import os
@@ -48,7 +55,15 @@ def plotly_js():
 
 
 def slug(name):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")
+    """A file name for a benchmark or machine: readable, at most ~100 bytes, and one-to-one (two names
+    that differ only in a character the readable part replaces, '/' against '_', get different hashes)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")[:80]
+    return f"{readable}-{hashlib.sha1(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
+def machine_dir(machine):
+    """The folder of a machine's pages: its fingerprint, already file-safe (plots/perf_runs.fingerprint)."""
+    return machine if re.fullmatch(r"[A-Za-z0-9._-]{1,100}", machine) and machine not in (".", "..") else slug(machine)
 
 
 def pair(base_run, cand_run, name, threshold, alpha):
@@ -121,6 +136,19 @@ def verdict_cell(row):
     return f'<td class="{v}">{row["ratio"]:.3f}{interval}{p} <b>{v}</b></td>'
 
 
+def paired_point(entry, name, threshold, alpha):
+    """One paired entry's point on a benchmark's page: the ratio to the baseline commit measured beside it."""
+    b, c = entry.base.series[name], entry.cand.series[name]
+    row = perf_compare.compare_paired(name, b, c, threshold, alpha)
+    return row, {"date": entry.cand.date, "commit": entry.cand.commit, "base_commit": entry.base.commit,
+                 "machine": entry.cand.machine_text, "file": os.path.basename(entry.path),
+                 "median": row["ratio"], "min": row["ratio_lo"], "max": row["ratio_hi"], "cv": row["noise_ratio"],
+                 "n": row["n_cand"], "frac": None, "verdict": row["verdict"], "ratio": row["ratio"],
+                 "p": row["p_value"], "seconds": float(np.median(c.seconds)), "seconds_min": float(np.min(c.seconds)),
+                 "seconds_max": float(np.max(c.seconds)), "base_seconds": float(np.median(b.seconds)),
+                 "base_seconds_min": float(np.min(b.seconds)), "base_seconds_max": float(np.max(b.seconds))}
+
+
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>{title}</title>
 <script>window.lobenchErrors = [];
@@ -142,8 +170,10 @@ def write(path, text):
         f.write(text)
 
 
-def benchmark_page(site, machine, name, points, vs_prev, vs_base, fl, metric, commit_url):
-    data = clean({"name": name, "machine": machine, "metric": metric, "points": points, "commitUrl": commit_url})
+def benchmark_page(site, machine, name, points, vs_prev, vs_base, fl, metric, commit_url, paired=False,
+                   threshold=0.10):
+    data = clean({"name": name, "machine": machine, "metric": metric, "points": points, "commitUrl": commit_url,
+                  "paired": paired, "threshold": threshold})
     data_json = json.dumps(data).replace("</", "<\\/")  # no "</script>" inside the script element
     body = (f'<p><a href="../index.html">all benchmarks</a></p><h1>{html.escape(name)}</h1>'
             f'<p>machine <code>{html.escape(machine)}</code> ({html.escape(points[-1]["machine"])}); '
@@ -155,7 +185,12 @@ def benchmark_page(site, machine, name, points, vs_prev, vs_base, fl, metric, co
             f'<script type="application/json" id="lobench-data">{data_json}</script>'
             '<script src="../dashboard.js"></script>')
     head = '<script src="../plotly.min.js"></script>'
-    write(os.path.join(site, slug(machine), slug(name) + ".html"), PAGE.format(title=html.escape(name), head=head, body=body))
+    write(os.path.join(site, machine_dir(machine), page_name(name)),
+          PAGE.format(title=html.escape(name), head=head, body=body))
+
+
+def page_name(name):
+    return slug(name) + ".html"
 
 
 def commit_link(commit, url):
@@ -180,30 +215,64 @@ def index_page(site, entries, args):
     write(os.path.join(site, "index.html"), PAGE.format(title="lobench benchmarks", head="", body=body))
 
 
+def single_entries(args, machine, runs, threshold):
+    """Pages and index rows of a machine's runs made alone (compared run against run)."""
+    entries = []
+    baseline = next((r for r in runs if args.baseline and r.commit.startswith(args.baseline)), runs[0])
+    for name in dict.fromkeys(n for r in runs for n in r.series):
+        points, vs_prev, vs_base = benchmark_series(runs, name, baseline, threshold, args.alpha)
+        series = next(r.series[name] for r in reversed(runs) if name in r.series)
+        fl = flags(points, series)
+        benchmark_page(args.out, machine, name, points, vs_prev, vs_base, fl, series.metric, args.commit_url)
+        verdicts = {(vs_prev or {}).get("verdict"), (vs_base or {}).get("verdict")}
+        entries.append({"machine": machine, "name": name, "href": f"{machine_dir(machine)}/{page_name(name)}",
+                        "latest": points[-1]["median"], "commit": html.escape(points[-1]["commit"]),
+                        "vs_prev": vs_prev, "vs_base": vs_base, "flags": fl,
+                        "rank": 0 if "slower" in verdicts and series.gated else 1})
+    return entries
+
+
+def paired_entries(args, machine, runs, threshold):
+    """Pages and index rows of a machine's paired runs: each against the baseline commit beside it."""
+    entries = []
+    for name in dict.fromkeys(n for r in runs for n in r.cand.series if n in r.base.series):
+        having = [r for r in runs if name in r.cand.series and name in r.base.series]
+        rows, points = zip(*(paired_point(r, name, threshold, args.alpha) for r in having))
+        gated = having[-1].cand.series[name].gated
+        fl = [] if gated else ["yardstick"]
+        if points[-1]["cv"] is not None and points[-1]["cv"] > NOISY_CV:
+            fl.append(f"noisy pairs (CV {100 * points[-1]['cv']:.0f} %)")
+        label = f"{name} (paired)"
+        metric = f"candidate / baseline commit, {having[-1].cand.series[name].metric}, ratio of the same round"
+        benchmark_page(args.out, machine, label, list(points), None, rows[-1], fl, metric, args.commit_url,
+                       paired=True, threshold=threshold)
+        entries.append({"machine": machine, "name": label, "href": f"{machine_dir(machine)}/{page_name(label)}",
+                        "latest": points[-1]["median"], "commit": html.escape(points[-1]["commit"]),
+                        "vs_prev": None, "vs_base": rows[-1], "flags": fl,
+                        "rank": 0 if rows[-1]["verdict"] == "slower" and gated else 1})
+    return entries
+
+
 def build(args):
-    machines = perf_history.machines(args.store)
+    skipped = []
+    machines = perf_history.machines(args.store, args.clock, skipped)
+    for why in skipped:
+        print(f"bench_dashboard: skipped an unreadable entry: {why}", file=sys.stderr)
     if not machines:
         raise perf_runs.RunFileError(f"{args.store}: no runs in the history folder")
     if os.path.abspath(args.out) == os.path.abspath(args.store):
         raise perf_runs.RunFileError("the site and the history store must be different folders")
-    machines = {m: [perf_runs.load(r.path, args.clock) for r in runs] for m, runs in machines.items()}
     os.makedirs(args.out, exist_ok=True)
     shutil.copyfile(plotly_js(), os.path.join(args.out, "plotly.min.js"))
     shutil.copyfile(os.path.join(HERE, "bench_dashboard.js"), os.path.join(args.out, "dashboard.js"))
     entries, threshold = [], args.threshold / 100
     for machine, runs in machines.items():
-        baseline = next((r for r in runs if args.baseline and r.commit.startswith(args.baseline)), runs[0])
-        names = list(dict.fromkeys(n for r in runs for n in r.series))
-        for name in names:
-            points, vs_prev, vs_base = benchmark_series(runs, name, baseline, threshold, args.alpha)
-            series = next(r.series[name] for r in reversed(runs) if name in r.series)
-            fl = flags(points, series)
-            benchmark_page(args.out, machine, name, points, vs_prev, vs_base, fl, series.metric, args.commit_url)
-            verdicts = {(vs_prev or {}).get("verdict"), (vs_base or {}).get("verdict")}
-            entries.append({"machine": machine, "name": name, "href": f"{slug(machine)}/{slug(name)}.html",
-                            "latest": points[-1]["median"], "commit": html.escape(points[-1]["commit"]),
-                            "vs_prev": vs_prev, "vs_base": vs_base, "flags": fl,
-                            "rank": 0 if "slower" in verdicts and series.gated else 1})
+        singles = [r for r in runs if isinstance(r, perf_runs.Run)]
+        paired = [r for r in runs if isinstance(r, perf_history.Paired)]
+        if singles:
+            entries += single_entries(args, machine, singles, threshold)
+        if paired:
+            entries += paired_entries(args, machine, paired, threshold)
     index_page(args.out, entries, args)
     return entries
 

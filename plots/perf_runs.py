@@ -41,6 +41,7 @@ class Series:
     metric: str                   # what values are: "time / SGEMM time", "seconds", ...
     gated: bool = True            # False for the yardstick itself
     fraction: np.ndarray = None   # per repetition, fraction of the yardstick's rate (None where not defined)
+    rounds: np.ndarray = None     # per repetition, its repetition_index (the round of a paired run)
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Run:
     machine: str = "?"            # a short fingerprint: host, CPU count and a hash of the CPU description
     machine_text: str = "?"       # the description the fingerprint hashes
     series: dict = field(default_factory=dict)
+    pairing: str = ""             # a paired run's id (plots/perf_paired.py); "" for a run made alone
 
 
 class RunFileError(Exception):
@@ -86,58 +88,110 @@ def _gb_repetitions(data, path):
             raise RunFileError(f"{path}: a benchmark entry without real_time")
         if b.get("run_type") == "aggregate" or b.get("error_occurred"):
             continue
-        reps.setdefault(b.get("run_name", b.get("name")), []).append(b)
+        name = b.get("run_name", b.get("name"))
+        if not isinstance(name, str) or not name:
+            raise RunFileError(f"{path}: a benchmark entry whose name is {str(name)[:40]!r}, not a string")
+        reps.setdefault(name, []).append(b)
     return reps
 
 
-def _gb_seconds(entries, clock, threads):
+def _number(e, key, path):
+    v = e.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise RunFileError(f"{path}: {str(e.get('name'))[:80]}: '{key}' is {str(v)[:40]!r}, not a number")
+    return float(v)
+
+
+def _unit(e, path):
+    unit = e.get("time_unit", "ns")
+    if not isinstance(unit, str) or unit not in UNIT_SECONDS:
+        raise RunFileError(f"{path}: {str(e.get('name'))[:80]}: time_unit {str(unit)[:20]!r} is not one of "
+                           f"{', '.join(UNIT_SECONDS)}")
+    return UNIT_SECONDS[unit]
+
+
+def _positive(values, path, name, what):
+    """The gate gives no verdict from a time that is not a positive finite number."""
+    bad = ~(np.isfinite(values) & (values > 0))
+    if bad.any():
+        raise RunFileError(f"{path}: {name[:80]}: {int(bad.sum())} of {len(values)} {what} not a positive finite "
+                           f"number (e.g. {values[bad][0]!r}); no verdict from such times")
+    return values
+
+
+def _gb_rounds(entries, path, name):
+    idx = [e.get("repetition_index", i) for i, e in enumerate(entries)]
+    if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in idx):
+        raise RunFileError(f"{path}: {name[:80]}: a repetition_index that is not a non-negative integer")
+    return np.array(idx)
+
+
+def _gb_seconds(entries, clock, threads, path):
     """Per repetition: seconds of the clock, and the rate counter of that clock (None when absent)."""
-    wall = np.array([e["real_time"] * UNIT_SECONDS.get(e.get("time_unit", "ns"), 1e-9) for e in entries])
+    name = str(entries[0].get("name"))
+    wall = _positive(np.array([_number(e, "real_time", path) * _unit(e, path) for e in entries]), path, name,
+                     "real_time values are")
     rate_key = "GFLOP/s" if clock == "wall" else "GFLOP/s_cpu"
     rates = [e.get(rate_key) for e in entries]
-    rates = np.array(rates, dtype=float) if all(isinstance(r, (int, float)) and r > 0 for r in rates) else None
+    rates = np.array(rates, dtype=float) if all(isinstance(r, (int, float)) and not isinstance(r, bool)
+                                                and math.isfinite(r) and r > 0 for r in rates) else None
     if clock == "wall":
         return wall, rates
     if rates is not None and all(isinstance(e.get("GFLOP/s"), (int, float)) for e in entries):
         # step_bench: GFLOP/s = F / wall, GFLOP/s_cpu = F · threads / process CPU seconds
         flops = np.array([e["GFLOP/s"] for e in entries]) * wall
-        return flops * threads / rates, rates
-    return np.array([e["cpu_time"] * UNIT_SECONDS.get(e.get("time_unit", "ns"), 1e-9) for e in entries]), None
+        return _positive(flops * threads / rates, path, name, "CPU times are"), rates
+    return _positive(np.array([_number(e, "cpu_time", path) * _unit(e, path) for e in entries]), path, name,
+                     "cpu_time values are"), None
 
 
 def load_google_benchmark(path, clock=DEFAULT_CLOCK):
     try:
         with open(path) as f:
             data = json.load(f)
-    except (OSError, ValueError) as e:
-        raise RunFileError(f"{path}: not readable JSON ({e})")
+    except (OSError, ValueError, RecursionError) as e:
+        raise RunFileError(f"{path}: not readable JSON ({str(e)[:200]})")
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
         raise RunFileError(f"{path}: no 'benchmarks' list (is this Google Benchmark JSON?)")
     ctx = data.get("context", {})
+    if not isinstance(ctx, dict):
+        raise RunFileError(f"{path}: 'context' is not an object")
     description = f"{ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz; {ctx.get('caches', '')}; " \
                   f"simd {ctx.get('simd_path', '?')}; {ctx.get('threads', '?')} threads"
     if ctx.get("gemm_library"):  # the yardstick's library and kernels: a new yardstick starts a new series
         description += f"; yardstick {ctx['gemm_library']}"
     run = Run(path, "google-benchmark", str(ctx.get("commit", "?")), str(ctx.get("date", "?")),
-              fingerprint(ctx.get("host_name"), description), f"{ctx.get('host_name', '?')}: {description}")
-    threads = float(ctx.get("threads", 1) or 1)
+              fingerprint(str(ctx.get("host_name") or "host"), description), f"{ctx.get('host_name', '?')}: {description}",
+              pairing=str(ctx.get("pairing") or ""))
+    try:
+        threads = float(ctx.get("threads", 1) or 1)
+    except (TypeError, ValueError):
+        raise RunFileError(f"{path}: context 'threads' {str(ctx.get('threads'))[:40]!r} is not a number")
+    if not (math.isfinite(threads) and 1 <= threads <= 1e6):
+        raise RunFileError(f"{path}: context 'threads' {threads} is not a thread count")
     reps = _gb_repetitions(data, path)
     if not reps and data["benchmarks"]:
         raise RunFileError(f"{path}: only aggregates (mean, median, ...), no repetitions to test; run the benchmark "
                            "without --benchmark_report_aggregates_only")
-    timed = {name: _gb_seconds(es, clock, threads) for name, es in reps.items()}
+    timed = {name: _gb_seconds(es, clock, threads, path) for name, es in reps.items()}
+    rounds = {name: _gb_rounds(es, path, name) for name, es in reps.items()}
     yard = {name.partition("/")[2]: name for name in reps if name.partition("/")[0] == YARDSTICK_FAMILY}
     unit = "process CPU" if clock == "cpu" else "wall"
     for name, (secs, rates) in timed.items():
         family, _, shape = name.partition("/")
         ref = yard.get(shape)
-        if family == YARDSTICK_FAMILY or ref is None:
-            run.series[name] = Series(secs, secs, f"{unit} seconds", gated=family != YARDSTICK_FAMILY or not yard)
+        if family == YARDSTICK_FAMILY or ref is None or run.pairing:
+            # A paired run (plots/perf_paired.py) needs no yardstick: its control is the baseline's process
+            # of the same round, and dividing by this process's own SGEMM only adds that SGEMM's noise (CV of
+            # the per-round ratios 6-13 % in seconds against 9-19 % in SGEMMs, 5 rounds at load 3.5).
+            run.series[name] = Series(secs, secs, f"{unit} seconds", gated=family != YARDSTICK_FAMILY or not yard,
+                                      rounds=rounds[name])
             continue
         ref_secs, ref_rates = timed[ref]
         ref_time = float(np.median(ref_secs))
         fraction = rates / float(np.median(ref_rates)) if rates is not None and ref_rates is not None else None
-        run.series[name] = Series(secs / ref_time, secs, f"{unit} time / {ref} {unit} time", True, fraction)
+        run.series[name] = Series(secs / ref_time, secs, f"{unit} time / {ref} {unit} time", True, fraction,
+                                  rounds=rounds[name])
     return run
 
 

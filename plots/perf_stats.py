@@ -5,6 +5,8 @@ regression markers): one implementation, used by all three.
     ratio_interval(base, cand)    bootstrap interval of median(cand) / median(base)
     relative_spread(x)            the noise of one set of repetitions (coefficient of variation)
     verdict(ratio, p, ...)        slower / faster / same
+    signed_rank_greater(d)        Wilcoxon signed-rank: one-sided p that d is centred above 0
+    paired_test(ratios, ...)      the paired gate (scripts/bench_check.sh): per-round ratios -> verdict
 
 Mann–Whitney U, like Google Benchmark's compare.py: it asks whether one set of repetitions tends to be
 larger than the other without assuming normal timings (timings on a shared machine have long right
@@ -92,9 +94,15 @@ def ratio_interval(base, cand, level=0.95, resamples=2000, seed=0):
     replacement, independently. Deterministic for a given seed."""
     base, cand = np.asarray(base, dtype=float), np.asarray(cand, dtype=float)
     rng = np.random.default_rng(seed)
-    b = np.median(base[rng.integers(0, len(base), (resamples, len(base)))], axis=1)
-    c = np.median(cand[rng.integers(0, len(cand), (resamples, len(cand)))], axis=1)
-    ratios = c / b
+    # In blocks of about a million values at a time: a run with a million repetitions must not ask for
+    # resamples x n doubles at once (16 GB).
+    block = max(1, 1_000_000 // max(len(base), len(cand)))
+    b, c = [], []
+    for start in range(0, resamples, block):
+        k = min(block, resamples - start)
+        b.append(np.median(base[rng.integers(0, len(base), (k, len(base)))], axis=1))
+        c.append(np.median(cand[rng.integers(0, len(cand), (k, len(cand)))], axis=1))
+    ratios = np.concatenate(c) / np.concatenate(b)
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(ratios, [tail, 100 - tail])
     return float(lo), float(hi)
@@ -117,3 +125,98 @@ def verdict(ratio, p, threshold=0.10, alpha=0.05):
     if p < alpha and ratio < 1 / (1 + threshold):
         return "faster"
     return "same"
+
+
+# --- The paired design (scripts/bench_check.sh, issue 41) ---------------------------------------------
+# The baseline and the candidate binaries run alternately in one session, one process each per round, so
+# round k gives one ratio per benchmark, candidate / baseline, measured seconds apart on the same machine.
+# A slow minute of a shared machine falls on both sides of a round and cancels in its ratio; what is left
+# is tested directly against the threshold: "slower" means the ratios are centred above 1 + threshold
+# (not merely above 1), one-sided Wilcoxon signed-rank test on log(ratio) - log(1 + threshold), p < alpha.
+
+EXACT_SIGNED_RANK_MAX_N = 40
+
+
+@lru_cache(maxsize=64)
+def _signed_rank_counts(doubled_ranks):
+    """counts[w] = number of the 2^n sign assignments whose sum of positive (doubled) ranks is w."""
+    counts = np.zeros(sum(doubled_ranks) + 1, dtype=object)
+    counts[0] = 1
+    for r in doubled_ranks:
+        shifted = np.zeros_like(counts)
+        shifted[r:] = counts[:len(counts) - r]
+        counts = counts + shifted
+    return tuple(counts)
+
+
+def signed_rank_greater(d):
+    """One-sided p-value of the Wilcoxon signed-rank test that the values d are centred above 0 (the
+    alternative), against symmetry about 0 (the null). Zeros are dropped (Wilcoxon's rule); ties among
+    |d| share their mean rank. Exact (every sign assignment counted) up to EXACT_SIGNED_RANK_MAX_N values,
+    else the normal approximation with the tie and continuity corrections. 1.0 when nothing is left."""
+    d = np.asarray(d, dtype=float)
+    if not np.all(np.isfinite(d)):
+        raise ValueError("signed_rank_greater: non-finite values")
+    d = d[d != 0]
+    n = len(d)
+    if n == 0:
+        return 1.0
+    r = ranks(np.abs(d))
+    w_plus = float(r[d > 0].sum())
+    if n <= EXACT_SIGNED_RANK_MAX_N:
+        doubled = tuple(int(round(2 * x)) for x in r)  # mid-ranks are halves: doubled, they are integers
+        counts = _signed_rank_counts(doubled)
+        k = int(round(2 * w_plus))
+        return float(sum(counts[k:]) / sum(counts))
+    mean = n * (n + 1) / 4
+    _, tie_sizes = np.unique(np.abs(d), return_counts=True)
+    var = n * (n + 1) * (2 * n + 1) / 24 - float((tie_sizes.astype(float) ** 3 - tie_sizes).sum()) / 48
+    if var <= 0:
+        return 1.0
+    z = (w_plus - mean - 0.5) / math.sqrt(var)
+    return float(0.5 * math.erfc(z / math.sqrt(2)))
+
+
+def min_p_paired(n):
+    """The smallest one-sided p the signed-rank test can give with n rounds (every sign alike): 2^-n."""
+    return 0.5 ** n if n > 0 else 1.0
+
+
+def median_interval(values, level=0.95):
+    """Distribution-free interval (lo, hi) for the median of values: the order statistics whose binomial
+    coverage is at least `level` (the sign-test interval); the whole range when there are too few."""
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    if n == 0:
+        return math.nan, math.nan
+    tail = (1 - level) / 2
+    k, acc = 0, 0.5 ** n  # acc: P(Binomial(n, 1/2) <= k)
+    while k + 1 < n and acc + math.comb(n, k + 1) * 0.5 ** n <= tail:
+        k += 1
+        acc += math.comb(n, k) * 0.5 ** n
+    lo_i = k if acc <= tail else 0
+    return float(x[lo_i]), float(x[n - 1 - lo_i])
+
+
+def paired_test(ratios, threshold=0.10, alpha=0.05):
+    """The paired gate's row for one benchmark: ratios are candidate / baseline per round (positive,
+    finite). Returns {ratio (median), ratio_lo, ratio_hi, p_value (the smaller one-sided p: slower beyond
+    the threshold, or faster beyond it), noise (CV of the ratios), verdict, testable}."""
+    r = np.asarray(ratios, dtype=float)
+    if len(r) == 0 or not np.all(np.isfinite(r)) or np.any(r <= 0):
+        raise ValueError("paired_test: ratios must be positive and finite")
+    logs = np.log(r)
+    p_slower = signed_rank_greater(logs - math.log1p(threshold))
+    p_faster = signed_rank_greater(-math.log1p(threshold) - logs)
+    lo, hi = median_interval(r)
+    testable = min_p_paired(len(r)) < alpha
+    if not testable:
+        v = "untested"
+    elif p_slower < alpha:
+        v = "slower"
+    elif p_faster < alpha:
+        v = "faster"
+    else:
+        v = "same"
+    return {"ratio": float(np.median(r)), "ratio_lo": lo, "ratio_hi": hi, "p_value": min(p_slower, p_faster),
+            "noise": relative_spread(r), "verdict": v, "testable": testable}

@@ -1,98 +1,108 @@
 #!/usr/bin/env bash
-# The performance gate: runs step_bench at small shapes with enough repetitions to test, then compares
-# it with a baseline run of the same machine (`lobench compare`'s statistics, plots/perf_compare.py:
-# Mann-Whitney U on the repetitions of each benchmark's time relative to the SGEMM of the same shape in
-# the same run; a benchmark fails when it is more than --threshold percent slower with p < 0.05).
+# The performance gate, paired (issue 41; docs/dashboard.md): builds step_bench at the baseline commit
+# (results/bench/baseline names it) beside the candidate's, runs the two alternately on this machine in
+# one session (plots/perf_paired.py: rounds, the two in a random order within each, the benchmarks in a
+# random order within each process), and decides from the ratios of the same round (`lobench compare`'s
+# paired test, plots/perf_compare.py: slower = the ratios are centred above 1 + threshold, one-sided
+# Wilcoxon signed-rank, p < 0.05). A slowdown fails only when a second, independent set of rounds shows it
+# too. No number measured on another machine, or earlier on this one, is ever needed.
 #
-#   scripts/bench_check.sh [options] [OUT.json]          (OUT default: build/step_bench.json)
-#     --baseline FILE    compare with this run (default: the newest run of this machine in --history,
-#                        else results/bench/baseline.json, which gates only the machine it was measured
-#                        on and is shown for information elsewhere); `none`: no comparison
-#     --history DIR      the history store, a folder outside the source tree ($LOBENCH_BENCH_HISTORY)
-#     --record           add the run to the history store, whatever the verdict (the dashboard marks a
-#                        regression; a main-branch job records, a pull-request job only compares)
-#     --site DIR         then regenerate the dashboard from the history store into DIR
-#     --threshold PCT    percent slower that fails (default 10)
-#     --reps N           repetitions per benchmark (default 9; at least 4 to be testable)
-#     --shapes LIST      VxD shapes (default 16000x64,32000x128: about 30 s on 2 idle cores)
-#     --step-bench PATH  the benchmark binary (default build/variants/bench/step_bench)
-#     --no-confirm       fail on the first measurement (default: a slowdown is measured a second time and
-#                        fails only when that measurement shows it too)
-# Exit status: 0 pass, 1 a benchmark slower beyond the threshold, 2 usage or a missing/invalid baseline.
+#   scripts/bench_check.sh [options] [OUT_DIR]         (OUT_DIR default: build/gate)
+#     --baseline REV       the baseline commit (default: the commit results/bench/baseline names)
+#     --baseline-bench P   use this step_bench binary as the baseline instead of building REV (tests)
+#     --step-bench PATH    the candidate's binary (default build/variants/bench/step_bench)
+#     --rounds N           rounds per set (default 9; at least 5 to be testable)
+#     --shapes LIST        VxD shapes (default 16000x64,32000x128)
+#     --threshold PCT      percent slower that fails (default 10)
+#     --inject F           test hook: the candidate's variants do F times their work
+#                          (LOBENCH_BENCH_EXTRA_WORK=F in the candidate's processes only)
+#     --no-confirm         fail on the first set of rounds
+#     --history DIR        the history store, a folder outside the source tree ($LOBENCH_BENCH_HISTORY)
+#     --record             add this paired run to the history store, whatever the verdict
+#     --site DIR           then regenerate the dashboard from the history store into DIR
+# Exit status: 0 pass, 1 a benchmark slower beyond the threshold (confirmed), 2 usage, a baseline that
+# cannot be built, a benchmark binary that failed, or a store that cannot be written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=build/step_bench.json baseline="" history="${LOBENCH_BENCH_HISTORY:-}" record=0 site="" threshold=10 reps=9
-shapes=16000x64,32000x128 bench=build/variants/bench/step_bench confirm=1
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+out=build/gate baseline="" base_bench="" bench=build/variants/bench/step_bench rounds=9
+shapes=16000x64,32000x128 threshold=10 inject="" confirm=1 history="${LOBENCH_BENCH_HISTORY:-}" record=0 site=""
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+die() { echo "bench_check: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --baseline) baseline="${2:?--baseline needs a file}"; shift ;;
+    --baseline) baseline="${2:?--baseline needs a commit}"; shift ;;
+    --baseline-bench) base_bench="${2:?--baseline-bench needs a path}"; shift ;;
+    --step-bench) bench="${2:?--step-bench needs a path}"; shift ;;
+    --rounds) rounds="${2:?--rounds needs a count}"; shift ;;
+    --shapes) shapes="${2:?--shapes needs VxD,...}"; shift ;;
+    --threshold) threshold="${2:?--threshold needs a percentage}"; shift ;;
+    --inject) inject="${2:?--inject needs a factor}"; shift ;;
+    --no-confirm) confirm=0 ;;
     --history) history="${2:?--history needs a folder}"; shift ;;
     --record) record=1 ;;
     --site) site="${2:?--site needs a folder}"; shift ;;
-    --threshold) threshold="${2:?--threshold needs a percentage}"; shift ;;
-    --reps) reps="${2:?--reps needs a count}"; shift ;;
-    --shapes) shapes="${2:?--shapes needs VxD,...}"; shift ;;
-    --step-bench) bench="${2:?--step-bench needs a path}"; shift ;;
-    --no-confirm) confirm=0 ;;
     -h|--help) usage ;;
-    -*) echo "bench_check.sh: unknown option $1" >&2; usage ;;
+    -*) echo "bench_check: unknown option $1" >&2; usage ;;
     *) out="$1" ;;
   esac
   shift
 done
-[[ "$reps" =~ ^[0-9]+$ ]] && [ "$reps" -ge 4 ] || { echo "bench_check.sh: --reps $reps: need at least 4 to test" >&2; exit 2; }
-[ -x "$bench" ] || { echo "bench_check.sh: $bench: not built (cmake --build build --target step_bench)" >&2; exit 2; }
-if [ "$record" = 1 ] && [ -z "$history" ]; then echo "bench_check.sh: --record needs --history DIR" >&2; exit 2; fi
-commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-mkdir -p "$(dirname "$out")"
-measure() {
-  local start=$SECONDS
-  LOBENCH_BENCH_SHAPES="$shapes" "$bench" --benchmark_filter='^(gemm|fused|chunked)/' \
-    --benchmark_repetitions="$reps" --benchmark_min_time=0.05 --benchmark_enable_random_interleaving=true \
-    --benchmark_out="$1" --benchmark_out_format=json --benchmark_context=commit="$commit" > /dev/null
-  echo "bench_check: step_bench ($shapes, $reps repetitions) in $((SECONDS - start)) s -> $1"
-}
-measure "$out"
-if [ -z "$baseline" ] && [ -n "$history" ] && [ -d "$history" ]; then
-  baseline=$(python3 plots/perf_history.py latest "$history" "$out" || true)
-fi
-gated=1
-if [ -z "$baseline" ]; then
-  baseline=results/bench/baseline.json
-  # The committed baseline gates only the machine (and yardstick) it was measured on: elsewhere its
-  # ratios are shown for information, and this run, once recorded, is the store's first of this machine.
-  here=$(python3 plots/perf_history.py fingerprint "$out") there=$(python3 plots/perf_history.py fingerprint "$baseline")
-  if [ "$here" != "$there" ]; then
-    gated=0
-    echo "bench_check: no run of this machine ($here) in the history store; the committed baseline is from $there: compared for information, not gated"
-  fi
-fi
-rc=0
-if [ "$baseline" = none ]; then
-  echo "bench_check: --baseline none: not compared"
+[[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 5 ] && [ "$rounds" -le 200 ] || die "--rounds $rounds: want 5 to 200 (fewer cannot reach p < 0.05)"
+[[ "$threshold" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--threshold $threshold: want a percentage, e.g. 10"
+[ -z "$inject" ] || [[ "$inject" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--inject $inject: want a factor, e.g. 1.3"
+[ -x "$bench" ] || die "$bench: not built (cmake --build build --target step_bench)"
+if [ "$record" = 1 ] && [ -z "$history" ]; then die "--record needs --history DIR"; fi
+cand_commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || cand_commit="$cand_commit+dirty"
+
+mkdir -p "$out"
+if [ -n "$base_bench" ]; then
+  [ -x "$base_bench" ] || die "--baseline-bench $base_bench: not an executable file"
+  base_commit="${baseline:-$cand_commit}"
 else
-  echo "bench_check: baseline $baseline"
-  python3 plots/perf_compare.py "$baseline" "$out" --threshold "$threshold" || rc=$?
-  if [ "$gated" = 0 ] && [ "$rc" = 1 ]; then rc=0; fi
-  if [ "$rc" = 1 ] && [ "$confirm" = 1 ]; then
-    # A shared machine has slow minutes: a slowdown counts only when a second, independent measurement
-    # shows it too (each test keeps its own alpha; both must fail). A real 1.3x regression fails both.
-    again="${out%.json}.confirm.json"
-    echo "bench_check: slower than the baseline; measuring again to confirm ($again)"
-    measure "$again"
-    rc=0
-    python3 plots/perf_compare.py "$baseline" "$again" --threshold "$threshold" || rc=$?
-    case "$rc" in
-      0) echo "bench_check: not confirmed: the second measurement is within the threshold (a noisy minute, not a regression)" ;;
-      1) echo "bench_check: confirmed by a second measurement: a regression" ;;
-    esac
-  fi
+  scripts/gate_baseline_build.sh ${baseline:+--baseline "$baseline"} > "$out/baseline-build.log" 2>&1 \
+    || { tail -n 20 "$out/baseline-build.log" >&2; die "the baseline's step_bench could not be built (log: $out/baseline-build.log)"; }
+  read -r base_commit base_bench < <(tail -n 1 "$out/baseline-build.log")
+fi
+echo "bench_check: baseline $base_commit ($base_bench), candidate $cand_commit ($bench), $rounds rounds, $shapes"
+
+cand_env=()
+[ -z "$inject" ] || cand_env=(--cand-env "LOBENCH_BENCH_EXTRA_WORK=$inject")
+# One set of rounds into $1, then the paired comparison; returns the comparison's status.
+measure_and_compare() {
+  rm -rf "$1"
+  python3 plots/perf_paired.py --base "$base_bench" --cand "$bench" --out-dir "$1" --rounds "$rounds" \
+    --shapes "$shapes" --base-commit "$base_commit" --cand-commit "$cand_commit" ${cand_env[@]+"${cand_env[@]}"} \
+    || return 2
+  local rc=0
+  python3 plots/perf_compare.py "$1/base.json" "$1/cand.json" --threshold "$threshold" || rc=$?
+  return "$rc"
+}
+rc=0
+measure_and_compare "$out/paired" || rc=$?
+if [ "$rc" = 1 ] && [ "$confirm" = 1 ]; then
+  # A shared machine has slow minutes, and a 5 % test fails an unchanged commit one time in twenty: a
+  # slowdown counts only when a second, independent set of rounds shows it too.
+  echo "bench_check: slower than the baseline; measuring again to confirm ($out/confirm)"
+  rc=0
+  measure_and_compare "$out/confirm" || rc=$?
+  case "$rc" in
+    0) echo "bench_check: not confirmed: the second set of rounds is within the threshold (a noisy minute, not a regression)" ;;
+    1) echo "bench_check: confirmed by a second set of rounds: a regression" ;;
+  esac
 fi
 if [ "$rc" != 2 ] && [ "$record" = 1 ]; then
-  echo "bench_check: recorded $(python3 plots/perf_history.py record "$history" "$out")"
+  stored=$(python3 plots/perf_history.py record "$history" "$out/paired/base.json" "$out/paired/cand.json") \
+    || die "could not record the run in the history store $history"
+  echo "bench_check: recorded $stored"
 fi
 if [ -n "$site" ] && [ -n "$history" ] && [ -d "$history" ]; then
-  python3 plots/bench_dashboard.py "$history" -o "$site" --threshold "$threshold"
+  python3 plots/bench_dashboard.py "$history" -o "$site" --threshold "$threshold" \
+    || { echo "bench_check: the dashboard could not be built" >&2; [ "$rc" != 0 ] || rc=2; }
 fi
+case "$rc" in
+  0) echo "bench_check: pass: no benchmark slower than the baseline $base_commit beyond $threshold %" ;;
+  1) echo "bench_check: FAIL: slower than the baseline $base_commit beyond $threshold % in two independent sets of rounds" ;;
+  *) echo "bench_check: no verdict (exit $rc)" ;;
+esac
 exit "$rc"

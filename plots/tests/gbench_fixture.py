@@ -10,11 +10,10 @@ PVD = 1024 * 16000 * 64
 
 
 def write_gbench(path, times_ms, commit="abc", date="2026-12-01T10:00:00+00:00", host="ci", seed=0, cv=0.01,
-                 threads=2):
+                 threads=2, reps=7):
     """times_ms: {family: median step time in ms}; every family gets len reps with relative noise cv."""
     rng = np.random.default_rng(seed)
     benchmarks = []
-    reps = 7
     for family, t in times_ms.items():
         for i in range(reps):
             wall = t * (1 + cv * rng.standard_normal()) / 1e3

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+import bench_dashboard
 import perf_history
 from gbench_fixture import write_gbench
 
@@ -58,18 +59,17 @@ def test_pages_carry_the_gates_verdicts(tmp_path):
     store, site = build_site(tmp_path, "--commit-url", "https://example.org/commit/{commit}")
     (machine,) = os.listdir(store)
     pages = sorted(os.listdir(site / machine))
-    assert pages == ["chunked_V_16000_D_64_manual_time.html", "fused_V_16000_D_64_manual_time.html",
-                     "gemm_V_16000_D_64_manual_time.html"]
-    fused = page_data(site / machine / pages[1])
+    assert pages == sorted(bench_dashboard.page_name(f"{f}/V:16000/D:64/manual_time") for f in ("chunked", "fused", "gemm"))
+    fused = page_data(site / machine / bench_dashboard.page_name("fused/V:16000/D:64/manual_time"))
     verdicts = [p["verdict"] for p in fused["points"]]
     assert verdicts == ["first", "same", "same", "slower", "same"]
     assert fused["points"][REGRESSED_RUN]["ratio"] == pytest.approx(1.3, rel=0.05)
     assert all(p["commit"] and p["date"] and p["machine"] and p["cv"] > 0 for p in fused["points"])
-    chunked = page_data(site / machine / pages[0])
+    chunked = page_data(site / machine / bench_dashboard.page_name("chunked/V:16000/D:64/manual_time"))
     assert "slower" not in [p["verdict"] for p in chunked["points"]]
     index = open(site / "index.html").read()
     # regressions first: the fused row (slower against the baseline) precedes the others
-    assert index.index("fused_V_16000") < index.index("chunked_V_16000")
+    assert index.index("fused/V:16000") < index.index("chunked/V:16000")
     assert "plotly.min.js" in os.listdir(site) and "dashboard.js" in os.listdir(site)
     assert '<a href="https://example.org/commit/c4aaaa">c4aaaa</a>' in index
     assert fused["commitUrl"] == "https://example.org/commit/{commit}"
@@ -123,7 +123,8 @@ def test_site_renders_in_headless_chromium(tmp_path):
     store, site = build_site(tmp_path)
     (machine,) = os.listdir(store)
     browser = chromium()
-    for page, regressions in (("fused_V_16000_D_64_manual_time.html", 1), ("chunked_V_16000_D_64_manual_time.html", 0)):
+    for name, regressions in (("fused/V:16000/D:64/manual_time", 1), ("chunked/V:16000/D:64/manual_time", 0)):
+        page = bench_dashboard.page_name(name)
         shot = tmp_path / (page + ".png")
         dom, log = render(browser, site / machine / page, tmp_path, shot)
         status = re.search(r'<div id="lobench-status"([^>]*)>', dom)
@@ -142,3 +143,81 @@ def test_site_renders_in_headless_chromium(tmp_path):
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000  # a rendered page, not a blank one
     dom, log = render(browser, site / "index.html", tmp_path, tmp_path / "index.png")
     assert 'data-errors="0"' in dom and 'data-ready="1"' in dom
+
+
+def test_page_names_are_one_to_one_and_short():
+    a, b = bench_dashboard.page_name("fused/V:1"), bench_dashboard.page_name("fused_V:1")
+    assert a != b
+    long = bench_dashboard.page_name("x" * 10000)
+    assert len(long) < 120 and long != bench_dashboard.page_name("x" * 9999)
+
+
+def make_paired_store(tmp_path, factors=(1.0, 1.0, 1.3)):
+    """A store of paired entries: per entry, a baseline and a candidate of 6 rounds, fused times factor."""
+    store, inbox = tmp_path / "history", tmp_path / "inbox"
+    inbox.mkdir(exist_ok=True)
+    for k, f in enumerate(factors):
+        sides = {}
+        for side, factor in (("base", 1.0), ("cand", f)):
+            path = write_gbench(str(inbox / f"{side}{k}.json"), dict(BASE, fused=BASE["fused"] * factor),
+                                commit=f"{side}{k}", seed=10 * k + (side == "cand"), reps=6,
+                                date=f"2026-12-0{k + 1}T10:00:00+00:00")
+            data = json.load(open(path))
+            data["context"]["pairing"] = f"pair{k}"
+            json.dump(data, open(path, "w"))
+            sides[side] = path
+        perf_history.record(str(store), sides["base"], sides["cand"])
+    return store
+
+
+def test_paired_entries_get_ratio_pages(tmp_path):
+    store = make_paired_store(tmp_path)
+    (machine,) = os.listdir(store)
+    assert all(e.endswith(".paired") for e in os.listdir(store / machine))
+    site = tmp_path / "site"
+    r = subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o", str(site)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    fused = page_data(site / machine / bench_dashboard.page_name("fused/V:16000/D:64/manual_time (paired)"))
+    assert fused["paired"] and [p["verdict"] for p in fused["points"]] == ["same", "same", "slower"]
+    assert fused["points"][2]["ratio"] == pytest.approx(1.3, rel=0.05)
+    assert all(p["base_commit"].startswith("base") and p["seconds"] > 0 for p in fused["points"])
+    index = open(site / "index.html").read()
+    assert index.index("fused/V:16000/D:64/manual_time (paired)") < index.index("chunked/V:16000")
+
+
+def test_a_torn_entry_is_skipped_not_a_baseline(tmp_path):
+    store = make_store(tmp_path)
+    (machine,) = os.listdir(store)
+    newest = sorted(os.listdir(store / machine))[-1]
+    (store / machine / "29991231T000000Z_torn.json").write_text('{"benchmarks": [')
+    assert perf_history.latest(str(store), str(store / machine / newest)).endswith(newest)
+    errors = []
+    assert len(perf_history.machines(str(store), errors=errors)[machine]) == 5 and len(errors) == 1
+
+
+def test_concurrent_records_keep_every_run(tmp_path):
+    store, inbox = tmp_path / "history", tmp_path / "inbox"
+    inbox.mkdir()
+    path = write_gbench(str(inbox / "run.json"), BASE)
+    code = f"import sys; sys.path.insert(0, {PLOTS!r}); import perf_history; perf_history.record({str(store)!r}, {path!r})"
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(8)]
+    assert all(p.wait() == 0 for p in procs)
+    (machine,) = os.listdir(store)
+    assert len([n for n in os.listdir(store / machine) if n.endswith(".json")]) == 8
+    assert not [n for n in os.listdir(store / machine) if n.startswith(".")]
+
+
+@pytest.mark.skipif(chromium() is None, reason="no Chromium (Debian package chromium) installed")
+def test_paired_page_renders_in_headless_chromium(tmp_path):
+    store = make_paired_store(tmp_path)
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o", str(site)],
+                   check=True, capture_output=True)
+    (machine,) = os.listdir(store)
+    page = bench_dashboard.page_name("fused/V:16000/D:64/manual_time (paired)")
+    dom, log = render(chromium(), site / machine / page, tmp_path, tmp_path / "paired.png")
+    status = re.search(r'<div id="lobench-status"([^>]*)>', dom)
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', status.group(1)))
+    assert attrs["ready"] == "1" and attrs["errors"] == "0", attrs
+    assert attrs["charts"] == "2" and attrs["regressions"] == "1", attrs
