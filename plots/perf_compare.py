@@ -205,21 +205,29 @@ def main(argv=None):
     ap.add_argument("base", metavar="BASE")
     ap.add_argument("cand", metavar="CANDIDATE")
     ap.add_argument("--threshold", type=float, default=10.0, help="percent slower that fails (default 10)")
-    ap.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default 0.05)")
+    ap.add_argument("--alpha", type=float, default=0.05, help="significance level of the test (default 0.05)")
     ap.add_argument("--format", choices=("text", "csv", "jsonl", "markdown"), default="text")
     ap.add_argument("--clock", choices=perf_runs.CLOCKS, default=perf_runs.DEFAULT_CLOCK,
                     help="step_bench JSON: compare process CPU time (default) or wall time (plots/perf_runs.py)")
     ap.add_argument("--filter", default="", help="only benchmarks whose name contains this")
     ap.add_argument("--allow-untested", action="store_true",
                     help="exit 0 rather than 2 when benchmarks have too few repetitions to test")
+    ap.add_argument("--exit-offset", type=int, default=0, help=argparse.SUPPRESS)  # `lobench compare`'s protocol
     args = ap.parse_args(argv)
     if not (0 <= args.threshold < 1000) or not (0 < args.alpha < 1):
         ap.error(f"--threshold {args.threshold} must be in [0, 1000) percent and --alpha {args.alpha} in (0, 1)")
     try:
-        base, cand = perf_runs.load(args.base, args.clock), perf_runs.load(args.cand, args.clock)
-    except perf_runs.RunFileError as e:
-        print(f"lobench compare: {e}", file=sys.stderr)
-        return 2
+        rc = compare(args)
+    except (perf_runs.RunFileError, ValueError, TypeError, KeyError, MemoryError, RecursionError) as e:
+        # Whatever a malformed file gets through the readers' checks ends here, as a refusal: exit 1 is
+        # "slower", and a traceback must never read as a verdict.
+        print(f"lobench compare: {str(e)[:500]}", file=sys.stderr)
+        rc = 2
+    return rc + args.exit_offset
+
+
+def compare(args):
+    base, cand = perf_runs.load(args.base, args.clock), perf_runs.load(args.cand, args.clock)
     threshold = args.threshold / 100
     rows = [r for r in compare_runs(base, cand, threshold, args.alpha) if args.filter in r["benchmark"]]
     if not rows:

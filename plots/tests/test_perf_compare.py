@@ -131,3 +131,119 @@ def test_lobench_run_files(tmp_path):
     assert cli(base, lobench_run(str(tmp_path / "b.h5"), 1.0, seed=2))[0] == 0
     rc, out, _ = cli(base, lobench_run(str(tmp_path / "c.h5"), 1.5, seed=3))
     assert rc == 1 and next(ln for ln in out.splitlines() if ln.startswith("fused/")).rstrip().endswith("slower")
+
+
+# --- Hostile inputs (issue 37): every malformed input is exit 2 with one line, never a traceback (exit 1
+# means "slower") and never a verdict from times that are not positive finite numbers.
+
+def mutate(path, fn):
+    data = json.load(open(path))
+    fn(data)
+    json.dump(data, open(path, "w"))
+    return path
+
+
+@pytest.mark.parametrize("how,says", [
+    (lambda d: d.__setitem__("context", "text"), "'context' is not an object"),
+    (lambda d: d["context"].__setitem__("threads", [2]), "'threads'"),
+    (lambda d: d["benchmarks"][0].__setitem__("real_time", "12"), "not a number"),
+    (lambda d: d["benchmarks"][0].__setitem__("real_time", True), "not a number"),
+    (lambda d: d["benchmarks"][0].__setitem__("run_name", 7), "not a string"),
+    (lambda d: d["benchmarks"][0].__setitem__("time_unit", "fortnights"), "time_unit 'fortnights'"),
+    (lambda d: d["benchmarks"][0].__setitem__("repetition_index", -1), "repetition_index"),
+    (lambda d: [b.__setitem__("real_time", float("nan")) for b in d["benchmarks"]], "positive finite"),
+    (lambda d: [b.__setitem__("real_time", 0) for b in d["benchmarks"]], "positive finite"),
+    (lambda d: [b.__setitem__("real_time", -5) for b in d["benchmarks"]], "positive finite"),
+])
+def test_malformed_candidate_is_exit_2_with_one_line(runs, how, says):
+    base, cand = runs("a.json", 1), runs("b.json", 2)
+    mutate(cand, how)
+    rc, out, err = cli(base, cand)
+    assert rc == 2, (out, err)
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_deep_nesting_is_exit_2(tmp_path, runs):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    rc, _, err = cli(runs("a.json", 1), deep)
+    assert rc == 2 and "Traceback" not in err
+
+
+def test_a_huge_repetition_count_does_not_exhaust_memory(tmp_path):
+    path = write_gbench(str(tmp_path / "a.json"), BASE, reps=1)
+    data = json.load(open(path))
+    one = [b for b in data["benchmarks"] if b["name"].startswith("fused")][0]
+    data["benchmarks"] = [dict(one, repetition_index=i, real_time=one["real_time"] * (1 + 1e-6 * i)) for i in range(200000)]
+    json.dump(data, open(path, "w"))
+    r = subprocess.run(["bash", "-c", f"ulimit -v 3000000; exec {sys.executable} {os.path.join(PLOTS, 'perf_compare.py')} "
+                        f"{path} {path} --allow-untested"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-500:]
+
+
+def test_without_numpy_says_so_exit_2(runs):
+    base = runs("a.json", 1)
+    r = subprocess.run([sys.executable, "-S", "-I", os.path.join(PLOTS, "perf_compare.py"), base, base],
+                       capture_output=True, text=True)
+    if r.returncode == 0:
+        pytest.skip("numpy importable without site-packages")
+    assert r.returncode == 2 and "lacks numpy" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_markdown_and_csv_cannot_carry_markup_or_formulas(tmp_path):
+    evil = "fused/x` ![img](http://e.x/a.png) @someone | =HYPERLINK(\"http://e.x\")"
+    paths = []
+    for i in range(2):
+        p = write_gbench(str(tmp_path / f"{i}.json"), BASE, seed=i)
+        data = json.load(open(p))
+        for b in data["benchmarks"]:
+            if b["name"].startswith("fused"):
+                b["name"] = b["run_name"] = evil
+        data["benchmarks"].append(dict(data["benchmarks"][0], name="=cmd|' /C calc'!A0", run_name="=cmd|' /C calc'!A0"))
+        json.dump(data, open(p, "w"))
+        paths.append(p)
+    rc, out, _ = cli(*paths, "--format", "markdown", "--allow-untested")
+    assert rc == 0
+    assert "`" not in out.replace("<code>", "").replace("</code>", "") or "&#96;" in out
+    for bad in ("![", "](", "@someone", "`fused"):
+        assert bad not in out, bad
+    rc, out, _ = cli(*paths, "--format", "csv", "--allow-untested")
+    cells = [row[0] for row in csv.reader(io.StringIO(out))][1:]
+    assert cells and not any(c[:1] in "=+-@" for c in cells)
+
+
+def test_paired_runs_are_compared_round_by_round(tmp_path):
+    sides = []
+    for side, f in (("base", 1.0), ("cand", 1.3)):
+        p = write_gbench(str(tmp_path / f"{side}.json"), dict(BASE, fused=BASE["fused"] * f), seed=len(sides), reps=6)
+        mutate(p, lambda d: d["context"].__setitem__("pairing", "p1"))
+        sides.append(p)
+    rc, out, _ = cli(*sides)
+    assert rc == 1 and "paired run p1: 6 rounds" in out
+    assert next(ln for ln in out.splitlines() if ln.startswith("fused/")).rstrip().endswith("slower")
+    # five rounds or fewer cannot reach p < 0.05 one-sided (2^-4 > 0.05 at four): untested, exit 2
+    for p in sides:
+        mutate(p, lambda d: d.__setitem__("benchmarks", [b for b in d["benchmarks"] if b["repetition_index"] < 4]))
+    rc, _, err = cli(*sides)
+    assert rc == 2 and "not tested" in err
+
+
+LOBENCH = os.environ.get("LOBENCH_BIN") or os.path.join(os.path.dirname(PLOTS), "build", "lobench")
+
+
+@pytest.mark.skipif(not os.access(LOBENCH, os.X_OK), reason="build/lobench not built (ctest sets LOBENCH_BIN)")
+def test_lobench_compare_never_reads_a_broken_interpreter_as_a_verdict(runs, tmp_path):
+    base, slow = runs("a.json", 1), runs("b.json", 2, fused=BASE["fused"] * 1.3)
+    run = lambda env, *a: subprocess.run([LOBENCH, "compare", *a], env=dict(os.environ, **env),  # noqa: E731
+                                         capture_output=True, text=True)
+    assert run({}, base, base).returncode == 0
+    assert run({}, base, slow).returncode == 1
+    r = run({"LOBENCH_PYTHON": "/bin/true"}, base, slow)
+    assert r.returncode == 2 and "no verdict" in r.stderr
+    crashing = tmp_path / "python"
+    crashing.write_text("#!/bin/sh\necho 'Traceback (most recent call last):' >&2\nexit 1\n")
+    crashing.chmod(0o755)
+    r = run({"LOBENCH_PYTHON": str(crashing)}, base, base)
+    assert r.returncode == 2 and "exit status 1" in r.stderr
+    r = run({"LOBENCH_PYTHON": str(tmp_path / "missing")}, base, base)
+    assert r.returncode == 2 and "cannot run" in r.stderr
