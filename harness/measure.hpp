@@ -27,7 +27,7 @@ Samples time_repeats(const std::function<void()>& fn, int warmup, int reps);
 // count (`--reps N`) overrides it.
 struct RepPolicy {
   int fixed_reps = 0;  // > 0: exactly this many
-  int min_reps = 3;
+  int min_reps = 4;  // 4 against 4 is the fewest `lobench compare` can test (smallest p 0.029; 3 against 3: 0.1)
   int max_reps = 20;
   double min_time_s = 1.0;
   double max_time_s = 30.0;

@@ -43,7 +43,7 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
                   "as --min-time, --cv-target, --max-reps and --max-time say")
       ->capture_default_str();
   cmd->add_option("--min-time", s.reps.min_time_s,
-                  "adaptive repetitions: timed runs (at least 3) continue until their total reaches this many seconds "
+                  "adaptive repetitions: timed runs (at least 4) continue until their total reaches this many seconds "
                   "and their CV is at most --cv-target")
       ->capture_default_str();
   cmd->add_option("--cv-target", s.reps.cv_target, "adaptive repetitions: the coefficient of variation to reach (rows above 5% are flagged noisy)")
