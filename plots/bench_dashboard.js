@@ -15,6 +15,7 @@
   var holder = document.getElementById("lobench-data");
   if (!holder) { report(0, 0); return; }
   var d = JSON.parse(holder.textContent);
+  if (d.machines) { acrossMachines(d); return; }
   var pts = d.points;
   var x = pts.map(function (p, i) { return p.date && p.date !== "?" ? p.date : i; });
   function pct(v) { return v === null ? "-" : (100 * v).toFixed(1) + " %"; }
@@ -99,4 +100,48 @@
   Promise.all(charts).then(function () {
     report(document.querySelectorAll(".js-plotly-plot").length, slow.x.length);
   }, function (e) { window.lobenchErrors.push(String(e)); report(0, 0); });
+
+  // Every machine's paired ratios on one chart (one trace per machine), absolute times per machine below.
+  function acrossMachines(d) {
+    var palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+    function trace(m, i, key, lo, hi) {
+      var xs = m.points.map(function (p, k) { return p.date && p.date !== "?" ? p.date : k; });
+      var y = m.points.map(function (p) { return p[key]; });
+      return { x: xs, y: y, name: m.machine, mode: "lines+markers", type: "scatter",
+               line: { color: palette[i % palette.length] },
+               error_y: { type: "data", symmetric: false, thickness: 1,
+                          array: m.points.map(function (p, k) { return p[hi] - y[k]; }),
+                          arrayminus: m.points.map(function (p, k) { return y[k] - p[lo]; }) },
+               text: m.points.map(function (p) { return m.text + "<br>commit " + p.commit + " against " + p.base_commit +
+                                                  "<br>gate: " + p.verdict; }),
+               hovertemplate: "%{text}<br>%{y:.4g}<extra></extra>" };
+    }
+    var ratioLayout = { title: { text: d.name + ": candidate / baseline, every machine" },
+                        yaxis: { title: { text: "ratio of the same round (lower is faster)" } },
+                        xaxis: { title: { text: "run" } }, legend: { orientation: "h", y: -0.25 }, shapes: [] };
+    [1, 1 + d.threshold].forEach(function (level, i) {
+      ratioLayout.shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: level, y1: level,
+                                line: { dash: i ? "dash" : "dot", color: i ? "#d00" : "#888" } });
+    });
+    var slow = { x: [], y: [], name: "regression (gate: slower than the baseline beyond the threshold)", mode: "markers",
+                 type: "scatter", marker: { symbol: "triangle-up", size: 16, color: "#d00" } };
+    d.machines.forEach(function (m) {
+      m.points.forEach(function (p, k) {
+        if (p.verdict !== "slower") return;
+        slow.x.push(p.date && p.date !== "?" ? p.date : k);
+        slow.y.push(p.median);
+      });
+    });
+    var slower = slow.x.length;
+    var charts = [
+      Plotly.newPlot("metric", d.machines.map(function (m, i) { return trace(m, i, "median", "min", "max"); }).concat([slow]),
+                     ratioLayout, { responsive: true, displaylogo: false }),
+      Plotly.newPlot("fraction", d.machines.map(function (m, i) { return trace(m, i, "seconds", "seconds_min", "seconds_max"); }),
+                     { title: { text: "absolute time of the candidate, per machine" },
+                       yaxis: { title: { text: "seconds per step" } }, xaxis: { title: { text: "run" } },
+                       legend: { orientation: "h", y: -0.25 } }, { responsive: true, displaylogo: false })];
+    Promise.all(charts).then(function () {
+      report(document.querySelectorAll(".js-plotly-plot").length, slower);
+    }, function (e) { window.lobenchErrors.push(String(e)); report(0, 0); });
+  }
 })();

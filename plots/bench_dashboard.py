@@ -200,16 +200,20 @@ def commit_link(commit, url):
     return f'<a href="{html.escape(url.replace("{commit}", commit))}">{commit}</a>'
 
 
-def index_page(site, entries, args):
+def index_page(site, entries, args, across=()):
     rows = []
     for e in sorted(entries, key=lambda e: (e["rank"], e["machine"], e["name"])):
         rows.append(f'<tr><td><code>{html.escape(e["machine"])}</code></td><td><a href="{e["href"]}">'
                     f'{html.escape(e["name"])}</a></td><td>{e["latest"]:.4g}</td><td>{commit_link(e["commit"], args.commit_url)}</td>'
                     f'{verdict_cell(e["vs_prev"])}{verdict_cell(e["vs_base"])}'
                     f'<td class="flag">{html.escape(", ".join(e["flags"]))}</td></tr>')
+    links = "".join(f'<li><a href="{href}">{html.escape(name)}</a></li>' for name, href in across)
     body = (f"<h1>Benchmarks</h1><p>History {html.escape(os.path.abspath(args.store))}; gate: threshold "
-            f"{args.threshold:g} %, alpha {args.alpha}, Mann–Whitney U on the repetitions; clock {args.clock}. "
-            "Regressions first.</p><table><tr><th>machine</th><th>benchmark</th><th>latest (median)</th>"
+            f"{args.threshold:g} %, alpha {args.alpha}; paired runs: one-sided Wilcoxon signed-rank on the per-round "
+            f"ratios to the baseline commit measured beside them; runs made alone: Mann–Whitney U on the repetitions; "
+            f"clock {args.clock}. Regressions first.</p>"
+            + (f"<h2>Paired runs, every machine on one chart</h2><ul>{links}</ul>" if links else "")
+            + "<table><tr><th>machine</th><th>benchmark</th><th>latest (median)</th>"
             "<th>commit</th><th>vs previous run</th><th>vs baseline</th><th>flags</th></tr>"
             + "".join(rows) + "</table><script src=\"dashboard.js\"></script>")
     write(os.path.join(site, "index.html"), PAGE.format(title="lobench benchmarks", head="", body=body))
@@ -249,8 +253,35 @@ def paired_entries(args, machine, runs, threshold):
         entries.append({"machine": machine, "name": label, "href": f"{machine_dir(machine)}/{page_name(label)}",
                         "latest": points[-1]["median"], "commit": html.escape(points[-1]["commit"]),
                         "vs_prev": None, "vs_base": rows[-1], "flags": fl,
-                        "rank": 0 if rows[-1]["verdict"] == "slower" and gated else 1})
+                        "rank": 0 if rows[-1]["verdict"] == "slower" and gated else 1, "points": list(points)})
     return entries
+
+
+ACROSS = "all-machines"
+
+
+def across_machines_pages(site, entries, threshold):
+    """One page per paired benchmark with every machine's ratios on one chart: each ratio is to a baseline
+    measured on its own machine in the same minutes, so the scales agree. Returns [(name, href)]."""
+    by_name = {}
+    for e in entries:
+        if "points" in e:
+            by_name.setdefault(e["name"], []).append({"machine": e["machine"], "text": e["points"][-1]["machine"],
+                                                      "points": e["points"]})
+    out = []
+    for name, machines in sorted(by_name.items()):
+        data = clean({"name": name, "paired": True, "threshold": threshold, "machines": machines})
+        data_json = json.dumps(data).replace("</", "<\\/")
+        body = (f'<p><a href="../index.html">all benchmarks</a></p><h1>{html.escape(name)}: every machine</h1>'
+                f'<p>{len(machines)} machine(s). Each point: the candidate / baseline ratio of the same rounds, the '
+                'baseline commit built and measured beside the candidate on that machine; absolute times below are '
+                'per machine only.</p><div id="metric" class="chart"></div><div id="fraction" class="chart"></div>'
+                f'<script type="application/json" id="lobench-data">{data_json}</script>'
+                '<script src="../dashboard.js"></script>')
+        write(os.path.join(site, ACROSS, page_name(name)),
+              PAGE.format(title=html.escape(name), head='<script src="../plotly.min.js"></script>', body=body))
+        out.append((name, f"{ACROSS}/{page_name(name)}"))
+    return out
 
 
 def build(args):
@@ -273,7 +304,8 @@ def build(args):
             entries += single_entries(args, machine, singles, threshold)
         if paired:
             entries += paired_entries(args, machine, paired, threshold)
-    index_page(args.out, entries, args)
+    across = across_machines_pages(args.out, entries, threshold)
+    index_page(args.out, entries, args, across)
     return entries
 
 

@@ -183,7 +183,8 @@ def test_paired_entries_get_ratio_pages(tmp_path):
     assert fused["points"][2]["ratio"] == pytest.approx(1.3, rel=0.05)
     assert all(p["base_commit"].startswith("base") and p["seconds"] > 0 for p in fused["points"])
     index = open(site / "index.html").read()
-    assert index.index("fused/V:16000/D:64/manual_time (paired)") < index.index("chunked/V:16000")
+    table = index[index.index("<table"):]  # regressions first in the table
+    assert table.index("fused/V:16000/D:64/manual_time (paired)") < table.index("chunked/V:16000")
 
 
 def test_a_torn_entry_is_skipped_not_a_baseline(tmp_path):
@@ -221,3 +222,34 @@ def test_paired_page_renders_in_headless_chromium(tmp_path):
     attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', status.group(1)))
     assert attrs["ready"] == "1" and attrs["errors"] == "0", attrs
     assert attrs["charts"] == "2" and attrs["regressions"] == "1", attrs
+
+
+@pytest.mark.skipif(chromium() is None, reason="no Chromium (Debian package chromium) installed")
+def test_every_machine_on_one_paired_chart(tmp_path):
+    store = make_paired_store(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    # a second machine (another host name): its entries land in their own folder of the same store
+    for k, f in enumerate((1.0, 1.02)):
+        sides = {}
+        for side, factor in (("base", 1.0), ("cand", f)):
+            path = write_gbench(str(other / f"{side}{k}.json"), dict(BASE, fused=BASE["fused"] * factor * 0.7),
+                                commit=f"{side}{k}", seed=50 + k, reps=6, host="ci2",
+                                date=f"2026-12-0{k + 2}T11:00:00+00:00")
+            data = json.load(open(path))
+            data["context"]["pairing"] = f"other{k}"
+            json.dump(data, open(path, "w"))
+            sides[side] = path
+        perf_history.record(str(store), sides["base"], sides["cand"])
+    assert len(os.listdir(store)) == 2
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o", str(site)],
+                   check=True, capture_output=True)
+    page = site / bench_dashboard.ACROSS / bench_dashboard.page_name("fused/V:16000/D:64/manual_time (paired)")
+    data = page_data(page)
+    assert sorted(m["machine"][:3] for m in data["machines"]) == ["ci-", "ci2"]
+    assert bench_dashboard.ACROSS in open(site / "index.html").read()
+    dom, _ = render(chromium(), page, tmp_path, tmp_path / "across.png")
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', re.search(r'<div id="lobench-status"([^>]*)>', dom).group(1)))
+    assert attrs["ready"] == "1" and attrs["errors"] == "0" and attrs["charts"] == "2", attrs
+    assert attrs["regressions"] == "1", attrs
