@@ -127,17 +127,34 @@ def fmt_num(x, spec):
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
+def unit(metric):
+    """A short unit for a row's base and cand columns, from its metric's description (plots/perf_runs.py)."""
+    m = metric.split(",")[0]
+    if " / " in m and "SGEMM" not in m and "gemm/" in m:
+        return "x SGEMM time"
+    if "SGEMM rate" in m:
+        return "x SGEMM time"
+    if "seconds" in m:
+        return "CPU s" if "CPU" in m else "s"
+    return m[:14]
+
+
+def ordered(rows):
+    """Gated rows first, then by benchmark name: a reader finds a benchmark where they expect it."""
+    return sorted(rows, key=lambda r: (not r["gated"], r["benchmark"]))
+
+
 def as_text(rows, lines):
     w = max([len("benchmark")] + [len(r["benchmark"]) for r in rows])
-    out = [f"{'benchmark':<{w}}  {'base':>10} {'cand':>10} {'ratio':>7} {'95% interval':>15} {'p':>8} "
+    out = [f"{'benchmark':<{w}}  {'base':>10} {'cand':>10} {'unit':<12} {'ratio':>7} {'95% interval':>15} {'p':>8} "
            f"{'noise':>11}  verdict"]
-    for r in rows:
+    for r in ordered(rows):
         interval = f"[{fmt_num(r['ratio_lo'], '.3f')}, {fmt_num(r['ratio_hi'], '.3f')}]"
         noise = (f"{100 * r['noise_ratio']:.1f}% pairs" if r.get("paired")
                  else f"{100 * r['noise_base']:.1f}/{100 * r['noise_cand']:.1f}%")
         tag = "" if r["gated"] else " (yardstick, not gated)"
-        out.append(f"{r['benchmark']:<{w}}  {r['base']:>10.4g} {r['cand']:>10.4g} {r['ratio']:>7.3f} {interval:>15} "
-                   f"{fmt_num(r['p_value'], '.4f'):>8} {noise:>11}  {r['verdict']}{tag}")
+        out.append(f"{r['benchmark']:<{w}}  {r['base']:>10.4g} {r['cand']:>10.4g} {unit(r['metric']):<12} "
+                   f"{r['ratio']:>7.3f} {interval:>15} {fmt_num(r['p_value'], '.4f'):>8} {noise:>11}  {r['verdict']}{tag}")
     return "\n".join(out + [""] + lines) + "\n"
 
 
@@ -152,13 +169,15 @@ def md_text(text):
 
 
 def as_markdown(rows, lines):
-    out = ["| benchmark | base | candidate | ratio | 95 % interval | p | noise base / cand | verdict |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for r in rows:
+    out = ["| benchmark | base | candidate | unit | ratio | 95 % interval | p | noise | verdict |",
+           "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |"]
+    for r in ordered(rows):
         mark = {"slower": "**slower**", "faster": "faster", "same": "same"}.get(r["verdict"], r["verdict"])
-        out.append(f"| <code>{md_text(r['benchmark'])}</code> | {r['base']:.4g} | {r['cand']:.4g} | {r['ratio']:.3f} | "
+        out.append(f"| <code>{md_text(r['benchmark'])}</code> | {r['base']:.4g} | {r['cand']:.4g} | {md_text(unit(r['metric']))} | "
+                   f"{r['ratio']:.3f} | "
                    f"{fmt_num(r['ratio_lo'], '.3f')}–{fmt_num(r['ratio_hi'], '.3f')} | {fmt_num(r['p_value'], '.4f')} | "
-                   f"{100 * r['noise_base']:.1f} % / {100 * r['noise_cand']:.1f} % | {mark}"
+                   + (f"{100 * r['noise_ratio']:.1f} % of the pairs" if r.get("paired") else
+                      f"{100 * r['noise_base']:.1f} % / {100 * r['noise_cand']:.1f} %") + f" | {mark}"
                    f"{'' if r['gated'] else ' (yardstick)'} |")
     return "\n".join(out + [""] + [f"- {md_text(line)}" for line in lines]) + "\n"
 
