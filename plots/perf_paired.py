@@ -57,11 +57,24 @@ def run_once(binary, shapes, commit, env_extra, out, timeout):
     return data
 
 
+def cpu_model():
+    """The CPU's model name as lobench's run files record it (harness/provenance.cpp: /proc/cpuinfo's first
+    "model name"), so that a paired run and a run file of one machine get one fingerprint."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
 def merge(parts, pairing, side, order):
     """One Google Benchmark JSON whose repetition k is parts[k]'s single run."""
     merged = dict(parts[0])
     merged["context"] = dict(parts[0].get("context", {}), pairing=pairing, pairing_side=side,
-                             pairing_order=order)
+                             pairing_order=order, cpu_model=cpu_model(), hardware_threads=os.cpu_count() or 0)
     merged["benchmarks"] = []
     for k, data in enumerate(parts):
         for b in data.get("benchmarks", []):

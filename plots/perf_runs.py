@@ -158,7 +158,11 @@ def load_google_benchmark(path, clock=DEFAULT_CLOCK):
         raise RunFileError(f"{path}: 'context' is not an object")
     description = f"{ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz; {ctx.get('caches', '')}; " \
                   f"simd {ctx.get('simd_path', '?')}; {ctx.get('threads', '?')} threads"
-    if ctx.get("gemm_library"):  # the yardstick's library and kernels: a new yardstick starts a new series
+    if ctx.get("pairing") and ctx.get("cpu_model"):
+        # A paired run needs no yardstick, and is the same machine as lobench's run files made on it: the
+        # run files' description (load_lobench), so both kinds get one fingerprint.
+        description = f"{ctx.get('cpu_model')}; {ctx.get('hardware_threads', '?')} hardware threads"
+    elif ctx.get("gemm_library"):  # the yardstick's library and kernels: a new yardstick starts a new series
         description += f"; yardstick {ctx['gemm_library']}"
     run = Run(path, "google-benchmark", str(ctx.get("commit", "?")), str(ctx.get("date", "?")),
               fingerprint(str(ctx.get("host_name") or "host"), description), f"{ctx.get('host_name', '?')}: {description}",

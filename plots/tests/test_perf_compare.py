@@ -247,3 +247,11 @@ def test_lobench_compare_never_reads_a_broken_interpreter_as_a_verdict(runs, tmp
     assert r.returncode == 2 and "exit status 1" in r.stderr
     r = run({"LOBENCH_PYTHON": str(tmp_path / "missing")}, base, base)
     assert r.returncode == 2 and "cannot run" in r.stderr
+
+
+def test_a_paired_run_and_a_run_file_of_one_machine_share_its_fingerprint(tmp_path):
+    p = write_gbench(str(tmp_path / "p.json"), BASE, host="vm", reps=5)
+    mutate(p, lambda d: d["context"].update(pairing="x", cpu_model="AMD EPYC", hardware_threads=2))
+    h5 = write_run(str(tmp_path / "r.h5"), [{"variant": "fused"}],
+                   attrs={"host": "vm", "cpu_model": "AMD EPYC", "hardware_threads": 2})
+    assert perf_runs.load(p).machine == perf_runs.load(h5).machine
