@@ -1,4 +1,4 @@
-// How a variant's outputs are judged against the float64 reference (DESIGN.md "Accuracy").
+// How a variant's outputs are judged against the float64 reference (docs/method.md#accuracy).
 #pragma once
 
 #include <cmath>

@@ -7,7 +7,7 @@
 
 namespace lobench {
 
-// How the per-element losses become one scalar (DESIGN.md, "The math every variant computes").
+// How the per-element losses become one scalar (docs/method.md#reductions).
 enum class Reduction {
   mean,  // Keras / Cut BCE: position-weighted mean of the per-position mean over V
   sum,   // Renee / ELMO: position-weighted sum over positions and V

@@ -1,4 +1,4 @@
-// The float64 oracle: exactly the DESIGN.md contract, written to be obviously right rather than fast.
+// The float64 oracle: exactly the contract (docs/method.md#the-float64-reference), written to be obviously right rather than fast.
 // Every other variant is judged against it.
 #pragma once
 

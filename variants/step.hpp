@@ -21,7 +21,7 @@ class StoredMatrix {
   virtual std::string format_name() const = 0;
 };
 
-// Non-owning views of one step's inputs (DESIGN.md contract). All row-major.
+// Non-owning views of one step's inputs (docs/method.md#inputs). All row-major.
 struct StepInputs {
   int64_t P = 0, V = 0, D = 0, L = 0;
   const float* A = nullptr;          // [P, D] activations

@@ -1,5 +1,5 @@
 // An example lobench plug-in: the variant `naive_loop`, the BCE step written as the contract reads
-// (DESIGN.md), one logit at a time, on one thread. Slow on purpose and obviously correct: a model for
+// (docs/method.md#what-every-variant-computes), one logit at a time, on one thread. Slow on purpose and obviously correct: a model for
 // a plug-in's shape, not a kernel to measure. Build it with lobench_add_plugin (CMakeLists.txt beside
 // this file) and run it with `lobench run --plugin naive_loop.so --variants naive_loop,fused ...`.
 #include <algorithm>

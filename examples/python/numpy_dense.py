@@ -1,4 +1,5 @@
-"""An example Python variant: the BCE step as dense float64 NumPy (the contract as written, DESIGN.md).
+"""An example Python variant: the BCE step as dense float64 NumPy (the contract as written,
+docs/method.md#what-every-variant-computes).
 Measured by lobench's engine beside the C++ variants:
 
     PYTHONPATH=build/python python -m lobench run --variants fused,examples/python/numpy_dense.py:NumpyDense \

@@ -10,7 +10,7 @@
 #include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/plugin/plugin_loader.hpp"
-#include "harness/plugin/plugin_option.hpp"
+#include "harness/cli/plugin_option.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/run_sweep.hpp"
 #include "harness/sweep/step_point.hpp"
@@ -77,7 +77,7 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
                   "split each row's step over the MPI ranks of `mpirun -np R lobench run ...`: vocab (rows of E), "
                   "positions, or vocab,positions (a grid); rank 0 writes the file");
   cmd->add_flag("--list", f.list, "print the rows the sweep would run and exit (writes nothing)");
-  plugin::add_plugin_option(cmd, f.plugins);
+  cli::add_plugin_option(cmd, f.plugins);
   cmd->add_flag("--dry-run", f.dry_run,
                 "print every row's predicted memory and skip reason, and write them to --out if given; runs nothing");
 }

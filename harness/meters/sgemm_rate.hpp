@@ -2,7 +2,7 @@
 // single-precision product by Eigen (with its own OpenMP threading), by OpenBLAS (Debian's libopenblas,
 // loaded at run time: the BLAS NumPy, Debian's PyTorch and most frameworks call) and by lobench's own
 // micro-kernels (the tiled variants' products, variants/cpu/fused_tile.hpp, where the CPU runs them). The
-// fastest is "the best SGEMM" of DESIGN.md's measurement rules: on a CPU the libraries do not know (Debian's
+// fastest is "the best SGEMM" of docs/method.md#the-yardstick: on a CPU the libraries do not know (Debian's
 // OpenBLAS 0.3.21 on AMD Zen 5, or any OpenBLAS held to older kernels by OPENBLAS_CORETYPE) our own
 // products outrun them, and a yardstick below the variants' own products would put rows above 100 %.
 #pragma once

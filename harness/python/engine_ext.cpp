@@ -6,6 +6,7 @@
 // (LOBENCH_PYTHON_PACKAGE=ON); the wheel carries the step library (_ext) only.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/cli/args_file.hpp"
@@ -21,6 +23,7 @@
 #include "harness/cli/numbers.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/plugin/plugin_loader.hpp"
+#include "harness/sweep/python_peers.hpp"
 #include "harness/python/python_variant.hpp"
 #include "variants/plugin_api.hpp"
 
@@ -105,6 +108,13 @@ NB_MODULE(_engine, m) {
     std::vector<std::string> names;
     for (const lobench::Variant* v : lobench::Registry::instance().all()) names.push_back(v->name());
     return names;
+  });
+  m.def("python_peers", [] {
+    // (name, module:Class, description) of each framework peer (harness/sweep/python_peers.hpp): the short
+    // names `python -m lobench run --variants` takes
+    std::vector<std::tuple<std::string, std::string, std::string>> peers;
+    for (const lobench::PythonPeer& p : lobench::python_peers()) peers.emplace_back(p.name, p.spec, p.description);
+    return peers;
   });
   m.def("expand_args", [](const std::vector<std::string>& args) {
     // args[0] is the program's name; @file arguments expanded as `lobench` does (ValueError naming the file)

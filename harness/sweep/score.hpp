@@ -1,5 +1,5 @@
 // Score: a row's accuracy columns against the float64 reference, on the original E (what the format
-// costs) and on E as the variant read it (what the kernel costs; DESIGN.md "Accuracy").
+// costs) and on E as the variant read it (what the kernel costs; docs/method.md#accuracy).
 #pragma once
 
 #include "harness/io/result_row.hpp"

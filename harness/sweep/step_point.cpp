@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "harness/config/option_checks.hpp"
+#include "harness/sweep/python_peers.hpp"
 #include "precision_sim/format.hpp"
 
 namespace lobench::sweep {
@@ -67,9 +68,14 @@ Axes step_axes(int default_threads) {
 }
 
 std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
-  for (const auto& name : axes.values("variants"))
-    if (!Registry::instance().find(name))
-      throw std::invalid_argument(fmt::format("--variants: unknown variant '{}' (see `lobench list`)", name));
+  for (const auto& name : axes.values("variants")) {
+    if (Registry::instance().find(name)) continue;
+    if (const PythonPeer* peer = find_python_peer(name))  // only Python's engine has loaded it
+      throw std::invalid_argument(fmt::format("--variants: {} is a Python peer ({}): run it with `python -m lobench "
+                                              "run --variants {}` (the build's lobench._engine, or pip install .)",
+                                              name, peer->spec, name));
+    throw std::invalid_argument(fmt::format("--variants: unknown variant '{}' (see `lobench list`)", name));
+  }
   for (const auto& t : axes.int_values("threads")) config::check_threads("--threads", t);
   for (const auto& b : axes.int_values("block-v")) config::check_block_size("--block-v", b);
   for (const auto& b : axes.int_values("block-p")) config::check_block_size("--block-p", b);

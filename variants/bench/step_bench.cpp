@@ -1,7 +1,7 @@
 // Google Benchmark timings of one BCE step (loss, dA, dE, counts) at reduced Table II shapes of the
 // Cut BCE paper (B = N = 32, so P = 1024; L = 8; mean reduction), 2 threads, beside the machine's SGEMM
 // rate at the same shapes measured in the same run: ratios measured in one run are what compare across
-// machines (DESIGN.md, "Measurement rules").
+// machines (docs/method.md#the-yardstick).
 //
 // First, the instruction ceilings of this CPU, measured in the same run (on kThreads threads at once, each
 // the best of many short interleaved bursts, so that a loaded machine's sharing hardly enters):

@@ -1,6 +1,6 @@
 // The counting device allocator: every buffer a GPU variant allocates on the device (cuBLAS's
 // workspace included) goes through one of these, so that the peak working bytes of a step are counted,
-// not guessed (DESIGN.md "Measurement rules"). Counts the bytes asked for; cudaMalloc's own granularity
+// not guessed (docs/method.md#memory). Counts the bytes asked for; cudaMalloc's own granularity
 // is what the cudaMemGetInfo cross-check sees.
 #pragma once
 

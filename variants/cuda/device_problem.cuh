@@ -3,7 +3,7 @@
 // What lives where:
 //   DeviceProblem   the inputs as the step receives them (A and E in the operand precision, or E as
 //                   8-bit codes with their decode table) and the outputs. Counted by its own allocator:
-//                   inputs and outputs are not working memory (DESIGN.md "Measurement rules").
+//                   inputs and outputs are not working memory (docs/method.md#memory).
 //   CudaStep        one variant's algorithm: it sizes and allocates its whole workspace once, through
 //                   the working allocator, then `step` only launches work (no allocation in the timed
 //                   region, so cudaMalloc/cudaFree never stall a sample).

@@ -1,5 +1,5 @@
 // The GPU yardstick: cuBLAS's GEMM rate on the device, for the logit product's shape, in each operand
-// precision a GPU variant can compute in (DESIGN.md "Measurement rules": the machine's own GEMM rate,
+// precision a GPU variant can compute in (docs/method.md#the-yardstick: the machine's own GEMM rate,
 // measured in the same run). Plain C++ so that the harness can include it without CUDA headers.
 #pragma once
 

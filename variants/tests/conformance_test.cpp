@@ -1,5 +1,5 @@
 // Every registered CPU variant against the float64 reference on random ragged problems
-// (DESIGN.md accuracy rules for fp32 variants).
+// (docs/method.md#accuracy, the rules for fp32 variants).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
-// The conformance checks of an fp32 variant's outputs against the float64 reference (DESIGN.md accuracy
-// rules), shared by every test that holds a CPU variant to them.
+// The conformance checks of an fp32 variant's outputs against the float64 reference
+// (docs/method.md#accuracy), shared by every test that holds a CPU variant to them.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
     r.loss, r.dA, r.dE, r.counts             # counts [P, 4]: TP, FP, FN, TN at logit > 0
 
 The step is the C++ one (any registered CPU variant, `lobench.variants()`), run on the caller's arrays
-in place with the GIL released. Semantics (the DESIGN.md contract): per-position loss = mean (or sum)
+in place with the GIL released. Semantics (docs/method.md#what-every-variant-computes): per-position loss = mean (or sum)
 over all V of BCE-with-logits(a_p·e_v, y_pv), y_pv = 1 when v is one of the row's ids; ids outside
 [0, V) are padding and a repeated id counts once. The scalar loss is the position-weighted mean of the
 per-position losses (Σ w·l / Σ w, 0 when Σ w = 0) for reduction="mean", or Σ w·l for "sum". dA and dE

@@ -5,12 +5,14 @@ beside the built-in ones, into one run file.
 Python variants are named in `--variants` as `module:Class` or `file.py:Class` (the row then carries the
 object's `name`), by `--python-variant SPEC` (repeatable; registered without being run unless `--variants`
 names them, e.g. for `list`), or declared by installed packages under the entry-point group
-`lobench.variants` (always registered here).
+`lobench.variants` (always registered here). The framework peers (lobench/peer_*.py) are also taken by
+their short names (`--variants jax_dense`), from the table `lobench list` shows them from
+(harness/sweep/python_peers.hpp, read through lobench._engine).
 """
 from __future__ import annotations
 
 import sys
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from . import python_variants as pv
 
@@ -45,13 +47,26 @@ def _variants_specs(args: List[str]) -> List[Tuple[int, str, List[str]]]:
     return found
 
 
+def python_peers() -> Dict[str, str]:
+    """The framework peers' short names and the `module:Class` each names (harness/sweep/python_peers.hpp,
+    through lobench._engine); empty without the engine, which alone can run them."""
+    try:
+        from . import _engine
+    except ImportError:
+        return {}
+    return {name: spec for name, spec, _ in _engine.python_peers()}
+
+
 def wants_engine(args: List[str]) -> bool:
     """Whether `python -m lobench ARGS` needs the in-process engine: a run or list naming Python
-    variants, or packages declaring some."""
+    variants (a `module:Class` or a peer's short name), or packages declaring some."""
     if not args or args[0] not in ("run", "list"):
         return False
     rest, specs = _split_args(args)
-    if specs or any(pv.is_spec(v) for _, _, vs in _variants_specs(rest) for v in vs):
+    entries = [v for _, _, vs in _variants_specs(rest) for v in vs]
+    if specs or any(pv.is_spec(v) for v in entries):
+        return True
+    if entries and set(entries) & set(python_peers()):
         return True
     try:
         return bool(pv.entry_point_variants())
@@ -154,8 +169,18 @@ def main(args: List[str]) -> int:
         objects = [(obj, f"entry point {type(obj).__module__}") for obj in pv.entry_point_variants()]
         for spec in specs:
             load(spec)
+        # a peer's short name loads the peer, unless an installed package's variant took that name
+        peers = {name: spec for name, spec in python_peers().items() if name not in {o.name for o, _ in objects}}
+
+        def resolve(entry):
+            if pv.is_spec(entry):
+                return load(entry).name
+            if entry in peers:
+                load(peers[entry])
+            return entry
+
         for index, prefix, entries in _variants_specs(rest):
-            rest[index] = prefix + ",".join(load(v).name if pv.is_spec(v) else v for v in entries)
+            rest[index] = prefix + ",".join(resolve(v) for v in entries)
         objects += [(obj, spec) for spec, obj in loaded.items()]
         for obj, where in objects:
             _engine.register_python_variant(obj, origin_of(obj, where))

@@ -2,7 +2,7 @@
 recomputed in the backward pass): the peer that shows the algorithm's best plain-JAX form beside the dense
 baselines. No [P, V] buffer exists in the forward or the backward.
 
-The contract is lobench's (../shared/DESIGN.md): logits x = A·Eᵀ, element loss softplus(x) − y·x with the
+The contract is lobench's (docs/method.md#what-every-variant-computes): logits x = A·Eᵀ, element loss softplus(x) − y·x with the
 stable softplus max(x, 0) + log1p(exp(−|x|)), y[p, v] = 1 iff v occurs in row p of T (ids outside [0, V) are
 padding, a repeated id counts once), reduction mean: Σ_p w_p · (1/V) Σ_v l[p, v] / Σ_p w_p (0 when Σw = 0).
 

@@ -1,7 +1,7 @@
 """Peer `jax_dense` (`--variants lobench.peer_jax_dense:JaxDense`): what a JAX user runs, as a Python
 variant. Dense BCE-with-logits over materialised [P, V] logits, jit(value_and_grad) with respect to A
 and E; the multi-hot targets and the weights are put on the device outside the timed step. The whole
-contract (DESIGN.md): position weights, mean or sum, padding and repeated ids, the cut counts. fp32 on
+contract (docs/method.md#what-every-variant-computes): position weights, mean or sum, padding and repeated ids, the cut counts. fp32 on
 JAX's default backend; the step blocks until ready. Threads: lobench/_peer_common.py."""
 import os
 

@@ -1,5 +1,5 @@
 """The chunked JAX peer's op (lobench.jax_cut_bce.cut_bce) against a float64 NumPy evaluation of lobench's contract
-(../shared/DESIGN.md) on ragged cases, with the project's accuracy rules (loss ≤ 1e-6 relative, dA and dE
+(docs/method.md#what-every-variant-computes) on ragged cases, with the project's accuracy rules (loss ≤ 1e-6 relative, dA and dE
 ≤ 1e-5 relative L2), a finite-difference check of its custom backward in float64, and the absence of any
 [P, V]-sized buffer in its forward and backward."""
 import numpy as np

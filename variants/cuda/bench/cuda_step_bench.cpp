@@ -1,5 +1,5 @@
 // Google Benchmark timings of the GPU variants at the target shapes, beside the GPU's own GEMM
-// rates measured in the same run (DESIGN.md "Measurement rules": ratios within one run are what compare).
+// rates measured in the same run (docs/method.md#the-yardstick: ratios within one run are what compare).
 //
 // Benchmarks (manual time: the device time of one step from CUDA events, one untimed warm-up step per
 // benchmark; the variants' sessions flush L2 before each step, the SR-SGD step uploads W first, so up to

@@ -1,4 +1,4 @@
-// Every GPU variant against the float64 CPU reference (DESIGN.md accuracy rules), on the same random
+// Every GPU variant against the float64 CPU reference (docs/method.md#accuracy), on the same random
 // ragged problems as the CPU variants, for every operand precision and for E read as fp8 codes.
 // Label `gpu`: without a CUDA device every test here skips and says why.
 //

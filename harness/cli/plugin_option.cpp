@@ -1,15 +1,15 @@
-#include "harness/plugin/plugin_option.hpp"
+#include "harness/cli/plugin_option.hpp"
 
 #include "harness/cli/options.hpp"
 
-namespace lobench::plugin {
+namespace lobench::cli {
 
 CLI::Option* add_plugin_option(CLI::App* cmd, std::vector<std::string>& paths) {
   CLI::Option* opt = cmd->add_option("--plugin", paths, "")
                          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
                          ->type_name("PATH")
                          ->allow_extra_args(false);
-  return cli::shared(opt);
+  return shared(opt);
 }
 
-}  // namespace lobench::plugin
+}  // namespace lobench::cli

@@ -1,0 +1,15 @@
+// `--plugin PATH` (repeatable) for the commands that load plug-ins (run, list): one declaration, so that
+// the option reads the same everywhere (its help from the shared table, options.hpp). The loading of what
+// it names is harness/plugin/plugin_loader.hpp, a layer below the command line (scripts/check_layers.py).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace lobench::cli {
+
+CLI::Option* add_plugin_option(CLI::App* cmd, std::vector<std::string>& paths);
+
+}  // namespace lobench::cli
