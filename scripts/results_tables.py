@@ -223,17 +223,21 @@ def main(argv=None):
     if tracked is None:
         print(f"results_tables: {root} is not a git checkout: commands' inputs are not checked for being committed",
               file=sys.stderr)
-    results = []
-    try:
-        for d in docs:
+    results, errors = [], []
+    for d in docs:  # every document, so that one run names every problem
+        try:
             if args.list:
                 with open(d, encoding="utf-8") as f:
                     for b in parse_blocks(d, f.read().split("\n")):
                         print(f"{os.path.relpath(d)}\t{b.name}\t{b.command}")
                 continue
             results.append((d,) + regenerate(root, tracked, d, args.timeout))
-    except (BlockError, OSError, UnicodeDecodeError) as e:
+        except (BlockError, OSError, UnicodeDecodeError) as e:
+            errors.append(str(e))
+    for e in errors:
         print(f"results_tables: {e}", file=sys.stderr)
+    if errors:
+        print(f"results_tables: {len(errors)} of {len(docs)} documents could not be made; nothing written", file=sys.stderr)
         return 2
     stale = [(d, old, new) for d, old, new, _ in results if old != new]
     nblocks = sum(len(b) for *_, b in results)
