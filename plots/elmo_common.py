@@ -67,11 +67,13 @@ def mean_std(values):
 
 
 def save_figure_and_table(fig, out, lines, table_path=None):
-    """The end of every plots/elmo_*.py: writes the figure, prints the Markdown table (lines) and, given
+    """The end of every plots/elmo_*.py: writes the figure (without out: none, and only the table is printed,
+    for a report's generated block: scripts/results_tables.py), prints the Markdown table (lines) and, given
     table_path, writes it there too."""
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    print(f"wrote {out}")
+    if out:
+        fig.tight_layout()
+        fig.savefig(out, dpi=110)
+        print(f"wrote {out}")
     table = "\n".join(lines) + "\n"
     print(table)
     if table_path:

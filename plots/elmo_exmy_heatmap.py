@@ -84,7 +84,7 @@ class Cell:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+")
-    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("-o", "--out", help="the figure (without it: only the table is printed)")
     ap.add_argument("--table")
     ap.add_argument("--reference", help="folder with fp32 runs of the same setup")
     ap.add_argument("--metric", default="p_at_1", choices=list(METRIC_NAMES),

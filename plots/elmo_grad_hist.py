@@ -69,7 +69,7 @@ def panel(ax, hist, edges, title):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+")
-    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("-o", "--out", help="the figure (without it: only the table is printed)")
     ap.add_argument("--table")
     args = ap.parse_args()
     runs = [ec.load_run(p) for p in args.runs]

@@ -37,7 +37,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("layouts")
     ap.add_argument("runs")
-    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("-o", "--out", help="the figure (without it: only the table is printed)")
     ap.add_argument("--table")
     args = ap.parse_args()
     with h5py.File(args.layouts, "r") as f:

@@ -30,7 +30,7 @@ def label(run):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+")
-    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("-o", "--out", help="the figure (without it: only the table is printed)")
     ap.add_argument("--table", help="also write a Markdown table here")
     args = ap.parse_args()
 

@@ -10,7 +10,8 @@ unless --all.
 --best P adds, per run, the epoch early stopping with a patience of P evaluations picks (the best dev
 HR@10, a tie keeping the earlier epoch: train-seqrec --early-stop's rule, applied to the recorded
 epochs), its test HR@10 with the standard error sqrt(p(1-p)/n) over the n test users, its test NDCG@10,
-and the epoch it would stop after (none: the run ended first, so its best may still be ahead).
+and the epoch it would stop after (none: the run ended first, so its best may still be ahead); with
+--best-only, only that table.
 
 --per-element divides the train loss of a full-vocabulary run under mean_positions by V, so that it
 reads on the paper's per-element (mean) scale; sum runs are shown as they are.
@@ -72,10 +73,17 @@ def main():
     ap.add_argument("--all", action="store_true", help="also the epochs without an evaluation")
     ap.add_argument("--per-element", action="store_true", help="mean_positions train loss divided by V")
     ap.add_argument("--best", type=int, metavar="P", help="the best dev epoch under early stopping with patience P")
+    ap.add_argument("--best-only", action="store_true", help="with --best: print only the early-stopping table")
     a = ap.parse_args()
+    if a.best_only:
+        if not a.best:
+            ap.error("--best-only needs --best P")
+        best_table(a.paths, a.best)
+        return
     print("| run | objective | output bias | reduction | eps | epoch | train loss | test HR@10 | test NDCG@10 | dev HR@10 | "
           "s per epoch (+ eval) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    popularity = {}  # data set -> popularity HR@10 its runs recorded
     for p in a.paths:
         with h5py.File(p, "r") as f:
             variant = attr(f, "variant", "?")
@@ -94,9 +102,11 @@ def main():
                 print(f"| {name} | {variant} | {bias} | {reduction if variant != 'sampled' else '(its own)'} | {eps:g} | {int(e['epoch'])} | "
                       f"{float(e['train_loss']) / scale:.4g} | {fmt(float(e['test_hr_at_10']), '.4f')} | "
                       f"{fmt(float(e['test_ndcg_at_10']), '.4f')} | {fmt(float(e['dev_hr_at_10']), '.4f')} | {secs} |")
-            pop = attr(f, "popularity_test_hr_at_10")
+            # one popularity baseline per data set (several data sets in one call used to print the last file's only)
+            popularity.setdefault(str(attr(f, "dataset", "?")).rsplit("/", 1)[-1], attr(f, "popularity_test_hr_at_10"))
     print()
-    print(f"popularity (test, history excluded as the runs): HR@10 {pop:.4f}")
+    for dataset, pop in popularity.items():
+        print(f"popularity (test, history excluded as the runs){', ' + dataset if len(popularity) > 1 else ''}: HR@10 {pop:.4f}")
     if a.best:
         best_table(a.paths, a.best)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hit@8 parity of loss variants trained from the same seed: per (seed, variant) the last dev / test
-metrics, the largest per-step loss difference to the first variant, and the mean and standard
-deviation over seeds.
+metrics, the largest per-step loss difference to the first variant, the mean and standard deviation
+over seeds, and the popularity baseline the runs recorded on the same test users.
 
     python3 plots/seqrec_parity.py results/seqrec/lastfm_L8_*_s*.h5
 """
@@ -15,6 +15,7 @@ import numpy as np
 
 def main(paths):
     runs = collections.defaultdict(dict)  # seed -> variant -> (epochs, steps)
+    popularity = set()  # (Hit@8, HR@10, NDCG@10) of the popularity ranking, as each run recorded it
     for p in paths:
         try:
             f = h5py.File(p, "r")
@@ -27,6 +28,9 @@ def main(paths):
             v = f.attrs["variant"]
             v = v.decode() if isinstance(v, bytes) else v
             runs[int(f.attrs["seed"])][v] = (f["epochs"][:], f["steps"][:])
+            pop = tuple(float(f.attrs.get(f"popularity_test_{k}", np.nan)) for k in ("hit_at_8", "hr_at_10", "ndcg_at_10"))
+            if all(np.isfinite(pop)):
+                popularity.add(pop)
     print("| seed | variant | epochs | test Hit@8 | test HR@10 | test NDCG@10 | dev Hit@8 | max abs per-step loss diff vs first |")
     print("|---|---|---|---|---|---|---|---|")
     per_variant = collections.defaultdict(list)
@@ -47,6 +51,9 @@ def main(paths):
     print("|---|---|---|---|")
     for v, xs in sorted(per_variant.items()):
         print(f"| {v} | {len(xs)} | {np.mean(xs):.4f} | {np.std(xs, ddof=1) if len(xs) > 1 else float('nan'):.4f} |")
+    for hit, hr, ndcg in sorted(popularity):
+        print(f"\nPopularity baseline on the same test users (the run files' `popularity_test_*`): "
+              f"Hit@8 {hit:.4f}, HR@10 {hr:.4f}, NDCG@10 {ndcg:.4f}.")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Markdown tables of a Table II sweep (Cut BCE paper) from one or more lobench run files (lobench's rows
 and the framework peers' rows of the same run: scripts/table2.sh).
 
-Usage: python3 plots/table2_markdown.py RUN.h5 [MORE.h5 ...] [-o TABLE.md] [--note TEXT]
+Usage: python3 plots/table2_markdown.py RUN.h5 [MORE.h5 ...] [-o TABLE.md] [--note TEXT] [--table summary|rows]
 
 Two tables. The summary, one line per point (B, N, V): the fastest dense implementation of the run
 (lobench's `dense`, `cuda_dense` or any dense peer: `jax_dense`, `keras_dense`, `torch_dense`), the fastest
@@ -204,6 +204,8 @@ def main():
     ap.add_argument("runs", nargs="+")
     ap.add_argument("-o", "--out")
     ap.add_argument("--note", default="", help="a paragraph on the measurement conditions, printed under the title")
+    ap.add_argument("--table", choices=("summary", "rows"),
+                    help="print only this table (for a generated block of a report: scripts/results_tables.py)")
     args = ap.parse_args()
     import numpy as np
     parts, attrs = [], {}
@@ -214,6 +216,9 @@ def main():
     common = set.intersection(*(set(p.dtype.names) for p in parts))
     rows = np.concatenate([p[[n for n in parts[0].dtype.names if n in common]] for p in parts]) if len(parts) > 1 else parts[0]
     table = Rows(rows)
+    if args.table:
+        print("\n".join(summary_table(table) if args.table == "summary" else detail_table(table)))
+        return
 
     on_gpu = any(text(r["backend"]) == "cuda" for r in rows)
     if on_gpu:

@@ -92,7 +92,7 @@ if [[ $what == operand || $what == all ]]; then
         --enc-precision bf16 --operand fp32,bf16 --out-dir $OUT/operand_$ds
     done
   done
-  python3 plots/elmo_operand_table.py $OUT/operand_delicious $OUT/operand_bibtex --table $OUT/operand_table.md
+  python3 plots/elmo_operand_table.py $OUT/operand_delicious $OUT/operand_bibtex
   OPERAND_CONFIGS=fp32:rne:fused:1,fp32:rne:fused:1:bf16,bf16:sr:fused:1,bf16:sr:fused:1:bf16
   "$BENCH" --V 983,65536,131072 --D 512 --B 128 --threads 1 --reps 7 --out $OUT/operand_step_bench.h5 \
     --configs $OPERAND_CONFIGS
@@ -106,12 +106,14 @@ if [[ $what == bench || $what == all ]]; then
 fi
 
 if [[ $what == plots || $what == all ]]; then
-  python3 plots/elmo_precision.py $OUT/exp1_delicious $OUT/exp1_bibtex -o $OUT/exp1_precision.png --table $OUT/exp1_table.md
+  python3 plots/elmo_precision.py $OUT/exp1_delicious $OUT/exp1_bibtex -o $OUT/exp1_precision.png
   for metric in p_at_1 train_loss; do
     suffix=$([[ $metric == p_at_1 ]] && echo "" || echo "_$metric")
     python3 plots/elmo_exmy_heatmap.py $OUT/exp2_exmy $OUT/exp2_exmy_ftz $OUT/exp2_exmy_sat --reference $OUT/exp2_fp32 \
-      --metric $metric -o $OUT/exp2_exmy$suffix.png --table $OUT/exp2_table$suffix.md
+      --metric $metric -o $OUT/exp2_exmy$suffix.png
   done
-  python3 plots/elmo_grad_hist.py $OUT/exp3/*.h5 -o $OUT/exp3_grad_hist.png --table $OUT/exp3_table.md
-  python3 plots/elmo_memory.py $OUT/exp4/layouts.h5 $OUT/exp4/runs -o $OUT/exp4_memory.png --table $OUT/exp4_table.md
+  python3 plots/elmo_grad_hist.py $OUT/exp3/*.h5 -o $OUT/exp3_grad_hist.png
+  python3 plots/elmo_memory.py $OUT/exp4/layouts.h5 $OUT/exp4/runs -o $OUT/exp4_memory.png
+  # every table (results/elmo/*_table.md, the report's) is a generated block: made from the run files above
+  python3 scripts/results_tables.py results/elmo/*.md results/elmo-cpu.md
 fi

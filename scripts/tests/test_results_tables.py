@@ -1,0 +1,96 @@
+"""scripts/results_tables.py: a stale block is caught (exit 1 and a diff), a rewrite makes it current, and
+malformed markers, failing commands and uncommitted inputs are refused (exit 2) with every file untouched.
+
+The first test edits one digit of a real generated block of results/elmo-cpu.md (a copy in a temporary
+folder, its commands run from this checkout); the rest use a small git repository of their own."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SCRIPT = os.path.join(REPO, "scripts", "results_tables.py")
+
+
+def tables(*args, root=REPO):
+    return subprocess.run([sys.executable, SCRIPT, "--root", str(root), *map(str, args)], capture_output=True, text=True)
+
+
+def test_edited_number_in_a_real_document_is_caught(tmp_path):
+    doc = tmp_path / "elmo-cpu.md"
+    shutil.copy(os.path.join(REPO, "results", "elmo-cpu.md"), doc)
+    assert tables("--check", doc).returncode == 0, "the committed document is not current"
+    text = doc.read_text(encoding="utf-8")
+    begin = text.index("<!-- operand_zen5:begin")
+    row = text.index("| delicious |", begin)
+    m = re.compile(r"\d").search(text, row + len("| delicious |"))  # the first digit of the row's numbers
+    edited = text[:m.start()] + str((int(m.group()) + 1) % 10) + text[m.end():]
+    doc.write_text(edited, encoding="utf-8")
+    r = tables("--check", doc)
+    assert r.returncode == 1, r.stderr
+    assert "-" + edited[row:edited.index("\n", row)] in r.stdout  # the diff shows the edited line
+    assert doc.read_text(encoding="utf-8") == edited  # --check writes nothing
+    assert tables(doc).returncode == 0
+    assert doc.read_text(encoding="utf-8") == text  # the rewrite restores what the files give
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A git repository with a committed data file and a script that prints it as a table."""
+    (tmp_path / "data.txt").write_text("1 2\n3 4\n")
+    (tmp_path / "show.py").write_text(
+        "import sys\nprint('| a | b |')\nprint('|---|---|')\n"
+        "for line in open(sys.argv[1]):\n    print('| ' + ' | '.join(line.split()) + ' |')\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "data.txt", "show.py"], check=True)
+    return tmp_path
+
+
+def doc_with(repo, body):
+    doc = repo / "doc.md"
+    doc.write_text("# title\n\n" + body + "\nafter\n")
+    return doc
+
+
+BLOCK = "<!-- t:begin (generated: python3 show.py data.txt) -->\n{}<!-- t:end -->\n"
+
+
+def test_rewrite_then_check_then_stale(repo):
+    doc = doc_with(repo, BLOCK.format("old\n"))
+    assert tables("--check", doc, root=repo).returncode == 1
+    assert tables(doc, root=repo).returncode == 0
+    assert doc.read_text() == "# title\n\n" + BLOCK.format("| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n") + "\nafter\n"
+    assert tables("--check", doc, root=repo).returncode == 0
+    (repo / "data.txt").write_text("1 2\n3 5\n")  # the file changes, the document does not
+    r = tables("--check", doc, root=repo)
+    assert r.returncode == 1 and "+| 3 | 5 |" in r.stdout and "-| 3 | 4 |" in r.stdout
+
+
+@pytest.mark.parametrize("body, message", [
+    (BLOCK.format("x\n").replace("<!-- t:end -->\n", ""), "has no end marker"),
+    ("<!-- t:end -->\n", "without its begin"),
+    (BLOCK.format("x\n").replace("t:end", "u:end"), "without its begin"),
+    (BLOCK.format("x\n") + BLOCK.format("y\n"), "a second block named 't'"),
+    (BLOCK.format("x\n").replace("(generated: ", "(made by: "), "malformed marker"),
+    (BLOCK.format("x\n").replace("show.py data.txt", "show.py missing/data.txt"), "does not exist"),
+    (BLOCK.format("x\n").replace("show.py data.txt", "show.py nothing.txt"), "exited 1"),
+    (BLOCK.format("x\n").replace("show.py data.txt", "show.py untracked.txt"), "git does not track"),
+])
+def test_refused_and_untouched(repo, body, message):
+    (repo / "untracked.txt").write_text("5 6\n")
+    doc = doc_with(repo, body)
+    before = doc.read_text()
+    for mode in ([], ["--check"]):
+        r = tables(*mode, doc, root=repo)
+        assert r.returncode == 2 and message in r.stderr, (mode, r.returncode, r.stderr)
+        assert doc.read_text() == before
+    assert sorted(os.listdir(repo)) == sorted(["data.txt", "show.py", "doc.md", "untracked.txt", ".git"])  # no temp file left
+
+
+def test_markers_in_a_code_fence_are_examples(repo):
+    doc = doc_with(repo, "```\n" + BLOCK.format("anything\n") + "```\n")
+    assert tables("--check", doc, root=repo).returncode == 0
