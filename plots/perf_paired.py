@@ -13,7 +13,7 @@ both contexts. `lobench compare DIR/base.json DIR/cand.json` (plots/perf_compare
 compares round by round (plots/perf_stats.paired_test) instead of as two independent samples.
 
 --cand-env sets a variable for the candidate's processes only (the tests' injected slowdown:
-LOBENCH_BENCH_EXTRA_WORK=1.3, docs/dashboard.md). Exit status: 0 done, 2 usage or a binary that failed
+LOBENCH_INJECT_SLOWDOWN=1.3, docs/dashboard.md). Exit status: 0 done, 2 usage or a binary that failed
 (its exit status or signal is named).
 """
 import argparse

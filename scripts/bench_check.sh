@@ -14,8 +14,8 @@
 #     --rounds N           rounds per set (default 9; at least 5 to be testable)
 #     --shapes LIST        VxD shapes (default 16000x64,32000x128)
 #     --threshold PCT      percent slower that fails (default 10)
-#     --inject F           test hook: the candidate's variants do F times their work
-#                          (LOBENCH_BENCH_EXTRA_WORK=F in the candidate's processes only)
+#     --inject F           test hook: the candidate's variant steps take F times their CPU time
+#                          (LOBENCH_INJECT_SLOWDOWN=F in the candidate's processes only)
 #     --no-confirm         fail on the first set of rounds
 #     --history DIR        the history store, a folder outside the source tree ($LOBENCH_BENCH_HISTORY)
 #     --record             add this paired run to the history store, whatever the verdict
@@ -67,7 +67,7 @@ fi
 echo "bench_check: baseline $base_commit ($base_bench), candidate $cand_commit ($bench), $rounds rounds, $shapes"
 
 cand_env=()
-[ -z "$inject" ] || cand_env=(--cand-env "LOBENCH_BENCH_EXTRA_WORK=$inject")
+[ -z "$inject" ] || cand_env=(--cand-env "LOBENCH_INJECT_SLOWDOWN=$inject")
 # One set of rounds into $1, then the paired comparison; returns the comparison's status.
 measure_and_compare() {
   rm -rf "$1"
@@ -102,7 +102,7 @@ if [ -n "$site" ] && [ -n "$history" ] && [ -d "$history" ]; then
 fi
 case "$rc" in
   0) echo "bench_check: pass: no benchmark slower than the baseline $base_commit beyond $threshold %" ;;
-  1) echo "bench_check: FAIL: slower than the baseline $base_commit beyond $threshold % in two independent sets of rounds" ;;
+  1) echo "bench_check: FAIL: slower than the baseline $base_commit beyond $threshold %$([ "$confirm" = 1 ] && echo " in two independent sets of rounds" || echo " (one set of rounds: --no-confirm)")" ;;
   *) echo "bench_check: no verdict (exit $rc)" ;;
 esac
 exit "$rc"

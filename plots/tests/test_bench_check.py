@@ -3,7 +3,7 @@ of rounds, a slowdown fails only when a second set confirms it, a binary that fa
 be written gives exit 2 with its reason.
 
 The two step_bench binaries are replaced by a fake that writes one repetition of Google Benchmark JSON per
-call, its times scaled by LOBENCH_BENCH_EXTRA_WORK (so --inject works on it as on the real one) and, for
+call, its times scaled by LOBENCH_INJECT_SLOWDOWN (so --inject works on it as on the real one) and, for
 the candidate, by the factors FAKE_SLOW lists for its calls in turn (a slow first set, a normal second)."""
 import json
 import os
@@ -21,7 +21,7 @@ from gbench_fixture import write_gbench
 calls = os.environ["FAKE_CALLS"] + "." + os.path.basename(sys.argv[0])
 n = int(open(calls).read()) if os.path.exists(calls) else 0
 open(calls, "w").write(str(n + 1))
-factor = float(os.environ.get("LOBENCH_BENCH_EXTRA_WORK", "1"))
+factor = float(os.environ.get("LOBENCH_INJECT_SLOWDOWN", "1"))
 slow = os.environ.get("FAKE_SLOW_" + os.path.basename(sys.argv[0]), "").split()
 if n < len(slow):
     factor *= float(slow[n])

@@ -49,10 +49,10 @@
 //
 // Environment (for the performance gate, scripts/bench_check.sh):
 //   LOBENCH_BENCH_SHAPES=20000x64,40000x64   the (V, D) shapes instead of the three above;
-//   LOBENCH_BENCH_EXTRA_WORK=1.3             an injected regression: every variant benchmark's timed step
-//                                            also runs the variant on (f - 1)·V entries, so it does f times
-//                                            the work; gemm and gemm_products are untouched. The variants
-//                                            themselves never read it.
+//   LOBENCH_INJECT_SLOWDOWN=1.3              an injected regression: every variant benchmark's timed step
+//                                            takes 1.3 times its process CPU time (the calling thread burns the
+//                                            extra after the step); gemm and gemm_products are untouched. The
+//                                            variants themselves never read it.
 //
 //   build/variants/bench/step_bench --benchmark_min_time=0.5
 //       --benchmark_out=step.json --benchmark_out_format=json --benchmark_context=commit=$(git rev-parse HEAD)
@@ -423,17 +423,29 @@ void bench_gemm_bf16(benchmark::State& state, int64_t V, int64_t D) {
   state.counters["x_fp32"] = gemm_bf16_rates()[{V, D}].wall / gemm_rate(d).wall;
 }
 
-// LOBENCH_BENCH_EXTRA_WORK: the factor f >= 1 of work a variant benchmark's step does (1 when unset).
-double extra_work_factor() {
-  const char* s = std::getenv("LOBENCH_BENCH_EXTRA_WORK");
+// The injected regression of the gate's tests (scripts/bench_check.sh --inject F): every variant
+// benchmark's timed step then takes F times its process CPU time: after the step, the calling thread
+// burns CPU until the process's CPU clock (all threads: an idle OpenMP worker's spin-wait counts too)
+// reads F times what the step used. (Extra work instead, the variant on (F - 1)·V more entries, made a
+// 1.3x "injection" measure 1.45-1.5x on the Zen 5, and a parallel burn of (F - 1) times the step's CPU
+// seconds 1.36x: the workers' spin-waits around the extra region. The gate is tested against the
+// slowdown it claims.)
+double injected_slowdown() {
+  const char* s = std::getenv("LOBENCH_INJECT_SLOWDOWN");
   if (!s || !*s) return 1.0;
   char* end = nullptr;
   const double f = std::strtod(s, &end);
   if (*end || !(f >= 1.0) || f > 16.0) {
-    std::fprintf(stderr, "LOBENCH_BENCH_EXTRA_WORK=%s is not a factor in [1, 16]\n", s);
+    std::fprintf(stderr, "LOBENCH_INJECT_SLOWDOWN=%s is not a factor in [1, 16]\n", s);
     std::exit(2);
   }
   return f;
+}
+
+// Spins until the process CPU clock reaches `until` (seconds, process_cpu_seconds()).
+void burn_cpu_until(double until) {
+  volatile double sink = 0;
+  while (process_cpu_seconds() < until) sink = sink + 1.0;
 }
 
 void bench_variant(benchmark::State& state, const std::string& name, const std::string& operand, int64_t V, int64_t D,
@@ -450,19 +462,17 @@ void bench_variant(benchmark::State& state, const std::string& name, const std::
     state.SkipWithError(why->c_str());
     return;
   }
-  StepOutputs out, extra_out;
+  StepOutputs out;
   out.resize(d.P, d.V, d.D);
-  // The injected regression: the same variant on (f - 1)·V more entries, inside the timed step.
-  const int64_t extra_V = std::llround((extra_work_factor() - 1.0) * double(V));
-  const StepData* extra = extra_V > 0 ? &inputs(extra_V, D) : nullptr;
-  if (extra) extra_out.resize(extra->P, extra->V, extra->D);
+  const double slowdown = injected_slowdown();
   CountingAllocator alloc;
   gemm_rate(d);  // (measured now, before the products of our own may be switched off, if not yet)
   cpu::set_own_tile_kernels_enabled(!library_products);
   const Timing t = time_iterations(state, [&] {
     RunContext ctx{alloc, options};
+    const double c0 = slowdown > 1.0 ? process_cpu_seconds() : 0.0;
     v->run(d.view(), out, ctx);
-    if (extra) v->run(extra->view(), extra_out, ctx);
+    if (slowdown > 1.0) burn_cpu_until(c0 + slowdown * (process_cpu_seconds() - c0));
   });
   cpu::set_own_tile_kernels_enabled(true);
   report(state, d, t, 6);
