@@ -15,8 +15,8 @@ made by the Python that has the project's packages. The environment is reduced t
 and VIRTUAL_ENV, with TZ=UTC, LC_ALL=C.UTF-8, PYTHONHASHSEED=0 and no bytecode written.
 
 A command must read only committed files: every word that names an existing path under the root (also
-after `--opt=`) must be tracked by git, and a folder must hold only tracked files; otherwise the command
-is refused. That a command's output depends on nothing but those files (not on the clock, the machine, a
+after `--opt=`) must be tracked by git, and a folder must hold only tracked files; a word with a `/` that
+names nothing, an absolute path or one outside the root is refused too. That a command's output depends on nothing but those files (not on the clock, the machine, a
 build, a random seed) is its author's responsibility: this script cannot see it.
 
     python3 scripts/results_tables.py                 rewrite every stale block (each file atomically)
@@ -100,8 +100,8 @@ def input_problem(root, tracked, word):
     if not candidate or candidate.startswith("-"):
         return None
     full = os.path.normpath(os.path.join(root, candidate))
-    if os.path.relpath(full, root).startswith(".."):
-        return None
+    if os.path.isabs(candidate) or os.path.relpath(full, root).split(os.sep)[0] == "..":
+        return f"names {candidate}, outside the repository (a block reads only its committed files)"
     if not os.path.exists(full):
         return f"names {candidate}, which does not exist" if "/" in candidate else None
     if tracked is None:

@@ -79,6 +79,8 @@ def test_rewrite_then_check_then_stale(repo):
     (BLOCK.format("x\n").replace("show.py data.txt", "show.py missing/data.txt"), "does not exist"),
     (BLOCK.format("x\n").replace("show.py data.txt", "show.py nothing.txt"), "exited 1"),
     (BLOCK.format("x\n").replace("show.py data.txt", "show.py untracked.txt"), "git does not track"),
+    (BLOCK.format("x\n").replace("show.py data.txt", "show.py /proc/cpuinfo"), "outside the repository"),
+    (BLOCK.format("x\n").replace("show.py data.txt", "show.py ../data.txt"), "outside the repository"),
 ])
 def test_refused_and_untouched(repo, body, message):
     (repo / "untracked.txt").write_text("5 6\n")
