@@ -43,13 +43,6 @@ double seconds_of(const std::function<void()>& fn) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Samples time_repeats(const std::function<void()>& fn, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i) fn();
-  Samples s;
-  for (int i = 0; i < reps; ++i) s.seconds.push_back(seconds_of(fn));
-  return s;
-}
-
 bool RepPolicy::enough(const Samples& s) const {
   const int n = int(s.seconds.size());
   if (fixed_reps > 0) return n >= fixed_reps;
@@ -114,9 +107,9 @@ double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads) {
   };
   // Calibrate: enough products per thread for about 0.03 s, whatever the shape's efficiency (measured
   // before and after every point, so kept short).
-  const Samples probe = time_repeats([&] { products(1); }, 1, 2);
+  const Samples probe = collect_samples([&] { return seconds_of([&] { products(1); }); }, 1, RepPolicy::fixed(2));
   const int inner = int(std::clamp(0.03 / std::max(probe.min(), 1e-9), 1.0, 1e6));
-  const Samples s = time_repeats([&] { products(inner); }, 1, 5);
+  const Samples s = collect_samples([&] { return seconds_of([&] { products(inner); }); }, 1, RepPolicy::fixed(5));
   Eigen::setNbThreads(saved);
   return flops * inner * threads / s.median() / 1e9;
 }

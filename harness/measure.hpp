@@ -18,9 +18,6 @@ struct Samples {
 // Seconds one call of `fn` takes on a steady clock.
 double seconds_of(const std::function<void()>& fn);
 
-// Runs `fn` warmup times untimed, then reps times timed with a steady clock.
-Samples time_repeats(const std::function<void()>& fn, int warmup, int reps);
-
 // How many timed runs a row gets. Adaptive by default, as Google Benchmark's min time: at least
 // min_reps, and more until their total reaches min_time_s and their CV is at most cv_target, at most
 // max_reps, and no more once the total passes max_time_s (a step of 20 s stops at min_reps). A fixed
@@ -35,6 +32,12 @@ struct RepPolicy {
   bool enough(const Samples& s) const;
   // What a plan assumes before anything is timed (progress and ETA).
   int expected_reps() const { return fixed_reps > 0 ? fixed_reps : min_reps; }
+  // Exactly `n` timed runs (what `--reps N` asks; a meter's fixed count).
+  static RepPolicy fixed(int n) {
+    RepPolicy p;
+    p.fixed_reps = n;
+    return p;
+  }
 };
 
 // Runs `timed_run` warmup times (results dropped), then as the policy says; `timed_run` returns the

@@ -4,10 +4,10 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 
+#include "harness/measure.hpp"
 #include "precision_sim/cpu_dispatch.hpp"
 
 namespace lobench::meters {
@@ -58,10 +58,6 @@ double fma_chains_portable(int64_t iters, float seed) {
 }
 constexpr double kFlopsPerIterPortable = 8 * 2;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // One thread's rate: its fastest run of about 2 ms among 30. Runs that short let one of them fall in a
 // time slice the scheduler gives this thread alone on a shared machine: a peak is the rate when
 // nothing competes. (Each thread times itself: a fork or barrier per run would time the scheduler's
@@ -69,14 +65,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 template <typename Loop>
 double thread_peak(Loop loop, double flops_per_iter, float seed) {
   double sink = 0;
-  auto fastest_of = [&](int64_t n, int runs) {
-    double t = 1e30;
-    for (int r = 0; r < runs; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      sink += loop(n, seed);
-      t = std::min(t, seconds_since(t0));
-    }
-    return t;
+  auto fastest_of = [&](int64_t n, int runs) {  // lobench's one timing rule, a fixed count, the fastest run
+    return collect_samples([&] { return seconds_of([&] { sink += loop(n, seed); }); }, 0, RepPolicy::fixed(runs)).min();
   };
   int64_t iters = 1 << 10;
   while (fastest_of(iters, 3) < 0.001 && iters < (int64_t(1) << 40)) iters *= 2;

@@ -26,9 +26,7 @@ TEST(Meters, InterleavedContendersFollowTheRepetitionRule) {
   };
   std::vector<Contender> cs = {{"a", [&] { order += 'a'; spin(); }, {}, {}},
                                {"b", [&] { order += 'b'; }, {}, {}}};
-  RepPolicy fixed;
-  fixed.fixed_reps = 3;
-  time_interleaved(cs, 2, fixed);
+  time_interleaved(cs, 2, RepPolicy::fixed(3));
   EXPECT_EQ(order, "ababababab");  // 2 warm-up rounds and 3 timed, interleaved
   for (const Contender& c : cs) {
     EXPECT_EQ(c.wall.seconds.size(), 3u) << c.name;
