@@ -72,6 +72,14 @@ FLAG_RING = dict(marker="o", markersize=15, markerfacecolor="none", markeredgeco
                  linestyle="none")
 
 
+def short_count(x):
+    """25000 -> 25k, 1500000 -> 1.5M: a vocabulary size as a tick label."""
+    for unit, scale in (("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{x / scale:g}{unit}"
+    return f"{x:g}"
+
+
 def spread_ms(rows, samples):
     """{row_id: (fastest, slowest) sample in ms} of every ok row: from /samples, else the min/max columns."""
     out = {}
@@ -157,9 +165,13 @@ def draw(run):
         ax.set_yscale("log")
         ax.set_xlabel("vocabulary size V")
         ax.set_ylabel(ylabel)
-        for axis in (ax.xaxis, ax.yaxis):  # 2000 and 0.5, not 2×10³ and 5×10⁻¹
-            axis.set_major_formatter(matplotlib.ticker.LogFormatter())
-            axis.set_minor_formatter(matplotlib.ticker.LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+        # 2000 and 0.5, not 2×10³ and 5×10⁻¹; V ticked at the swept values themselves (25k, 50k, ...)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.LogFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+        swept = sorted({int(r["V"]) for r in rows})
+        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(swept))
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: short_count(x)))
         ax.grid(True, which="both", alpha=0.3)
     # One legend entry per group (the time panel has every group, ok rows or not), under the panels.
     handles, labels = ax_t.get_legend_handles_labels()
