@@ -21,7 +21,8 @@ codes to 2 (issue 10); until then they are reported separately too (`--strict-cl
 Tiers (issue 43): `--tier fast` (ctest hostile_inputs, what CI runs) is every case but the later members
 of the generated families in FULL_TIER_FAMILIES (the same check again with another value, dtype or seed)
 and the cases tagged `slow`; every group keeps at least one case. `--tier full` (the default; ctest
-hostile_inputs_full, label slow) runs them all. A new case is in the fast tier unless tagged `slow`.
+hostile_inputs_full, label slow) runs them all. A new case is in the fast tier unless tagged `slow` or
+another member of one of those families (another bad value of an option that already has one).
 
 Usage: hostile_inputs.py --lobench build/lobench --driver build/harness/fuzz_read_file [--jobs 2]
                          [--timeout 30] [--filter SUBSTRING] [--tier fast|full] [--strict-run] [--strict-cli]
@@ -788,14 +789,6 @@ def processes_in(base):
     return found
 
 
-def register_all(exe, with_surfaces=True):
-    for register in [register_check_cases, register_path_cases, register_quantize_cases,
-                     register_check_option_cases, register_train_cases, register_seqrec_cases, register_run_cases]:
-        register()
-    if with_surfaces:  # issue 23: training commands, merge, MPI, full disks, concurrent writers, h5py
-        surfaces.register(case, exe)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lobench", required=True)
@@ -811,7 +804,11 @@ def main():
     ap.add_argument("--no-surfaces", action="store_true", help="only the issue-11 cases (not surfaces.py's)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
-    register_all(args.lobench, with_surfaces=not args.no_surfaces)
+    for register in [register_check_cases, register_path_cases, register_quantize_cases,
+                     register_check_option_cases, register_train_cases, register_seqrec_cases, register_run_cases]:
+        register()
+    if not args.no_surfaces:  # issue 23: training commands, merge, MPI, full disks, concurrent writers, h5py
+        surfaces.register(case, args.lobench)
     cases = [c for c in CASES if args.filter in c["name"]]
     if args.tier == "fast":
         cases = fast_tier(cases)
