@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "variants/cpu/cpu_model.hpp"
 #include "variants/cpu/openblas.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/variant.hpp"
@@ -41,14 +42,6 @@ std::string run_command(const std::string& cmd) {
   if (pclose(pipe) != 0) return "";
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
-}
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
 }
 
 // The GPUs as the NVIDIA driver lists them, without linking CUDA (a CPU-only build run on a GPU machine
@@ -103,7 +96,7 @@ Provenance collect_provenance(const std::string& argv_joined) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   p.host = host;
-  p.cpu_model = cpu_model();
+  p.cpu_model = cpu::cpu_model_name();  // the definition step_bench's JSON records too
   p.gpu_model = gpu_model();
   p.compiler = fmt::format("g++ {}", __VERSION__);
   p.libraries = fmt::format("hdf5 {}.{}.{}; eigen {}.{}.{}; fmt {}; CLI11 {}; openmp {}", H5_VERS_MAJOR, H5_VERS_MINOR,

@@ -18,6 +18,7 @@ import argparse
 import re
 
 import matplotlib
+import matplotlib.patches
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -70,6 +71,46 @@ def collect_cells(rows, variant):
     return cells, labels, tried
 
 
+SHORT_NAMES = {"bfloat16": "bf16", "float16": "fp16"}
+
+
+def short_name(name):
+    """A named format's label in its cell: float8_e4m3fn -> e4m3fn, bfloat16 -> bf16."""
+    return SHORT_NAMES.get(name, name.split("_", 1)[1] if name.startswith("float") and "_" in name else name)
+
+
+def grey_reason(rows, variant):
+    """Why cells are grey, for the legend, with a failed row's reason when there is one."""
+    reasons = [text(r["reason"]) for r in rows
+               if text(r["variant"]) == variant and exmy_cell(text(r["e_format"])) and text(r["status"]) != "ok"]
+    why = f" (e.g. {reasons[0][:160]})" if reasons else ""
+    return f"grey: no finite error: the format overflowed E ~ N(0, 1), the run failed or was not run{why}"
+
+
+def draw_panel(ax, grid, E, M, labels, cmap):
+    im = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, vmin=-8, vmax=0)
+    ax.set_xticks(range(len(M)))
+    ax.set_xticklabels(M)
+    ax.set_yticks(range(len(E)))
+    ax.set_yticklabels(E)
+    ax.set_xlabel("mantissa bits")
+    ax.set_ylabel("exponent bits")
+    for a, e in enumerate(E):
+        for b, m in enumerate(M):
+            if not np.isfinite(grid[a, b]):
+                continue
+            # dark text on the bright (yellow, green) end of viridis, white on the dark end
+            color = "black" if grid[a, b] > -3.5 else "white"
+            name = labels.get((e, m), "")
+            if name:  # a named format: its short name under the value, boxed so it is found at a glance
+                ax.text(b, a, f"{grid[a, b]:.0f}\n{short_name(name)}", ha="center", va="center", fontsize=7,
+                        color=color, fontweight="bold", linespacing=0.9,
+                        bbox=dict(boxstyle="square,pad=0.15", fc="none", ec=color, lw=0.8))
+            else:
+                ax.text(b, a, f"{grid[a, b]:.0f}", ha="center", va="center", fontsize=9, color=color)
+    return im
+
+
 def draw(run, variant):
     """The figure of one run file (a matplotlib Figure; the caller saves it)."""
     rows, _ = load(run)
@@ -80,7 +121,9 @@ def draw(run, variant):
     E = sorted({e for e, _ in tried})
     M = sorted({m for _, m in tried})
     metrics = [("rel_loss_err", "loss"), ("rel_dA_err", "dA"), ("rel_dE_err", "dE")]
-    fig, axes = plt.subplots(len(roundings), 3, figsize=(13, 3.6 * len(roundings)), squeeze=False)
+    fig, axes = plt.subplots(len(roundings), 3, figsize=(19, 4.6 * len(roundings) + 0.8), squeeze=False)
+    cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
+    any_grey = False
     for i, rnd in enumerate(roundings):
         for j, (col, title) in enumerate(metrics):
             grid = np.full((len(E), len(M)), np.nan)
@@ -89,31 +132,20 @@ def draw(run, variant):
                     r = cells.get((rnd, e, m))
                     if r is not None and np.isfinite(r[col]) and r[col] > 0:
                         grid[a, b] = np.log10(r[col])
+            any_grey = any_grey or bool(np.isnan(grid).any())
             ax = axes[i][j]
-            cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
-            im = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, vmin=-8, vmax=0)
-            ax.set_xticks(range(len(M)))
-            ax.set_xticklabels(M)
-            ax.set_yticks(range(len(E)))
-            ax.set_yticklabels(E)
-            ax.set_xlabel("mantissa bits")
-            ax.set_ylabel("exponent bits")
-            ax.set_title(f"{title}: log10 relative error ({rnd})", fontsize=9)
-            for a, e in enumerate(E):
-                for b, m in enumerate(M):
-                    value = f"{grid[a, b]:.0f}" if np.isfinite(grid[a, b]) else ""
-                    name = labels.get((e, m), "")
-                    if name:  # a named format: its name under the value, boxed so it is found at a glance
-                        ax.text(b, a, f"{value}\n{name.replace('float8_', 'f8 ')}", ha="center", va="center",
-                                fontsize=4.5, color="white", fontweight="bold",
-                                bbox=dict(boxstyle="square,pad=0.1", fc="none", ec="white", lw=0.6))
-                    elif value:
-                        ax.text(b, a, value, ha="center", va="center", fontsize=6, color="white")
+            im = draw_panel(ax, grid, E, M, labels, cmap)
+            ax.set_title(f"{title}: log10 relative error ({rnd})", fontsize=10)
             fig.colorbar(im, ax=ax, fraction=0.046)
     r0 = next(iter(cells.values()))
     fig.suptitle(f"E stored in eXmY, float32 accumulation, variant {variant}: errors vs the float64 reference on the "
-                 f"original E\nB={r0['B']} N={r0['N']} V={r0['V']} D={r0['D']} L={r0['L']}, E ~ N(0, 1)", fontsize=10)
-    fig.tight_layout()
+                 f"original E\nB={r0['B']} N={r0['N']} V={r0['V']} D={r0['D']} L={r0['L']}, E ~ N(0, 1); each cell "
+                 f"log10 of the relative error (-8: 1e-8); boxed: a named format", fontsize=11)
+    if any_grey:  # the grey cells said in words (issue 43: a grey row without a legend)
+            fig.legend(handles=[matplotlib.patches.Patch(facecolor="lightgrey", edgecolor="grey",
+                                                     label=grey_reason(rows, variant))],
+                   loc="lower center", frameon=False, fontsize=9)
+    fig.tight_layout(rect=(0, 0.04 if any_grey else 0, 1, 1))
     return fig
 
 

@@ -30,8 +30,12 @@ import stat
 try:
     import h5py
 except ModuleNotFoundError as e:  # (inside the package this is lobench.results, whose extra brings h5py and pandas)
-    raise ModuleNotFoundError(f"lobench.results (the run-file reader) needs {e.name}, which is not installed: "
-                              "pip install 'lobench[results]' (from a checkout: pip install '.[results]')",
+    try:
+        from lobench._needs import extra  # the pinned packages, installed without rebuilding lobench
+        how = extra("results")
+    except ImportError:  # the plots without the package
+        how = "pip install h5py pandas"
+    raise ModuleNotFoundError(f"lobench.results (the run-file reader) needs {e.name}, which is not installed: {how}",
                               name=e.name) from e
 import numpy as np
 

@@ -4,11 +4,18 @@
 Usage: python3 plots/plot_sweep.py RUN.h5 [-o FIGURE.png]
 
 Rows are grouped by (variant, B, N, D, L, threads); every ok row is drawn, each group with its own colour,
-marker and line style so that series with equal values (chunked and fused share their memory) stay
-visible. Skipped points (for example "OOM predicted") are marked with an x at the top of the axes, failed
-ones with a red x; their reasons are listed in full under the panels. The legend sits under the panels,
-outside the data. The title's SGEMM rate is the run's yardstick (root attribute `sgemm_best_gflops`, else
-the rows' `gemm_gflops`). Reads only the /results table (results/SCHEMA.md).
+marker and line style, and each group's points dodged sideways by a few percent of V so that series with
+equal values (chunked and fused share their memory) stay visible side by side. Every timing point has a
+bar from its fastest to its slowest sample (the /samples table; the time_min_s and time_max_s columns in
+files without one); a point the run flagged (busy, noisy, above_yardstick) is ringed in red with its flags
+written beside it, and a point slower than the same series at a larger V with the spreads apart (a curve
+that should not fall: the point was not settled) is ringed too and listed under the panels. The predicted
+memory is a wide pale band under each memory line: visible beside the line where they differ, a halo
+around it where they agree. Skipped points (for example "OOM predicted") are marked with an x at the top
+of the axes, failed ones with a red x; their reasons are listed in full under the panels. The legend sits
+under the panels, outside the data. The title's SGEMM rate is the run's yardstick (root attribute
+`sgemm_best_gflops`, else the rows' `gemm_gflops`). Reads the /results and /samples tables
+(results/SCHEMA.md).
 """
 import argparse
 import itertools
@@ -16,12 +23,13 @@ import math
 import textwrap
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from lobench_results import load, text  # noqa: E402
+from lobench_results import load, read_samples, text  # noqa: E402
 
 MARKERS = "osD^v<>pP*Xh"
 LINESTYLES = ("-", "--", "-.", (0, (3, 1, 1, 1, 1, 1)))
@@ -59,18 +67,72 @@ def group_label(key, groups):
     return key[0] + "".join(f" {fields[i - 1]}={key[i]}" for i in shown)
 
 
-def draw_group(ax_t, ax_m, rs, label, style, notes):
+DODGE = 0.035  # each group's points moved sideways by this fraction of V (log axes: a constant shift)
+FLAG_RING = dict(marker="o", markersize=15, markerfacecolor="none", markeredgecolor="red", markeredgewidth=1.4,
+                 linestyle="none")
+
+
+def short_count(x):
+    """25000 -> 25k, 1500000 -> 1.5M: a vocabulary size as a tick label."""
+    for unit, scale in (("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{x / scale:g}{unit}"
+    return f"{x:g}"
+
+
+def spread_ms(rows, samples):
+    """{row_id: (fastest, slowest) sample in ms} of every ok row: from /samples, else the min/max columns."""
+    out = {}
+    if samples is not None and len(samples):
+        for rid, g in samples.groupby("row_id"):
+            out[int(rid)] = (float(g["seconds"].min()) * 1e3, float(g["seconds"].max()) * 1e3)
+    for r in rows:
+        if int(r["row_id"]) not in out and "time_min_s" in rows.dtype.names:
+            out[int(r["row_id"])] = (float(r["time_min_s"]) * 1e3, float(r["time_max_s"]) * 1e3)
+    return out
+
+
+def unsettled(ok, spreads):
+    """Rows (V ascending) slower than the same series at a larger V, their spreads apart: a step whose time
+    falls as V grows was measured while something else ran (or ran too few times to tell)."""
+    out = []
+    for i, r in enumerate(ok):
+        lo_i = spreads.get(int(r["row_id"]), (r["time_median_s"] * 1e3,) * 2)[0]
+        for later in ok[i + 1:]:
+            hi_later = spreads.get(int(later["row_id"]), (later["time_median_s"] * 1e3,) * 2)[1]
+            if later["V"] > r["V"] and hi_later < lo_i:
+                out.append((r, later))
+                break
+    return out
+
+
+def draw_group(ax_t, ax_m, rs, label, style, offset, spreads, notes):
     rs = sorted(rs, key=lambda r: r["V"])
     ok = [r for r in rs if text(r["status"]) == "ok"]
     color, marker, ls = style
-    V = np.array([r["V"] for r in ok])
-    ax_t.plot(V, [r["time_median_s"] * 1e3 for r in ok], marker=marker, linestyle=ls, color=color, label=label,
-              markerfacecolor="none", markersize=7)
+    V = np.array([r["V"] for r in ok], dtype=float) * (1 + DODGE) ** offset
+    t = np.array([r["time_median_s"] * 1e3 for r in ok])
+    lo_hi = np.array([spreads.get(int(r["row_id"]), (np.nan, np.nan)) for r in ok]).reshape(-1, 2)
+    yerr = np.vstack([np.clip(t - lo_hi[:, 0], 0, None), np.clip(lo_hi[:, 1] - t, 0, None)])
+    yerr = np.nan_to_num(yerr)
+    ax_t.plot(V, t, marker=marker, linestyle=ls, color=color, label=label, markerfacecolor="none", markersize=7)
+    ax_t.errorbar(V, t, yerr=yerr, fmt="none", ecolor=color, capsize=3, elinewidth=1, label="_spread")
+    predicted = np.array([r["predicted_bytes"] for r in ok], dtype=float) / 2**20
+    if np.any(np.isfinite(predicted) & (predicted > 0)):
+        ax_m.plot(V, predicted, "-", color=color, alpha=0.22, linewidth=7, solid_capstyle="round", label="_predicted")
     ax_m.plot(V, [r["peak_bytes"] / 2**20 for r in ok], marker=marker, linestyle=ls, color=color, label=label,
               markerfacecolor="none", markersize=7)
-    predicted = [r["predicted_bytes"] for r in ok]
-    if any(math.isfinite(float(p)) and p > 0 for p in predicted):
-        ax_m.plot(V, np.array(predicted, dtype=float) / 2**20, ":", color=color, alpha=0.6, label="_predicted")
+    for x, y, r in zip(V, t, ok):
+        flags = text(r["flags"]) if "flags" in r.dtype.names else ""
+        if flags:
+            ax_t.plot([x], [y], **FLAG_RING, label="_flagged")
+            ax_t.annotate(flags, (x, y), xytext=(9, -3), textcoords="offset points", fontsize=7.5, color="red",
+                          va="top")
+    for r, later in unsettled(ok, spreads):
+        x = V[ok.index(r)]
+        ax_t.plot([x], [r["time_median_s"] * 1e3], **FLAG_RING, label="_unsettled")
+        notes.append(f"{label} V={r['V']}: slower than at V={later['V']} with the spreads apart: not settled "
+                     f"(measured while the machine was busy, or too few repetitions)")
     for r in rs:
         status = text(r["status"])
         if status == "ok":
@@ -89,13 +151,27 @@ def draw(run):
     colors = plt.get_cmap("tab20").colors if len(groups) > 10 else plt.get_cmap("tab10").colors
     styles = zip(itertools.cycle(colors), itertools.cycle(MARKERS), itertools.cycle(LINESTYLES))
     notes = []
-    for (key, rs), style in zip(sorted(groups.items()), styles):
-        draw_group(ax_t, ax_m, rs, group_label(key, groups), style, notes)
-    for ax, ylabel in ((ax_t, "median time per step (ms)"), (ax_m, "peak working memory (MiB)")):
+    try:
+        samples = read_samples(run)
+    except Exception:  # noqa: BLE001  (a file without samples: the min/max columns give the spread)
+        samples = None
+    spreads = spread_ms(rows, samples)
+    for i, ((key, rs), style) in enumerate(zip(sorted(groups.items()), styles)):
+        offset = i - (len(groups) - 1) / 2
+        draw_group(ax_t, ax_m, rs, group_label(key, groups), style, offset, spreads, notes)
+    for ax, ylabel in ((ax_t, "median time per step (ms; column time_median_s)"),
+                       (ax_m, "peak working memory (MiB; column peak_bytes)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("vocabulary size V")
         ax.set_ylabel(ylabel)
+        # 2000 and 0.5, not 2×10³ and 5×10⁻¹; V ticked at the swept values themselves (25k, 50k, ...)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.LogFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+        swept = sorted({int(r["V"]) for r in rows})
+        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(swept))
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: short_count(x)))
         ax.grid(True, which="both", alpha=0.3)
     # One legend entry per group (the time panel has every group, ok rows or not), under the panels.
     handles, labels = ax_t.get_legend_handles_labels()
@@ -113,8 +189,10 @@ def draw(run):
     commit = text(attrs.get("git_commit", "?"))[:10]
     gemm = yardstick_gflops(rows, attrs)
     rate = f"SGEMM {gemm:.0f} GFLOP/s" if gemm else "no SGEMM yardstick in the file"
-    fig.suptitle(f"lobench {run}: loss + dA + dE step (x at top: skipped, red x: failed; dotted: predicted memory)\n"
-                 f"{text(attrs.get('cpu_model', '?'))}, {rate}, commit {commit}", fontsize=9)
+    fig.suptitle(f"lobench {run}: loss + dA + dE step; bars: fastest to slowest sample; red ring: flagged or not "
+                 f"settled;\nwide pale band: predicted memory; x at top: skipped, red x: failed; points dodged "
+                 f"{DODGE:.1%} in V per series\n{text(attrs.get('cpu_model', '?'))}, {rate}, commit {commit}",
+                 fontsize=9)
     fig.tight_layout(rect=(0, bottom_in / height, 1, 1))
     return fig
 

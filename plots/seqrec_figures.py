@@ -8,8 +8,10 @@
 `memory`: per run, the peak memory by part (parameters, gradients, optimizer state, activations, loss
 workspace, loss outputs), predicted beside measured (GiB, stacked); a run recorded as skipped (OOM
 predicted) shows its prediction only, hatched, with the limit it exceeded in its label.
-`parity`: per variant and seed, the training loss per step (top) and test Hit@8 per evaluated epoch
-(bottom): identical math gives curves on top of each other.
+`parity`: per seed, dense's training loss per step with the other variants' losses as markers on it
+(top), each variant's largest relative difference from dense per step (middle), and test Hit@8 per
+evaluated epoch with the variants side by side (bottom): identical math gives markers on the lines and
+differences at rounding level.
 `curves`: test HR@10 (L = 1) or Hit@8 (L > 1) per evaluated epoch, one line
 per run file (its name), or per step with --x steps; a run with --early-stop has its best dev epoch
 starred; the popularity baseline of each dataset dashed and, with --published, the published figure
@@ -79,34 +81,84 @@ def memory(paths, out):
     print(f"wrote {out}")
 
 
-def parity(paths, out):
+PARITY_REFERENCE = "dense"  # the variant the others are compared with (the logits materialised)
+PARITY_MARKERS = "s^vDo"  # the other variants, in name order
+PARITY_LINESTYLES = ("-", "--", ":", "-.")
+
+
+def parity_figure(paths):
+    """The parity figure (a matplotlib Figure): one colour per seed. Top: the reference variant's training
+    loss per step, a line per seed, with the other variants' losses as markers on it (at staggered steps,
+    so that one never covers another). Middle: each other variant's largest relative difference from the
+    reference over the seeds, per step: what "on top of each other" means in numbers. Bottom: test Hit@8
+    per evaluated epoch, the variants side by side (dodged around each epoch)."""
     runs = collections.defaultdict(dict)  # variant -> seed -> (steps, epochs)
     for p in paths:
         with h5py.File(p, "r") as f:
             seed = int(f.attrs.get("seed", 0))
             runs[attr(f, "variant", re.sub(r".*_(\w+)_s\d+\.h5$", r"\1", p))][seed] = (f["steps"][:], f["epochs"][:])
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=False)
-    styles = {"dense": ("-", 2.5), "chunked": ("--", 1.5), "fused": (":", 1.5)}
-    for vi, (variant, seeds) in enumerate(sorted(runs.items())):
-        ls, lw = styles.get(variant, ("-.", 1))
-        for si, (seed, (steps, epochs)) in enumerate(sorted(seeds.items())):
-            color = f"C{si}"
-            top.plot(steps["step"], steps["loss"], ls, lw=lw, color=color, label=f"{variant}, seed {seed}")
+    ref = PARITY_REFERENCE if PARITY_REFERENCE in runs else sorted(runs)[0]
+    others = [v for v in sorted(runs) if v != ref]
+    marker = {v: PARITY_MARKERS[i % len(PARITY_MARKERS)] for i, v in enumerate(others)}
+    seeds = sorted({s for by_seed in runs.values() for s in by_seed})
+    color = {s: f"C{i}" for i, s in enumerate(seeds)}
+    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(10, 10), gridspec_kw={"height_ratios": (3, 2, 3)})
+    for seed, (steps, _) in sorted(runs[ref].items()):
+        top.plot(steps["step"], steps["loss"], "-", lw=1.5, color=color[seed])
+    rels = {}
+    for i, v in enumerate(others):
+        for seed, (steps, _) in sorted(runs[v].items()):
+            every = max(1, len(steps) // 12)
+            top.plot(steps["step"], steps["loss"], linestyle="none", marker=marker[v], markerfacecolor="none",
+                     color=color[seed], markersize=6, markevery=(every * (i + 1) // (len(others) + 1), every))
+        rel = rels[v] = relative_difference(runs[ref], runs[v])
+        if rel is not None:
+            every = max(1, len(rel[0]) // 12)
+            middle.plot(rel[0], np.maximum(rel[1], 1e-12), marker=marker[v], markerfacecolor="none", color="k",
+                        linestyle=PARITY_LINESTYLES[i % len(PARITY_LINESTYLES)], lw=0.8,
+                        markevery=(every * (i + 1) // (len(others) + 1), every))
+    top.set(xlabel="step", ylabel="training loss (mean BCE over positions and V)", yscale="log",
+            title=f"Training loss per step: {ref} as lines, {', '.join(others)} as markers on them (the seeds' "
+                  f"curves nearly coincide)")
+    drawn = [r for r in rels.values() if r is not None]
+    same = len(drawn) > 1 and all(np.array_equal(drawn[0][1], r[1]) for r in drawn[1:])
+    middle.set(xlabel="step", ylabel=f"|loss - {ref}| / {ref}\n(largest over the seeds)", yscale="log",
+               title=f"Relative difference of each variant's loss from {ref}'s (floored at 1e-12: 0 is drawn there)"
+                     + (f"\n{' and '.join(others)} are equal to each other at every step: one line" if same else ""))
+    width = 0.6 / max(1, len(runs))
+    for vi, v in enumerate([ref] + others):
+        for seed, (_, epochs) in sorted(runs[v].items()):
             ok = np.isfinite(epochs["test_hit_at_8"])
-            bottom.plot(epochs["epoch"][ok], epochs["test_hit_at_8"][ok], ls, lw=lw, marker="o", color=color,
-                        label=f"{variant}, seed {seed}")
-    top.set_xlabel("step")
-    top.set_ylabel("training loss (mean BCE over positions and V)")
-    top.set_yscale("log")
-    top.set_title("Training loss per step: one colour per seed, one line style per loss variant")
-    bottom.set_xlabel("epoch")
-    bottom.set_ylabel("test Hit@8")
-    bottom.set_title("Test Hit@8 per evaluated epoch")
-    for a in (top, bottom):
+            x = epochs["epoch"][ok] + (vi - (len(runs) - 1) / 2) * width
+            bottom.plot(x, epochs["test_hit_at_8"][ok], linestyle="-" if v == ref else "none", color=color[seed],
+                        lw=1, marker="o" if v == ref else marker[v], markerfacecolor="none", markersize=6)
+    bottom.set(xlabel=f"epoch (the variants side by side: {', '.join([ref] + others)} from left to right)",
+               ylabel="test Hit@8", title="Test Hit@8 per evaluated epoch")
+    handles = [plt.Line2D([], [], color=color[s], lw=1.5, label=f"seed {s}") for s in seeds]
+    handles += [plt.Line2D([], [], color="k", lw=1.5, marker="o", markerfacecolor="none", label=f"{ref} (line)")]
+    handles += [plt.Line2D([], [], color="k", linestyle=PARITY_LINESTYLES[i % len(PARITY_LINESTYLES)], lw=0.8,
+                           marker=marker[v], markerfacecolor="none", label=f"{v} (markers; middle: line)")
+                for i, v in enumerate(others)]
+    for a in (top, middle, bottom):
         a.grid(True, alpha=0.3)
-        a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.99, 0.97), fontsize=8, frameon=False)
     fig.tight_layout()
-    fig.savefig(out, dpi=110, bbox_inches="tight")
+    return fig
+
+
+def relative_difference(ref_runs, runs):
+    """(steps, the largest |loss - ref| / ref over the seeds both have), or None without a common seed."""
+    common = sorted(set(ref_runs) & set(runs))
+    if not common:
+        return None
+    n = min(min(len(ref_runs[s][0]), len(runs[s][0])) for s in common)
+    ref = np.array([ref_runs[s][0]["loss"][:n] for s in common], dtype=float)
+    other = np.array([runs[s][0]["loss"][:n] for s in common], dtype=float)
+    return ref_runs[common[0]][0]["step"][:n], np.max(np.abs(other - ref) / np.abs(ref), axis=0)
+
+
+def parity(paths, out):
+    parity_figure(paths).savefig(out, dpi=110, bbox_inches="tight")
     print(f"wrote {out}")
 
 

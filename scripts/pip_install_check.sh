@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# What a Python user does, as CI does it: `pip install .` from this checkout into a fresh virtual
-# environment (pip builds the extension in isolation with the pinned build requirements: a configure
-# with tests off, no CUDA), then, from outside the source tree, `import lobench` and one step checked
-# against a float64 evaluation of the contract in NumPy. The environment is removed afterwards.
+# What a Python user does, as CI does it: lobench's wheel installed from this checkout into a fresh
+# virtual environment, then, from outside the source tree, `import lobench` and one step checked against a
+# float64 evaluation of the contract in NumPy. The environment is removed afterwards.
+# The wheel is the one scripts/test.sh made from its build tree (scripts/wheel.sh: build/wheels/, when made
+# from the commit checked out), so CI compiles lobench once; without it, `pip wheel -v .` builds one the
+# way `pip install .` does (in isolation, with the pinned build requirements: tests off, no CUDA), its
+# progress shown.
 #   scripts/pip_install_check.sh [PYTHON]     (default python3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +16,22 @@ trap 'rm -rf "$venv"' EXIT
 start=$SECONDS
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-"$venv/bin/python" -m pip install -q "$src"
+head=$(git -C "$src" rev-parse HEAD 2>/dev/null || echo none)
+wheel=""
+if [ "$(cat "$src/build/wheels/COMMIT" 2>/dev/null)" = "$head" ]; then
+  wheel=$(compgen -G "$src/build/wheels/lobench-*.whl" | head -1) || true
+fi
+if [ -n "$wheel" ]; then
+  echo "pip_install_check: installing $wheel (scripts/wheel.sh made it from build/ at this commit: nothing compiles)"
+else
+  echo "pip_install_check: building the wheel (pip wheel -v .; a few minutes on 2 cores)"
+  # the build's progress lines only; on a failure, the log's tail below
+  "$venv/bin/python" -m pip wheel -v --no-deps "$src" -w "$venv/wheels" 2>&1 \
+    | tee "$venv/wheel.log" | { grep --line-buffered -E '^ *\[ *[0-9]+(/[0-9]+\]|%\])' || true; } || true
+  wheel=$(compgen -G "$venv/wheels/lobench-*.whl" | head -1) || true
+  [ -n "$wheel" ] || { tail -40 "$venv/wheel.log"; echo "pip_install_check: pip wheel made no wheel" >&2; exit 1; }
+fi
+"$venv/bin/python" -m pip install -q "$wheel"
 cd "$venv"   # not the checkout: the installed package must be the one imported
 "$venv/bin/python" - <<'PY'
 import numpy as np
@@ -40,7 +58,10 @@ assert (pathlib.Path(lobench.__file__).parent / "py.typed").is_file(), "py.typed
 print(f"pip_install_check: lobench {lobench.__version__} from {lobench.__file__}; "
       f"variants {lobench.variants()}; loss relative error {rel:.1e}")
 PY
-"$venv/bin/lobench" --version   # answered by the Python entry point
+version=$("$venv/bin/lobench" --version)   # the Python entry point's, then the wheel's program's
+echo "$version"
+grep -q "built from commit" <<<"$version" && grep -q "^build: " <<<"$version" \
+  || { echo "pip_install_check: lobench --version lacks the program's commit and build flags" >&2; exit 1; }
 # The wheel carries the C++ program and the engine: the installed `lobench` command runs a C++ command,
 # and a run with a Python variant of the user's (a copy of the example, outside the checkout) writes one
 # run file with both rows, each checked against the float64 reference.

@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
   lobench::register_merge_command(app, joined);
   lobench::register_compare_command(app);
   lobench::cli::register_options_command(app);
+  lobench::cli::show_each_commands_default(app);
   lobench::cli::accept_count_notation(app);  // every integer option takes 1e5, 100k, 1.5M
 
   // `lobench comprae --help`: CLI11 would answer the --help with the main help and exit 0; a first word

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <stdexcept>
 
 #include "harness/cli/commands.hpp"
@@ -27,7 +28,8 @@ const std::vector<SharedOption>& shared_options() {
       {"--list", "print the sweep and exit", "", "off", "",
        "print what the sweep would run, one line each, and exit; writes nothing"},
       {"--dry-run", "predict, do not run", "", "off", "",
-       "predict every run's memory and record it (in --out or --out-dir when given) without running anything"},
+       "predict every run's memory and record it (in the command's output file or folder, when given) without "
+       "running anything"},
       {"--partition", "one part of a job array", "K/N", "0/1", "0 <= K < N",
        "make only the runs i of the sweep with i % N == K (one part of a job array; `lobench merge` joins the parts)"},
       {"--plugin", "load a plug-in library", "path", "", "a shared library defining lobench_register_v1",
@@ -53,7 +55,7 @@ const std::vector<SharedOption>& shared_options() {
        "the data folder holding the public sets (or their kind's folder itself); no other folder is looked at"},
       {"--no-verify", "skip the data sets' checksums", "", "off (LOBENCH_NO_VERIFY=1: on)", "",
        "do not check a public set's files against their published sizes and SHA-256 (a modified copy)"},
-      {"--syn-scale", "size of synthetic data", "fraction", "0.01 (train-xmc), 1 (train-seqrec)", "> 0",
+      {"--syn-scale", "size of synthetic data", "fraction", "train-xmc: 0.01, train-seqrec: 1", "> 0",
        "synthetic data: the fraction of the preset's size to generate"},
       {"--in", "the input file", "path", "", "an HDF5 file", "the input HDF5 file"},
       // The problem's shape and the loss
@@ -73,9 +75,9 @@ const std::vector<SharedOption>& shared_options() {
        "the weights or output table and the logit gradient rounded to bfloat16, nearest-even; on the CPU through "
        "AVX512_BF16 or AMX-BF16, recorded as skipped with the reason where the CPU has neither); not a storage format"},
       // Training
-      {"--epochs", "epochs", "epochs", "20 (train-xmc), 1 (train-seqrec)", ">= 1", "epochs over the training data"},
+      {"--epochs", "epochs", "epochs", "train-xmc: 20, train-seqrec: 1", ">= 1", "epochs over the training data"},
       {"--eval-every", "evaluation period", "epochs", "1", ">= -1", "evaluate every N epochs (0: the last only, -1: never)"},
-      {"--dropout", "dropout probability", "probability", "0.5 (train-xmc), 0.1 (train-seqrec)", "[0, 1)",
+      {"--dropout", "dropout probability", "probability", "train-xmc: 0.5, train-seqrec: 0.1", "[0, 1)",
        "dropout probability"},
       {"--warmup-steps", "learning-rate warm-up", "optimizer steps", "0", ">= 0",
        "linear learning-rate warm-up over this many optimizer steps"},
@@ -87,6 +89,35 @@ const SharedOption& shared_option(const std::string& name) {
   for (const SharedOption& o : shared_options())
     if (o.name == name) return o;
   throw std::logic_error("no shared option " + name);
+}
+
+std::string default_of_command(const std::string& deflt, const std::string& command) {
+  // "run: 32, train-seqrec: 8": every part "COMMAND: VALUE"; anything else is one default for all.
+  static const std::regex part(R"(([a-z][a-z-]*): ([^,]+)(, |$))");
+  std::string mine;
+  size_t at = 0;
+  for (std::sregex_iterator it(deflt.begin(), deflt.end(), part), end; it != end; ++it) {
+    if (size_t(it->position()) != at) return deflt;
+    if ((*it)[1] == command) mine = (*it)[2];
+    at = it->position() + it->length();
+  }
+  return at == deflt.size() && at > 0 ? mine : deflt;
+}
+
+void show_each_commands_default(CLI::App& root) {
+  for (CLI::App* cmd : root.get_subcommands([](const CLI::App*) { return true; }))
+    for (CLI::Option* opt : cmd->get_options()) {
+      if (opt->get_lnames().empty()) continue;
+      const auto it = std::find_if(shared_options().begin(), shared_options().end(),
+                                   [&](const SharedOption& s) { return s.name == "--" + opt->get_lnames().front(); });
+      if (it == shared_options().end()) continue;
+      const std::string all = " (default: " + it->deflt + ")", mine = default_of_command(it->deflt, cmd->get_name());
+      std::string help = opt->get_description();
+      if (mine == it->deflt || help.size() < all.size() || help.compare(help.size() - all.size(), all.size(), all) != 0)
+        continue;
+      help.resize(help.size() - all.size());
+      opt->description(mine.empty() ? help : help + " (default: " + mine + ")");
+    }
 }
 
 CLI::Option* shared(CLI::Option* opt, const std::string& detail) {

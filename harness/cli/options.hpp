@@ -34,6 +34,13 @@ const SharedOption& shared_option(const std::string& name);
 // when the command has something to add, and the table's default. Returns opt.
 CLI::Option* shared(CLI::Option* opt, const std::string& detail = "");
 
+// The default of `command` in a shared default that differs by command ("run: 32, train-seqrec: 8" gives
+// "32" for run, "" for a command it does not name); any other default is returned as it is.
+std::string default_of_command(const std::string& deflt, const std::string& command);
+// Every command's --help shows its own default of such options, not every command's (call once, after
+// every command is registered).
+void show_each_commands_default(CLI::App& root);
+
 // Declares `old_name` as the deprecated spelling of `new_name` on `cmd`: the value goes to `apply`, and
 // a note on stderr says to use the new name. Its help starts with "deprecated:".
 CLI::Option* deprecated(CLI::App* cmd, const std::string& old_name, const std::string& new_name,

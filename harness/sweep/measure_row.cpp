@@ -1,11 +1,14 @@
 #include "harness/sweep/measure_row.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
 
 #include "harness/meters/peak_rss.hpp"
+#include "harness/meters/run_queue_wait.hpp"
 #include "variants/counting_allocator.hpp"
 
 namespace lobench::sweep {
@@ -31,7 +34,12 @@ Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions
   RunContext ctx{alloc, options};
   for (int i = 0; i < warmup; ++i) v.run(in, out, ctx);  // outputs' pages touched before the meter starts
   const meters::PeakRssMeter rss;
+  const double waited_before = meters::run_queue_wait_seconds();
   m.samples = collect_samples([&] { return seconds_of([&] { v.run(in, out, ctx); }); }, 0, reps).seconds;
+  double wall = 0;
+  for (double t : m.samples) wall += t;
+  m.cpu_wait_fraction =
+      meters::run_queue_wait_fraction(meters::run_queue_wait_seconds() - waited_before, wall, options.threads);
   m.rss_growth_bytes = rss.growth_bytes();
   m.peak_bytes = double(alloc.peak_bytes());
   m.timing_source = "host_clock";
@@ -51,14 +59,20 @@ void fill_timing(io::ResultRow& row, const std::vector<double>& samples) {
   row.gemm_fraction = row.gemm_gflops > 0 ? row.effective_gflops / row.gemm_gflops : io::kNotMeasured;
 }
 
-std::string trust_flags(const io::ResultRow& row) {
+std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction) {
   std::string flags;
   auto add = [&](const char* f) { flags += (flags.empty() ? "" : ",") + std::string(f); };
   const double before = row.local_gemm_before_gflops, after = row.local_gemm_after_gflops;
-  if (before > 0 && after > 0 && std::abs(after - before) > kBusyThreshold * std::max(before, after)) add("busy");
+  const bool drifted = before > 0 && after > 0 && std::abs(after - before) > kBusyThreshold * std::max(before, after);
+  if (drifted || cpu_wait_fraction > kBusyThreshold) add("busy");
   if (row.time_cv > kNoisyCv) add("noisy");
   if (row.gemm_fraction > 1.0) add("above_yardstick");
   return flags;
+}
+
+std::string cpu_wait_note(double cpu_wait_fraction) {
+  if (!(cpu_wait_fraction > kBusyThreshold)) return "";
+  return fmt::format("busy: the step's threads waited for a CPU {:.0f}% of the time", 100 * cpu_wait_fraction);
 }
 
 }  // namespace lobench::sweep

@@ -19,6 +19,8 @@ struct Measurement {
   double peak_bytes = io::kNotMeasured;
   double peak_device_bytes = io::kNotMeasured;
   double rss_growth_bytes = io::kNotMeasured;  // CPU steps: meters::PeakRssMeter over the timed runs
+  // CPU steps: the share of the timed steps' thread time spent waiting for a CPU (meters/run_queue_wait)
+  double cpu_wait_fraction = io::kNotMeasured;
   std::string timing_source;  // the row's columns of the same names (results/SCHEMA.md)
   std::string memory_meter;
 };
@@ -33,9 +35,14 @@ Measurement measure_row(const Variant& v, const StepInputs& in, const RunOptions
 void fill_timing(io::ResultRow& row, const std::vector<double>& samples);
 
 // What makes a measured row untrustworthy, as the `flags` column lists it.
-inline constexpr double kBusyThreshold = 0.10;  // local yardstick before vs after the point
+// busy: the local yardstick moved by more than this across the point, or the step's threads waited for a
+// CPU more than this share of their time (a machine loaded all along: before and after alike).
+inline constexpr double kBusyThreshold = 0.10;
 inline constexpr double kNoisyCv = 0.05;
-// `busy`, `noisy`, `above_yardstick` from the row's columns (empty when none applies).
-std::string trust_flags(const io::ResultRow& row);
+// `busy`, `noisy`, `above_yardstick` from the row's columns and the measurement's cpu_wait_fraction
+// (empty when none applies).
+std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction = io::kNotMeasured);
+// The note a row measured while its threads waited for a CPU gets: "waited for a CPU 38 % of the time".
+std::string cpu_wait_note(double cpu_wait_fraction);
 
 }  // namespace lobench::sweep

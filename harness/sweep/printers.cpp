@@ -124,6 +124,11 @@ class TextPrinter final : public Printer {
   void header() {
     std::string axes;
     for (const AxisColumn* c : shown_) axes += fmt::format(" {:>{}}", c->header, c->width);
+    // The table's short names, in the run file's column names and units (issue 43: they differed unsaid).
+    fmt::print(out_, "columns (run file names, results/SCHEMA.md): median_ms = time_median_s in ms, cv% = time_cv "
+                     "in %, n = reps, GFLOP/s = effective_gflops, %GEMM = gemm_fraction in %, peak_MiB = "
+                     "peak_bytes in MiB, pred_MiB = predicted_bytes in MiB, rel_loss/rel_dA/rel_dE = "
+                     "rel_loss_err/rel_dA_err/rel_dE_err\n");
     fmt::print(out_, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>3} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
                "variant", "B", "N", "V", "D", "L", "T", axes, "status", "median_ms", "cv%", "n", "GFLOP/s", "%GEMM",
                "peak_MiB", "pred_MiB", "rel_loss", "rel_dA", "rel_dE", "[flags] note");

@@ -117,7 +117,9 @@ class RowRunner {
         row.reason.set(fmt::format("measurement error: {:.0f}% of the yardstick (above 100%: the yardstick at this "
                                    "shape is not the machine's limit){}{}",
                                    100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
-      row.flags.set(trust_flags(row));
+      if (const std::string waited = cpu_wait_note(m.cpu_wait_fraction); !waited.empty())
+        row.reason.set(row.reason.empty() ? waited : waited + "; " + row.reason.str());
+      row.flags.set(trust_flags(row, m.cpu_wait_fraction));
       row.status.set("ok");
       return m.samples;
     } catch (const std::exception& e) {
@@ -172,6 +174,10 @@ class RowRunner {
     }
     if (s_.sharded && !file_) return;  // a sharded run's other ranks record nothing
     const bool first = yardsticks_.machines().count(threads) == 0;
+    if (first)  // tens of seconds of silence otherwise (issue 43)
+      printer_.note(fmt::format("measuring the machine's limits on {} thread{} (SGEMM with Eigen, OpenBLAS and "
+                                "lobench's own kernels, the FMA peak: the yardstick of %GEMM; once per thread "
+                                "count, up to a minute) ...", threads, threads == 1 ? "" : "s"));
     yardsticks_.machine(threads);
     const bool bf16_first = plan.point.options.operand == "bf16" && yardsticks_.machines().at(threads).bf16.n == 0;
     const meters::MachineLimits& limits = bf16_first ? yardsticks_.machine_with_bf16(threads) : yardsticks_.machine(threads);

@@ -435,6 +435,12 @@ TEST(Sweep, TrustFlagsNameWhatMakesARowUntrustworthy) {
   EXPECT_EQ(sweep::trust_flags(r), "busy");
   r.local_gemm_after_gflops = 91, r.time_cv = 0.06, r.gemm_fraction = 1.01;
   EXPECT_EQ(sweep::trust_flags(r), "noisy,above_yardstick");
+  // issue 43: loaded before and after alike (the yardstick did not move), but the step's threads waited
+  r.local_gemm_after_gflops = 100, r.time_cv = 0.01, r.gemm_fraction = 0.5;
+  EXPECT_EQ(sweep::trust_flags(r, 0.35), "busy");
+  EXPECT_EQ(sweep::trust_flags(r, 0.05), "");
+  EXPECT_EQ(sweep::cpu_wait_note(0.35), "busy: the step's threads waited for a CPU 35% of the time");
+  EXPECT_EQ(sweep::cpu_wait_note(0.05), "");
 }
 
 TEST(ArgsFile, ExpandsNamedSweepFiles) {

@@ -28,7 +28,7 @@ def sweep_run(tmp_path, attrs):
 
 
 def data_lines(ax):
-    return [ln for ln in ax.get_lines() if ln.get_label() not in ("_predicted",) and len(ln.get_xdata()) > 0
+    return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_") and len(ln.get_xdata()) > 0
             and ln.get_transform() == ax.transData]
 
 
@@ -45,9 +45,58 @@ def test_every_ok_row_is_drawn_and_series_are_distinct(tmp_path):
     expected = {"fused": [1000, 2000, 4000], "chunked": [1000, 2000, 4000], "dense": [1000, 2000]}
     for ax in (ax_t, ax_m):
         drawn = {ln.get_label(): list(ln.get_xdata()) for ln in data_lines(ax)}
-        assert drawn == expected
+        assert drawn.keys() == expected.keys()
+        for label, xs in drawn.items():  # dodged sideways by a few percent, never onto another V
+            assert len(xs) == len(expected[label])
+            assert all(abs(x / v - 1) < 0.1 for x, v in zip(xs, expected[label])), (label, xs)
     styles = {(ln.get_marker(), str(ln.get_linestyle())) for ln in data_lines(ax_m)}
     assert len(styles) == 3, "two series share marker and line style, so one can hide the other"
+    # chunked and fused have equal memory: their points must not sit on each other
+    mem = {ln.get_label(): np.asarray(ln.get_xdata()) for ln in data_lines(ax_m)}
+    assert np.all(np.abs(mem["fused"] / mem["chunked"] - 1) > 0.03)
+
+
+def noisy_run(tmp_path):
+    """fused's V=2000 point measured under load: flagged, and slower than V=4000 with the spreads apart."""
+    rows, samples = [], {}
+    for V, sec, flags in ((1000, [1e-3, 1.1e-3, 1.3e-3], ""), (2000, [9e-3, 12e-3, 15e-3], "busy,noisy"),
+                          (4000, [4e-3, 4.2e-3, 4.4e-3], "")):
+        samples[len(rows)] = sec
+        rows.append({"variant": "fused", "V": V, "time_median_s": float(np.median(sec)), "flags": flags,
+                     "peak_bytes": 2.0**20, "predicted_bytes": 2.0**21, "gemm_gflops": 100.0})
+    return write_run(str(tmp_path / "noisy.h5"), rows, {"cpu_model": "test cpu"}, samples=samples)
+
+
+def test_every_timing_point_draws_the_spread_of_its_samples(tmp_path):
+    fig = plot_sweep.draw(noisy_run(tmp_path))
+    ax_t = fig.axes[0]
+    bars = [c for c in ax_t.containers if c.get_label() == "_spread"]
+    assert len(bars) == 1
+    segments = bars[0].lines[2][0].get_segments()
+    spans = sorted((round(seg[0][1], 6), round(seg[1][1], 6)) for seg in segments)
+    assert spans == [(1.0, 1.3), (4.0, 4.4), (9.0, 15.0)]  # ms: fastest to slowest sample of each row
+
+
+def test_flagged_and_unsettled_points_are_ringed_and_named(tmp_path):
+    fig = plot_sweep.draw(noisy_run(tmp_path))
+    ax_t = fig.axes[0]
+    rings = [ln for ln in ax_t.get_lines() if ln.get_label() in ("_flagged", "_unsettled")]
+    assert {ln.get_label() for ln in rings} == {"_flagged", "_unsettled"}
+    assert all(abs(ln.get_xdata()[0] / 2000 - 1) < 0.1 for ln in rings)
+    assert any(t.get_text() == "busy,noisy" for t in ax_t.texts)
+    notes = " ".join(t.get_text() for t in fig.texts)
+    assert "V=2000: slower than at V=4000" in " ".join(notes.split())
+
+
+def test_the_predicted_memory_is_visible_beside_the_measured(tmp_path):
+    fig = plot_sweep.draw(noisy_run(tmp_path))
+    ax_m = fig.axes[1]
+    predicted = [ln for ln in ax_m.get_lines() if ln.get_label() == "_predicted"]
+    measured = data_lines(ax_m)
+    assert len(predicted) == 1 and len(measured) == 1
+    assert list(predicted[0].get_ydata()) == [2.0] * 3 and list(measured[0].get_ydata()) == [1.0] * 3
+    # wider than the measured line, so that where the two agree it still shows as a band around it
+    assert predicted[0].get_linewidth() > 3 * measured[0].get_linewidth()
 
 
 def test_reasons_are_whole_and_legend_outside_the_axes(tmp_path):

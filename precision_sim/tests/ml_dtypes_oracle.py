@@ -2,8 +2,8 @@
 """ml_dtypes as the oracle for precision_sim's tests: writes binary answers to stdout.
 
   ml_dtypes_oracle.py decode FORMAT   u64 n, then n uint32: float32 bits of every code 0 .. 2^bits-1
-  ml_dtypes_oracle.py sample FORMAT   u64 n, u32 code_bytes, n uint32 inputs, n codes (uint8/uint16)
-  ml_dtypes_oracle.py subnormals FORMAT  as `sample`, for the 2^24 inputs 0x00000000..0x007FFFFF and
+  ml_dtypes_oracle.py sample FORMAT [fast]   u64 n, u32 code_bytes, n uint32 inputs, n codes (uint8/uint16)
+  ml_dtypes_oracle.py subnormals FORMAT [fast]  as `sample`, for the 2^24 inputs 0x00000000..0x007FFFFF and
                                       0x80000000..0x807FFFFF: both zeros and every float32 subnormal
   ml_dtypes_oracle.py stream FORMAT   codes of all 2^32 float32 inputs in bit-pattern order, in chunks
   ml_dtypes_oracle.py float_types     the names of every real floating-point type ml_dtypes exports,
@@ -14,6 +14,9 @@ sign and each of the 256 float32 exponents, plus every value of the format, ever
 neighbours (ties), their float32 neighbours, the overflow boundary above the largest value, +-0,
 +-inf and several NaNs. Inputs are float32 because ml_dtypes rounds wider inputs through float32.
 FORMAT is an ml_dtypes type name, or float16 (NumPy's). Exit status 2 if numpy/ml_dtypes is missing.
+`fast` (the tests' fast tier, what CI runs; issue 43): 2^11 random mantissas per binade instead of 2^15 (the
+grid-derived inputs all kept), and of the subnormals the 4096 smallest and largest of each sign and every
+17th between: about 2^20 inputs each instead of 2^24.
 """
 import struct
 import sys
@@ -29,6 +32,7 @@ except ImportError as e:  # the C++ test turns this into a failure with this mes
 
 SEED = 20240611
 PER_BINADE = 1 << 15
+FAST_PER_BINADE = 1 << 11
 
 
 def dtype_of(name):
@@ -60,13 +64,13 @@ def decode_all(dt):
         return codes.view(dt).astype(np.float32)
 
 
-def sample_inputs(dt):
+def sample_inputs(dt, per_binade=PER_BINADE):
     rng = np.random.default_rng(SEED)
     parts = []
     # Every sign and float32 exponent, random mantissas.
     for sign in (0, 1):
         for exp in range(256):
-            mant = rng.integers(0, 1 << 23, size=PER_BINADE, dtype=np.uint32)
+            mant = rng.integers(0, 1 << 23, size=per_binade, dtype=np.uint32)
             parts.append((np.uint32(sign << 31) | np.uint32(exp << 23) | mant).astype(np.uint32))
     # Grid-derived: values, midpoints (ties), and their float32 neighbours.
     vals = decode_all(dt)
@@ -93,8 +97,11 @@ def sample_inputs(dt):
     return np.concatenate(parts).astype(np.uint32)
 
 
-def subnormal_inputs():
+def subnormal_inputs(fast=False):
     positive = np.arange(0, 1 << 23, dtype=np.uint32)
+    if fast:
+        ends = (positive < 4096) | (positive >= (1 << 23) - 4096)
+        positive = positive[ends | (positive % 17 == 0)]
     return np.concatenate([positive, positive | np.uint32(0x80000000)])
 
 
@@ -120,7 +127,8 @@ def main():
     if len(sys.argv) == 2 and sys.argv[1] == "float_types":
         sys.stdout.write("".join(n + "\n" for n in float_type_names()))
         return
-    if len(sys.argv) != 3 or sys.argv[1] not in ("decode", "sample", "subnormals", "stream"):
+    fast = len(sys.argv) == 4 and sys.argv[1] in ("sample", "subnormals") and sys.argv[3] == "fast"
+    if len(sys.argv) != 3 + fast or sys.argv[1] not in ("decode", "sample", "subnormals", "stream"):
         sys.stderr.write(__doc__)
         sys.exit(1)
     mode, name = sys.argv[1], sys.argv[2]
@@ -131,7 +139,7 @@ def main():
         out.write(struct.pack("<Q", v.size))
         out.write(v.tobytes())
     elif mode in ("sample", "subnormals"):
-        x = sample_inputs(dt) if mode == "sample" else subnormal_inputs()
+        x = sample_inputs(dt, FAST_PER_BINADE if fast else PER_BINADE) if mode == "sample" else subnormal_inputs(fast)
         codes = to_codes(x.view(np.float32), dt)
         out.write(struct.pack("<QI", x.size, codes.itemsize))
         out.write(x.tobytes())

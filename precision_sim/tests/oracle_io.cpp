@@ -1,5 +1,7 @@
 #include "precision_sim/tests/oracle_io.hpp"
 
+#include <cstdlib>
+
 #include <sys/wait.h>
 
 #include <cstring>
@@ -39,8 +41,15 @@ int OraclePipe::close() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-OracleSample read_sample(const std::string& format_name, const std::string& mode) {
-  OraclePipe pipe({mode, format_name});
+bool oracle_full_tier() {
+  const char* tier = std::getenv("LOBENCH_ORACLE_TIER");
+  return tier && std::string(tier) == "full";
+}
+
+OracleSample read_sample(const std::string& format_name, const std::string& mode, bool every_input) {
+  std::vector<std::string> args = {mode, format_name};
+  if (!every_input && !oracle_full_tier()) args.push_back("fast");
+  OraclePipe pipe(args);
   uint64_t n = 0;
   uint32_t code_bytes = 0;
   pipe.read_exact(&n, sizeof n);

@@ -35,9 +35,15 @@ struct OracleSample {
   std::vector<uint32_t> codes;   // expected codes
 };
 
+// The tier of the oracle tests (issue 43): LOBENCH_ORACLE_TIER=full (ctest precision_sim_oracle_full,
+// label slow) samples >= 2^24 inputs per format and every float32 subnormal; otherwise (the fast tier, CI)
+// about 2^20 of each, every grid-derived input (values, ties, their neighbours, specials) still in.
+bool oracle_full_tier();
+
 // The whole `sample` answer (or, with mode "subnormals", the answer for every float32 subnormal and
-// both zeros); throws (with the script's exit status) on any failure.
-OracleSample read_sample(const std::string& format_name, const std::string& mode = "sample");
+// both zeros; in the fast tier a deterministic subset of each); throws (with the script's exit status) on
+// any failure. every_input: the whole answer in either tier (a test of one range of inputs).
+OracleSample read_sample(const std::string& format_name, const std::string& mode = "sample", bool every_input = false);
 // The `float_types` answer: every real floating-point type ml_dtypes exports, by name.
 std::vector<std::string> read_float_types();
 // The `decode` answer: float32 bits of every code.

@@ -70,12 +70,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/cache_info.hpp"
+#include "variants/cpu/cpu_model.hpp"
 #include "variants/cpu/eigen_maps.hpp"
 #include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/sgemm.hpp"
@@ -543,6 +545,10 @@ int main(int argc, char** argv) {
   const auto& c = lobench::cpu::cache_sizes();
   benchmark::AddCustomContext("simd_path", lobench::cpu::to_string(lobench::cpu::active_bce_tile_kernels().path));
   benchmark::AddCustomContext("threads", std::to_string(kThreads));
+  // The machine as run files describe it (their cpu_model and hardware_threads attributes, from the same
+  // definitions), so that one machine can get one fingerprint from both (plots/perf_runs.py).
+  benchmark::AddCustomContext("cpu_model", lobench::cpu::cpu_model_name());
+  benchmark::AddCustomContext("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
   // The yardstick's library and kernels (e.g. OpenBLAS's core type): runs with a different yardstick are a
   // different series for the gate (plots/perf_runs.py puts it in the machine fingerprint).
   benchmark::AddCustomContext("gemm_library", lobench::cpu::sgemm_library_name());

@@ -87,6 +87,14 @@ def shared_table():
     return table, out
 
 
+def default_of_command(default, command):
+    """A command's own default in a shared default that differs by command ("run: 32, train-seqrec: 8")."""
+    parts = re.findall(r"([a-z][a-z-]*): ([^,]+)(?:, |$)", default)
+    if parts and ", ".join(f"{c}: {v}" for c, v in parts) == default:
+        return dict(parts).get(command, "")
+    return default
+
+
 class SharedOptions(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -113,8 +121,21 @@ class SharedOptions(unittest.TestCase):
                 h = self.options[c][name]
                 if not h.startswith(help_text):
                     problems.append(f"{c} {name}: help '{h}' does not start with the shared '{help_text}'")
-                if default and default != "off" and not h.endswith(f"(default: {default})"):
-                    problems.append(f"{c} {name}: help '{h}' does not end with the shared default '{default}'")
+                mine = default_of_command(default, c)
+                if mine and mine != "off" and not h.endswith(f"(default: {mine})"):
+                    problems.append(f"{c} {name}: help '{h}' does not end with the shared default '{mine}'")
+                if mine != default and default in h:
+                    problems.append(f"{c} {name}: help '{h}' shows every command's default, not its own")
+        self.assertEqual(problems, [], "\n".join(problems))
+
+    def test_a_commands_help_names_only_options_it_takes(self):
+        # issue 43: train-xmc --help said "--out", which train-xmc does not take
+        problems = []
+        for c, opts in self.options.items():
+            for name, h in opts.items():
+                for named in re.findall(r"(?<![\w`-])(--[a-z][a-z0-9-]*)(?![\w-])", h):
+                    if named not in opts and named != "--help":
+                        problems.append(f"{c} {name}: its help names {named}, which {c} does not take")
         self.assertEqual(problems, [], "\n".join(problems))
 
     def test_no_option_name_has_two_meanings(self):

@@ -1,9 +1,15 @@
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -11,10 +17,50 @@
 #include "harness/meters/fma_peak.hpp"
 #include "harness/meters/machine_limits.hpp"
 #include "harness/meters/peak_rss.hpp"
+#include "harness/meters/run_queue_wait.hpp"
 #include "harness/meters/sgemm_rate.hpp"
 
 namespace lobench::meters {
 namespace {
+
+// Seconds of wall time spinning on this thread; returns the share of it this process's threads spent
+// waiting for a CPU.
+double spin_and_measure_wait(double seconds) {
+  const double waited0 = run_queue_wait_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  volatile double sink = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) sink = sink + 1;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run_queue_wait_fraction(run_queue_wait_seconds() - waited0, wall, 1);
+}
+
+// issue 43: a step timed while other processes held every core waited for a CPU, and the meter says so
+// (the load injected here: three spinning processes per core).
+TEST(RunQueueWait, AnInjectedLoadOfOtherProcessesMakesTheStepWait) {
+  if (std::isnan(run_queue_wait_seconds())) GTEST_SKIP() << "this kernel keeps no /proc/self/task/*/schedstat";
+  std::vector<pid_t> load;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < 3 * cores; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      volatile unsigned long x = 0;
+      for (;;) x = x + 1;  // until killed
+    }
+    load.push_back(pid);
+  }
+  const double loaded = spin_and_measure_wait(0.6);
+  for (pid_t pid : load) kill(pid, SIGKILL);
+  for (pid_t pid : load) waitpid(pid, nullptr, 0);
+  EXPECT_GT(loaded, 0.3) << "one thread among " << 3 * cores << " spinning processes on " << cores << " cores";
+  EXPECT_LE(loaded, 1.0);
+}
+
+TEST(RunQueueWait, FractionIsWaitOverThreadTime) {
+  EXPECT_DOUBLE_EQ(run_queue_wait_fraction(0.3, 1.0, 2), 0.15);
+  EXPECT_TRUE(std::isnan(run_queue_wait_fraction(std::nan(""), 1.0, 2)));
+  EXPECT_TRUE(std::isnan(run_queue_wait_fraction(0.1, 0.0, 2)));
+}
 
 // The benches' interleaved timing follows the one repetition rule: warm-up rounds dropped, then rounds
 // until the policy has enough; every round runs each contender once, in order; wall and CPU samples kept.

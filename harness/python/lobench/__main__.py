@@ -2,12 +2,13 @@
 program with ARGS: $LOBENCH_CLI when set, else the program the wheel carries (lobench/bin/lobench), else
 (the build tree's package, which has no bin/) a `lobench` on PATH that is not this entry point. Without
 one, a message says how to get it and the exit status is 2. `--version` answers here (the Python
-package's version). `run` and `list` naming Python variants (lobench/python_variants.py) run lobench's
+package's version, then the C++ program's: its commit and build flags). `run` and `list` naming Python variants (lobench/python_variants.py) run lobench's
 engine in this process instead (lobench/engine.py)."""
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from typing import List, Optional
 
@@ -41,11 +42,30 @@ def find_cli() -> Optional[str]:
     return None
 
 
+def _version() -> int:
+    """The package's version, then the C++ program's own --version (the commit and build flags it was built
+    with, docs/commands.md), or why that is missing."""
+    print(f"lobench (Python package) {__version__}", flush=True)
+    cli = find_cli()
+    if cli is None:
+        print("C++ program: none found (this copy of the package has no bin/lobench and none is on PATH), so no "
+              "commit or build flags to show")
+        return 0
+    env = dict(os.environ, **{_GUARD: "1"})
+    try:
+        out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=60, env=env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print(f"C++ program {cli}: --version failed ({e})")
+        return 0
+    print(f"C++ program {cli}:\n{out.stdout.rstrip()}" if out.returncode == 0 and out.stdout.strip()
+          else f"C++ program {cli}: --version failed (exit status {out.returncode}) {out.stderr.strip()[:200]}")
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--version"], ["-V"]):
-        print(f"lobench (Python package) {__version__}")
-        return 0
+        return _version()
     from . import engine  # Python variants (`--variants mymod:MyVariant`): lobench's engine in this process
 
     if engine.wants_engine(args):

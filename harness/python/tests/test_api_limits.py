@@ -121,6 +121,9 @@ def test_python_dash_m_lobench_delegates_or_says_why(tmp_path):
     out = subprocess.run([sys.executable, "-m", "lobench", "list", "--x"], env=env, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 3 and out.stdout.strip() == "delegated list --x"
+    fake.write_text("#!/bin/sh\necho \"lobench 0.1.0 (built from commit abc123)\"\necho \"build: Release\"\n")
     out = subprocess.run([sys.executable, "-m", "lobench", "--version"], env=env, capture_output=True, text=True,
                          timeout=60)
+    # issue 43: the program's commit and build flags too, not only the package's version
     assert out.returncode == 0 and lobench.__version__ in out.stdout
+    assert "built from commit abc123" in out.stdout and "build: Release" in out.stdout

@@ -18,14 +18,22 @@ run command calls harness/cli/option_checks and harness/io/output_path). Cases w
 rejects a value (not a number at all) are tagged needs_cli_exit_mapping: main.cpp maps CLI11's exit
 codes to 2 (issue 10); until then they are reported separately too (`--strict-cli` makes them count).
 
+Tiers (issue 43): `--tier fast` (ctest hostile_inputs, what CI runs) is every case but the later members
+of the generated families in FULL_TIER_FAMILIES (the same check again with another value, dtype or seed)
+and the cases tagged `slow`; every group keeps at least one case. `--tier full` (the default; ctest
+hostile_inputs_full, label slow) runs them all. A new case is in the fast tier unless tagged `slow` or
+another member of one of those families (another bad value of an option that already has one).
+
 Usage: hostile_inputs.py --lobench build/lobench --driver build/harness/fuzz_read_file [--jobs 2]
-                         [--timeout 30] [--filter SUBSTRING] [--strict-run] [--strict-cli] [--list]
+                         [--timeout 30] [--filter SUBSTRING] [--tier fast|full] [--strict-run] [--strict-cli]
+                         [--list]
 """
 import argparse
 import concurrent.futures as futures
 import hashlib
 import os
 import random
+import re
 import shutil
 import signal
 import stat
@@ -707,6 +715,60 @@ def run_case(c, exe, driver, timeout, base):
 
 PASS = {"refused", "accepted_ok"}
 
+# The generated families the fast tier samples: (a regular expression on the case's name, how many cases
+# of each value of its first matching group, the first in registration order, the fast tier keeps). Each
+# family repeats one check with another value (of an option, a dtype, a seed); the full tier runs them all.
+# A family is keyed by what tells its classes apart (the option, the dataset, the command), so each class
+# keeps a case: a new option's first bad value is in the fast tier, a fifth bad value of --threads is not.
+FULL_TIER_FAMILIES = [
+    (r"^((?:quantize|check|train-xmc|run) --[\w-]+) '[^']*'$", 1),  # bad option values (not "(not a number)")
+    (r"^(train-(?:seqrec|xmc) --[\w-]+) [^\s,]+$", 1),
+    (r"^check (\w+) dtype ", 2),
+    (r"^check (\w+) rank ", 1),
+    (r"^check (truncated to|random|corrupted bytes seed) ", 1),
+    (r"^quantize (x dtype|random) ", 1),
+    (r"^(check|merge) corrupted global heap \d+$", 2),
+    (r"^train-seqrec (mutated file) \d+$", 2),
+    (r"^merge (schema_version) |^merge ([a-z_]+)=", 1),
+    (r"^h5py (\S+) on ", 1),
+    (r"^LOBENCH_ISA='[^']*' (\w+)$", 1),
+    (r"^(\S+)(?: --resume)?, \d+ bytes free$", 1),
+    (r"^(train-seqrec|run) two writers", 1),
+    (r"^mpirun (run|train-xmc) ranks differ in ", 1),
+]
+
+
+def family_of(name):
+    """(family index, class) of a case's name under FULL_TIER_FAMILIES, or None outside them."""
+    for f, (rx, _) in enumerate(FULL_TIER_FAMILIES):
+        m = re.search(rx, name)
+        if m:
+            return f, next((g for g in m.groups() if g is not None), "")
+    return None
+
+
+def fast_tier(cases):
+    """The fast tier of `cases` (their order kept): the first cases of each family's classes (as many as
+    the family keeps), every case outside the families but those tagged `slow`, and of every group that
+    would have none, its first case."""
+    taken = {}
+    fast = set()
+    for i, c in enumerate(cases):
+        if "slow" in c["tags"]:
+            continue
+        key = family_of(c["name"])
+        if key is not None:
+            taken[key] = taken.get(key, 0) + 1
+            if taken[key] > FULL_TIER_FAMILIES[key[0]][1]:
+                continue
+        fast.add(i)
+    covered = {cases[i]["group"] for i in fast}
+    for i, c in enumerate(cases):
+        if c["group"] not in covered:
+            fast.add(i)
+            covered.add(c["group"])
+    return [c for i, c in enumerate(cases) if i in fast]
+
 
 def processes_in(base):
     """The processes still running in a case folder under `base` (their working directory), killed:
@@ -734,6 +796,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--tier", choices=("fast", "full"), default="full",
+                    help="fast: a sample of the generated families (CI); full: every case (see above)")
     ap.add_argument("--strict-run", action="store_true", help="count needs_run_wiring cases as failures")
     ap.add_argument("--strict-cli", action="store_true", help="count needs_cli_exit_mapping cases as failures")
     ap.add_argument("--list", action="store_true")
@@ -746,6 +810,8 @@ def main():
     if not args.no_surfaces:  # issue 23: training commands, merge, MPI, full disks, concurrent writers, h5py
         surfaces.register(case, args.lobench)
     cases = [c for c in CASES if args.filter in c["name"]]
+    if args.tier == "fast":
+        cases = fast_tier(cases)
     if args.list:
         for c in cases:
             print(f"{c['group']:<12} {','.join(sorted(c['tags'])):<24} {c['name']}")
