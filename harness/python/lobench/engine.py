@@ -50,7 +50,10 @@ def wants_engine(args: List[str]) -> bool:
     variants, or packages declaring some."""
     if not args or args[0] not in ("run", "list"):
         return False
-    rest, specs = _split_args(args)
+    try:
+        rest, specs = _split_args(args)
+    except ValueError:
+        return True  # `--python-variant` without a value: the engine path says so (exit 2)
     if specs or any(pv.is_spec(v) for _, _, vs in _variants_specs(rest) for v in vs):
         return True
     try:
@@ -162,4 +165,6 @@ def main(args: List[str]) -> int:
     except ValueError as e:
         print(f"lobench: {e}", file=sys.stderr)
         return 2
-    return _engine.main(["lobench"] + rest)
+    # `run --isolate` (by default for Python variants) measures each row in a fresh `python -m lobench`
+    # with these arguments, which loads the same variants (harness/sweep/isolated_row.hpp).
+    return _engine.main(["lobench"] + rest, [sys.executable, "-m", "lobench"] + list(args))
