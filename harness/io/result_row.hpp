@@ -59,7 +59,9 @@ using Text256 = FixedText<256>;
   X(Text192, reason, {}, "", "why skipped or failed (`OOM predicted: ...`); a note otherwise")                      \
   X(Text32, flags, {}, "",                                                                                          \
     "comma list of what makes a measured row untrustworthy: `busy` (the local yardstick moved > 10 % across the "  \
-    "point), `noisy` (time_cv > 5 %), `above_yardstick` (gemm_fraction > 1); empty: none")                           \
+    "point), `noisy` (time_cv > 5 %), `above_yardstick` (gemm_fraction > 1), `mem` (the measured memory exceeds "  \
+    "predicted_bytes: peak_bytes for the counting allocator; for a plug-in or Python variant also "                   \
+    "rss_growth_bytes beyond the prediction + outputs + max(16 MiB, 25 %)); empty: none")                           \
   X(int32_t, warmup, 0, "", "untimed runs before timing")                                                           \
   X(int32_t, reps, 0, "", "timed runs: the row's samples in /samples")                                              \
   X(double, time_median_s, kNotMeasured, "s", "median of the samples")                                              \

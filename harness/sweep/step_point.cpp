@@ -79,7 +79,12 @@ Axes step_axes(int default_threads) {
 std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
   for (const auto& name : axes.values("variants"))
     if (!Registry::instance().find(name))
-      throw std::invalid_argument(fmt::format("--variants: unknown variant '{}' (see `lobench list`)", name));
+      throw std::invalid_argument(
+          name.find(':') != std::string::npos
+              ? fmt::format("--variants: unknown variant '{}': a Python variant (module:Class or file.py:Class) runs "
+                            "with `python -m lobench run --variants {} ...` (PYTHONPATH=build/python, or the wheel)",
+                            name, name)
+              : fmt::format("--variants: unknown variant '{}' (see `lobench list`)", name));
   for (const auto& t : axes.int_values("threads")) config::check_threads("--threads", t);
   for (const auto& b : axes.int_values("block-v")) config::check_block_size("--block-v", b);
   for (const auto& b : axes.int_values("block-p")) config::check_block_size("--block-p", b);
