@@ -21,7 +21,7 @@ def _split_args(args: List[str]) -> Tuple[List[str], List[str]]:
     while i < len(args):
         a = args[i]
         if a == "--python-variant":
-            if i + 1 >= len(args):
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):  # the next option is no variant
                 raise ValueError("--python-variant needs a value (module:Class or file.py:Class)")
             specs.append(args[i + 1])
             i += 2
