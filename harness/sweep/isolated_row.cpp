@@ -35,6 +35,8 @@ constexpr char kMagic[8] = {'L', 'O', 'B', 'R', 'O', 'W', '1', 0};
 constexpr char kEnd[8] = {'L', 'O', 'B', 'E', 'N', 'D', '1', 0};
 static_assert(std::is_trivially_copyable_v<io::ResultRow>, "a row goes through the pipe as its bytes");
 
+// What an isolated row's process may map beyond --mem-limit: the runtime around the variant.
+constexpr int64_t kRuntimeMargin = int64_t(1) << 30;
 // How long a child that sent its row may take to exit before it is killed (its row is kept).
 constexpr double kExitGraceSeconds = 10;
 
@@ -200,14 +202,16 @@ std::optional<IsolatedRequest> isolated_row_request() {
   r.want_reference = want != 0;
   ::unsetenv(kRequestVariable);
   // Dies with the parent (a parent killed by SIGKILL leaves no row running on), and maps no more than
-  // the run's memory limit: an allocation past it fails in the variant (std::bad_alloc, MemoryError)
-  // instead of waking the OOM killer on a shared machine.
+  // the run's memory limit plus kRuntimeMargin (the interpreter, its frameworks, thread stacks: not the
+  // row's, and not in its prediction): an allocation past it fails in the variant (std::bad_alloc,
+  // MemoryError) instead of waking the OOM killer on a shared machine.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != pid_t(parent)) std::_Exit(1);  // the parent died before the line above
   if (r.mem_limit > 0) {
     rlimit lim{};
-    if (::getrlimit(RLIMIT_DATA, &lim) == 0 && (lim.rlim_max == RLIM_INFINITY || rlim_t(r.mem_limit) < lim.rlim_max)) {
-      lim.rlim_cur = rlim_t(r.mem_limit);
+    if (::getrlimit(RLIMIT_DATA, &lim) == 0 &&
+        (lim.rlim_max == RLIM_INFINITY || rlim_t(r.mem_limit) + rlim_t(kRuntimeMargin) < lim.rlim_max)) {
+      lim.rlim_cur = rlim_t(r.mem_limit) + rlim_t(kRuntimeMargin);
       ::setrlimit(RLIMIT_DATA, &lim);
     }
   }

@@ -31,7 +31,7 @@ void set_row_command(std::vector<std::string> argv);
 const std::vector<std::string>& row_command();
 
 // What the parent asks of a child: the row (its index among the sweep's points), whether the float64
-// reference fits beside it, and the host memory the child may map (its RLIMIT_DATA).
+// reference fits beside it, and the run's host memory limit (the child maps at most that plus a margin).
 struct IsolatedRequest {
   int64_t point_index = 0;
   bool want_reference = false;

@@ -124,7 +124,12 @@ class RowRunner {
     request.point_index = plan.index;
     request.want_reference = plan.want_reference;
     request.mem_limit = mem_limit_;
-    const IsolatedResult r = sweep::run_isolated(request, s_.row_timeout_s);
+    IsolatedResult r;
+    try {
+      r = sweep::run_isolated(request, s_.row_timeout_s);
+    } catch (const std::exception& e) {  // no process could be started (no memory, no pids left)
+      r.failure = std::string("its row could not be isolated: ") + e.what();
+    }
     if (!r.complete) {
       row.status.set("failed");
       row.reason.set(r.failure);
