@@ -1,5 +1,7 @@
 #include "datasets/public_datasets.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -69,6 +71,27 @@ fs::path find_file(const fs::path& dir, const PublicFile& f) {
   const fs::path flat = dir / fs::path(f.path).filename();
   if (fs::is_regular_file(flat, ec)) return flat;
   return {};
+}
+
+// What is at `p` when it is not a readable regular file ("a folder", "a symlink loop", "a character
+// device", ...); "" when nothing is there or it is one.
+std::string not_a_data_file(const fs::path& p) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  if (ec == std::errc::too_many_symbolic_link_levels) return "a symlink loop (too many levels of symbolic links)";
+  if (ec || st.type() == fs::file_type::not_found) {
+    std::error_code lec;
+    return fs::is_symlink(fs::symlink_status(p, lec)) ? "a dangling symlink" : "";
+  }
+  switch (st.type()) {
+    case fs::file_type::regular: return ::access(p.c_str(), R_OK) == 0 ? "" : "a file this user cannot read";
+    case fs::file_type::directory: return "a folder";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::character: return "a character device (e.g. /dev/zero)";
+    case fs::file_type::block: return "a block device";
+    default: return "not a regular file";
+  }
 }
 
 std::string where_from(const PublicDataset& d) {
@@ -157,6 +180,11 @@ std::vector<fs::path> locate_public_dataset(const PublicDataset& d, const std::s
   std::vector<fs::path> out;
   for (const PublicFile& f : d.files) {
     const fs::path p = find_file(dir, f);
+    if (p.empty() || !not_a_data_file(p).empty())
+      for (const fs::path& candidate : {fs::path(dir) / f.path, fs::path(dir) / fs::path(f.path).filename()})
+        if (const std::string what = not_a_data_file(candidate); !what.empty())
+        throw std::runtime_error(fmt::format("--dataset {}: {} is {}, not a readable file; it should be {} ({} bytes); {}",
+                                             d.name, candidate.string(), what, f.path, f.bytes, where_from(d)));
     if (p.empty())
       throw std::runtime_error(fmt::format(
           "--dataset {}: missing file {} ({} bytes): looked for {} and {} (data folder from {}); pass --data-dir DIR "

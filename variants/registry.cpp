@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <stdexcept>
 
 #include "variants/plugin_api.hpp"
@@ -39,6 +41,32 @@ extern "C" __attribute__((visibility("hidden"))) int lobench_register_builtins_v
 
 namespace lobench {
 
+namespace {
+
+// A byte as a message can show it: printable ASCII as itself, others as \xHH.
+std::string shown_byte(unsigned char c) {
+  if (c >= 0x20 && c < 0x7f) return std::string(1, char(c));
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "\\x%02x", unsigned(c));
+  return buf;
+}
+
+}  // namespace
+
+std::string invalid_variant_name(const std::string& name) {
+  if (name.empty()) return "a variant name is empty";
+  std::string shown;
+  for (unsigned char c : name.substr(0, 60)) shown += shown_byte(c);
+  const std::string what = "variant name '" + shown + (name.size() > 60 ? "...'" : "'");
+  if (name.size() > kMaxVariantNameBytes)
+    return what + " is " + std::to_string(name.size()) + " bytes long; at most " + std::to_string(kMaxVariantNameBytes) +
+           " (the run file's variant column)";
+  for (unsigned char c : name)
+    if (!(c < 0x80 && std::isalnum(c)) && c != '_' && c != '-' && c != '.' && c != '+')
+      return what + " has the character '" + shown_byte(c) + "'; names take letters, digits and _ - . + only";
+  return "";
+}
+
 Registry& Registry::instance() {
   static Registry registry = [] {
     Registry r;
@@ -64,11 +92,15 @@ void Registry::register_from(lobench_register_fn fn, const std::string& origin) 
     abi = fn(&staged, LOBENCH_PLUGIN_ABI);
   } catch (const std::exception& e) {
     throw std::invalid_argument("its registration failed: " + std::string(e.what()));
+  } catch (...) {  // a plug-in's own exception type must not reach std::terminate
+    throw std::invalid_argument("its registration failed: it threw an exception that is not a std::exception");
   }
   if (abi != LOBENCH_PLUGIN_ABI)
     throw std::invalid_argument("built for plug-in ABI " + std::to_string(abi) + ", but this lobench loads ABI " +
                                 std::to_string(LOBENCH_PLUGIN_ABI) + " (rebuild it against this lobench's package)");
   if (staged.variants_.empty()) throw std::invalid_argument("it registers no variant");
+  for (const auto& v : staged.variants_)
+    if (const std::string why = invalid_variant_name(v->name()); !why.empty()) throw std::invalid_argument(why);
   for (const auto& v : staged.variants_)
     for (size_t i = 0; i < variants_.size(); ++i)
       if (key_of(*variants_[i]) == key_of(*v))

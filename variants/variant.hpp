@@ -90,6 +90,15 @@ class DeviceSession {
   virtual std::string memory_meter() const { return "counting_allocator"; }
 };
 
+// The longest variant name: what the run file's `variant` column holds (harness/io/result_row.hpp, a
+// 32-byte text field; a static_assert there keeps the two equal). A longer name is refused at
+// registration, never cut (two names sharing a prefix would merge, a UTF-8 character would be split).
+inline constexpr size_t kMaxVariantNameBytes = 31;
+// Why `name` cannot name a variant, or "": 1 to kMaxVariantNameBytes characters from [A-Za-z0-9_.+-]
+// (no '/' or ':', which select a backend and a Python variant; no ',', which separates --variants; no
+// spaces, newlines or other bytes that would break a table, a CSV cell or a file name).
+std::string invalid_variant_name(const std::string& name);
+
 class Registry {
  public:
   // The built-in variants, registered on first use through lobench_register_builtins_v1 (the same

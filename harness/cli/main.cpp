@@ -6,6 +6,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "harness/cli/args_file.hpp"
@@ -15,6 +16,7 @@
 #include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/plugin/plugin_loader.hpp"
+#include "harness/sweep/isolated_row.hpp"
 #include "harness/cli/quantize_command.hpp"
 #include "harness/cli/suggest.hpp"
 #include "precision_sim/cpu_dispatch.hpp"
@@ -68,6 +70,12 @@ int main(int argc, char** argv) {
   }
   std::string joined;
   for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
+  {  // how `lobench run --isolate` starts a row again: this program, these (expanded) arguments
+    std::error_code ec;
+    std::vector<std::string> again = args;
+    again[0] = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (!ec) lobench::sweep::set_row_command(std::move(again));
+  }
 
   CLI::App app{
       "lobench: exact binary cross-entropy over huge vocabularies, benchmarked and checked.\n"

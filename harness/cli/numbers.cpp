@@ -5,6 +5,15 @@ namespace lobench::cli {
 void accept_count_notation(CLI::App& app) {
   for (CLI::Option* o : app.get_options()) {
     const std::string type = o->get_type_name();
+    if (type == "FLOAT") {  // CLI11 reads 0x0.8 as 0.5: numbers on a command line are decimal
+      o->transform(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text.find_first_of("xXpP") == std::string::npos) return "";
+            return "'" + text + "' is not a decimal number (examples: 0.5, 1e-3)";
+          },
+          "", "decimal"));
+      continue;
+    }
     if (type != "INT" && type != "UINT") continue;
     o->transform(CLI::Validator(
         [](std::string& text) -> std::string {

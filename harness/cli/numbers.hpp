@@ -28,7 +28,8 @@ using config::canonical_count;
 using config::parse_size;
 
 // Every option of `app` and its subcommands whose value is an integer (CLI11's type INT or UINT) takes
-// counts as above: a transform rewrites "100k" to "100000" before CLI11 converts it.
+// counts as above: a transform rewrites "100k" to "100000" before CLI11 converts it. One whose value is
+// a real number (FLOAT) refuses hexadecimal, which CLI11 would read (0x0.8 as 0.5).
 void accept_count_notation(CLI::App& app);
 
 }  // namespace lobench::cli

@@ -12,6 +12,7 @@
 #include "harness/plugin/plugin_loader.hpp"
 #include "harness/cli/plugin_option.hpp"
 #include "harness/provenance.hpp"
+#include "harness/sweep/isolated_row.hpp"
 #include "harness/sweep/run_sweep.hpp"
 #include "harness/sweep/step_point.hpp"
 #if LOBENCH_HAS_MPI
@@ -28,7 +29,26 @@ struct RunFlags {
   std::vector<std::string> plugins;  // --plugin: libraries whose variants join the sweep
   bool mem_limit_given = false, gpu_mem_limit_given = false;  // an empty value given is refused, not the default
   bool no_accuracy = false, resume = false, overwrite = false, list = false, dry_run = false;
+  bool isolate = false, no_isolate = false;
 };
+
+void add_isolation_options(CLI::App* cmd, RunFlags& f) {
+  cmd->add_flag("--isolate", f.isolate,
+                "run every row in a child process (default: only the rows of plug-ins and Python variants): a variant "
+                "that crashes, exits, hangs past --row-timeout or runs out of memory fails its row, not the sweep");
+  cmd->add_flag("--no-isolate", f.no_isolate, "run every row in this process, plug-ins and Python variants too");
+  cmd->add_option("--row-timeout", f.settings.row_timeout_s,
+                  "an isolated row still running after this many seconds is killed and recorded as failed (0: no limit)")
+      ->capture_default_str();
+}
+
+void apply_isolation(const RunFlags& f, sweep::SweepSettings& s) {
+  if (f.isolate && f.no_isolate) throw std::invalid_argument("--isolate and --no-isolate exclude each other");
+  cli::check_range("--row-timeout", s.row_timeout_s, 0, 86400 * 7);
+  if (f.no_isolate && s.row_timeout_s > 0)
+    throw std::invalid_argument("--row-timeout needs rows in a child process; it cannot bound rows run with --no-isolate");
+  s.isolation = f.isolate ? sweep::Isolation::all : f.no_isolate ? sweep::Isolation::none : sweep::Isolation::automatic;
+}
 
 void add_scalar_options(CLI::App* cmd, RunFlags& f) {
   sweep::SweepSettings& s = f.settings;
@@ -78,6 +98,7 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
                   "positions, or vocab,positions (a grid); rank 0 writes the file");
   cmd->add_flag("--list", f.list, "print the rows the sweep would run and exit (writes nothing)");
   cli::add_plugin_option(cmd, f.plugins);
+  add_isolation_options(cmd, f);
   cmd->add_flag("--dry-run", f.dry_run,
                 "print every row's predicted memory and skip reason, and write them to --out if given; runs nothing");
 }
@@ -111,7 +132,13 @@ void run(RunFlags& f, const std::string& argv) {
   s.partition = sweep::Partition::parse(f.partition);
   if (f.resume && f.overwrite) throw std::invalid_argument("--resume and --overwrite exclude each other");
   s.out_mode = f.resume ? OutMode::resume : f.overwrite ? OutMode::overwrite : OutMode::create_new;
+  apply_isolation(f, s);
   sweep::step_points(s.axes, s.weighted);  // every value checked before a file is touched
+  if (const auto request = sweep::isolated_row_request()) {  // this process is one row of a parent's sweep
+    sweep::measure_isolated_row(s, *request);
+    set_command_exit_code(0);
+    return;
+  }
   if (f.list) {
     sweep::list_rows(s, std::cout);
     set_command_exit_code(0);

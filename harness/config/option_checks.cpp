@@ -38,6 +38,9 @@ int64_t parse_size(const std::string& option, const std::string& text) {
   const double v = std::strtod(begin, &end);
   if (end == begin || text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
     refuse(option, fmt::format("'{}' is not a size {}", text, kSizeExamples));
+  // strtod also reads hexadecimal (0x10G would be 16 GiB): sizes are decimal.
+  if (std::string(begin, size_t(end - begin)).find_first_of("xXpP") != std::string::npos)
+    refuse(option, fmt::format("'{}' is not a decimal number {}", text, kSizeExamples));
   std::string unit(end);
   for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
   double mult = 0;
@@ -55,6 +58,8 @@ int64_t parse_size(const std::string& option, const std::string& text) {
                                "{}G if you meant gibibytes (or {}M, or {}B for bytes) {}",
                                text, text, text, text, text, kSizeExamples));
   const double bytes = v * mult;
+  if (mult == 1 && bytes != std::floor(bytes))
+    refuse(option, fmt::format("'{}' is not a whole number of bytes {}", text, kSizeExamples));
   if (!(bytes <= double(kMaxMemoryLimit)))
     refuse(option, fmt::format("'{}' is more than 1 PiB, which no machine has {}", text, kSizeExamples));
   if (bytes < 1) refuse(option, fmt::format("'{}' is less than one byte {}", text, kSizeExamples));

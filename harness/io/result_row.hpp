@@ -60,7 +60,9 @@ using Text256 = FixedText<256>;
   X(Text32, flags, {}, "",                                                                                          \
     "comma list of what makes a measured row untrustworthy: `busy` (the local yardstick moved > 10 % across the "  \
     "point, or the step's threads waited for a CPU > 10 % of their time, said in `reason`), `noisy` (time_cv > "   \
-    "5 %), `above_yardstick` (gemm_fraction > 1); empty: none")                                                     \
+    "5 %), `above_yardstick` (gemm_fraction > 1), `mem` (the measured memory exceeds predicted_bytes: "              \
+    "peak_bytes for the counting allocator; for a plug-in or Python variant also rss_growth_bytes beyond the "       \
+    "prediction + outputs + max(16 MiB, 25 %)); empty: none")                                                        \
   X(int32_t, warmup, 0, "", "untimed runs before timing")                                                           \
   X(int32_t, reps, 0, "", "timed runs: the row's samples in /samples")                                              \
   X(double, time_median_s, kNotMeasured, "s", "median of the samples")                                              \

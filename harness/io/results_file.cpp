@@ -120,10 +120,15 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
     }
     return;
   }
+  // A new file is published at once (rows readable at OUT while the run goes on); one that replaces an
+  // existing OUT (--overwrite) only when the run ends: a crash or a kill before then leaves the old OUT
+  // as it was (its rows are in OUT.partial-XXXXXX meanwhile).
+  std::error_code ec;
+  const bool replaces = mode == OutMode::overwrite && std::filesystem::exists(std::filesystem::symlink_status(path, ec));
   writer_->create(prov,
                   {io::TableSpec::of<ResultRow>("results", /*chunk_rows=*/64),
                    io::TableSpec::of<SampleRow>("samples", /*chunk_rows=*/256)},
-                  io::Publish::at_start, {}, [](hid_t file) { h5::write_attr(file, "schema_version", io::kSchemaVersion); });
+                  replaces ? io::Publish::at_finish : io::Publish::at_start, {}, [](hid_t file) { h5::write_attr(file, "schema_version", io::kSchemaVersion); });
 }
 
 void ResultsFile::open_for_resume(const Provenance& prov) {

@@ -16,11 +16,37 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string canonical_or_throw(const std::string& path) {
+// What is at `path`, as a message for a plug-in that cannot be one; "" for a regular file (or a
+// symlink to one). Checked before dlopen: dlopen of a FIFO blocks until a writer comes, forever.
+std::string not_a_library(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw std::invalid_argument("plug-in " + path + ": no such file");
-  if (fs::is_directory(path, ec)) throw std::invalid_argument("plug-in " + path + ": a folder, not a shared library");
-  return fs::canonical(path).string();
+  const fs::file_status st = fs::status(path, ec);  // follows symlinks
+  if (ec) {
+    if (ec == std::errc::too_many_symbolic_link_levels) return "a symlink loop (too many levels of symbolic links)";
+    if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
+      std::error_code lec;
+      return fs::is_symlink(fs::symlink_status(path, lec)) ? "a dangling symlink (its target does not exist)"
+                                                           : "no such file";
+    }
+    return "cannot be examined: " + ec.message();
+  }
+  switch (st.type()) {
+    case fs::file_type::regular: return "";
+    case fs::file_type::directory: return "a folder, not a shared library";
+    case fs::file_type::fifo: return "a FIFO, not a shared library (a regular file)";
+    case fs::file_type::socket: return "a socket, not a shared library (a regular file)";
+    case fs::file_type::block:
+    case fs::file_type::character: return "a device, not a shared library (a regular file)";
+    default: return "not a regular file";
+  }
+}
+
+std::string canonical_or_throw(const std::string& path) {
+  if (const std::string why = not_a_library(path); !why.empty()) throw std::invalid_argument("plug-in " + path + ": " + why);
+  std::error_code ec;
+  const fs::path file = fs::canonical(path, ec);
+  if (ec) throw std::invalid_argument("plug-in " + path + ": cannot be resolved: " + ec.message());
+  return file.string();
 }
 
 bool already_loaded(const std::string& origin_prefix, const Registry& registry) {
@@ -29,11 +55,14 @@ bool already_loaded(const std::string& origin_prefix, const Registry& registry) 
                      [&](const std::string& o) { return o.rfind(origin_prefix, 0) == 0; });
 }
 
-// Every *.so in a folder of LOBENCH_PLUGIN_PATH, in name order.
+// Every *.so in a folder of LOBENCH_PLUGIN_PATH, in name order, whatever it is (a FIFO or a symlink
+// loop named *.so is refused by load_plugin with its file named, not skipped or read).
 std::vector<std::string> libraries_in(const fs::path& dir) {
   std::vector<std::string> found;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".so") found.push_back(entry.path().string());
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".so") found.push_back(it->path().string());
+  if (ec) throw std::invalid_argument("LOBENCH_PLUGIN_PATH: folder " + dir.string() + " cannot be read: " + ec.message());
   std::sort(found.begin(), found.end());
   return found;
 }
@@ -63,6 +92,8 @@ void load_plugin(const std::string& path, Registry& registry) {
     registry.register_from(reinterpret_cast<lobench_register_fn>(symbol), plugin_origin(file));
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("plug-in " + path + ": " + e.what());
+  } catch (const std::exception& e) {  // plugin_origin's read of the file, among others
+    throw std::invalid_argument("plug-in " + path + ": " + e.what());
   }
   // The handle stays open for the process's life: the registered variants' code is in it.
 }
@@ -85,11 +116,11 @@ std::vector<std::string> environment_plugin_paths() {
     std::error_code ec;
     if (fs::is_directory(entry, ec)) {
       for (auto& lib : libraries_in(entry)) paths.push_back(lib);
-    } else if (fs::exists(entry, ec)) {
-      paths.push_back(entry);
-    } else {
+    } else if (const std::string why = not_a_library(entry); why == "no such file") {
       throw std::invalid_argument("LOBENCH_PLUGIN_PATH: " + entry +
                                   " does not exist (a colon-separated list of plug-in libraries or folders)");
+    } else {
+      paths.push_back(entry);  // load_plugin refuses what is not a library, naming it
     }
   }
   return paths;

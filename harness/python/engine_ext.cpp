@@ -25,6 +25,7 @@
 #include "harness/plugin/plugin_loader.hpp"
 #include "harness/sweep/python_peers.hpp"
 #include "harness/python/python_variant.hpp"
+#include "harness/sweep/isolated_row.hpp"
 #include "variants/plugin_api.hpp"
 
 namespace nb = nanobind;
@@ -60,7 +61,10 @@ void register_python_variant(nb::object obj, const std::string& origin) {
 
 // `lobench run ...` or `lobench list ...` (args[0] is the program's name), as the C++ program's main()
 // runs them: usage errors are exit status 2 with one line on stderr.
-int run_command_line(const std::vector<std::string>& args) {
+// `row_command`: how `run --isolate` starts one row again (the interpreter, -m lobench and the arguments
+// as `python -m lobench` got them, so that the child loads the same Python variants).
+int run_command_line(const std::vector<std::string>& args, const std::vector<std::string>& row_command) {
+  lobench::sweep::set_row_command(row_command);
   std::vector<std::string> expanded;
   try {
     std::vector<char*> argv;
@@ -103,7 +107,7 @@ int run_command_line(const std::vector<std::string>& args) {
 NB_MODULE(_engine, m) {
   m.doc() = "lobench's sweep engine for Python variants (use `python -m lobench run`, not this module)";
   m.def("register_python_variant", &register_python_variant, nb::arg("variant"), nb::arg("origin"));
-  m.def("main", &run_command_line, nb::arg("args"));
+  m.def("main", &run_command_line, nb::arg("args"), nb::arg("row_command") = std::vector<std::string>{});
   m.def("variant_names", [] {
     std::vector<std::string> names;
     for (const lobench::Variant* v : lobench::Registry::instance().all()) names.push_back(v->name());

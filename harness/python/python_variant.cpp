@@ -70,19 +70,6 @@ nb::object numpy_view(const T* data, std::initializer_list<size_t> shape) {
   return nb::cast(nb::ndarray<nb::numpy, const T>(data, shape, nb::handle()));
 }
 
-// `value` as a C-contiguous array of T with exactly `rows` x `cols`, else a message naming `what`.
-template <typename T>
-nb::ndarray<const T, nb::c_contig> checked_array(nb::handle value, const char* what, int64_t rows, int64_t cols,
-                                                 const char* dtype) {
-  nb::module_ np = nb::module_::import_("numpy");
-  nb::object arr = np.attr("ascontiguousarray")(np.attr("asarray")(value), np.attr(dtype));
-  nb::tuple shape = nb::borrow<nb::tuple>(arr.attr("shape"));
-  if (nb::len(shape) != 2 || nb::cast<int64_t>(shape[0]) != rows || nb::cast<int64_t>(shape[1]) != cols)
-    throw std::runtime_error(std::string("its step returned ") + what + " of shape " + text(shape) + ", expected (" +
-                             std::to_string(rows) + ", " + std::to_string(cols) + ")");
-  return nb::cast<nb::ndarray<const T, nb::c_contig>>(arr);
-}
-
 void copy_finite(const float* src, int64_t n, int64_t cols, std::vector<float>& dst, const char* what) {
   for (int64_t i = 0; i < n; ++i)
     if (!std::isfinite(src[i]))
@@ -164,22 +151,21 @@ class PythonSession final : public DeviceSession {
     if (bytes < 0) throw std::runtime_error("measured_peak_bytes() returned " + std::to_string(bytes));
     framework_peak_ = bytes;
   }
+  // The result through lobench.python_variants.checked_outputs (its dtypes, shapes and types), then
+  // copied with every value checked finite.
   void unpack(StepOutputs& out) {
-    if (!result_.is_valid() || !(nb::isinstance<nb::tuple>(result_) || nb::isinstance<nb::list>(result_)))
-      throw std::runtime_error("its step must return (loss, dA, dE) or (loss, dA, dE, counts)");
-    nb::sequence r = nb::borrow<nb::sequence>(result_);
-    const size_t n = nb::len(r);
-    if (n != 3 && n != 4)
-      throw std::runtime_error("its step returned " + std::to_string(n) + " values; expected (loss, dA, dE[, counts])");
-    out.loss = nb::cast<double>(nb::module_::import_("builtins").attr("float")(r[0]));
+    if (!result_.is_valid()) throw std::runtime_error("its step returned nothing");
+    nb::tuple r = nb::borrow<nb::tuple>(
+        nb::module_::import_("lobench.python_variants").attr("checked_outputs")(result_, P_, V_, D_));
+    out.loss = nb::cast<double>(r[0]);
     if (!std::isfinite(out.loss)) throw std::runtime_error("its step returned a non-finite loss (" + std::to_string(out.loss) + ")");
-    const auto dA = checked_array<float>(r[1], "dA", P_, D_, "float32");
+    const auto dA = nb::cast<nb::ndarray<const float, nb::c_contig>>(r[1]);
     copy_finite(dA.data(), P_ * D_, D_, out.dA, "dA");
-    const auto dE = checked_array<float>(r[2], "dE", V_, D_, "float32");
+    const auto dE = nb::cast<nb::ndarray<const float, nb::c_contig>>(r[2]);
     copy_finite(dE.data(), V_ * D_, D_, out.dE, "dE");
     std::fill(out.per_position_loss.begin(), out.per_position_loss.end(), std::numeric_limits<double>::quiet_NaN());
-    if (n == 4) {
-      const auto counts = checked_array<int64_t>(r[3], "counts", P_, 4, "int64");
+    if (!r[3].is_none()) {
+      const auto counts = nb::cast<nb::ndarray<const int64_t, nb::c_contig>>(r[3]);
       std::copy_n(counts.data(), P_ * 4, out.counts.begin());
     } else {
       out.counts.clear();  // not computed: the row's counts_mismatch is NaN, not a count of zeros
@@ -224,6 +210,11 @@ class PythonVariant final : public Variant {
     try {
       nb::object why = obj_.attr("skip_reason")(shape_dict(s), options_dict(o));
       if (why.is_none()) return std::nullopt;
+      // A reason is a non-empty string: "" or False would skip the row with no reason (or be read as
+      // "no reason" by one reader and as a reason by another).
+      if (!nb::isinstance<nb::str>(why) || nb::len(why) == 0)
+        throw std::runtime_error("python variant " + name_ + ": skip_reason must return None or a non-empty str, got " +
+                                 text(nb::repr(why)));
       return text(why);
     } catch (const nb::python_error& e) {
       throw std::runtime_error("python variant " + name_ + ": skip_reason raised " + describe(e));

@@ -7,8 +7,11 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "harness/meters/peak_rss.hpp"
 #include "harness/meters/run_queue_wait.hpp"
+#include "harness/system_memory.hpp"
 #include "variants/counting_allocator.hpp"
 
 namespace lobench::sweep {
@@ -59,6 +62,22 @@ void fill_timing(io::ResultRow& row, const std::vector<double>& samples) {
   row.gemm_fraction = row.gemm_gflops > 0 ? row.effective_gflops / row.gemm_gflops : io::kNotMeasured;
 }
 
+std::optional<std::string> memory_over_prediction(const io::ResultRow& row) {
+  const double predicted = double(row.predicted_bytes);
+  if (row.memory_meter == "counting_allocator" && row.peak_bytes > predicted)
+    return fmt::format("its working memory {} exceeds its prediction {}", format_bytes(row.peak_bytes),
+                       format_bytes(predicted));
+  // A plug-in's or Python variant's allocations may bypass the counting allocator: held to the resident
+  // set's growth, less the outputs (their pages are first touched by the first step) and a margin for the
+  // runtime's own pages (thread stacks, allocator arenas).
+  const double rss = row.origin == "built-in" ? io::kNotMeasured : row.rss_growth_bytes;
+  const double allowed = predicted + double(row.output_bytes) + std::max(double(kRssMargin), predicted / 4);
+  if (rss > allowed)
+    return fmt::format("the process's resident memory grew by {} during its steps, over its prediction {}",
+                       format_bytes(rss), format_bytes(predicted));
+  return std::nullopt;
+}
+
 std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction) {
   std::string flags;
   auto add = [&](const char* f) { flags += (flags.empty() ? "" : ",") + std::string(f); };
@@ -67,6 +86,7 @@ std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction) {
   if (drifted || cpu_wait_fraction > kBusyThreshold) add("busy");
   if (row.time_cv > kNoisyCv) add("noisy");
   if (row.gemm_fraction > 1.0) add("above_yardstick");
+  if (memory_over_prediction(row)) add("mem");
   return flags;
 }
 

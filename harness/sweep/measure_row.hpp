@@ -4,6 +4,7 @@
 // trust flags of a row from its samples.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,13 @@ void fill_timing(io::ResultRow& row, const std::vector<double>& samples);
 // CPU more than this share of their time (a machine loaded all along: before and after alike).
 inline constexpr double kBusyThreshold = 0.10;
 inline constexpr double kNoisyCv = 0.05;
-// `busy`, `noisy`, `above_yardstick` from the row's columns and the measurement's cpu_wait_fraction
+// What a variant's memory must stay within: its own prediction (predicted_bytes), exactly for the
+// counting allocator; for the resident set's growth (a plug-in's or Python variant's allocations need not
+// go through lobench's allocator) the prediction plus the outputs plus max(kRssMargin, 25 %).
+inline constexpr int64_t kRssMargin = int64_t(16) << 20;
+// Why the row's measured memory exceeds its prediction (flagged `mem`), or nothing.
+std::optional<std::string> memory_over_prediction(const io::ResultRow& row);
+// `busy`, `noisy`, `above_yardstick`, `mem` from the row's columns and the measurement's cpu_wait_fraction
 // (empty when none applies).
 std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction = io::kNotMeasured);
 // The note a row measured while its threads waited for a CPU gets: "waited for a CPU 38 % of the time".

@@ -20,6 +20,26 @@ std::string oom_reason(int64_t working, int64_t io, int64_t reference, int64_t l
                      format_bytes(double(limit)));
 }
 
+// a + b for byte counts (both >= 0), INT64_MAX instead of wrapping: a prediction of INT64_MAX bytes must
+// exceed every limit, not wrap to a negative sum that fits all of them.
+int64_t saturating_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
+
+// Why the planned row cannot run: the variant's own skip reason, or its memory over a limit. Host memory
+// holds the inputs, the outputs and the reference, and a CPU variant's working set; a GPU variant's
+// working set and its own copy of the inputs and outputs are on the device.
+std::optional<std::string> skip_or_oom(const PlannedRow& r, const StepPoint& pt, const MemoryLimits& limits) {
+  const Shape& s = pt.shape;
+  const bool on_gpu = is_gpu(*r.variant);
+  const int64_t host_working = on_gpu ? 0 : r.row.predicted_bytes;
+  const int64_t ref = r.want_reference ? reference_bytes(s) : 0;
+  std::optional<std::string> why = r.variant->skip_reason(s, pt.options);
+  if (!why && saturating_add(saturating_add(host_working, io_bytes(s)), ref) > limits.host_bytes)
+    why = oom_reason(host_working, io_bytes(s), ref, limits.host_bytes, "");
+  if (!why && on_gpu && limits.gpu_bytes > 0 && saturating_add(r.row.predicted_bytes, io_bytes(s)) > limits.gpu_bytes)
+    why = oom_reason(r.row.predicted_bytes, io_bytes(s), 0, limits.gpu_bytes, "GPU ");
+  return why;
+}
+
 }  // namespace
 
 int64_t default_gpu_memory_limit() {
@@ -27,6 +47,9 @@ int64_t default_gpu_memory_limit() {
     return std::max<int64_t>(0, m->first - std::max<int64_t>(int64_t(1) << 30, m->second / 20));
   return 0;
 }
+
+static_assert(io::Text32::capacity - 1 == kMaxVariantNameBytes,
+              "a variant name the registry accepts must fit the run file's variant column whole");
 
 io::ResultRow identity_row(const StepPoint& pt, const Variant& v) {
   const Shape& s = pt.shape;
@@ -59,20 +82,27 @@ std::vector<PlannedRow> plan_rows(const std::vector<StepPoint>& points, const Me
     r.row.flops = s.flops_fused();
     r.row.input_bytes = input_bytes(s);
     r.row.output_bytes = StepOutputs::bytes(s.P(), s.V, s.D);
-    r.row.predicted_bytes = r.variant->predicted_working_bytes(s, pt.options);
     r.work = double(s.P()) * double(s.V) * double(s.D);
-    // Host memory holds the inputs, the outputs and the reference, and a CPU variant's working set; a
-    // GPU variant's working set and its own copy of the inputs and outputs are on the device.
-    const bool on_gpu = is_gpu(*r.variant);
     r.want_reference = accuracy && io_bytes(s) + reference_bytes(s) <= limits.host_bytes;
-    const int64_t host_working = on_gpu ? 0 : r.row.predicted_bytes;
-    const int64_t ref = r.want_reference ? reference_bytes(s) : 0;
-    std::optional<std::string> why = r.variant->skip_reason(s, pt.options);
-    if (!why && host_working + io_bytes(s) + ref > limits.host_bytes)
-      why = oom_reason(host_working, io_bytes(s), ref, limits.host_bytes, "");
-    if (!why && on_gpu && limits.gpu_bytes > 0 && r.row.predicted_bytes + io_bytes(s) > limits.gpu_bytes)
-      why = oom_reason(r.row.predicted_bytes, io_bytes(s), 0, limits.gpu_bytes, "GPU ");
-    if (why) {
+    std::string failure;
+    std::optional<std::string> why;
+    try {  // a plug-in's or Python variant's own code: what it throws fails its row, not the sweep
+      r.row.predicted_bytes = r.variant->predicted_working_bytes(s, pt.options);
+      if (r.row.predicted_bytes < 0)
+        failure = fmt::format("its predicted working memory is {} bytes (negative): the row is not run",
+                              r.row.predicted_bytes);
+      else
+        why = skip_or_oom(r, pt, limits);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "the variant threw an exception that is not a std::exception while planning";
+    }
+    if (!failure.empty()) {
+      r.skipped = true;
+      r.row.status.set("failed");
+      r.row.reason.set(failure);
+    } else if (why) {
       r.skipped = true;
       r.row.status.set("skipped");
       r.row.reason.set(*why);

@@ -18,6 +18,7 @@ struct MemoryLimits {
 
 struct PlannedRow {
   StepPoint point;
+  int64_t index = -1;  // the point's index in the whole sweep (what an isolated row's child is told)
   const Variant* variant = nullptr;
   io::ResultRow row;  // identity, predicted bytes, and for a skipped row its status and reason
   bool skipped = false;

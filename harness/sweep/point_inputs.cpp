@@ -109,6 +109,18 @@ void PointInputs::prepare(const StepPoint& pt, const SyntheticSpec& synthetic, b
   }
 }
 
+void PointInputs::discard() {
+  ref_kernel_.reset();
+  ref_.reset();
+  stored_.reset();
+  data_.reset();
+  data_key_.clear();
+  stored_key_.clear();
+  stored_overflow_.clear();
+  kernel_key_.clear();
+  kernel_differs_ = false;
+}
+
 StepInputs PointInputs::inputs() const {
   StepInputs in = data_->view();
   in.E_stored = stored_.get();

@@ -40,6 +40,8 @@ class PointInputs {
   // skipped with this reason, as a format that cannot hold the data is an expected outcome of a
   // format sweep, not a failure of the variant.
   const std::string& storage_overflow() const { return stored_overflow_; }
+  // Forgets everything: the next prepare() makes the inputs again (a variant wrote into them).
+  void discard();
 
  private:
   std::unique_ptr<StepData> data_;

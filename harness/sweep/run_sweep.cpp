@@ -14,10 +14,12 @@
 #include "harness/config/option_checks.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/sweep/driver.hpp"
+#include "harness/sweep/isolated_row.hpp"
 #include "harness/sweep/measure_row.hpp"
 #include "harness/sweep/plan.hpp"
 #include "harness/sweep/point_inputs.hpp"
 #include "harness/sweep/progress.hpp"
+#include "harness/sweep/row_measurer.hpp"
 #include "harness/sweep/score.hpp"
 #include "harness/sweep/step_point.hpp"
 #include "harness/sweep/yardstick.hpp"
@@ -75,58 +77,69 @@ void write_run_attributes(ResultsFile& file, const SweepSettings& s, const Memor
   file.set_attr("partition", s.partition.str());
 }
 
+SyntheticSpec synthetic_spec(const SweepSettings& s) {
+  SyntheticSpec syn;
+  syn.pad_fraction = s.pad_fraction;
+  syn.dup_fraction = s.dup_fraction;
+  return syn;
+}
+
 // Runs one row the plan found runnable: yardstick, inputs, timing, accuracy. Exceptions become a
 // failed row; the sweep goes on.
 class RowRunner {
  public:
-  RowRunner(const SweepSettings& s, ResultsFile* file, Printer& printer, int64_t sgemm_n)
-      : s_(s), file_(file), printer_(printer), yardsticks_(sgemm_n) {
-    syn_.pad_fraction = s.pad_fraction;
-    syn_.dup_fraction = s.dup_fraction;
-  }
+  RowRunner(const SweepSettings& s, ResultsFile* file, Printer& printer, int64_t sgemm_n, int64_t mem_limit)
+      : s_(s), file_(file), printer_(printer), measurer_(synthetic_spec(s), s.warmup, s.reps, s.accuracy),
+        yardsticks_(sgemm_n), mem_limit_(mem_limit) {}
 
   std::vector<double> run(const PlannedRow& plan, io::ResultRow& row) {
     set_yardstick(plan, row);
     if (s_.sharded) return run_sharded(plan, row);
+    const bool in_child = isolated(plan);
+    std::vector<double> samples = in_child ? run_isolated_row(plan, row) : measurer_.measure(plan, row);
+    if (row.status != "ok") return {};
+    fill_timing(row, samples);
+    if (row.gemm_fraction > 1.0 && !is_gpu(*plan.variant)) recheck_machine(plan, row, samples);
+    measure_local_after(plan, row);
+    // A rate above its yardstick means the yardstick is not this machine's limit at this shape (tiny
+    // products are dominated by overheads): a measurement error, flagged rather than shown as a result.
+    if (row.gemm_fraction > 1.0)
+      row.reason.set(fmt::format("measurement error: {:.0f}% of the yardstick (above 100%: the yardstick at this "
+                                 "shape is not the machine's limit){}{}",
+                                 100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
+    // (An isolated row's CPU wait was measured in its child: its note is in the reason, not its flag.)
+    row.flags.set(trust_flags(row, in_child ? io::kNotMeasured : measurer_.last_cpu_wait_fraction()));
+    if (const auto over = memory_over_prediction(row))
+      row.reason.set(row.reason.empty() ? "memory: " + *over : row.reason.str() + "; memory: " + *over);
+    return samples;
+  }
+
+  // Whether the row runs in a child process (--isolate; by default the rows of plug-ins and Python
+  // variants, whose code lobench does not know).
+  bool isolated(const PlannedRow& plan) const {
+    if (s_.isolation == Isolation::none || row_command().empty()) return false;
+    return s_.isolation == Isolation::all || Registry::instance().origin(*plan.variant) != "built-in";
+  }
+
+  std::vector<double> run_isolated_row(const PlannedRow& plan, io::ResultRow& row) {
+    IsolatedRequest request;
+    request.point_index = plan.index;
+    request.want_reference = plan.want_reference;
+    request.mem_limit = mem_limit_;
+    IsolatedResult r;
     try {
-      inputs_.prepare(plan.point, syn_, plan.want_reference);
-      if (!inputs_.storage_overflow().empty()) {
-        row.status.set("skipped");
-        row.reason.set(inputs_.storage_overflow());
-        return {};
-      }
-      const StepInputs in = inputs_.inputs();
-      row.e_stored_bytes = inputs_.e_stored_bytes();
-      row.input_bytes += row.e_stored_bytes;
-      StepOutputs out;
-      const Measurement m = measure_row(*plan.variant, in, plan.point.options, s_.warmup, s_.reps, out);
-      row.peak_bytes = m.peak_bytes;
-      row.peak_device_bytes = m.peak_device_bytes;
-      row.rss_growth_bytes = m.rss_growth_bytes;
-      row.timing_source.set(m.timing_source);
-      row.memory_meter.set(m.memory_meter);
-      fill_timing(row, m.samples);
-      if (row.gemm_fraction > 1.0 && !is_gpu(*plan.variant)) recheck_machine(plan, row, m.samples);
-      measure_local_after(plan, row);
-      score_row(row, out, in, inputs_.reference(), inputs_.kernel_reference());
-      if (s_.accuracy && !inputs_.reference())
-        row.reason.set("reference does not fit the memory limit: accuracy not computed");
-      // A rate above its yardstick means the yardstick is not this machine's limit at this shape (tiny
-      // products are dominated by overheads): a measurement error, flagged rather than shown as a result.
-      if (row.gemm_fraction > 1.0)
-        row.reason.set(fmt::format("measurement error: {:.0f}% of the yardstick (above 100%: the yardstick at this "
-                                   "shape is not the machine's limit){}{}",
-                                   100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
-      if (const std::string waited = cpu_wait_note(m.cpu_wait_fraction); !waited.empty())
-        row.reason.set(row.reason.empty() ? waited : waited + "; " + row.reason.str());
-      row.flags.set(trust_flags(row, m.cpu_wait_fraction));
-      row.status.set("ok");
-      return m.samples;
-    } catch (const std::exception& e) {
+      r = sweep::run_isolated(request, s_.row_timeout_s);
+    } catch (const std::exception& e) {  // no process could be started (no memory, no pids left)
+      r.failure = std::string("its row could not be isolated: ") + e.what();
+    }
+    if (!r.complete) {
       row.status.set("failed");
-      row.reason.set(e.what());
+      row.reason.set(r.failure);
       return {};
     }
+    copy_measured_columns(r.row, row);
+    if (!r.note.empty()) row.reason.set(row.reason.empty() ? r.note : row.reason.str() + "; " + r.note);
+    return r.samples;
   }
 
   // The row's step split over the ranks (every rank calls this for every runnable row, in order).
@@ -269,9 +282,9 @@ class RowRunner {
   const SweepSettings& s_;
   ResultsFile* file_;  // null on a sharded run's other ranks
   Printer& printer_;
-  SyntheticSpec syn_;
-  PointInputs inputs_;
+  RowMeasurer measurer_;
   Yardsticks yardsticks_;
+  const int64_t mem_limit_;  // the host limit the plan used: an isolated row's process maps no more
   std::tuple<int64_t, int64_t, int> last_local_key_{-1, -1, -1};
   double last_local_ = io::kNotMeasured;
   int first_threads_ = -1;
@@ -324,6 +337,7 @@ class StepSweepJob : public SweepJob {
     rows_ = plan_rows(mine, plan_limits, s_.accuracy, s_.warmup, s_.reps.expected_reps());
     std::vector<PlannedPoint> planned;
     for (size_t j = 0; j < rows_.size(); ++j) {
+      rows_[j].index = indices[j];
       planned.push_back({indices[j], rows_[j].row.key(), rows_[j].work});
       slot_[indices[j]] = j;
     }
@@ -342,7 +356,7 @@ class StepSweepJob : public SweepJob {
     printer_ = make_printer(s_.format, out_, err_, s_.axes.swept());
     printer_->note(limits_note(planned.size(), s_.out, limits_, s_.partition));
     runner_ = std::make_unique<RowRunner>(s_, file_.get(), *printer_,
-                                          s_.sgemm_n > 0 ? s_.sgemm_n : auto_sgemm_n(rows_, s_.reps));
+                                          s_.sgemm_n > 0 ? s_.sgemm_n : auto_sgemm_n(rows_, s_.reps), limits_.host_bytes);
   }
 
   bool recorded(const PlannedPoint& p) const override { return file_ && file_->has(p.key); }
@@ -441,6 +455,21 @@ void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, 
   if (file) file->close(utc_now());
   sum.file = s.out;
   printer->summary(sum);
+}
+
+void measure_isolated_row(const SweepSettings& s, const IsolatedRequest& r) {
+  const std::vector<StepPoint> points = step_points(s.axes, s.weighted);
+  if (r.point_index >= int64_t(points.size()))
+    throw std::invalid_argument(fmt::format("isolated row {}: the sweep has {} rows", r.point_index, points.size()));
+  PlannedRow plan;
+  plan.point = points[size_t(r.point_index)];
+  plan.index = r.point_index;
+  plan.variant = Registry::instance().find(plan.point.variant);
+  plan.want_reference = r.want_reference;
+  io::ResultRow row = identity_row(plan.point, *plan.variant);
+  RowMeasurer measurer(synthetic_spec(s), s.warmup, s.reps, s.accuracy);
+  const std::vector<double> samples = measurer.measure(plan, row);
+  send_row(r, row, samples);
 }
 
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {

@@ -20,6 +20,10 @@
 
 namespace lobench::sweep {
 
+// Which rows run in a child process (sweep/isolated_row.hpp): by default those of plug-ins and Python
+// variants (--isolate: every row; --no-isolate: none).
+enum class Isolation { automatic, all, none };
+
 struct SweepSettings {
   Axes axes;
   bool weighted = false;
@@ -37,6 +41,8 @@ struct SweepSettings {
   // Set for `--shard KIND`: each row's step split over processes (every rank runs the same sweep; the
   // primary writes the file and prints). Not owned.
   ShardedRows* sharded = nullptr;
+  Isolation isolation = Isolation::automatic;
+  double row_timeout_s = 0;  // an isolated row still running after this many seconds is killed; 0: no limit
 };
 
 // Throws std::invalid_argument naming the option (--reps, --min-time, ...) that is out of range.
@@ -47,6 +53,10 @@ void list_rows(const SweepSettings& s, std::ostream& out);
 // --dry-run: prints every row's predicted memory and skip reason and, when s.out is set, writes them as
 // rows with status `planned` or `skipped` (attribute dry_run = 1; such a file cannot be resumed).
 void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err);
+struct IsolatedRequest;
+// In an isolated row's child (sweep/isolated_row.hpp): measures the requested row of the sweep `s` and
+// sends it to the parent. Records and prints nothing.
+void measure_isolated_row(const SweepSettings& s, const IsolatedRequest& r);
 // Runs the sweep; returns the number of failed rows.
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err);
 

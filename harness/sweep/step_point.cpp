@@ -29,6 +29,16 @@ std::string canonical_rounding(const std::string& name) {
   }
 }
 
+// parse(text), its error prefixed by the option that gave the text (the parsers name only the value).
+template <typename Parse>
+auto parsed(const char* option, const std::string& text, Parse parse) {
+  try {
+    return parse(text);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
+  }
+}
+
 }  // namespace
 
 std::string StepPoint::group_key() const {
@@ -74,6 +84,11 @@ std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
       throw std::invalid_argument(fmt::format("--variants: {} is a Python peer ({}): run it with `python -m lobench "
                                               "run --variants {}` (the build's lobench._engine, or pip install .)",
                                               name, peer->spec, name));
+    if (name.find(':') != std::string::npos)
+      throw std::invalid_argument(
+          fmt::format("--variants: unknown variant '{}': a Python variant (module:Class or file.py:Class) runs "
+                      "with `python -m lobench run --variants {} ...` (PYTHONPATH=build/python, or the wheel)",
+                      name, name));
     throw std::invalid_argument(fmt::format("--variants: unknown variant '{}' (see `lobench list`)", name));
   }
   for (const auto& t : axes.int_values("threads")) config::check_threads("--threads", t);
@@ -87,7 +102,8 @@ std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
     StepPoint p;
     p.variant = a.at("variants");
     p.shape = Shape{a.int_at("B"), a.int_at("N"), a.int_at("V"), a.int_at("D"), a.int_at("L"),
-                    parse_reduction(a.at("reduction")), weighted};
+                    parsed("--reduction", a.at("reduction"), [](const std::string& t) { return parse_reduction(t); }),
+                    weighted};
     try {
       config::check_problem_shape(p.shape.B, p.shape.N, p.shape.V, p.shape.D, p.shape.L);  // overflow-checked
     } catch (const std::exception& e) {
@@ -99,7 +115,7 @@ std::vector<StepPoint> step_points(const Axes& axes, bool weighted) {
     p.options.threads = int(a.int_at("threads"));
     p.options.block_v = a.int_at("block-v");
     p.options.block_p = a.int_at("block-p");
-    p.options.operand = to_string(parse_operand(a.at("operand")));
+    p.options.operand = to_string(parsed("--operand", a.at("operand"), [](const std::string& t) { return parse_operand(t); }));
     p.options.e_format = canonical_format(a.at("e-format"));
     const std::string rounding = canonical_rounding(a.at("e-rounding"));
     p.e_rounding = p.options.e_format == "fp32" ? "" : rounding;

@@ -357,7 +357,15 @@ TEST(ResultsFile, AnExistingOutIsNeverTruncatedWithoutBeingAsked) {
   }
   EXPECT_THROW(ResultsFile(path, collect_provenance("t"), OutMode::create_new), std::invalid_argument);
   EXPECT_EQ(ResultsFile::read_all(path).size(), 1u);  // untouched
+  // --overwrite replaces it only when the new run is complete: a run that ends without close() (an
+  // exception, a crash) leaves it as it was.
   { ResultsFile f(path, collect_provenance("t"), OutMode::overwrite); }
+  EXPECT_EQ(ResultsFile::read_all(path).size(), 1u);
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::overwrite);
+    EXPECT_EQ(ResultsFile::read_all(path).size(), 1u);  // still the old file while the new one is written
+    f.close("2026-01-01T00:00:00Z");
+  }
   EXPECT_EQ(ResultsFile::read_all(path).size(), 0u);
   // --resume refuses what is not a run file, and leaves it as it was.
   const std::string text = testing::temp_path("results_not_hdf5.txt");

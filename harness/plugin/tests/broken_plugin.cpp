@@ -42,6 +42,15 @@ LOBENCH_PLUGIN(registry) {
   registry.add(std::make_unique<NamedVariant>("throws_after_adding"));
   throw std::runtime_error("no device of the kind this plug-in needs");
 }
+#elif defined(BROKEN_THROWS_NON_STD)
+// Throws what is no std::exception: refused like any throw, never std::terminate.
+LOBENCH_PLUGIN(registry) {
+  registry.add(std::make_unique<NamedVariant>("throws_an_int"));
+  throw 42;
+}
+#elif defined(BROKEN_BAD_NAME)
+// A name the run file cannot hold whole and --variants cannot name.
+LOBENCH_PLUGIN(registry) { registry.add(std::make_unique<NamedVariant>("vendor/kernel:v2")); }
 #elif defined(BROKEN_REGISTERS_NOTHING)
 LOBENCH_PLUGIN(registry) { (void)registry; }
 #elif defined(BROKEN_UNRESOLVED_SYMBOL)

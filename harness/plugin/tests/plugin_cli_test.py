@@ -23,7 +23,26 @@ REASONS = {  # what the message says for each broken library (harness/plugin/tes
     "throws": "its registration failed: no device of the kind this plug-in needs",
     "registers_nothing": "it registers no variant",
     "unresolved_symbol": "cannot be loaded: ",
+    "throws_non_std": "its registration failed: it threw an exception that is not a std::exception",
+    "bad_name": "variant name 'vendor/kernel:v2' has the character '/'",
 }
+# What each misbehaving variant's row says (harness/plugin/tests/misbehaving_plugin.cpp): status, reason.
+MISDEEDS = {
+    "segfaults": ("failed", "killed by SIGSEGV"),
+    "aborts": ("failed", "killed by SIGABRT"),
+    "exits_zero": ("failed", "exited with status 0 before its row was complete"),
+    "hangs": ("failed", "no result within --row-timeout 3 s"),
+    "throws_int": ("failed", "threw an exception that is not a std::exception"),
+    "nan_loss": ("failed", "its loss is not finite"),
+    "nan_gradient": ("failed", "its dE holds a non-finite value"),
+    "wrong_size": ("failed", "its dA has 1 values, expected [9, 8]"),
+    "writes_input": ("failed", "it wrote into its inputs"),
+    "over_prediction": ("ok", "memory: the process's resident memory grew by "),
+    "huge_prediction": ("skipped", "OOM predicted"),
+    "negative_prediction": ("failed", "its predicted working memory is -5 bytes (negative)"),
+    "out_of_memory": ("failed", "out of memory"),
+}
+ONE = ["--B", "1", "--N", "9", "--V", "300", "--D", "8", "--L", "3", "--reps", "2", "--threads", "1", "--mem-limit", "1G"]
 
 
 def lobench(*argv, env=None):
@@ -80,6 +99,73 @@ class PluginCli(unittest.TestCase):
                     self.assertEqual(err.count("\n"), 1, err)  # one line, no crash report
                     self.assertFalse(os.path.exists(out_file), kind)
 
+    def test_a_misbehaving_variant_costs_its_row_not_the_sweep(self):
+        """Isolated (the default for plug-ins): every misdeed is its own row's status and reason, fused
+        between them measures the same inputs as ever, the run file reads, the exit status is 1."""
+        sys.path.insert(0, ARGS.plots)
+        import lobench_results as lr
+        variants = []
+        for name in MISDEEDS:
+            variants += [name, "fused"]
+        with tempfile.TemporaryDirectory() as d:
+            out_file = os.path.join(d, "run.h5")
+            rc, out, err = lobench("run", *ONE, "--variants", ",".join(variants), "--plugin", ARGS.misbehaving,
+                                   "--row-timeout", "3", "--out", out_file)
+            self.assertEqual(rc, 1, err)
+            df = lr.read(out_file)
+            self.assertEqual(len(df), len(MISDEEDS) + 1, df)  # fused is one row (a repeated variant runs once)
+            for name, (status, reason) in MISDEEDS.items():
+                row = df[df["variant"] == name].iloc[0]
+                self.assertEqual(row["status"], status, (name, row["reason"]))
+                self.assertIn(reason, row["reason"], name)
+            self.assertIn("mem", df[df["variant"] == "over_prediction"].iloc[0]["flags"].split(","))
+            fused = df[df["variant"] == "fused"].iloc[0]
+            self.assertEqual(fused["status"], "ok")
+            self.assertLess(fused["rel_dE_err"], 1e-5)
+
+    def test_in_process_a_write_into_the_inputs_fails_its_row_and_spares_the_next(self):
+        sys.path.insert(0, ARGS.plots)
+        import lobench_results as lr
+        with tempfile.TemporaryDirectory() as d:
+            out_file = os.path.join(d, "run.h5")
+            rc, out, err = lobench("run", *ONE, "--variants", "writes_input,fused,nan_loss", "--plugin",
+                                   ARGS.misbehaving, "--no-isolate", "--out", out_file)
+            self.assertEqual(rc, 1, err)
+            df = lr.read(out_file).set_index("variant")
+            self.assertIn("it wrote into its inputs", df.loc["writes_input", "reason"])
+            self.assertEqual(df.loc["nan_loss", "status"], "failed")
+            self.assertEqual(df.loc["fused", "status"], "ok")
+            self.assertLess(df.loc["fused", "rel_dE_err"], 1e-5)  # NaN fails too
+
+    def test_overwrite_keeps_the_old_file_until_the_new_one_is_complete(self):
+        """--overwrite, then the run killed (SIGKILL) mid-run: the old file is as it was, and the row's
+        child process died with its parent."""
+        import signal
+        import time
+        with tempfile.TemporaryDirectory() as d:
+            out_file = os.path.join(d, "run.h5")
+            with open(out_file, "wb") as f:
+                f.write(b"hours of results")
+            e = dict(os.environ)
+            e.pop("LOBENCH_PLUGIN_PATH", None)
+            p = subprocess.Popen([os.path.abspath(ARGS.lobench), "run", *ONE, "--variants", "fused,hangs", "--plugin",
+                                  os.path.abspath(ARGS.misbehaving),
+                                  "--overwrite", "--out", out_file], cwd=d, env=e, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            seen = ""
+            while "1 of 2 rows" not in seen and time.monotonic() < deadline:  # fused done, hangs running
+                seen += p.stderr.readline()
+            self.assertIn("1 of 2 rows", seen)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            p.stderr.close()
+            with open(out_file, "rb") as f:
+                self.assertEqual(f.read(), b"hours of results")
+            time.sleep(0.5)
+            survivors = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid) == d]
+            self.assertEqual(survivors, [], "a row's process outlived the run")
+
     def test_missing_paths_are_usage_errors(self):
         rc, _, err = lobench("run", *SWEEP, "--variants", "fused", "--plugin", "/nonexistent/x.so", "--out", "/tmp/x.h5")
         self.assertEqual(rc, 2)
@@ -89,11 +175,19 @@ class PluginCli(unittest.TestCase):
         self.assertIn("LOBENCH_PLUGIN_PATH: /nonexistent/dir does not exist", err)
 
 
+def _cwd(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--lobench", required=True)
     ap.add_argument("--good", required=True)
+    ap.add_argument("--misbehaving", required=True)
     ap.add_argument("--plots", required=True)
     ap.add_argument("broken", nargs="*", help="KIND=PATH of each broken plug-in")
     ARGS, rest = ap.parse_known_args()

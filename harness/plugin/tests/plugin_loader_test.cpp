@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "harness/plugin/plugin_loader.hpp"
 #include "variants/tests/ragged_cases.hpp"
 #include "variants/tests/reference_checks.hpp"
@@ -77,6 +80,8 @@ TEST(PluginLoader, EveryBrokenLibraryIsRefusedNamingTheFileAndNothingIsRegistere
       {"throws", "its registration failed: no device of the kind this plug-in needs"},
       {"registers_nothing", "it registers no variant"},
       {"unresolved_symbol", "cannot be loaded: "},
+      {"throws_non_std", "its registration failed: it threw an exception that is not a std::exception"},
+      {"bad_name", "variant name 'vendor/kernel:v2' has the character '/'"},
   };
   Registry& r = Registry::instance();
   for (const auto& c : cases) {
@@ -101,6 +106,42 @@ TEST(PluginLoader, MissingFilesFoldersAndNonLibrariesAreRefused) {
   const std::string why = refusal(text);
   EXPECT_NE(why.find("plug-in " + text + ": cannot be loaded: "), std::string::npos) << why;
   std::filesystem::remove_all(dir);
+}
+
+// dlopen of a FIFO blocks until a writer comes; a symlink loop is no "no such file".
+TEST(PluginLoader, FifosAndSymlinkLoopsAreRefusedBeforeDlopen) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lobench_plugin_fifo_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "folder");
+  const std::string fifo = (dir / "folder" / "fifo.so").string(), loop = (dir / "loop.so").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_symlink(loop, loop);
+  EXPECT_NE(refusal(fifo).find("plug-in " + fifo + ": a FIFO, not a shared library"), std::string::npos) << refusal(fifo);
+  EXPECT_NE(refusal(loop).find("plug-in " + loop + ": a symlink loop"), std::string::npos) << refusal(loop);
+  for (const std::string& entry : {(dir / "folder").string(), loop}) {  // through the variable, a folder or a file
+    ::setenv("LOBENCH_PLUGIN_PATH", entry.c_str(), 1);
+    try {
+      plugin::load_environment_plugins();
+      ADD_FAILURE() << entry << " loaded";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("a FIFO") != std::string::npos || what.find("a symlink loop") != std::string::npos) << what;
+    }
+  }
+  ::unsetenv("LOBENCH_PLUGIN_PATH");
+  std::filesystem::remove_all(dir);
+}
+
+// A variant name the run file holds whole and --variants can name; everything else refused, not cut.
+TEST(Registry, VariantNamesAreCheckedAtRegistration) {
+  EXPECT_EQ(invalid_variant_name("naive_loop"), "");
+  EXPECT_EQ(invalid_variant_name(std::string(kMaxVariantNameBytes, 'a')), "");
+  EXPECT_EQ(invalid_variant_name("jax-dense.v2+x"), "");
+  EXPECT_NE(invalid_variant_name(""), "");
+  EXPECT_NE(invalid_variant_name(std::string(kMaxVariantNameBytes + 1, 'a')).find("32 bytes long; at most 31"), std::string::npos);
+  EXPECT_NE(invalid_variant_name(std::string(10000, 'a')).find("10000 bytes long"), std::string::npos);
+  for (const std::string bad : {"a/b", "a:b", "a,b", "a b", "a\nb", "caf\xc3\xa9", "=cmd"})
+    EXPECT_NE(invalid_variant_name(bad).find("has the character"), std::string::npos) << bad;
+  EXPECT_NE(invalid_variant_name("a\nb").find("'\\x0a'"), std::string::npos) << invalid_variant_name("a\nb");
 }
 
 TEST(PluginLoader, ThePathVariableListsFilesAndFoldersAndNamesAMissingEntry) {

@@ -23,7 +23,7 @@ def _split_args(args: List[str]) -> Tuple[List[str], List[str]]:
     while i < len(args):
         a = args[i]
         if a == "--python-variant":
-            if i + 1 >= len(args):
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):  # the next option is no variant
                 raise ValueError("--python-variant needs a value (module:Class or file.py:Class)")
             specs.append(args[i + 1])
             i += 2
@@ -62,7 +62,10 @@ def wants_engine(args: List[str]) -> bool:
     variants (a `module:Class` or a peer's short name), or packages declaring some."""
     if not args or args[0] not in ("run", "list"):
         return False
-    rest, specs = _split_args(args)
+    try:
+        rest, specs = _split_args(args)
+    except ValueError:
+        return True  # `--python-variant` without a value: the engine path says so (exit 2)
     entries = [v for _, _, vs in _variants_specs(rest) for v in vs]
     if specs or any(pv.is_spec(v) for v in entries):
         return True
@@ -187,4 +190,6 @@ def main(args: List[str]) -> int:
     except ValueError as e:
         print(f"lobench: {e}", file=sys.stderr)
         return 2
-    return _engine.main(["lobench"] + rest)
+    # `run --isolate` (by default for Python variants) measures each row in a fresh `python -m lobench`
+    # with these arguments, which loads the same variants (harness/sweep/isolated_row.hpp).
+    return _engine.main(["lobench"] + rest, [sys.executable, "-m", "lobench"] + list(args))

@@ -94,15 +94,37 @@ def load_spec(spec: str):
     target = getattr(module, attr, None)
     if target is None:
         raise ValueError(f"{spec}: {where} has no attribute {attr}")
-    obj = target() if isinstance(target, type) else target
+    obj = _instantiate(target, spec)
     check_protocol(obj, spec)
     return obj
 
 
+def _instantiate(target, where: str):
+    """The class instantiated with no arguments (or the object itself); what its __init__ raises becomes a
+    ValueError naming it (a usage error, exit 2), not a traceback."""
+    if not isinstance(target, type):
+        return target
+    try:
+        return target()
+    except Exception as e:
+        raise ValueError(f"{where}: {target.__name__}() raised {type(e).__name__}: {e}") from e
+
+
+def _attribute(obj, attr: str, where: str):
+    """obj.attr, or None when it has none; what a property raising raises becomes a ValueError naming it."""
+    try:
+        return getattr(obj, attr, None)
+    except Exception as e:
+        raise ValueError(f"{where}: reading its `{attr}` raised {type(e).__name__}: {e}") from e
+
+
 def check_protocol(obj, where: str) -> None:
-    name = getattr(obj, "name", None)
+    name = _attribute(obj, "name", where)
     if not isinstance(name, str) or not name or ":" in name or "/" in name or "," in name:
         raise ValueError(f"{where}: its `name` must be a non-empty string without ':', '/' or ',' (got {name!r})")
+    description = _attribute(obj, "description", where)
+    if description is not None and not isinstance(description, str):
+        raise ValueError(f"{where}: its `description` must be a string (got {type(description).__name__})")
     if not callable(getattr(obj, "prepare", None)):
         raise ValueError(f"{where}: it has no prepare(A, E, targets, weights, reduction, options) method")
 
@@ -121,7 +143,65 @@ def entry_point_variants() -> List[Any]:
             target = ep.load()
         except Exception as e:
             raise ValueError(f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}): {type(e).__name__}: {e}") from e
-        obj = target() if isinstance(target, type) else target
+        obj = _instantiate(target, f"entry point {ep.name} = {ep.value}")
         check_protocol(obj, f"entry point {ep.name} = {ep.value}")
         found.append(obj)
     return found
+
+
+def checked_outputs(result, P: int, V: int, D: int):
+    """A step's result as the engine takes it: (loss as a float, dA float32 [P, D], dE float32 [V, D],
+    counts int64 [P, 4] or None), or ValueError saying what is wrong: a loss that is not one real number
+    (a str, a bool, a complex, an array of several), arrays of another shape or of a non-real dtype
+    (complex, bool, object), counts that are not whole numbers. Nothing is converted silently (a complex
+    dA would lose its imaginary part, a fractional count its fraction)."""
+    import numpy as np
+
+    if not isinstance(result, (tuple, list)):
+        raise ValueError("its step must return (loss, dA, dE) or (loss, dA, dE, counts), "
+                         f"got {type(result).__name__}")
+    if len(result) not in (3, 4):
+        raise ValueError(f"its step returned {len(result)} values; expected (loss, dA, dE[, counts])")
+    counts = _whole_array(result[3], "counts", (P, 4)) if len(result) == 4 else None
+    return (_real_loss(result[0]), _real_array(result[1], "dA", (P, D)), _real_array(result[2], "dE", (V, D)), counts)
+
+
+def _real_loss(value) -> float:
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"its step returned a loss of type {type(value).__name__} ({value!r}); expected a real number")
+    a = np.asarray(value)
+    if a.dtype.kind not in "fiu" or a.size != 1:
+        raise ValueError(f"its step returned a loss of dtype {a.dtype} and shape {a.shape}; expected one real number")
+    return float(a.reshape(()))
+
+
+def _array_of(value, what: str, shape):
+    import numpy as np
+
+    a = np.asarray(value)
+    if a.shape != tuple(shape):
+        raise ValueError(f"its step returned {what} of shape {a.shape}, expected {tuple(shape)}")
+    return a
+
+
+def _real_array(value, what: str, shape):
+    import numpy as np
+
+    a = _array_of(value, what, shape)
+    if a.dtype.kind not in "fiu":
+        raise ValueError(f"its step returned {what} of dtype {a.dtype}; expected real numbers (float32)")
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _whole_array(value, what: str, shape):
+    import numpy as np
+
+    a = _array_of(value, what, shape)
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
+            raise ValueError(f"its step returned {what} that are not whole numbers (dtype {a.dtype})")
+    elif a.dtype.kind not in "iu":
+        raise ValueError(f"its step returned {what} of dtype {a.dtype}; expected integers")
+    return np.ascontiguousarray(a, dtype=np.int64)

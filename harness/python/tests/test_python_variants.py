@@ -235,3 +235,119 @@ def test_the_jax_dense_peer_is_a_row_with_accuracy(tmp_path):
         assert r["counts_mismatch"] == 0, r
     plugins = attrs["plugins"].decode() if isinstance(attrs["plugins"], bytes) else str(attrs["plugins"])
     assert "python lobench.peer_jax_dense:JaxDense" in plugins and "jax " in plugins, plugins
+
+
+HOSTILE = textwrap.dedent('''
+    import os, sys
+    import numpy as np
+    from lobench.python_variants import Variant
+
+    def outputs(A, E, loss=0.5, dA=None, counts=None):
+        r = (loss, np.zeros(A.shape, np.float32) if dA is None else dA, np.zeros(E.shape, np.float32))
+        return r if counts is None else r + (counts,)
+
+    class Quiet(Variant):
+        def prepare(self, A, E, targets, weights, reduction, options):
+            return lambda: self.result(A, E)
+
+    class SysExit(Quiet):
+        name = "sys_exit"
+        def result(self, A, E): sys.exit(0)
+    class HardExit(Quiet):
+        name = "hard_exit"
+        def result(self, A, E): os._exit(0)
+    class Segfaults(Quiet):
+        name = "segfaults"
+        def result(self, A, E):
+            import ctypes
+            ctypes.string_at(0)
+    class StrLoss(Quiet):
+        name = "str_loss"
+        def result(self, A, E): return outputs(A, E, loss="0.69")
+    class BoolLoss(Quiet):
+        name = "bool_loss"
+        def result(self, A, E): return outputs(A, E, loss=True)
+    class NaNLoss(Quiet):
+        name = "nan_loss"
+        def result(self, A, E): return outputs(A, E, loss=float("nan"))
+    class ComplexDA(Quiet):
+        name = "complex_dA"
+        def result(self, A, E): return outputs(A, E, dA=np.zeros(A.shape, np.complex64))
+    class FractionalCounts(Quiet):
+        name = "fractional_counts"
+        def result(self, A, E): return outputs(A, E, counts=np.full((A.shape[0], 4), 0.5))
+    class SkipEmpty(Quiet):
+        name = "skip_empty"
+        def skip_reason(self, shape, options): return ""
+        def result(self, A, E): return outputs(A, E)
+    class SkipFalse(Quiet):
+        name = "skip_false"
+        def skip_reason(self, shape, options): return False
+        def result(self, A, E): return outputs(A, E)
+    class NegativePrediction(Quiet):
+        name = "negative_prediction"
+        def predicted_bytes(self, shape, options): return -1
+        def result(self, A, E): return outputs(A, E)
+
+    class InitRaises(Variant):
+        name = "init_raises"
+        def __init__(self): raise RuntimeError("no licence")
+    class NameRaises(Variant):
+        @property
+        def name(self): raise KeyError("name")
+''')
+
+ONE = ["--B", "1", "--N", "9", "--V", "300", "--D", "8", "--L", "3", "--warmup", "1", "--reps", "2", "--threads", "1",
+       "--mem-limit", "1G"]
+
+
+def test_a_hostile_variant_costs_its_row_not_the_sweep(tmp_path):
+    """Isolated (the default for Python variants): exits, crashes and garbage results each fail their own
+    row with the reason; fused after them is measured as ever; the run file reads; exit status 1."""
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    expect = {
+        "sys_exit": "its step raised SystemExit: 0",
+        "hard_exit": "exited with status 0 before its row was complete",
+        "segfaults": "killed by SIGSEGV",
+        "str_loss": "a loss of type str",
+        "bool_loss": "a loss of type bool",
+        "nan_loss": "non-finite loss",
+        "complex_dA": "dA of dtype complex64",
+        "fractional_counts": "counts that are not whole numbers",
+        "skip_empty": "skip_reason must return None or a non-empty str, got ''",
+        "skip_false": "skip_reason must return None or a non-empty str, got False",
+        "negative_prediction": "its predicted working memory is -1 bytes (negative)",
+    }
+    classes = ["SysExit", "HardExit", "Segfaults", "StrLoss", "BoolLoss", "NaNLoss", "ComplexDA", "FractionalCounts",
+               "SkipEmpty", "SkipFalse", "NegativePrediction"]
+    out = tmp_path / "run.h5"
+    rc, stdout, err = python_lobench("run", *ONE, "--variants", ",".join(f"hostile:{c}" for c in classes) + ",fused",
+                                     "--out", str(out), cwd=str(tmp_path))
+    assert rc == 1, err + stdout
+    by = {r["variant"]: r for r in rows(out)[0]}
+    for name, reason in expect.items():
+        assert by[name]["status"] == "failed" and reason in by[name]["reason"], (name, by[name]["reason"])
+    assert by["fused"]["status"] == "ok" and by["fused"]["rel_dE_err"] < 1e-5, by["fused"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--variants", "hostile:InitRaises"], "hostile:InitRaises: InitRaises() raised RuntimeError: no licence"),
+    (["--variants", "hostile:NameRaises"], "hostile:NameRaises: reading its `name` raised KeyError"),
+    (["--python-variant"], "--python-variant needs a value"),
+])
+def test_broken_declarations_are_usage_errors_not_tracebacks(tmp_path, args, message):
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    rc, stdout, err = python_lobench("run", *ONE, *args, "--out", str(tmp_path / "run.h5"), cwd=str(tmp_path))
+    assert rc == 2, (err, stdout)
+    assert message in err and "Traceback" not in err, err
+    assert not (tmp_path / "run.h5").exists()
+
+
+def test_the_cpp_program_points_a_python_variant_to_python_m_lobench(tmp_path):
+    exe = os.environ.get("LOBENCH_EXE")
+    if not exe:
+        pytest.skip("LOBENCH_EXE (the C++ program) not given")
+    p = subprocess.run([exe, "run", *ONE, "--variants", "mine.py:Mine", "--out", str(tmp_path / "run.h5")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "unknown variant 'mine.py:Mine'" in p.stderr and "python -m lobench run" in p.stderr, p.stderr

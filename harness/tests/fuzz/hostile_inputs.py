@@ -56,6 +56,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import surfaces  # noqa: E402  (the issue-23 surfaces: training commands, merge, MPI, full disk, writers, h5py)
+import run_surfaces  # noqa: E402  (issue 37: plug-in paths, isolation and size options, data files)
 from surfaces import with_opt  # noqa: E402  (one copy, shared by both case files)
 
 CASES = []
@@ -809,6 +810,7 @@ def main():
         register()
     if not args.no_surfaces:  # issue 23: training commands, merge, MPI, full disks, concurrent writers, h5py
         surfaces.register(case, args.lobench)
+        run_surfaces.register(case)
     cases = [c for c in CASES if args.filter in c["name"]]
     if args.tier == "fast":
         cases = fast_tier(cases)
