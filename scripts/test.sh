@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs: install what the tests need, build everything (the
 # tests, the benchmarks, the Python package; CUDA code where nvcc is found) and the Python wheel from it,
-# run the test suite but for the exhaustive tests labelled `slow`. Extra arguments go to ctest (e.g. -R
-# precision, -j1).
+# run the test suite but for the exhaustive tests labelled `slow`, then this commit's share of those
+# (scripts/slow_tests.sh: a slice of about 3 minutes chosen by the commit hash, so that over the commits
+# every slow test runs; it prints which slice ran and how to run them all). Extra arguments go to the main
+# ctest (e.g. -R precision, -j1); LOBENCH_SLOW_SLICE=none leaves the slow share out, =all runs every slow test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -11,4 +13,5 @@ scripts/build.sh
 scripts/wheel.sh   # the wheel scripts/pip_install_check.sh installs, from build/: nothing compiles twice
 # Both cores (-j; a later -jN in the arguments wins): the suite's long tests run side by side.
 ctest --test-dir build --output-on-failure -LE slow -j"$(nproc)" "$@"
+scripts/slow_tests.sh build
 echo "test: passed ($((SECONDS - start)) s)"

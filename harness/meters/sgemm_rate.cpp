@@ -84,7 +84,9 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
   });
   blas->set_num_threads(1);  // its pool goes idle while the variants run
   SgemmRate r = rate_of(s, n, fmt::format("OpenBLAS ({})", blas->config));
-  r.note = blas->environment_note;
+  r.note = blas->note;
+  r.kernels = blas->kernels;
+  r.loaded = blas->loaded;
   return r;
 }
 

@@ -21,6 +21,8 @@ struct SgemmRate {
   std::string library;  // "Eigen 3.4.0", "OpenBLAS 0.3.21 ..." (its config string)
   std::string why;      // why it was not measured (then gflops is NaN)
   std::string note;     // what a reader of the rate should know, said beside it (OpenBLAS held to older kernels)
+  std::string kernels;  // OpenBLAS: the kernels its instance ran (openblas_get_corename, e.g. "SkylakeX")
+  std::string loaded;   // OpenBLAS: which instance ran (cpu::OpenBlas::loaded: the process's, or a private copy)
 };
 
 // C = A·B with A, B n×n float32, on `threads` threads: one untimed product, then at least 3 timed

@@ -237,6 +237,8 @@ class RowRunner {
         file_->set_attr(prefix + "_gflops" + suffix, r.gflops);
         file_->set_attr(prefix + "_n" + suffix, double(r.n));
         file_->set_attr(prefix + (r.why.empty() ? "_library" : "_why") + suffix, r.why.empty() ? r.library : r.why);
+        if (!r.kernels.empty()) file_->set_attr(prefix + "_kernels" + suffix, r.kernels);
+        if (!r.loaded.empty()) file_->set_attr(prefix + "_loaded" + suffix, r.loaded);
       };
       file_->set_attr("sgemm_threads" + suffix, double(m.threads));
       record("sgemm_eigen", m.eigen);

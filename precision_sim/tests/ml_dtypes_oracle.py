@@ -5,7 +5,9 @@
   ml_dtypes_oracle.py sample FORMAT [fast]   u64 n, u32 code_bytes, n uint32 inputs, n codes (uint8/uint16)
   ml_dtypes_oracle.py subnormals FORMAT [fast]  as `sample`, for the 2^24 inputs 0x00000000..0x007FFFFF and
                                       0x80000000..0x807FFFFF: both zeros and every float32 subnormal
-  ml_dtypes_oracle.py stream FORMAT   codes of all 2^32 float32 inputs in bit-pattern order, in chunks
+  ml_dtypes_oracle.py stream FORMAT [FIRST COUNT]  codes of all 2^32 float32 inputs in bit-pattern order, in
+                                      chunks of 2^24 (or of the COUNT inputs from bit pattern FIRST, both
+                                      multiples of 2^24)
   ml_dtypes_oracle.py float_types     the names of every real floating-point type ml_dtypes exports,
                                       one per line (complex types, pairs of these, are left out)
 
@@ -128,6 +130,16 @@ def main():
         sys.stdout.write("".join(n + "\n" for n in float_type_names()))
         return
     fast = len(sys.argv) == 4 and sys.argv[1] in ("sample", "subnormals") and sys.argv[3] == "fast"
+    chunk = 1 << 24
+    ranged = len(sys.argv) == 5 and sys.argv[1] == "stream"
+    if ranged:
+        first, count = int(sys.argv[3]), int(sys.argv[4])
+        if first % chunk or count % chunk or first < 0 or count < 0 or first + count > 1 << 32:
+            sys.stderr.write(f"stream: FIRST {first} and COUNT {count} must be multiples of 2^24 within 2^32\n")
+            sys.exit(1)
+        del sys.argv[3:]
+    else:
+        first, count = 0, 1 << 32
     if len(sys.argv) != 3 + fast or sys.argv[1] not in ("decode", "sample", "subnormals", "stream"):
         sys.stderr.write(__doc__)
         sys.exit(1)
@@ -145,8 +157,7 @@ def main():
         out.write(x.tobytes())
         out.write(codes.tobytes())
     else:
-        chunk = 1 << 24
-        for start in range(0, 1 << 32, chunk):
+        for start in range(first, first + count, chunk):
             x = np.arange(start, start + chunk, dtype=np.uint64).astype(np.uint32).view(np.float32)
             out.write(to_codes(x, dt).tobytes())
     out.flush()

@@ -12,10 +12,14 @@
 // Aᵀ is made once per step (P·D floats), nothing else is copied. The logits' epilogue turns each
 // register block into loss terms, counts and s·σ(x) before it is stored.
 //
-// Summation order (what the tests hold the kernels to, bit for bit): every output element is ONE chain of
-// fused multiply-adds in increasing order of the inner index, started from 0 (or from the output's value
-// when accumulating): acc = fma(a_k, b_k, acc). Blocking the inner index (dE) stores and reloads acc
-// between blocks, which changes nothing. So the results depend on the shapes only, never on threads.
+// Summation order (what the tests hold the kernels to, bit for bit): every logit and dA element is ONE
+// chain of fused multiply-adds in increasing order of the inner index, started from 0 (or from the
+// output's value when accumulating): acc = fma(a_k, b_k, acc). dE's inner index (positions) is cut into
+// blocks of kGradEInnerBlock: each block's chain starts from 0 and its sum is then added into the output
+// (stored, for the first block when not accumulating). dE sums over every position of the step, one tile
+// of positions after another: a single chain of P = 10^5 products lost 1.5e-5 relative L2 against the
+// float64 reference (variants/tests/large_problem_test.cpp), blocks of 512 products added into the output
+// keep each chain short. So the results depend on the shapes only, never on threads.
 // The per-position loss: for each register block of kTransposedBlockRows entries (j0 = 0, 14, 28, …), the
 // float sum P of the positive x in increasing j from +0, and q from +0 by q ← fma(q, e, q + e) in
 // increasing j with e = e^−|x| (bce_math::exp_neg, the e of σ), so that 1 + q = Π (1 + e); the block's
@@ -44,6 +48,8 @@ struct TransposedTile {
 // of the logit product (whose float sums of softplus terms enter the loss).
 constexpr int64_t kTransposedPanel = 32;
 constexpr int kTransposedBlockRows = 14;
+// Positions per block of the dE product's inner index (its partial sums start from 0; see above).
+constexpr int64_t kGradEInnerBlock = 512;
 
 // Floats between the rows of a transposed tile or of Aᵀ with `cols` columns: a multiple of 16 (64-byte
 // aligned rows) plus 16, so that rows 2^k floats long do not all fall into the same L1 set.

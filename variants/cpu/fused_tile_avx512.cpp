@@ -84,6 +84,18 @@ inline void store_block(__m512 (&acc)[MR][NV], float* c, int64_t ldc, const Lane
     for (int v = 0; v < NV; ++v) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, lanes.m[v], acc[i][v]);
 }
 
+// c += acc, each element one rounded addition (a block's partial sums added into the output).
+template <int MR, int NV>
+inline void add_block(__m512 (&acc)[MR][NV], float* c, int64_t ldc, const Lanes<NV>& lanes) {
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      float* at = c + i * ldc + 16 * v;
+      _mm512_mask_storeu_ps(at, lanes.m[v], _mm512_add_ps(_mm512_maskz_loadu_ps(lanes.m[v], at), acc[i][v]));
+    }
+}
+
 // Calls f(std::integral_constant<int, m>) for the rows of a block: kRows, or the m < kRows left at an edge.
 template <class F>
 inline void with_rows(int64_t m, F&& f) {
@@ -210,11 +222,13 @@ constexpr int kGradNV = 2;
 constexpr int64_t kGradPanel = 16 * kGradNV;
 
 // Inner-index block of the dE product: the rows of A a register block streams (kInnerBlock × kGradPanel
-// lanes) before its accumulators are stored and reloaded. 512, i.e. a whole tile of up to 512 positions
+// lanes) into accumulators started from 0, whose partial sums are then added into dE (fused_tile.hpp's
+// summation order: dE's sum over all P positions is a chain of P/512 block sums, each a chain of at most
+// 512 products, not one chain of P products, whose rounding error grows with its length). 512, i.e. a whole tile of up to 512 positions
 // in one pass: the dE product ran 4-7 % faster than with 256 (which kept those rows of A in L1 while
 // every block of rows of Gᵀ passed over them) on Zen 5 (family 26), one thread, at D = 128 and 256; the
 // loop order (j outer, D panels inner) and the unrolling (2, 4, 8) measured level there.
-constexpr int64_t kInnerBlock = 512;
+constexpr int64_t kInnerBlock = kGradEInnerBlock;
 
 // Into L1, the rows of dE the register block after (j0, d0) reads and writes (the next kGradRows entries
 // of the same D panel, else the first of the next panel): in a step they come from memory (dE is V × D,
@@ -235,15 +249,19 @@ inline void prefetch_next_dE_block(const TransposedTile& t, const float* dE, int
 void grad_E(const TransposedTile& t, float* dE, bool accumulate) {
   for (int64_t k0 = 0; k0 < t.rows; k0 += kInnerBlock) {
     const int64_t K = std::min(kInnerBlock, t.rows - k0);
-    const bool init = accumulate || k0 > 0;
+    const bool add_into = accumulate || k0 > 0;
     for (int64_t d0 = 0; d0 < t.D; d0 += kGradPanel) {
       const Lanes<kGradNV> lanes(t.D - d0);
       for (int64_t j0 = 0; j0 < t.n; j0 += kGradRows)
         with_rows(std::min<int64_t>(kGradRows, t.n - j0), [&](auto m) {
+          constexpr int M = decltype(m)::value;
           float* c = dE + j0 * t.D + d0;
           prefetch_next_dE_block(t, dE, j0, d0);
-          register_block<decltype(m)::value, kGradNV, false>(K, t.Gt + j0 * t.ldt + k0, t.ldt, t.A + k0 * t.D + d0, t.D, c, t.D,
-                                                             init, lanes, [&](auto& acc) { store_block<decltype(m)::value, kGradNV>(acc, c, t.D, lanes); });
+          register_block<M, kGradNV, false>(K, t.Gt + j0 * t.ldt + k0, t.ldt, t.A + k0 * t.D + d0, t.D, c, t.D,
+                                            /*init=*/false, lanes, [&](auto& acc) {
+                                              if (add_into) add_block<M, kGradNV>(acc, c, t.D, lanes);
+                                              else store_block<M, kGradNV>(acc, c, t.D, lanes);
+                                            });
         });
     }
   }

@@ -16,7 +16,9 @@ namespace {
 GemmLibrary choose_library() {
   const char* forced = std::getenv("LOBENCH_GEMM");
   const std::string name = forced ? forced : "";
-  if (name.empty()) return openblas() ? GemmLibrary::openblas : GemmLibrary::eigen;
+  // (an OpenBLAS loaded before lobench with other kernels, of which no private copy could be made, is not
+  // the library lobench measures elsewhere: Eigen then, the same whatever front end runs)
+  if (name.empty()) return openblas() && !openblas()->other_kernels ? GemmLibrary::openblas : GemmLibrary::eigen;
   if (name == "eigen") return GemmLibrary::eigen;
   if (name == "openblas") {
     if (!openblas()) throw std::runtime_error("LOBENCH_GEMM=openblas, but " + openblas_unavailable());
@@ -53,7 +55,9 @@ GemmLibrary sgemm_library() {
 
 std::string sgemm_library_name() {
   if (sgemm_library() == GemmLibrary::openblas) return fmt::format("{} (cblas_sgemm, 1 thread per call)", openblas()->config);
-  return fmt::format("Eigen {}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+  const std::string eigen = fmt::format("Eigen {}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+  if (const OpenBlas* blas = openblas(); blas && blas->other_kernels) return eigen + " (not OpenBLAS: " + blas->note + ")";
+  return eigen;
 }
 
 void sgemm(Op opA, Op opB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,

@@ -32,7 +32,8 @@ void sgemm_using(GemmLibrary library, Op opA, Op opB, int64_t M, int64_t N, int6
                  const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate);
 
 // The library sgemm() uses: LOBENCH_GEMM if set (throws std::runtime_error naming the problem when it
-// is neither name or OpenBLAS cannot be loaded), else OpenBLAS when it loads, else Eigen.
+// is neither name or OpenBLAS cannot be loaded), else OpenBLAS when it loads with the kernels lobench
+// chose (openblas.hpp: not OpenBlas::other_kernels), else Eigen.
 GemmLibrary sgemm_library();
 // "OpenBLAS 0.3.21 DYNAMIC_ARCH ... (cblas_sgemm, 1 thread per call)" or "Eigen 3.4.0".
 std::string sgemm_library_name();

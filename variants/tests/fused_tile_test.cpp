@@ -1,7 +1,8 @@
 // The fused tile's products of our own (variants/cpu/fused_tile.hpp) against their scalar model, bit for
 // bit, on ragged shapes: every edge of the register blocks (14 broadcast rows, 32 lanes) and of the dE
 // product's inner-index blocks (512), operands at offsets inside larger matrices as the variant passes
-// them. The model is the header's: one fused multiply-add chain per output in increasing inner index,
+// them. The model is the header's: one fused multiply-add chain per output in increasing inner index (for dE,
+// per block of 512 positions, each block's sum added into the output),
 // σ of the element-wise tile kernels, the loss of each register block from one logarithm (bce_math.hpp,
 // evaluated here on single floats), summed in float64 per 32-position panel; the accuracy of that loss
 // against float64 math is tested here too.
@@ -266,7 +267,8 @@ TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
   std::mt19937 rng(13);
   std::vector<int64_t> rows_list = kRows;
   rows_list.push_back(300);
-  rows_list.push_back(513);  // crosses the dE product's inner-index block (512)
+  rows_list.push_back(513);   // crosses the dE product's inner-index block (512)
+  rows_list.push_back(1100);  // two whole blocks and a part
   std::vector<int64_t> entries = kEntries;
   entries.push_back(270);  // crosses the dA product's strip block (256)
   for (int64_t rows : rows_list)
@@ -282,9 +284,15 @@ TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
           cpu::own_tile_kernels()->grad_E(c.t, dE.data(), accumulate);
           for (int64_t j = 0; j < n; ++j)
             for (int64_t d = 0; d < D; ++d) {
-              float acc = accumulate ? dE0[size_t(j * D + d)] : 0.0f;
-              for (int64_t r = 0; r < rows; ++r) acc = __builtin_fmaf(c.Gt[size_t(j * c.t.ldt + r)], c.t.A[r * D + d], acc);
-              ASSERT_TRUE(same_bits(dE[size_t(j * D + d)], acc))
+              // (blocks of kGradEInnerBlock positions, each chain from 0, its sum added into the output)
+              float out = dE0[size_t(j * D + d)];
+              for (int64_t r0 = 0; r0 < rows; r0 += cpu::kGradEInnerBlock) {
+                float acc = 0.0f;
+                for (int64_t r = r0; r < std::min(rows, r0 + cpu::kGradEInnerBlock); ++r)
+                  acc = __builtin_fmaf(c.Gt[size_t(j * c.t.ldt + r)], c.t.A[r * D + d], acc);
+                out = accumulate || r0 > 0 ? out + acc : acc;
+              }
+              ASSERT_TRUE(same_bits(dE[size_t(j * D + d)], out))
                   << "dE rows " << rows << " n " << n << " D " << D << " accumulate " << accumulate << " at (" << j << ", " << d << ")";
             }
         }
