@@ -46,8 +46,9 @@ void declare_shared_seqrec_options(CLI::App* cmd) {
   cli::shared(cmd->get_option("--out-dir"), "NAME.h5 per point; existing ones refused unless --overwrite");
   cli::shared(cmd->get_option("--resume"), "keeps the finished run files, runs the others");
   cli::shared(cmd->get_option("--partition"), "each part its own --out-dir; `lobench merge OUT_DIR PART_DIRS...`");
+  cli::shared(cmd->get_option("--quiet"), "nor per-epoch lines");
   for (const char* name : {"--no-verify", "--eval-every", "--threads", "--block-v", "--mem-limit", "--dry-run", "--list",
-                           "--overwrite", "--quiet", "--warmup-steps"})
+                           "--overwrite", "--warmup-steps"})
     cli::shared(cmd->get_option(name));
 }
 
@@ -161,6 +162,7 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
     // The \r progress line only on a terminal: redirected, it would fill the log with one line per step.
     spec->base.progress = !*quiet && isatty(STDERR_FILENO);
     spec->progress_lines = !*quiet;
+    spec->base.epoch_lines = !*quiet;
     cli::check_threads("--threads", spec->base.threads);
     cli::check_non_negative("--warmup-steps", spec->base.warmup_steps);
     cli::check_positive_real("--syn-scale", spec->base.syn_scale);
