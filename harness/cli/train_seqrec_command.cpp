@@ -108,11 +108,13 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--checkpoint", c->checkpoint,
                   "write the run's state (parameters, AdamW moments and step, epoch, early-stopping state, the "
                   "/epochs rows) to this HDF5 file at the end of every evaluated whole epoch, atomically; a single "
-                  "run (--out) only; an existing file is refused unless --overwrite or it is the --resume-from file");
+                  "run (--out) only; an existing file is refused unless --overwrite or it is the --resume-from file, "
+                  "and so is a run that would never write it (--eval-every -1, --steps ending no whole epoch)");
   cmd->add_option("--resume-from", c->resume_from,
-                  "continue the run a --checkpoint file holds (the same data, model, objective, optimizer, --B and "
-                  "--seed, refused otherwise) up to --epochs (counted from the start), bit for bit as if it had "
-                  "never stopped; the run file gets the checkpoint's /epochs rows and only the new /steps");
+                  "continue the run a --checkpoint file holds (the same data, by its content's SHA-256, model, "
+                  "objective, optimizer, --B and --seed; refused otherwise, naming what differs) up to --epochs "
+                  "(counted from the start), bit for bit as if it had never stopped; the run file gets the "
+                  "checkpoint's /epochs rows and only the new /steps");
   cmd->add_option("--max-eval-users", c->max_eval_users, "evaluate on an evenly spaced subset (0: all)")->capture_default_str();
   cmd->add_flag("--exclude-history", c->exclude_history, "rank without each user's history (S3-Rec's full ranking)");
   cmd->add_option("--threads", c->threads, "threads")->capture_default_str();
