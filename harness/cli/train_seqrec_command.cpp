@@ -46,8 +46,9 @@ void declare_shared_seqrec_options(CLI::App* cmd) {
   cli::shared(cmd->get_option("--out-dir"), "NAME.h5 per point; existing ones refused unless --overwrite");
   cli::shared(cmd->get_option("--resume"), "keeps the finished run files, runs the others");
   cli::shared(cmd->get_option("--partition"), "each part its own --out-dir; `lobench merge OUT_DIR PART_DIRS...`");
+  cli::shared(cmd->get_option("--quiet"), "nor per-epoch lines");
   for (const char* name : {"--no-verify", "--eval-every", "--threads", "--block-v", "--mem-limit", "--dry-run", "--list",
-                           "--overwrite", "--quiet", "--warmup-steps"})
+                           "--overwrite", "--warmup-steps"})
     cli::shared(cmd->get_option(name));
 }
 
@@ -107,11 +108,13 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--checkpoint", c->checkpoint,
                   "write the run's state (parameters, AdamW moments and step, epoch, early-stopping state, the "
                   "/epochs rows) to this HDF5 file at the end of every evaluated whole epoch, atomically; a single "
-                  "run (--out) only; an existing file is refused unless --overwrite or it is the --resume-from file");
+                  "run (--out) only; an existing file is refused unless --overwrite or it is the --resume-from file, "
+                  "and so is a run that would never write it (--eval-every -1, --steps ending no whole epoch)");
   cmd->add_option("--resume-from", c->resume_from,
-                  "continue the run a --checkpoint file holds (the same data, model, objective, optimizer, --B and "
-                  "--seed, refused otherwise) up to --epochs (counted from the start), bit for bit as if it had "
-                  "never stopped; the run file gets the checkpoint's /epochs rows and only the new /steps");
+                  "continue the run a --checkpoint file holds (the same data, by its content's SHA-256, model, "
+                  "objective, optimizer, --B and --seed; refused otherwise, naming what differs) up to --epochs "
+                  "(counted from the start), bit for bit as if it had never stopped; the run file gets the "
+                  "checkpoint's /epochs rows and only the new /steps");
   cmd->add_option("--max-eval-users", c->max_eval_users, "evaluate on an evenly spaced subset (0: all)")->capture_default_str();
   cmd->add_flag("--exclude-history", c->exclude_history, "rank without each user's history (S3-Rec's full ranking)");
   cmd->add_option("--threads", c->threads, "threads")->capture_default_str();
@@ -161,6 +164,7 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
     // The \r progress line only on a terminal: redirected, it would fill the log with one line per step.
     spec->base.progress = !*quiet && isatty(STDERR_FILENO);
     spec->progress_lines = !*quiet;
+    spec->base.epoch_lines = !*quiet;
     cli::check_threads("--threads", spec->base.threads);
     cli::check_non_negative("--warmup-steps", spec->base.warmup_steps);
     cli::check_positive_real("--syn-scale", spec->base.syn_scale);

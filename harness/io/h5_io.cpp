@@ -3,11 +3,16 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -458,44 +463,178 @@ std::optional<Handle> open_single_value_attr(hid_t obj, const std::string& name,
 
 namespace {
 
-// Whether H5Aread of the variable-length string attribute `attr` returns rather than crashes. Such a
-// string lives in the file's global heap, and HDF5 1.10 trusts the heap's recorded object sizes: a
-// corrupted heap makes H5Aread copy from outside it (a segfault inside H5HG_read, which no HDF5 error
-// reports). So the read is first tried in a forked child, which only reads (HDF5 reads with pread, so
-// the parent's file state is untouched) and leaves with _exit. A child killed by a signal, or still
-// reading after kReadSeconds, means the heap is damaged (some damaged heaps make H5Aread loop forever
-// instead of crashing). A sound read takes microseconds.
+// Whether every global heap collection of the file holding `obj` is well formed: HDF5 1.10 walks a
+// collection's objects by their recorded sizes without checking that they tile it (H5HG__load), so an
+// object whose size was raised past its data makes later objects vanish (their strings read back empty,
+// garbage taken for provenance) or a read copy past the collection. Each collection ("GCOL", version 1,
+// its size, then objects of a 16-byte header and their data padded to 8 bytes, the free space last) must
+// end exactly where its objects do. Found by their signature: a candidate whose header is implausible
+// (another version, a size under 4 KiB or past the end of the file) is no collection HDF5 would load.
+// The verdict is kept per file (device, inode, size, modification time): a file is scanned once.
+bool global_heaps_sound(hid_t obj) {
+  const ssize_t name_len = H5Fget_name(obj, nullptr, 0);
+  if (name_len <= 0) return true;
+  std::string path(size_t(name_len) + 1, '\0');
+  H5Fget_name(obj, path.data(), path.size());
+  path.resize(size_t(name_len));
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0) return true;  // HDF5 reads it; what it reads is checked by the child
+  static std::map<std::tuple<dev_t, ino_t, off_t, int64_t>, bool> verdicts;
+  const auto key = std::tuple(st.st_dev, st.st_ino, st.st_size, int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec);
+  if (const auto v = verdicts.find(key); v != verdicts.end()) return v->second;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  const auto u64 = [](const unsigned char* p, int bytes) {
+    uint64_t v = 0;
+    for (int k = bytes - 1; k >= 0; --k) v = (v << 8) | p[k];
+    return v;
+  };
+  // One collection at `at`: true when it is none (implausible header) or its objects tile it exactly.
+  const auto sound_at = [&](off_t at) {
+    unsigned char head[16];
+    if (pread(fd, head, 16, at) != 16 || head[4] != 1) return true;
+    const uint64_t size = u64(head + 8, 8);
+    if (size < 4096 || size > uint64_t(st.st_size - at)) return true;
+    std::vector<unsigned char> c(size);
+    if (pread(fd, c.data(), size, at) != ssize_t(size)) return true;
+    uint64_t p = 16;
+    while (p < size) {
+      if (p + 16 > size) return true;  // too small for an object header: free space, as HDF5 takes it
+      const uint64_t idx = u64(&c[p], 2), object = u64(&c[p + 8], 8);
+      if (object > size) return false;
+      const uint64_t need = idx > 0 ? 16 + ((object + 7) & ~uint64_t(7)) : object;
+      if (need == 0 || need > size - p) return false;  // past the collection's end
+      p += need;
+    }
+    return p == size;
+  };
+  bool sound = true;
+  std::vector<unsigned char> block(1 << 20);
+  for (off_t at = 0; sound && at < st.st_size;) {
+    const ssize_t n = pread(fd, block.data(), block.size(), at);
+    if (n < 4) break;
+    for (ssize_t i = 0; sound && i + 4 <= n; ++i)
+      if (block[size_t(i)] == 'G' && std::memcmp(&block[size_t(i)], "GCOL", 4) == 0) sound = sound_at(at + i);
+    at += n - 3;  // a signature across two blocks is found in the second
+  }
+  close(fd);
+  verdicts[key] = sound;
+  return sound;
+}
+
+// What a variable-length string attribute read apart gave: the string, HDF5's refusal, or a damaged heap.
+struct VlenRead {
+  enum class End { read, refused, damaged } end = End::damaged;
+  std::string text;
+};
+
+// What the child sent: its length (8 bytes), then the string; anything else is a read that did not end.
+VlenRead complete(const std::string& got) {
+  VlenRead out;
+  uint64_t n = 0;
+  if (got.size() < sizeof n) return out;
+  std::memcpy(&n, got.data(), sizeof n);
+  if (got.size() - sizeof n != n) return out;
+  out.end = VlenRead::End::read;
+  out.text = got.substr(sizeof n);
+  return out;
+}
+
+// Reads the variable-length string attribute `attr` in a forked child, which sends the string back
+// through a pipe: the parent never reads it itself. Such a string lives in the file's global heap, and
+// HDF5 1.10 trusts the heap's recorded object sizes: a corrupted heap makes H5Aread copy from outside
+// it (a segfault inside H5HG_read, which no HDF5 error reports), or copy more bytes than the buffer it
+// allocated, a read that returns and leaves the heap of the process corrupt (a segfault in a later
+// H5Aclose, `free(): invalid pointer` at exit: `lobench merge` of such a part, issue 37). The child only
+// reads (HDF5 reads with pread, so the parent's file state is untouched) and leaves with _exit. A child
+// killed by a signal, or still reading after kReadSeconds, means the heap is damaged (some damaged heaps
+// make H5Aread loop forever instead of crashing). A sound read takes microseconds.
 // The child never outlives that wait or its parent: a parent killed meanwhile (a timeout in a test
 // harness, Ctrl-C) once left children spinning on a damaged heap at 100 % CPU for the rest of the day.
-bool vlen_read_returns(hid_t attr, hid_t mem) {
+VlenRead read_vlen_apart(hid_t attr, hid_t mem) {
   constexpr unsigned kReadSeconds = 10;
+  constexpr uint64_t kMaxBytes = uint64_t(1) << 26;  // an attribute string longer than 64 MiB is damage
+  constexpr int kReadFailed = 3;                     // HDF5 refused the read itself
   std::fflush(nullptr);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw Error(fmt::format("cannot read a string attribute: pipe: {}", std::strerror(errno)));
   const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid < 0) return true;  // cannot try it apart: read as before
-  constexpr int kReadFailed = 3;  // HDF5 refused the read itself: the parent's read will say so
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw Error(fmt::format("cannot read a string attribute: fork: {}", std::strerror(errno)));
+  }
   if (pid == 0) {
+    close(fds[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // killed with the parent...
     if (getppid() != parent) _exit(kReadFailed);  // ...which may already have gone before prctl
     alarm(kReadSeconds + 1);  // and by itself, should the parent stop waiting without killing it
     // Quiet: what a crash prints here (a sanitizer's report of HDF5's bad read) is not the parent's.
     if (const int devnull = open("/dev/null", O_WRONLY); devnull >= 0) dup2(devnull, STDERR_FILENO);
     char* s = nullptr;
-    _exit(H5Aread(attr, mem, &s) < 0 ? kReadFailed : 0);
+    if (H5Aread(attr, mem, &s) < 0) _exit(kReadFailed);
+    const uint64_t n = s ? std::strlen(s) : 0;
+    if (n > kMaxBytes) _exit(kReadFailed);
+    const auto send = [&](const void* p, size_t bytes) {
+      for (size_t at = 0; at < bytes;) {
+        const ssize_t w = ::write(fds[1], static_cast<const char*>(p) + at, bytes - at);
+        if (w <= 0 && errno != EINTR) _exit(kReadFailed);
+        if (w > 0) at += size_t(w);
+      }
+    };
+    send(&n, sizeof n);
+    send(s, n);
+    H5free_memory(s);  // a heap overflow of the read shows here, in the child, as a crash
+    _exit(0);
   }
-  // Anything but those two ends is a crash: a signal, or a sanitizer's own exit status for one.
-  const auto returned = [](int st) { return WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == kReadFailed); };
+  close(fds[1]);
+  // The string as it comes, while waiting for the child (it blocks on a full pipe until we read).
+  std::string got;
+  bool eof = false;
   int status = 0;
-  for (useconds_t wait_us = 50, waited_us = 0; waited_us < kReadSeconds * 1'000'000;
-       waited_us += wait_us, wait_us = std::min(wait_us * 2, useconds_t(100'000))) {
+  bool exited = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kReadSeconds);
+  while (!exited && std::chrono::steady_clock::now() < deadline) {
+    if (!eof) {
+      pollfd p{fds[0], POLLIN, 0};
+      if (poll(&p, 1, 20) > 0) {
+        char buf[65536];
+        const ssize_t r = ::read(fds[0], buf, sizeof buf);
+        if (r > 0 && got.size() < kMaxBytes + 16) got.append(buf, size_t(r));
+        else if (r == 0) eof = true;
+        continue;
+      }
+    }
     const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) return returned(status);
-    if (done < 0) return true;  // not ours to wait for (SIGCHLD ignored): read as before
-    usleep(wait_us);
+    if (done == pid) {
+      exited = true;
+    } else if (done < 0) {  // not ours to wait for (SIGCHLD ignored): the pipe alone says how it ended
+      if (eof) return complete(got);
+      usleep(200);
+    } else if (eof) {
+      usleep(200);
+    }
   }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return false;
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  while (exited && !eof) {  // what the child wrote before it ended (its end of the pipe is closed: no wait)
+    char buf[65536];
+    const ssize_t r = ::read(fds[0], buf, sizeof buf);
+    if (r > 0 && got.size() < kMaxBytes + 16) got.append(buf, size_t(r));
+    else if (r == 0 || (r < 0 && errno != EINTR)) eof = true;
+  }
+  close(fds[0]);
+  VlenRead out;
+  // Anything but those two ends is a crash: a signal, or a sanitizer's own exit status for one.
+  if (!exited || !WIFEXITED(status)) return out;
+  if (WEXITSTATUS(status) == kReadFailed) {
+    out.end = VlenRead::End::refused;
+    return out;
+  }
+  return WEXITSTATUS(status) == 0 ? complete(got) : out;
 }
 
 }  // namespace
@@ -511,15 +650,17 @@ std::optional<std::string> read_attr_string(hid_t obj, const std::string& name) 
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem, H5T_VARIABLE);
     H5Tset_cset(mem, cset);
-    if (!vlen_read_returns(*attr, mem))
+    if (!global_heaps_sound(obj))
+      throw Error(fmt::format("attribute '{}' cannot be read: the file's global heap, where its string is stored, is "
+                              "damaged (an object's size runs past its collection; corrupt file?)",
+                              name));
+    VlenRead r = read_vlen_apart(*attr, mem);
+    if (r.end == VlenRead::End::refused) throw Error(fmt::format("cannot read attribute '{}'", name));
+    if (r.end == VlenRead::End::damaged)
       throw Error(fmt::format("attribute '{}' cannot be read: the file's global heap, where its string is stored, is "
                               "damaged (corrupt file?)",
                               name));
-    char* s = nullptr;
-    if (H5Aread(*attr, mem, &s) < 0) throw Error(fmt::format("cannot read attribute '{}'", name));
-    std::string out = s ? s : "";
-    H5free_memory(s);
-    return out;
+    return std::move(r.text);
   }
   // Fixed length n: read into n + 1 bytes with a null-terminated memory type, so that a stored string
   // that fills all n bytes (h5py's np.bytes_(b"sum") is 3 bytes, null-padded) keeps its last character.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -17,13 +18,43 @@
 namespace lobench::io {
 namespace {
 
+// A root attribute of a part (its provenance), a string or a number, kept under /parts in the merge.
+struct Attribute {
+  std::string name;
+  std::optional<std::string> text;
+  double number = 0;
+};
+
 struct Part {
   std::string path;
   std::string axes, partition;
   int64_t version = 0, index = 0, count = 1;
   std::vector<ResultRow> rows;
   std::vector<SampleRow> samples;
+  std::vector<Attribute> attributes;
 };
+
+// Every root attribute of `f` (numbers and strings; others are skipped).
+std::vector<Attribute> root_attributes(hid_t f) {
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+    static_cast<std::vector<std::string>*>(data)->push_back(name);
+    return 0;
+  };
+  hsize_t idx = 0;
+  H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &names);
+  std::vector<Attribute> out;
+  for (const auto& name : names) {
+    h5::Handle attr(H5Aopen(f, name.c_str(), H5P_DEFAULT), H5Aclose);
+    h5::Handle type(H5Aget_type(attr), H5Tclose);
+    if (H5Tget_class(type) == H5T_STRING) {
+      if (auto s = h5::read_attr_string(f, name)) out.push_back({name, std::move(s), 0});
+    } else if (const auto d = h5::read_attr_double(f, name)) {
+      out.push_back({name, std::nullopt, *d});
+    }
+  }
+  return out;
+}
 
 Part read_part(const std::string& path) {
   Part p;
@@ -44,6 +75,12 @@ Part read_part(const std::string& path) {
     }
     p.axes = h5::read_attr_string(f, "sweep_axes").value_or("");
     p.partition = h5::read_attr_string(f, "partition").value_or("0/1");
+    // All of a part is read before anything is written: a damaged part is refused with OUT untouched.
+    try {
+      p.attributes = root_attributes(f);
+    } catch (const h5::Error& e) {
+      throw std::invalid_argument(fmt::format("merge: '{}': {}", path, e.what()));
+    }
   }
   try {
     const Partition part = Partition::parse(p.partition);
@@ -73,28 +110,11 @@ void check_parts(const std::vector<Part>& parts) {
   check_partitions(partitions, first.count);
 }
 
-// Copies every root attribute of `from` (numbers and strings) into group `to`.
-void copy_root_attributes(const std::string& from, hid_t to) {
-  auto f = h5::open_file_read(from);
-  std::vector<std::string> names;
-  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
-    static_cast<std::vector<std::string>*>(data)->push_back(name);
-    return 0;
-  };
-  hsize_t idx = 0;
-  H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &names);
-  for (const auto& name : names) {
-    h5::Handle attr(H5Aopen(f, name.c_str(), H5P_DEFAULT), H5Aclose);
-    h5::Handle type(H5Aget_type(attr), H5Tclose);
-    try {
-      if (H5Tget_class(type) == H5T_STRING) {
-        if (const auto s = h5::read_attr_string(f, name)) h5::write_attr(to, name, *s);
-      } else if (const auto d = h5::read_attr_double(f, name)) {
-        h5::write_attr(to, name, *d);
-      }
-    } catch (const h5::Error& e) {  // the attribute's own message does not name the part
-      throw std::invalid_argument(fmt::format("merge: '{}': {}", from, e.what()));
-    }
+// Writes a part's root attributes into group `to`.
+void write_attributes(const std::vector<Attribute>& attributes, hid_t to) {
+  for (const Attribute& a : attributes) {
+    if (a.text) h5::write_attr(to, a.name, *a.text);
+    else h5::write_attr(to, a.name, a.number);
   }
 }
 
@@ -155,7 +175,7 @@ MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& 
       h5::Handle g(H5Gcreate2(group, fmt::format("part_{}", p.index).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                    H5Gclose);
       h5::write_attr(g, "path", p.path);
-      copy_root_attributes(p.path, g);
+      write_attributes(p.attributes, g);
     }
     h5::flush_to_disk(f);
   }

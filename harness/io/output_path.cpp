@@ -62,6 +62,18 @@ void check_output(const std::string& out, const std::string& shown, const std::v
 
 }  // namespace
 
+void check_output_place(const std::string& out, const std::vector<std::string>& inputs, const std::string& option) {
+  if (out.empty()) refuse(option, out, "is empty; give the path of a file");
+  std::error_code ec;
+  // A symlink to a regular file is written through: its target is replaced, the link kept.
+  const fs::path resolved = fs::is_symlink(out, ec) ? fs::weakly_canonical(out, ec) : fs::path(out);
+  const std::string path = ec ? out : resolved.string();
+  check_output(path, out, inputs, option);
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    refuse(option, out, fmt::format("its folder '{}' does not exist", parent.string()));
+}
+
 void require_input_file(const std::string& path, const std::string& option) {
   if (path.empty()) refuse(option, path, "is empty; give the path of a file");
   struct stat st{};
@@ -142,15 +154,10 @@ OutputLock::~OutputLock() { release(); }
 OutputFile::OutputFile(const std::string& out, const std::vector<std::string>& inputs, const std::string& option,
                        bool take_lock)
     : option_(option), inputs_(inputs) {
-  if (out.empty()) refuse(option, out, "is empty; give the path of a file");
+  check_output_place(out, inputs, option);
   std::error_code ec;
-  // A symlink to a regular file is written through: its target is replaced, the link kept.
   const fs::path resolved = fs::is_symlink(out, ec) ? fs::weakly_canonical(out, ec) : fs::path(out);
   path_ = ec ? out : resolved.string();
-  check_output(path_, out, inputs, option);
-  const fs::path parent = fs::path(path_).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    refuse(option, out, fmt::format("its folder '{}' does not exist", parent.string()));
   if (take_lock) lock_ = OutputLock(path_, option);
   std::string pattern = path_ + ".partial-XXXXXX";
   const int fd = mkstemp(pattern.data());

@@ -26,6 +26,12 @@ std::string not_regular_file(const std::string& path);
 // followed). `option` is how the user gave it, e.g. "--in".
 void require_input_file(const std::string& path, const std::string& option);
 
+// The checks an OutputFile for `out` makes (below), without writing or locking anything: for a path a
+// run writes only later (a checkpoint after its first epoch), refused at start rather than then. Throws
+// PathError naming `option`: something not a regular file there, a symlink to nothing, one of `inputs`,
+// or a folder that does not exist.
+void check_output_place(const std::string& out, const std::vector<std::string>& inputs, const std::string& option);
+
 // For a file that grows in place (the run file of `lobench run`, appended row by row so that a killed
 // sweep keeps its rows): refuses `path` when something that is not a regular file is there; without
 // `resume`, when a file is there at all (it holds hours of results: `--resume` appends to it); with

@@ -43,6 +43,9 @@ class GradientExchange {
   virtual std::vector<int64_t> gather(const std::vector<int64_t>& mine) = 0;
   // Collective. The largest of every rank's value (a signal seen by any rank stops all at the same step).
   virtual int64_t largest(int64_t value) = 0;
+  // Collective. Rank 0's value on every rank (with largest: sweep/rank_agreement.hpp's check that the
+  // ranks were started alike).
+  virtual int64_t agree(int64_t value) = 0;
   // Collective checkpoint: when any rank's `error` is not empty, throws on every rank with the failing
   // ranks' messages ("rank 1: ..."), so that no rank is left waiting in a later collective.
   virtual void check(const std::string& error) = 0;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <utility>
 #include <stdexcept>
 
 #include "harness/io/h5_io.hpp"
@@ -15,7 +17,8 @@ namespace lobench::seqrec {
 
 namespace {
 
-constexpr const char* kSchema = "lobench train-seqrec checkpoint, version 1";
+constexpr const char* kSchema = "lobench train-seqrec checkpoint, version 2";
+constexpr const char* kSchemaV1 = "lobench train-seqrec checkpoint, version 1";
 
 h5::Handle epoch_type() { return io::compound_type(sizeof(EpochRow), EpochRow::columns()); }
 
@@ -32,17 +35,75 @@ void write_rows(hid_t f, const std::string& name, const std::vector<EpochRow>& r
 
 }  // namespace
 
-std::string checkpoint_identity(const SeqrecConfig& c, int64_t V, int64_t interactions, int64_t train_windows) {
-  return fmt::format(
-      "dataset={} (V={}, interactions={}, train windows={}); syn-scale={}; data-seed={}; protocol={}; L={}; N={}; "
-      "B={}; micro-batch={}; D={}; layers={}; heads={}; tied={}; output-bias={}; dropout={}; variant={}; "
-      "block-v={}; reduction={}; lr={}; weight-decay={}; adam-eps={}; warmup-steps={}; opt-precision={}; seed={}{}",
-      std::filesystem::path(c.dataset).filename().string(), V, interactions, train_windows, c.syn_scale, c.data_seed,
-      c.protocol, c.L, c.N, c.B, micro_batch_of(c), c.D, c.layers, c.heads, int(c.tied), c.item_bias ? "item" : "none",
-      c.dropout, c.variant, c.block_v, c.reduction, c.lr, c.weight_decay, c.adam_eps, c.warmup_steps,
-      c.optimizer_precision, c.seed,
-      // The products' operands (--operand) only when not fp32: checkpoints written before it existed stay valid.
-      c.operand == "fp32" ? std::string() : "; operand=" + c.operand);
+sweep::Settings training_settings(const SeqrecConfig& c, const std::string& data_sha256) {
+  const auto text = [](const auto& v) { return fmt::format("{}", v); };
+  return {{"data-sha256", data_sha256},
+          {"--protocol", c.protocol},
+          {"--L", text(c.L)},
+          {"--N", text(c.N)},
+          {"--B", text(c.B)},
+          {"--micro-batch", text(micro_batch_of(c))},
+          {"--D", text(c.D)},
+          {"--layers", text(c.layers)},
+          {"--heads", text(c.heads)},
+          {"--model", c.tied ? "sasrec" : "sasrec_untied"},
+          {"--output-bias", c.item_bias ? "item" : "none"},
+          {"--dropout", text(c.dropout)},
+          {"--variant", c.variant},
+          {"--block-v", text(c.block_v)},
+          {"--operand", c.operand},
+          {"--reduction", c.reduction},
+          {"--lr", text(c.lr)},
+          {"--weight-decay", text(c.weight_decay)},
+          {"--adam-eps", text(c.adam_eps)},
+          {"--warmup-steps", text(c.warmup_steps)},
+          {"--opt-precision", c.optimizer_precision},
+          {"--seed", text(c.seed)}};
+}
+
+std::string checkpoint_identity(const SeqrecConfig& c, const std::string& data_sha256) {
+  std::string out;
+  for (const sweep::Setting& s : training_settings(c, data_sha256))
+    out += (out.empty() ? "" : "; ") + s.name + "=" + s.value;
+  return out;
+}
+
+namespace {
+
+// "NAME=VALUE; ..." back into (name, value) pairs, in order (no value holds "; ").
+std::vector<std::pair<std::string, std::string>> identity_fields(const std::string& identity) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t at = 0; at <= identity.size();) {
+    size_t end = identity.find("; ", at);
+    if (end == std::string::npos) end = identity.size();
+    const std::string field = identity.substr(at, end - at);
+    const size_t eq = field.find('=');
+    out.emplace_back(field.substr(0, eq), eq == std::string::npos ? "" : field.substr(eq + 1));
+    at = end + 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string identity_differences(const std::string& checkpoint, const std::string& here) {
+  if (checkpoint == here) return "";
+  const auto theirs = identity_fields(checkpoint), ours = identity_fields(here);
+  std::string out;
+  const auto add = [&](const std::string& clause) { out += (out.empty() ? "" : "; ") + clause; };
+  for (const auto& [name, value] : ours) {
+    const auto it = std::find_if(theirs.begin(), theirs.end(), [&](const auto& f) { return f.first == name; });
+    if (it == theirs.end()) add(fmt::format("{}: not in the checkpoint, {} here", name, value));
+    else if (it->second != value)
+      add(name == "data-sha256" ? fmt::format("the data: its content (SHA-256) is {} in the checkpoint, {} here (another "
+                                              "file, or the file changed)",
+                                              it->second.substr(0, 16), value.substr(0, 16))
+                                : fmt::format("{}: {} in the checkpoint, {} here", name, it->second, value));
+  }
+  for (const auto& [name, value] : theirs)
+    if (std::none_of(ours.begin(), ours.end(), [&](const auto& f) { return f.first == name; }))
+      add(fmt::format("{}: {} in the checkpoint, not a setting here", name, value));
+  return out.empty() ? fmt::format("identity '{}' in the checkpoint, '{}' here", checkpoint, here) : out;
 }
 
 void write_checkpoint(const std::string& path, const SeqrecCheckpoint& k, const std::vector<std::string>& inputs,
@@ -75,11 +136,30 @@ void write_checkpoint(const std::string& path, const SeqrecCheckpoint& k, const 
   out.commit();
 }
 
-SeqrecCheckpoint read_checkpoint(const std::string& path, const std::string& option) {
+namespace {
+
+// Dataset `name` of `f` read whole (with_state), or only checked: its header, that it holds T, and that
+// the file stores the bytes its header claims (h5::inspect), without reading them. Returns its length.
+template <typename T>
+int64_t read_or_check(hid_t f, const char* name, bool with_state, std::vector<T>& into) {
+  if (with_state) {
+    into = h5::read<T>(f, name).data;
+    return int64_t(into.size());
+  }
+  const h5::DatasetInfo info = h5::inspect(f, name);
+  h5::require_type<T>(info, name);
+  return info.elements;
+}
+
+}  // namespace
+
+SeqrecCheckpoint read_checkpoint(const std::string& path, const std::string& option, bool with_state) {
   const auto fail = [&](const std::string& why) {
     return std::runtime_error(fmt::format("{} '{}': {}", option, path, why));
   };
   io::require_input_file(path, option);
+  h5::silence_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw fail("not an HDF5 file (empty, truncated, or another kind of file)");
   SeqrecCheckpoint k;
   try {
     const h5::Handle f = h5::open_file_read(path);
@@ -91,29 +171,39 @@ SeqrecCheckpoint read_checkpoint(const std::string& path, const std::string& opt
       if (auto v = h5::read_attr_int64(f, name)) return *v;
       throw fail(fmt::format("no '{}' attribute (not a complete train-seqrec checkpoint)", name));
     };
-    if (const std::string schema = text("schema"); schema != kSchema)
-      throw fail(fmt::format("schema '{}', not '{}'", schema, kSchema));
+    if (const std::string schema = text("schema"); schema == kSchemaV1)
+      throw fail("written by an older lobench (checkpoint version 1, whose identity names the data by its file name "
+                 "and counts, not its content); it cannot be checked against this data: train from the start");
+    else if (schema != kSchema)
+      throw fail(schema.rfind("lobench train-seqrec checkpoint", 0) == 0
+                     ? fmt::format("schema '{}', not '{}' (from a newer lobench?)", schema, kSchema)
+                     : fmt::format("not a train-seqrec checkpoint (its schema: '{}')", schema));
     k.identity = text("identity");
     k.epoch = count("epoch");
     k.steps = count("steps");
     k.since_best = count("early_stop_since_best");
     k.optimizer.precision = parse_optimizer_precision(text("optimizer_precision"));
     k.optimizer.steps = count("optimizer_steps");
-    k.parameters = h5::read<float>(f, "parameters").data;
+    k.parameter_count = read_or_check(f, "parameters", with_state, k.parameters);
+    std::vector<int64_t> lengths;
     if (k.optimizer.precision == OptimizerPrecision::fp32) {
-      k.optimizer.m = h5::read<float>(f, "adam_m").data;
-      k.optimizer.v = h5::read<float>(f, "adam_v").data;
+      lengths = {read_or_check(f, "adam_m", with_state, k.optimizer.m), read_or_check(f, "adam_v", with_state, k.optimizer.v)};
     } else {
-      k.optimizer.m16 = h5::read<uint16_t>(f, "adam_m16").data;
-      k.optimizer.v16 = h5::read<uint16_t>(f, "adam_v16").data;
-      k.optimizer.c16 = h5::read<uint16_t>(f, "adam_c16").data;
+      lengths = {read_or_check(f, "adam_m16", with_state, k.optimizer.m16),
+                 read_or_check(f, "adam_v16", with_state, k.optimizer.v16),
+                 read_or_check(f, "adam_c16", with_state, k.optimizer.c16)};
     }
+    for (const int64_t n : lengths)
+      if (n != k.parameter_count)
+        throw fail(fmt::format("{} parameters but optimizer moments of {}: not a complete checkpoint", k.parameter_count, n));
     const h5::Handle type = epoch_type();
     k.epochs = h5::read_table<EpochRow>(f, "epochs", type, path);
     const std::vector<EpochRow> best = h5::read_table<EpochRow>(f, "early_stop_best", type, path);
     if (best.size() > 1) throw fail("more than one early_stop_best row");
     if (!best.empty()) k.best = best.front();
   } catch (const h5::Error& e) {
+    throw fail(e.what());
+  } catch (const std::invalid_argument& e) {  // an optimizer precision that is none
     throw fail(e.what());
   }
   if (k.epoch < 1 || k.steps < 1 || k.optimizer.steps != k.steps)

@@ -62,7 +62,8 @@ struct SeqrecConfig {
   int64_t mem_limit = 0;
   bool dry_run = false;  // write the predicted memory only
   std::string out;       // the HDF5 run file
-  bool progress = true;  // progress line with ETA on the progress stream
+  bool progress = true;     // progress line with ETA on the progress stream
+  bool epoch_lines = true;  // one line per epoch on the log stream (--quiet: none)
 };
 
 // Throws std::invalid_argument naming the first field out of range.

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "datasets/random.hpp"
+#include "datasets/sha256.hpp"
 #include "datasets/seqrec_metrics.hpp"
 #include "datasets/synthetic_seqrec.hpp"
 #include "harness/io/interrupt_guard.hpp"
@@ -198,7 +199,10 @@ void validate(const SeqrecConfig& c) {
   if (c.early_stop > 0 && c.eval_every < 1)
     fail(fmt::format("--early-stop {} needs an evaluation every few epochs: --eval-every >= 1 (got {})", c.early_stop,
                      c.eval_every));
-  if (!c.checkpoint.empty() && c.checkpoint == c.out) fail("--checkpoint must not be the --out run file");
+  if (!c.checkpoint.empty() && c.eval_every < 0)
+    fail(fmt::format("--checkpoint '{}' would never be written: it is written at the end of an evaluated whole epoch, "
+                     "and --eval-every -1 evaluates none (give --eval-every 0 for the last epoch, or N for every N-th)",
+                     c.checkpoint));
   if (c.max_eval_users < 0) fail("--max-eval-users must be >= 0");
   if (c.block_v < 0) fail("--block-v must be >= 0");
   if (c.threads < 1) fail("--threads must be >= 1");
@@ -219,6 +223,19 @@ void validate(const SeqrecConfig& c) {
   data::validate(data::SplitOptions{data::parse_split_protocol(c.protocol), c.L, c.N});
 }
 
+std::string content_sha256(const data::SequenceDataset& s) {
+  data::Sha256 h;
+  const auto add = [&h](const auto& v) {
+    h.update(std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(v[0])));
+  };
+  const int64_t head[] = {s.num_items, s.num_users(), s.num_interactions()};
+  h.update(std::span(reinterpret_cast<const uint8_t*>(head), sizeof(head)));
+  add(s.user_ids);
+  add(s.offsets);
+  add(s.items);
+  return h.hex_digest();
+}
+
 SeqrecData load_seqrec_data(const SeqrecConfig& c) {
   SeqrecData d;
   if (c.dataset == "synthetic:yambda") {
@@ -232,6 +249,7 @@ SeqrecData load_seqrec_data(const SeqrecConfig& c) {
     d.sequences = data::read_sequences(c.dataset);
     d.V = int64_t(d.sequences.num_items) + 1;
   }
+  d.content_sha256 = content_sha256(d.sequences);
   d.split = data::make_split(d.sequences, {data::parse_split_protocol(c.protocol), c.L, c.N});
   if (d.split.train.count() == 0)
     throw std::invalid_argument(fmt::format("{}: no user is long enough for the split (all {} are shorter than {})",
@@ -311,10 +329,13 @@ struct Training {
   GradientExchange* exchange;
 };
 
-// Time sums over the steps after the first (which pays first-touch page faults).
+// Time sums over this process's steps after its first (which pays first-touch page faults), and their
+// count: after --resume-from, the checkpoint's steps were timed by another process.
 struct Timing {
+  int64_t steps = 0;
   double total = 0, forward = 0, loss = 0, backward = 0, optimizer = 0, comm = 0;
   void add(const StepRecord& r) {
+    ++steps;
     comm += r.comm_s;
     total += r.total_s();
     forward += r.forward_s;
@@ -360,18 +381,21 @@ namespace {
 // --resume-from: the checkpoint, refused (before anything is written) unless the run that wrote it trained
 // what this one trains and this one has steps left after it.
 SeqrecCheckpoint checked_checkpoint(const SeqrecConfig& c, const SeqrecData& d, int64_t total_steps, int64_t parameters) {
-  SeqrecCheckpoint k = read_checkpoint(c.resume_from);
-  const std::string here = checkpoint_identity(c, d.V, d.sequences.num_interactions(), d.split.train.count());
-  if (k.identity != here)
-    throw std::invalid_argument(fmt::format("--resume-from '{}' was written by a run of another training:\n  it:   {}\n  "
-                                            "this: {}",
-                                            c.resume_from, k.identity, here));
+  SeqrecCheckpoint k;
+  try {
+    k = read_checkpoint(c.resume_from);
+  } catch (const std::runtime_error& e) {  // missing, truncated, not a checkpoint: refused, not a failed run
+    throw RunRefused(e.what());
+  }
+  if (const std::string differs = identity_differences(k.identity, checkpoint_identity(c, d.content_sha256));
+      !differs.empty())
+    throw RunRefused(fmt::format("--resume-from '{}' was written by another training: {}", c.resume_from, differs));
   if (k.steps >= total_steps)
-    throw std::invalid_argument(fmt::format("--resume-from '{}' holds epoch {} (step {}); this run ends at step {}: give "
+    throw RunRefused(fmt::format("--resume-from '{}' holds epoch {} (step {}); this run ends at step {}: give "
                                             "--epochs above {} to train on",
                                             c.resume_from, k.epoch, k.steps, total_steps, k.epoch));
   if (int64_t(k.parameters.size()) != parameters)
-    throw std::invalid_argument(fmt::format("--resume-from '{}' holds {} parameters, the model has {}", c.resume_from,
+    throw RunRefused(fmt::format("--resume-from '{}' holds {} parameters, the model has {}", c.resume_from,
                                             k.parameters.size(), parameters));
   return k;
 }
@@ -397,11 +421,32 @@ int64_t continue_from(const SeqrecCheckpoint& k, const SeqrecConfig& c, Training
   return k.epoch;
 }
 
+// Whether a run over epochs first..epochs (total_steps steps, per_epoch each) ends an evaluated whole
+// epoch, where --checkpoint is written (the loop in run_seqrec below).
+bool writes_a_checkpoint(const SeqrecConfig& c, int64_t first, int64_t epochs, int64_t per_epoch, int64_t total_steps) {
+  for (int64_t e = first; e <= epochs; ++e) {
+    const bool whole = e * per_epoch <= total_steps, last = e == epochs || e * per_epoch >= total_steps;
+    if (whole && c.eval_every >= 0 && (last || (c.eval_every > 0 && e % c.eval_every == 0))) return true;
+  }
+  return false;
+}
+
+// A --checkpoint this run would never write is refused before it starts, not found missing after it.
+void refuse_unwritten_checkpoint(const SeqrecConfig& c, int64_t first, int64_t epochs, int64_t per_epoch,
+                                 int64_t total_steps) {
+  if (c.checkpoint.empty() || writes_a_checkpoint(c, first, epochs, per_epoch, total_steps)) return;
+  throw RunRefused(fmt::format(
+      "--checkpoint '{}' would never be written: it is written at the end of an evaluated whole epoch ({} steps "
+      "here, --eval-every {}), and this run ends at step {}{}; give --steps a multiple of {}, or --epochs",
+      c.checkpoint, per_epoch, c.eval_every, total_steps,
+      first > 1 ? fmt::format(" (it continues from epoch {})", first - 1) : std::string(), per_epoch));
+}
+
 // --checkpoint: the run's state at the end of `epoch` (a whole one), written atomically.
 void save_checkpoint(const SeqrecConfig& c, const SeqrecData& d, Training& t, const EarlyStopping& early,
                      const std::vector<EpochRow>& rows, int64_t epoch, int64_t steps) {
   SeqrecCheckpoint k;
-  k.identity = checkpoint_identity(c, d.V, d.sequences.num_interactions(), d.split.train.count());
+  k.identity = checkpoint_identity(c, d.content_sha256);
   k.epoch = epoch;
   k.steps = steps;
   const ParameterSet& p = t.model.params();
@@ -442,6 +487,28 @@ std::vector<RankRow> gather_ranks(GradientExchange& x, const SeqrecMemory& predi
 
 }  // namespace
 
+namespace {
+
+// Data-parallel: every rank's run the same, data included, or every rank refuses it naming the first
+// setting that differs (sweep/rank_agreement.hpp). The sweep compared the options already; here the
+// data, which one --dataset path can hold differently on two nodes.
+void require_same_run(GradientExchange& x, const SeqrecConfig& c, const SeqrecData& d) {
+  sweep::Settings s = training_settings(c, d.content_sha256);
+  s.insert(s.end(), {{"--steps", std::to_string(c.steps)},
+                     {"--epochs", std::to_string(c.epochs)},
+                     {"--eval-every", std::to_string(c.eval_every)},
+                     {"--early-stop", std::to_string(c.early_stop)},
+                     {"--dry-run", c.dry_run ? "on" : "off"},
+                     {"--resume-from", c.resume_from}});
+  try {
+    sweep::require_same_settings(x, s, "train-seqrec --data-parallel");
+  } catch (const std::invalid_argument& e) {
+    throw RunRefused(e.what());
+  }
+}
+
+}  // namespace
+
 // Long (about 110 lines) on purpose: a run is one sequence read top to bottom (plan and skip, the run
 // file, the steps with their interruption, the epochs with their evaluation, the outcome), and its loop
 // shares a dozen pieces of state (file, timing, batch, optimizer, the finish callback) that a split would
@@ -452,6 +519,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   validate(c);
   if ((exchange ? exchange->ranks() : 1) != c.ranks) throw std::logic_error("run_seqrec: c.ranks is not the exchange's");
   const bool primary = !exchange || exchange->primary();  // evaluates, prints, writes the run file
+  if (exchange) require_same_run(*exchange, c, d);  // first: before any other collective of the run
   if (exchange) exchange->reset_totals();
   SeqrecOutcome o;
   o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
@@ -465,7 +533,8 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   const int64_t planned = exchange ? exchange->largest(o.predicted.total()) : o.predicted.total();
   std::optional<std::pair<std::string, std::string>> not_training;  // status, reason
   if (auto why = objective.skip_reason(micro_batch_of(c) * c.N, d.V, c.D, c.L)) not_training.emplace("skipped", *why);
-  else if (c.mem_limit > 0 && planned > c.mem_limit)
+  // Each rank's own limit (its --mem-limit, or its memory available): over any one, all skip together.
+  else if (const bool over = c.mem_limit > 0 && planned > c.mem_limit; exchange ? exchange->largest(over) != 0 : over)
     not_training.emplace("skipped", fmt::format("OOM predicted: {} ({} B{}) > limit {} ({} B)",
                                                 format_bytes(double(planned)), planned, exchange ? " on the largest rank" : "",
                                                 format_bytes(double(c.mem_limit)), c.mem_limit));
@@ -476,6 +545,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   const int64_t epochs = (total_steps + per_epoch - 1) / per_epoch;
   std::optional<SeqrecCheckpoint> resumed;  // read and checked before the run file exists
   if (!c.resume_from.empty() && !not_training) resumed = checked_checkpoint(c, d, total_steps, parameters);
+  if (!not_training) refuse_unwritten_checkpoint(c, resumed ? resumed->epoch + 1 : 1, epochs, per_epoch, total_steps);
   std::unique_ptr<SeqrecRunFile> file;
   if (!c.out.empty() && primary)
     file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx, !not_training), o.predicted,
@@ -506,6 +576,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   std::vector<EpochRow> rows;  // the /epochs rows, for the checkpoint
   const int64_t first_epoch = resumed ? continue_from(*resumed, c, t, early, o, file.get(), rows) + 1 : 1;
   resumed.reset();
+  const int64_t steps_before = o.steps;  // the checkpoint's: timed by the process that ran them
   BatchData batch;
   Timing timing;
   const auto t_start = std::chrono::steady_clock::now();
@@ -519,7 +590,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
       const int64_t step = ++o.steps;
       const StepRecord r = t.step.run(batch.view(n, c.L), uint64_t(step), &t.opt);
       loss_sum += r.loss;
-      if (step > 1) timing.add(r);
+      if (step > steps_before + 1) timing.add(r);
       if (file) file->append_step(step_row(r, step, epoch, n, t.opt.lr_at(step), objective.full_vocabulary()));
       // A signal stops the run between steps, the steps done kept (io/interrupt_guard.hpp); data-parallel,
       // every rank stops at the same step (a signal any rank saw).
@@ -531,7 +602,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
                       nullptr);
       }
       if (c.progress && primary) {
-        const double per_step = seconds_since(t_start) / double(step);
+        const double per_step = seconds_since(t_start) / double(step - steps_before);  // this process's steps
         const std::string sweep_eta =
             context.later_steps > 0 ? ", sweep " + eta(per_step * double(total_steps - step + context.later_steps)) : "";
         progress << fmt::format("\r[train-seqrec {}] step {}/{} epoch {}/{} loss {:.6g} {:.3g} s/step ETA {}{}   ",
@@ -553,7 +624,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
     rows.push_back(er);
     if (file) file->append_epoch(er);
     if (c.progress && primary) progress << "\n";
-    if (primary) log << epoch_line(c.variant, er) << std::flush;
+    if (primary && c.epoch_lines) log << epoch_line(c.variant, er) << std::flush;
     // Early stopping decides on rank 0's evaluation; data-parallel, every rank learns it (collective).
     bool stop = early.observe(er);
     if (exchange && c.early_stop > 0 && evaluated) stop = exchange->largest(int64_t(stop)) != 0;
@@ -571,8 +642,9 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
                                                 c.early_stop)
                                   : std::string())
         << std::flush;
-  const double k = double(std::max<int64_t>(1, o.steps - 1));
-  o.steps_per_s = timing.total > 0 ? double(o.steps - 1) / timing.total : kNaN;
+  o.steps_this_process = o.steps - steps_before;
+  const double k = double(std::max<int64_t>(1, timing.steps));
+  o.steps_per_s = timing.total > 0 ? double(timing.steps) / timing.total : kNaN;
   o.mean_forward_s = timing.forward / k;
   o.mean_loss_s = timing.loss / k;
   o.mean_backward_s = timing.backward / k;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <stdexcept>
 #include <string>
 
 #include "datasets/seqrec.hpp"
@@ -22,7 +23,20 @@ struct SeqrecData {
   data::SequenceDataset sequences;
   data::SeqSplit split;
   int64_t V = 0;  // items + 1 (padding)
+  // SHA-256 of the sequences as read (user ids, their items, the largest item id): the data's identity
+  // in a checkpoint and among data-parallel ranks, whatever the file is called.
+  std::string content_sha256;
 };
+
+// A run refused before it wrote anything, for what it was given (a --resume-from checkpoint of another
+// training, a --checkpoint it would never write, data-parallel ranks on other data): the command ends
+// with exit status 2 and the message, instead of recording a failed run and going on.
+struct RunRefused : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// The SHA-256 of a data set's sequences (SeqrecData::content_sha256).
+std::string content_sha256(const data::SequenceDataset& s);
 
 // Reads the file or generates "synthetic:yambda" (std::invalid_argument / ParseError / runtime_error
 // naming the input on failure).
@@ -32,8 +46,9 @@ struct SeqrecOutcome {
   std::string status;  // ok | skipped | dry_run | failed
   std::string reason;
   SeqrecMemory predicted, measured;
-  int64_t steps = 0;
-  double steps_per_s = 0;  // over the steps after the first
+  int64_t steps = 0;             // the run's steps, a checkpoint's included
+  int64_t steps_this_process = 0;  // those this process ran (--resume-from: after the checkpoint)
+  double steps_per_s = 0;  // over this process's steps after its first (the means below likewise)
   double mean_forward_s = 0, mean_loss_s = 0, mean_backward_s = 0, mean_optimizer_s = 0;
   double mean_comm_s = 0;  // data-parallel: rank 0's time in the gradient sums
   double test_hit_at_8 = 0, test_hr_at_10 = 0, test_ndcg_at_10 = 0;  // the last evaluation (NaN if none)

@@ -19,6 +19,8 @@
 #include "harness/io/output_path.hpp"
 #include "harness/io/recorded_run.hpp"
 #include "harness/sweep/driver.hpp"
+#include "harness/sweep/rank_agreement.hpp"
+#include "harness/seqrec/seqrec_checkpoint.hpp"
 #include "harness/seqrec/seqrec_loss.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
 #include "harness/seqrec/seqrec_runner.hpp"
@@ -89,8 +91,13 @@ std::string summary(const std::string& head, const SeqrecConfig& c, const Seqrec
                    mib(m.parameters), mib(m.gradients), mib(m.optimizer_state), mib(m.activations), mib(m.loss_workspace),
                    mib(m.loss_outputs), mib(m.gradient_sums), mib(m.total()), mib(o.rss_peak_bytes),
                    c.ranks > 1 ? fmt::format(", rank 0 of {}", c.ranks) : std::string());
-  s += fmt::format("  {} steps, {:.4g} steps/s; mean s: forward {:.4g}  loss {:.4g}  backward {:.4g}  optimizer {:.4g}{}\n",
-                   o.steps, o.steps_per_s, o.mean_forward_s, o.mean_loss_s, o.mean_backward_s, o.mean_optimizer_s,
+  // After --resume-from, the speed is this process's: its steps, not the checkpoint's.
+  const std::string steps = o.steps_this_process == o.steps
+                                ? fmt::format("{} steps", o.steps)
+                                : fmt::format("{} steps ({} in this process, after the checkpoint's {})", o.steps,
+                                              o.steps_this_process, o.steps - o.steps_this_process);
+  s += fmt::format("  {}, {:.4g} steps/s; mean s: forward {:.4g}  loss {:.4g}  backward {:.4g}  optimizer {:.4g}{}\n",
+                   steps, o.steps_per_s, o.mean_forward_s, o.mean_loss_s, o.mean_backward_s, o.mean_optimizer_s,
                    c.ranks > 1 ? fmt::format("  communication {:.4g}", o.mean_comm_s) : std::string());
   s += fmt::format("  test Hit@8 {:.4f}  HR@10 {:.4f}  NDCG@10 {:.4f}\n", o.test_hit_at_8, o.test_hr_at_10, o.test_ndcg_at_10);
   return s;
@@ -213,19 +220,37 @@ std::vector<SeqrecSweepPoint> expand_seqrec_sweep(const SeqrecSweepSpec& spec) {
 
 namespace {
 
-// --checkpoint and --resume-from name one run's files: a single-point run (--out); the checkpoint not
-// there already (unless --overwrite, or it is the checkpoint being continued), the one to continue a file.
+// --checkpoint and --resume-from name one run's files: a single-point run (--out). What would otherwise
+// be found only after the first epoch (or never) is refused here, before anything runs: a --resume-from
+// that is no complete checkpoint (empty, truncated, another file; its data and settings are checked
+// against the run's once the data is loaded: seqrec_runner.cpp), and a --checkpoint that is the --out run
+// file or the data (under any name), a symlink to nothing, in a folder that does not exist, or there
+// already (unless --overwrite, or it is the checkpoint being continued).
 void check_checkpoint_paths(const SeqrecSweepSpec& spec, const SeqrecConfig& c) {
   for (const auto& [option, path] : {std::pair{"--checkpoint", &c.checkpoint}, std::pair{"--resume-from", &c.resume_from}})
     if (!path->empty() && spec.out.empty())
       throw std::invalid_argument(fmt::format("train-seqrec: {} names one run's file: give --out FILE (one run), not "
                                               "--out-dir",
                                               option));
-  if (!c.resume_from.empty()) io::require_input_file(c.resume_from, "--resume-from");
+  if (!c.resume_from.empty()) read_checkpoint(c.resume_from, "--resume-from", /*with_state=*/false);
   if (c.checkpoint.empty()) return;
-  if (const std::string what = io::not_regular_file(c.checkpoint); !what.empty())
-    throw io::PathError(fmt::format("--checkpoint '{}': {} is there, not a checkpoint", c.checkpoint, what));
+  // The same file under two names, or one path spelled two ways before the file exists (./out.h5, out.h5).
+  const auto same_place = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    const auto canonical = [&ec](const std::string& p) {
+      const fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);  // "o.h5" alone stays relative
+      return ec ? fs::path(p) : r;
+    };
+    return canonical(a) == canonical(b) || fs::equivalent(a, b, ec);
+  };
   std::error_code ec;
+  if (same_place(c.checkpoint, c.out))
+    throw io::PathError(fmt::format("--checkpoint '{}' is the --out run file '{}'; give the checkpoint a path of its own",
+                                    c.checkpoint, c.out));
+  if (!is_synthetic(c.dataset) && same_place(c.checkpoint, c.dataset))
+    throw io::PathError(fmt::format("--checkpoint '{}' is the --dataset file '{}'; refusing to overwrite the input",
+                                    c.checkpoint, c.dataset));
+  io::check_output_place(c.checkpoint, {}, "--checkpoint");
   const bool continued = !c.resume_from.empty() && fs::equivalent(c.checkpoint, c.resume_from, ec);
   if (fs::exists(c.checkpoint, ec) && !continued && !spec.overwrite)
     throw io::PathError(fmt::format("--checkpoint '{}' exists (give --overwrite to replace it, or --resume-from it to "
@@ -333,6 +358,38 @@ std::string seqrec_sweep_identity(const SeqrecSweepSpec& spec) {
 
 namespace {
 
+// What every rank of a data-parallel sweep must be given alike: each axis with its values and every other
+// option that decides what is trained, how long, or which collectives run (the data's content is compared
+// per run, seqrec_runner.cpp, so --data-dir may differ by node). Not: --out, --out-dir, --overwrite,
+// --checkpoint (rank 0's files), --threads, --quiet, --mem-limit (each rank's own; over any rank's, every
+// rank skips the run).
+sweep::Settings rank_settings(const SeqrecSweepSpec& spec) {
+  sweep::Settings s;
+  for (const auto& name : spec.axes.names())
+    s.push_back({"--" + name, fmt::format("{}", fmt::join(spec.axes.values(name), ","))});
+  const SeqrecConfig& b = spec.base;
+  const auto text = [](const auto& v) { return fmt::format("{}", v); };
+  s.insert(s.end(), {{"--syn-scale", text(b.syn_scale)},
+                     {"--data-seed", text(b.data_seed)},
+                     {"--protocol", b.protocol},
+                     {"--dropout", text(b.dropout)},
+                     {"--block-v", text(b.block_v)},
+                     {"--lr", text(b.lr)},
+                     {"--weight-decay", text(b.weight_decay)},
+                     {"--adam-eps", text(b.adam_eps)},
+                     {"--warmup-steps", text(b.warmup_steps)},
+                     {"--opt-precision", b.optimizer_precision},
+                     {"--micro-batch", text(b.micro_batch)},
+                     {"--eval-every", text(b.eval_every)},
+                     {"--early-stop", text(b.early_stop)},
+                     {"--max-eval-users", text(b.max_eval_users)},
+                     {"--exclude-history", b.exclude_history ? "on" : "off"},
+                     {"--dry-run", b.dry_run ? "on" : "off"},
+                     {"--resume-from", b.resume_from},
+                     {"--partition", spec.partition.str()}});
+  return s;
+}
+
 // What a data-parallel run's other ranks print to: a stream without a buffer, which drops everything.
 std::ostream& discard() {
   static std::ostream sink(nullptr);
@@ -351,6 +408,8 @@ class SeqrecSweepJob : public sweep::SweepJob {
   int64_t size() const override { return int64_t(points_.size()); }
 
   std::vector<sweep::PlannedPoint> plan(const std::vector<int64_t>& indices) override {
+    // Data-parallel: the ranks' options first, before any other collective (rank_agreement.hpp).
+    if (x_) sweep::require_same_settings(*x_, rank_settings(spec_), "train-seqrec --data-parallel");
     for (int64_t i : indices) mine_.push_back(points_[size_t(i)]);
     std::map<std::string, int64_t> vocabulary;
     std::string error;  // data-parallel: every rank learns any rank's refusal (exit status 2 on all)
@@ -409,9 +468,11 @@ class SeqrecSweepJob : public sweep::SweepJob {
       }
       return o.status == "ok" ? sweep::PointStatus::ok
              : o.status == "failed" ? sweep::PointStatus::failed : sweep::PointStatus::skipped;
+    } catch (const RunRefused&) {
+      throw;  // refused for what it was given, before writing anything: the command's exit status 2
     } catch (const std::exception& e) {
-      // Everything a point can be refused for was checked in plan(): what is left is a failure while
-      // training (memory, I/O); the sweep records it and goes on with the next point.
+      // Everything else a point can be refused for was checked in plan(): what is left is a failure
+      // while training (memory, I/O); the sweep records it and goes on with the next point.
       out_ << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;
       return sweep::PointStatus::failed;
     }
@@ -430,6 +491,8 @@ class SeqrecSweepJob : public sweep::SweepJob {
       }
       return o.status == "ok" ? sweep::PointStatus::ok
              : o.status == "failed" ? sweep::PointStatus::failed : sweep::PointStatus::skipped;
+    } catch (const RunRefused&) {
+      throw;  // every rank refuses alike (the same options and data, agreed on first): exit status 2 on all
     } catch (const std::exception& e) {
       if (!x_->shared_failure(e)) x_->abort_all(e.what());
       out_ << fmt::format("{}: FAILED: {}\n", head, e.what()) << std::flush;

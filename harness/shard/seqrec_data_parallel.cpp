@@ -59,6 +59,10 @@ class MpiGradientExchange final : public seqrec::GradientExchange {
     MPI_Allreduce(&value, &max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);  // exact in any order
     return max;
   }
+  int64_t agree(int64_t value) override {
+    MPI_Bcast(&value, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    return value;
+  }
   void check(const std::string& error) override { agree_or_throw(MPI_COMM_WORLD, error, rank_); }
   bool shared_failure(const std::exception& e) const override { return dynamic_cast<const RankFailure*>(&e) != nullptr; }
 

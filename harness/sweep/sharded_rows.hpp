@@ -10,6 +10,7 @@
 
 #include "harness/io/result_row.hpp"
 #include "harness/measure.hpp"
+#include "harness/sweep/rank_agreement.hpp"
 #include "harness/sweep/step_point.hpp"
 
 namespace lobench::sweep {
@@ -36,25 +37,12 @@ class ShardedRows {
                                       io::ResultRow& row) = 0;
 };
 
-// A fingerprint of a command line (FNV-1a, 64 bits): ranks of one sharded run compare theirs at start,
-// so that ranks started with different options (--reps, --seed, --V, ...) refuse together instead of
-// hanging in mismatched collectives or writing rows that mix two runs.
-inline int64_t options_fingerprint(const std::string& command_line) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : command_line) h = (h ^ c) * 1099511628211ull;
-  return int64_t(h >> 1);  // non-negative
-}
-
-// Throws std::invalid_argument on every rank unless every rank's `command_line` is the same. `Sharded`
-// is a sweep::ShardedRows or a train::ShardedTraining (agree: rank 0's value; largest: the maximum).
+// Throws std::invalid_argument on every rank, naming the first option that differs, unless every rank's
+// `command_line` is the same (rank_agreement.hpp). `Sharded` is a sweep::ShardedRows or a
+// train::ShardedTraining.
 template <typename Sharded>
 void require_same_options(const Sharded& sharded, const std::string& command_line) {
-  const int64_t mine = options_fingerprint(command_line);
-  const int64_t differs = sharded.largest(sharded.agree(mine) != mine ? 1 : 0);
-  if (differs != 0)
-    throw std::invalid_argument(
-        "--shard: the ranks were started with different options (their command lines differ from rank 0's: '" +
-        command_line + "' on this rank); start every rank with the same command");
+  require_same_settings(sharded, command_line_settings(command_line), "--shard");
 }
 
 }  // namespace lobench::sweep

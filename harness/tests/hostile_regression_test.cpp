@@ -23,7 +23,6 @@
 #include "variants/checked_math.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/io/results_file.hpp"
-#include "harness/sweep/sharded_rows.hpp"
 #include "datasets/seqrec.hpp"
 #include "variants/tests/temp_path.hpp"
 
@@ -340,22 +339,8 @@ TEST(HostileRegression, Issue23FullDiskEndsWithAMessageNotACrash) {
   }
 }
 
-// Hangs: ranks started with different options hung in mismatched collectives. They compare one
-// fingerprint of their command line first and refuse together.
-struct FakeRanks {
-  int64_t rank0;  // what rank 0's fingerprint is
-  int64_t agree(int64_t) const { return rank0; }
-  int64_t largest(int64_t v) const { return v; }
-};
-TEST(HostileRegression, Issue23RanksWithDifferentOptionsRefuse) {
-  const std::string mine = "lobench run --reps 3 --shard vocab";
-  EXPECT_NO_THROW(sweep::require_same_options(FakeRanks{sweep::options_fingerprint(mine)}, mine));
-  const std::string e = error_of([&] {
-    sweep::require_same_options(FakeRanks{sweep::options_fingerprint("lobench run --reps 1 --shard vocab")}, mine);
-  });
-  EXPECT_NE(e.find("different options"), std::string::npos) << e;
-  EXPECT_NE(sweep::options_fingerprint("a --seed 0"), sweep::options_fingerprint("a --seed 1"));
-}
+// Hangs: ranks started with different options hung in mismatched collectives. They compare their
+// options first and refuse together: harness/sweep/tests/rank_agreement_test.cpp (RankAgreement.*).
 
 // Files destroyed (a): two writers of one path. The second is refused by OUT's lock, at once.
 TEST(HostileRegression, Issue23SecondWriterOfOnePathIsRefused) {

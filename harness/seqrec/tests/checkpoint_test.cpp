@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -67,6 +68,7 @@ TEST(SeqrecCheckpoint, TwoPlusTwoEpochsThroughACheckpointEqualFourEpochsBitForBi
     const SeqrecOutcome o = run(rest);
     ASSERT_EQ(o.status, "ok") << tag << ": " << o.reason;
     EXPECT_EQ(o.steps, 20) << tag;
+    EXPECT_EQ(o.steps_this_process, 10) << tag;
 
     EXPECT_NE(attr(first.out, "parameters_hash"), attr(whole.out, "parameters_hash")) << tag;  // it did stop early
     EXPECT_EQ(attr(rest.out, "parameters_hash"), attr(whole.out, "parameters_hash")) << tag;
@@ -78,6 +80,15 @@ TEST(SeqrecCheckpoint, TwoPlusTwoEpochsThroughACheckpointEqualFourEpochsBitForBi
       EXPECT_EQ(rest_steps[i].step, whole_steps[10 + i].step);
       EXPECT_EQ(rest_steps[i].loss, whole_steps[10 + i].loss) << tag << " step " << rest_steps[i].step;
     }
+    // The speed is this process's (issue 43: 42 steps "at 22.15 steps/s" where its 14 took 1.851 s): its
+    // steps after its first, over their own times in /steps, not all 20 over them.
+    double step_s = 0, forward_s = 0;
+    for (size_t i = 1; i < rest_steps.size(); ++i) {
+      step_s += rest_steps[i].step_s;
+      forward_s += rest_steps[i].forward_s;
+    }
+    EXPECT_NEAR(o.steps_per_s, 9.0 / step_s, 1e-9 * o.steps_per_s) << tag;
+    EXPECT_NEAR(o.mean_forward_s, forward_s / 9.0, 1e-9 * o.mean_forward_s) << tag;
     const auto whole_epochs = SeqrecRunFile::read_epochs(whole.out), rest_epochs = SeqrecRunFile::read_epochs(rest.out);
     ASSERT_EQ(rest_epochs.size(), 4u) << tag;  // the checkpoint's two rows, then its own
     for (size_t e = 0; e < 4; ++e) {
@@ -105,19 +116,66 @@ TEST(SeqrecCheckpoint, RefusesACheckpointOfAnotherTrainingOrWithNothingLeft) {
   try {
     run(other);
     ADD_FAILURE() << "a checkpoint of another lr was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("lr=0.02"), std::string::npos) << e.what();
+  } catch (const RunRefused& e) {  // the command's exit status 2, not a failed run
+    EXPECT_NE(std::string(e.what()).find("--lr: 0.01 in the checkpoint, 0.02 here"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(other.out));  // nothing written
 
   SeqrecConfig done = by_epochs("fused", dir.path / "done.h5", 2);
   done.resume_from = first.checkpoint;
-  EXPECT_THROW(run(done), std::invalid_argument);  // epoch 2 of 2: nothing left
+  EXPECT_THROW(run(done), RunRefused);  // epoch 2 of 2: nothing left
   EXPECT_FALSE(fs::exists(done.out));
 
   SeqrecConfig not_one = by_epochs("fused", dir.path / "x.h5", 4);
   not_one.resume_from = first.out;  // a run file, not a checkpoint
-  EXPECT_THROW(run(not_one), std::runtime_error);
+  EXPECT_THROW(run(not_one), RunRefused);
+
+  SeqrecConfig never = by_epochs("fused", dir.path / "never.h5", 1);  // 5 steps an epoch: 3 end none
+  never.steps = 3;
+  never.checkpoint = (dir.path / "never_ck.h5").string();
+  EXPECT_THROW(run(never), RunRefused);
+  EXPECT_FALSE(fs::exists(never.out));
+}
+
+// Issue 37: a checkpoint's identity held the data's file name and counts, so another file of the same
+// name, users, items and interactions was continued as if it were the data trained on. It is the
+// content's SHA-256 now.
+TEST(SeqrecCheckpoint, RefusesOtherDataOfTheSameNameAndCounts) {
+  TempDir dir;
+  const auto write = [&](const std::string& folder, int mult) {
+    fs::create_directories(dir.path / folder);
+    std::ofstream f(dir.path / folder / "seq.txt");
+    for (int u = 1; u <= 30; ++u) {
+      f << u;
+      for (int i = 0; i < 12; ++i) f << ' ' << 1 + (u * mult + i * 3) % 40;
+      f << '\n';
+    }
+    return (dir.path / folder / "seq.txt").string();
+  };
+  SeqrecConfig first = by_epochs("chunked", dir.path / "first.h5", 1);
+  first.dataset = write("a", 7);
+  first.L = 1;
+  first.N = 4;
+  first.B = 2;
+  first.checkpoint = (dir.path / "ck.h5").string();
+  ASSERT_EQ(run(first).status, "ok");
+  SeqrecConfig other = first;
+  other.dataset = write("b", 5);  // the same users, items and counts; other sequences
+  other.epochs = 2;
+  other.checkpoint.clear();
+  other.resume_from = first.checkpoint;
+  other.out = (dir.path / "other.h5").string();
+  ASSERT_EQ(load_seqrec_data(other).sequences.num_interactions(), load_seqrec_data(first).sequences.num_interactions());
+  try {
+    run(other);
+    ADD_FAILURE() << "a checkpoint of other data was continued";
+  } catch (const RunRefused& e) {
+    EXPECT_NE(std::string(e.what()).find("the data: its content (SHA-256)"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(other.out));
+  SeqrecConfig same = other;
+  same.dataset = first.dataset;
+  EXPECT_EQ(run(same).status, "ok");  // the same file continues
 }
 
 TEST(SeqrecEarlyStopping, StopsAfterPatienceEvaluationsWithoutANewBestAndKeepsTheEarlierOfATie) {

@@ -185,6 +185,70 @@ def register_seqrec(case):
 
 
 # ---------------------------------------------------------------------------------------------------
+# train-seqrec checkpoints (issue 37): --resume-from other data of the same name and counts, a truncated,
+# empty or mismatched checkpoint; --checkpoint paths refused at start, and one that would never be written
+
+SEQREC_TRAIN = [a for a in SEQREC if a != "--dry-run"]  # 15 steps an epoch on SEQ_GOOD
+# the same users, items and counts as SEQ_GOOD, other sequences: only the content tells them apart
+SEQ_OTHER = "".join(f"{u} " + " ".join(str(1 + (u * 5 + i * 3) % 40) for i in range(12)) + "\n" for u in range(1, 31))
+
+
+def make_seqrec_checkpoint(exe, d):
+    """One epoch of the tiny run on SEQ_GOOD with its checkpoint; returns the checkpoint's path."""
+    os.makedirs(f"{d}/ck_run", exist_ok=True)
+    seq_file()(f"{d}/ck_run")
+    argv = [a.replace("{d}", f"{d}/ck_run") for a in with_opt(with_opt(SEQREC_TRAIN, "--steps", "0"), "--eval-every", "1")]
+    r = run_lobench(exe, argv + ["--epochs", "1", "--checkpoint", f"{d}/ck_run/ck.h5"])
+    assert r.returncode == 0, r.stderr
+    return f"{d}/ck_run/ck.h5"
+
+
+def register_checkpoints(case, exe):
+    resume = with_opt(with_opt(SEQREC_TRAIN, "--steps", "0"), "--eval-every", "1") + [
+        "--epochs", "2", "--resume-from", "{d}/ck.h5"]
+
+    def with_checkpoint(text=SEQ_GOOD, damage=None):
+        def setup(d):
+            seq_file(text)(d)
+            shutil.copyfile(cached(exe, "seqrec_ck", make_seqrec_checkpoint), f"{d}/ck.h5")
+            if damage:
+                damage(f"{d}/ck.h5")
+        return setup
+
+    def truncate(path):
+        data = open(path, "rb").read()
+        open(path, "wb").write(data[:len(data) // 2])
+    case("train-seqrec --resume-from a checkpoint of other data, same name and counts", "checkpoint",
+         ["ck.h5", "another training", "data", "SHA-256"], resume, with_checkpoint(SEQ_OTHER))
+    case("train-seqrec --resume-from a truncated checkpoint", "checkpoint", ["ck.h5"], resume,
+         with_checkpoint(damage=truncate))
+    case("train-seqrec --resume-from an empty checkpoint", "checkpoint", ["ck.h5", "not an HDF5 file"], resume,
+         with_checkpoint(damage=lambda p: open(p, "w").close()))
+    case("train-seqrec --resume-from a checkpoint of another --lr", "checkpoint", ["ck.h5", "--lr", "0.0005", "0.001"],
+         with_opt(resume, "--lr", "0.001"), with_checkpoint())
+    case("train-seqrec --resume-from a run file", "checkpoint", ["ck.h5", "not a train-seqrec checkpoint"], resume,
+         lambda d: (seq_file()(d), shutil.copyfile(cached(exe, "seqrec_ck", make_seqrec_checkpoint).replace(
+             "ck.h5", "out.h5"), f"{d}/ck.h5")))
+    one_epoch = with_opt(with_opt(SEQREC_TRAIN, "--steps", "0"), "--eval-every", "1") + ["--epochs", "1"]
+    for name, path, tok, more in [
+        ("equal to --out (another spelling)", "./out.h5", ["--checkpoint", "--out run file"], None),
+        ("a dangling symlink", "{d}/dangling.h5", ["dangling.h5", "symlink to nothing"],
+         lambda d: os.symlink(f"{d}/nowhere.h5", f"{d}/dangling.h5")),
+        ("in a missing folder", "{d}/nope/ck.h5", ["nope", "does not exist"], None),
+        ("the data file", "{d}/seq.txt", ["seq.txt", "--dataset"], None),
+    ]:
+        def setup(d, more=more):
+            seq_file()(d)
+            if more:
+                more(d)
+        case(f"train-seqrec --checkpoint {name}", "checkpoint", tok, one_epoch + ["--checkpoint", path], setup)
+    for name, argv in [("--eval-every -1", with_opt(SEQREC_TRAIN, "--steps", "20")),
+                       ("--steps 3 (an epoch is 15)", with_opt(with_opt(SEQREC_TRAIN, "--steps", "3"), "--eval-every", "1"))]:
+        case(f"train-seqrec --checkpoint never written: {name}", "checkpoint", ["ck.h5", "would never be written"],
+             argv + ["--checkpoint", "{d}/ck.h5"], seq_file())
+
+
+# ---------------------------------------------------------------------------------------------------
 # train-xmc: existing run files, duplicate seeds, symlinked names, --layouts-out
 
 def xmc_names(exe, argv):
@@ -293,6 +357,22 @@ def register_heap(case, exe):
     for seed in range(30):
         case(f"merge corrupted global heap {seed}", "heap", ["p1.h5"], ["merge", "{d}/m.h5", "{d}/p0.h5", "{d}/p1.h5"],
              part(seed), may_accept=True, allow_new=True)
+
+    # issue 37: the first heap object's size raised past its string (byte 25 of the collection: size 5 +
+    # 256 v): HDF5's read returned, overrunning its buffer, and merge died later in H5Aclose (v = 64) or at
+    # exit with `free(): invalid pointer` (v = 16), leaving m.h5.lock and a .partial. Refused, nothing left.
+    def overrun(v):
+        def setup(d):
+            for i in range(2):
+                shutil.copyfile(cached(exe, f"part{i}", lambda e, c, i=i: make_run_part(e, c, i, 2)), f"{d}/p{i}.h5")
+            data = bytearray(open(f"{d}/p1.h5", "rb").read())
+            at = data.find(b"GCOL")
+            data[at + 25] = v
+            open(f"{d}/p1.h5", "wb").write(bytes(data))
+        return setup
+    for v in [16, 64]:
+        case(f"merge global heap object overrunning its string ({v})", "heap", ["p1.h5", "global heap"],
+             ["merge", "{d}/m.h5", "{d}/p0.h5", "{d}/p1.h5"], overrun(v))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -500,11 +580,13 @@ def register_writers(case):
 # ---------------------------------------------------------------------------------------------------
 # MPI ranks with different options
 
-def mpi_runner(rank1_argv):
+def mpi_runner(rank1_argv, rank1_wdir=None):
+    """Rank 0 runs the case's command, rank 1 `rank1_argv` (in `rank1_wdir`, '{d}' the case folder, when given)."""
     def runner(d, cmd, env, timeout):
         mpirun = shutil.which("mpirun")
         second = [cmd[0]] + [a.replace("{d}", d) for a in rank1_argv]
-        full = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "1"] + cmd + [":", "-np", "1"] + second
+        wdir = ["-wdir", rank1_wdir.replace("{d}", d)] if rank1_wdir else []
+        full = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "1"] + cmd + [":", "-np", "1"] + wdir + second
         env = dict(env, OMPI_MCA_btl="self,vader", OMPI_MCA_rmaps_base_oversubscribe="1")
         try:
             p = subprocess.run(full, capture_output=True, timeout=timeout, cwd=d, env=env)
@@ -531,11 +613,26 @@ def register_mpi(case, exe):
     for opt, a, b in [("--epochs", "1", "2"), ("--seeds", "0", "1"), ("--dim", "8", "16")]:
         case(f"mpirun train-xmc ranks differ in {opt}", "mpi", ["different options"], with_opt(xmc, opt, a), None,
              runner=mpi_runner(with_opt(xmc, opt, b)))
+    # train-seqrec --data-parallel (issue 37: --steps hung, --D corrupted the heap, the others ran to exit 0)
+    seq = [a for a in SEQREC if a != "--dry-run"] + ["--data-parallel"]
+    def two_files(d):
+        seq_file()(d)
+        seq_file(SEQ_OTHER, name="other.txt")(d)
+    for opt, a, b in [("--steps", "1", "2"), ("--D", "8", "16"), ("--lr", "0.001", "0.002"), ("--seed", "0", "1"),
+                      ("--dataset", "{d}/seq.txt", "{d}/other.txt")]:
+        case(f"mpirun train-seqrec ranks differ in {opt}", "mpi", ["different options", f"{opt} ('"],
+             with_opt(seq, opt, a), two_files, runner=mpi_runner(with_opt(seq, opt, b)))
+    # the same --dataset path holding other data on rank 1 (another node's copy): its own working folder
+    case("mpirun train-seqrec ranks on other data under one name", "mpi", ["different options", "data-sha256"],
+         with_opt(seq, "--dataset", "seq.txt"), lambda d: (seq_file()(d), os.mkdir(f"{d}/node1"),
+                                                          seq_file(SEQ_OTHER)(f"{d}/node1")),
+         runner=mpi_runner(with_opt(seq, "--dataset", "seq.txt"), rank1_wdir="{d}/node1"))
 
 
 def register(case, exe):
     exe = os.path.abspath(exe)
     register_seqrec(case)
+    register_checkpoints(case, exe)
     register_xmc(case, exe)
     register_merge(case, exe)
     register_heap(case, exe)
