@@ -30,14 +30,17 @@ void tune(const TuneFlags& f) {
     set_command_exit_code(0);
     return;
   }
-  fmt::print("lobench tune: the fused step through each path, {} threads, {} rounds interleaved (median, min–max):\n",
+  fmt::print("lobench tune: the fused step through each path, {} threads, {} rounds interleaved; CPU time of all "
+             "threads (what decides) and wall time, median (min–max):\n",
              f.threads, f.rounds);
   for (const meters::ProductsTiming& t : ch.timings) {
-    const bool own = t.own_faster();
-    fmt::print("  {:<7} P={} D={} V={}: own {}  library {}  -> {} ({:.2f}x)\n", t.shape_class, t.P, t.D, t.V,
-               samples_text(t.own), samples_text(t.library), own ? "own" : "library",
-               own ? t.library.median() / t.own.median() : t.own.median() / t.library.median());
+    const bool library = t.library_faster();
+    fmt::print("  {} P={} D={} V={}: library/own CPU time {:.3f} -> {}\n", t.shape_class, t.P, t.D, t.V,
+               t.library.median() / t.own.median(), library ? "library" : "own");
+    fmt::print("    CPU   own {}  library {}\n", samples_text(t.own), samples_text(t.library));
+    fmt::print("    wall  own {}  library {}\n", samples_text(t.own_wall), samples_text(t.library_wall));
   }
+  fmt::print("(the library replaces our kernels only when faster in CPU time in at least 3/4 of the rounds)\n");
   fmt::print("own: {}\nlibrary: {}\nchoice: {}\n", meters::products_path_name(ProductsPath::own),
              meters::products_path_name(ProductsPath::library), ch.products);
   fmt::print("{}\n", cache_error.empty() ? ch.basis.substr(ch.basis.rfind("; ") + 2)
@@ -56,8 +59,8 @@ void register_tune_command(CLI::App& app) {
       "tune",
       "Measure which products the fp32 fused and chunked tiles should use on this machine and cache the choice.\n"
       "Times the fused step (P = 1024; D = 128 and D = 256) through lobench's own AVX-512 micro-kernels and\n"
-      "through the library (OpenBLAS, else Eigen), the two interleaved round by round, keeps the faster per\n"
-      "shape class (D <= 192, D > 192) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default\n"
+      "through the library (OpenBLAS, else Eigen), the two interleaved round by round, keeps the faster in CPU\n"
+      "time per shape class (D <= 192, D > 192; the library only when it won 3/4 of the rounds) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default\n"
       "~/.cache/lobench/) that `lobench run` and train-seqrec read. Without it, the first run on a machine and\n"
       "build measures the same (5 rounds). LOBENCH_PRODUCTS=own|library forces a path instead. Exit status 1\n"
       "when the cache could not be written.");

@@ -19,7 +19,8 @@
 namespace lobench::meters {
 namespace {
 
-constexpr const char* kHeader = "lobench fp32 products cache, version 1";
+constexpr const char* kHeader = "lobench fp32 products cache, version 2";
+constexpr size_t kLinesPerClass = 5;  // the class, then own and library CPU seconds, own and library wall seconds
 
 // The first processor's fields of /proc/cpuinfo (x86 names; other machines leave them empty).
 std::map<std::string, std::string> cpuinfo_fields() {
@@ -71,7 +72,7 @@ uint64_t fnv1a(const std::string& s) {
 
 std::string samples_line(const char* name, const Samples& s) {
   std::string line = name;
-  for (double x : s.seconds) line += fmt::format(" {:.9g}", x);
+  for (double x : s.seconds) line += fmt::format(" {}", x);  // shortest text that reads back exactly
   return line;
 }
 
@@ -96,7 +97,7 @@ std::optional<Samples> parse_samples(const std::string& text) {
   return s;
 }
 
-std::optional<ProductsTiming> parse_timing(const std::string& cls, const std::string& own, const std::string& lib) {
+std::optional<ProductsTiming> parse_timing(const std::string& cls, const std::string* samples) {
   ProductsTiming t;
   char name[16] = {0};
   long long P = 0, V = 0, D = 0;
@@ -104,17 +105,24 @@ std::optional<ProductsTiming> parse_timing(const std::string& cls, const std::st
   if (std::sscanf(cls.c_str(), "%15s P=%lld V=%lld D=%lld%c", name, &P, &V, &D, &tail) != 4 || P < 1 || V < 1 || D < 1)
     return std::nullopt;
   t.shape_class = name, t.P = P, t.V = V, t.D = D;
-  auto o = field(own, "own_seconds"), l = field(lib, "library_seconds");
-  if (!o || !l) return std::nullopt;
-  auto os = parse_samples(*o), ls = parse_samples(*l);
-  if (!os || !ls) return std::nullopt;
-  t.own = *os, t.library = *ls;
+  Samples* into[] = {&t.own, &t.library, &t.own_wall, &t.library_wall};
+  const char* names[] = {"own_cpu_seconds", "library_cpu_seconds", "own_wall_seconds", "library_wall_seconds"};
+  for (int i = 0; i < 4; ++i) {
+    const auto text = field(samples[i], names[i]);
+    auto parsed = text ? parse_samples(*text) : std::nullopt;
+    if (!parsed || (i > 0 && parsed->seconds.size() != t.own.seconds.size())) return std::nullopt;
+    *into[i] = std::move(*parsed);
+  }
   return t;
 }
 
 }  // namespace
 
-bool ProductsTiming::own_faster() const { return own.median() < library.median(); }
+bool ProductsTiming::library_faster() const {
+  size_t wins = 0;
+  for (size_t i = 0; i < own.seconds.size() && i < library.seconds.size(); ++i) wins += library.seconds[i] < own.seconds[i];
+  return 4 * wins >= 3 * own.seconds.size() && library.median() < own.median();
+}
 
 std::string products_cache_key() {
   auto cpu = cpuinfo_fields();
@@ -157,14 +165,14 @@ CacheRead read_products_cache(const std::string& path, const std::string& key) {
   const auto k = lines.size() > 1 ? field(lines[1], "key") : std::nullopt;
   const auto utc = lines.size() > 2 ? field(lines[2], "measured_utc") : std::nullopt;
   const auto threads = lines.size() > 3 ? field(lines[3], "threads") : std::nullopt;
-  if (lines.empty() || lines[0] != kHeader || !k || !utc || !threads || lines.size() != 10) {
+  if (lines.empty() || lines[0] != kHeader || !k || !utc || !threads || lines.size() != 4 + 2 * kLinesPerClass) {
     r.why = "is not a products cache of this version (corrupt?)";
     return r;
   }
   c.key = *k, c.measured_utc = *utc, c.threads = std::atoi(threads->c_str());
-  for (size_t at = 4; at + 2 < lines.size(); at += 3) {
+  for (size_t at = 4; at + kLinesPerClass <= lines.size(); at += kLinesPerClass) {
     const auto cls = field(lines[at], "class");
-    auto t = cls ? parse_timing(*cls, lines[at + 1], lines[at + 2]) : std::nullopt;
+    auto t = cls ? parse_timing(*cls, &lines[at + 1]) : std::nullopt;
     if (!t) {
       r.why = fmt::format("line {} is malformed (corrupt?)", at + 1);
       return r;
@@ -197,8 +205,10 @@ bool write_products_cache(const std::string& path, const CachedProducts& c, std:
     std::ofstream f(temp, std::ios::trunc);
     f << kHeader << "\nkey: " << c.key << "\nmeasured_utc: " << c.measured_utc << "\nthreads: " << c.threads << "\n";
     for (const ProductsTiming& t : c.timings)
-      f << fmt::format("class: {} P={} V={} D={}\n", t.shape_class, t.P, t.V, t.D) << samples_line("own_seconds:", t.own)
-        << "\n" << samples_line("library_seconds:", t.library) << "\n";
+      f << fmt::format("class: {} P={} V={} D={}\n", t.shape_class, t.P, t.V, t.D)
+        << samples_line("own_cpu_seconds:", t.own) << "\n" << samples_line("library_cpu_seconds:", t.library) << "\n"
+        << samples_line("own_wall_seconds:", t.own_wall) << "\n"
+        << samples_line("library_wall_seconds:", t.library_wall) << "\n";
     f.close();
     if (!f) {
       std::filesystem::remove(temp, ec);

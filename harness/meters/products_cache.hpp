@@ -20,12 +20,18 @@
 
 namespace lobench::meters {
 
-// One shape class's measurement: the fused step's wall seconds per timed run through each path.
+// One shape class's measurement: the fused step through each path, round by round (the two back to back
+// in each round), in process CPU seconds (all threads: what the choice compares, as a shared machine's
+// other jobs hardly enter it) and in wall seconds (shown beside).
 struct ProductsTiming {
   std::string shape_class;  // "D<=192" or "D>192"
   int64_t P = 0, V = 0, D = 0;
-  Samples own, library;
-  bool own_faster() const;  // by the median; ties go to the library (the path every CPU has)
+  Samples own, library;            // CPU seconds per step
+  Samples own_wall, library_wall;  // wall seconds per step, the same rounds
+  // Whether the library's products replace ours: faster in CPU time in at least 3/4 of the rounds and
+  // by the median. A tie within the noise keeps our kernels (what every earlier result used, pinned bit
+  // for bit by their scalar model) rather than letting the noise pick a machine's last bits.
+  bool library_faster() const;
 };
 
 struct CachedProducts {

@@ -54,7 +54,8 @@ ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int
   cpu::set_own_tile_kernels_enabled(true);
   ProductsTiming t;
   t.shape_class = shape_class, t.P = in.P, t.V = V, t.D = D;
-  t.own = contenders[0].wall, t.library = contenders[1].wall;
+  t.own = contenders[0].cpu, t.library = contenders[1].cpu;
+  t.own_wall = contenders[0].wall, t.library_wall = contenders[1].wall;
   return t;
 }
 
@@ -73,7 +74,7 @@ CachedProducts measure_products(int threads, int reps) {
 std::string timings_text(const CachedProducts& c) {
   std::string text = fmt::format("{} thread{}, fused step", c.threads, c.threads == 1 ? "" : "s");
   for (const ProductsTiming& t : c.timings)
-    text += fmt::format("{} {:.2f} ms (own) vs {:.2f} ms (library) at P={} D={} V={}",
+    text += fmt::format("{} {:.2f} CPU ms (own) vs {:.2f} CPU ms (library) at P={} D={} V={}",
                         &t == &c.timings.front() ? ":" : ";", 1e3 * t.own.median(), 1e3 * t.library.median(), t.P,
                         t.D, t.V);
   return text + fmt::format(" (medians of {})", c.timings.front().own.seconds.size());
@@ -81,8 +82,8 @@ std::string timings_text(const CachedProducts& c) {
 
 ProductsChoice choice_of(const CachedProducts& c, const std::string& basis) {
   ProductsChoice ch;
-  ch.small_d = c.timings.at(0).own_faster() ? ProductsPath::own : ProductsPath::library;
-  ch.large_d = c.timings.at(1).own_faster() ? ProductsPath::own : ProductsPath::library;
+  ch.small_d = c.timings.at(0).library_faster() ? ProductsPath::library : ProductsPath::own;
+  ch.large_d = c.timings.at(1).library_faster() ? ProductsPath::library : ProductsPath::own;
   ch.basis = basis;
   ch.timings = c.timings;
   return ch;

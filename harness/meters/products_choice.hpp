@@ -7,8 +7,10 @@
 // otherwise (auto, the default) the cache of this CPU and build (products_cache.hpp) answers, and on a
 // miss both paths are timed now on the fused step at one shape of each class (P = 1024; D = 128 and
 // D = 256, V = 2048 · threads and 1024 · threads: about half a second on 2 threads), interleaved by the
-// project's one timing rule (time_interleaved), and the faster by the median kept per class: D <= 192
-// and D > 192. A cache that is corrupt, unreadable or unwritable never fails a run: it is measured
+// project's one timing rule (time_interleaved), and the faster in process CPU time kept per class,
+// D <= 192 and D > 192 (ProductsTiming::library_faster: the library only when it won at least 3/4 of
+// the rounds). CPU time, because on a shared machine a step's wall time is mostly the other jobs' (wall
+// medians of the two paths swapped order between runs minutes apart here; their CPU times did not). A cache that is corrupt, unreadable or unwritable never fails a run: it is measured
 // again, one warning says so, and the run goes on.
 //
 // The choice changes the last bits of fused's and chunked's results (another summation order inside

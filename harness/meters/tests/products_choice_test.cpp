@@ -57,8 +57,10 @@ CachedProducts example(const std::string& key) {
   c.key = key;
   c.measured_utc = "2026-12-06T05:00:00Z";
   c.threads = 2;
-  c.timings.push_back({"D<=192", 1024, 4096, 128, samples({0.0152, 0.0149, 0.0160}), samples({0.0179, 0.0175, 0.0183})});
-  c.timings.push_back({"D>192", 1024, 2048, 256, samples({0.0201, 0.0199, 0.0210}), samples({0.0190, 0.0188, 0.0195})});
+  c.timings.push_back({"D<=192", 1024, 4096, 128, samples({0.0152, 0.0149, 0.0160}), samples({0.0179, 0.0175, 0.0183}),
+                       samples({0.0082, 0.0079, 0.0090}), samples({0.0099, 0.0095, 0.0093})});
+  c.timings.push_back({"D>192", 1024, 2048, 256, samples({0.0201, 0.0199, 0.0210}), samples({0.0190, 0.0188, 0.0195}),
+                       samples({0.0111, 0.0109, 0.0120}), samples({0.0100, 0.0098, 0.0105})});
   return c;
 }
 
@@ -78,8 +80,10 @@ TEST(ProductsCache, RoundTripKeepsEverySampleAndTheKey) {
   EXPECT_EQ(c.timings[1].V, 2048);
   EXPECT_EQ(c.timings[0].own.seconds, example("").timings[0].own.seconds);
   EXPECT_EQ(c.timings[1].library.seconds, example("").timings[1].library.seconds);
-  EXPECT_TRUE(c.timings[0].own_faster());
-  EXPECT_FALSE(c.timings[1].own_faster());
+  EXPECT_EQ(c.timings[0].library_wall.seconds, example("").timings[0].library_wall.seconds);
+  EXPECT_EQ(c.timings[1].own_wall.seconds, example("").timings[1].own_wall.seconds);
+  EXPECT_FALSE(c.timings[0].library_faster());
+  EXPECT_TRUE(c.timings[1].library_faster());
   // Another CPU or build: a miss, not a corrupt file.
   const CacheRead other = read_products_cache(path, "cpu Z | build Y");
   EXPECT_FALSE(other.products);
@@ -88,6 +92,22 @@ TEST(ProductsCache, RoundTripKeepsEverySampleAndTheKey) {
   int files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path / "sub")) ++files;
   EXPECT_EQ(files, 1);
+}
+
+// The library replaces our kernels only when faster in at least 3/4 of the paired rounds: a tie within the
+// noise keeps ours instead of letting the noise choose.
+TEST(ProductsCache, TheLibraryWinsOnlyAClearMajorityOfRounds) {
+  ProductsTiming t;
+  t.own = samples({1.0, 1.0, 1.0, 1.0});
+  t.library = samples({0.9, 0.9, 0.9, 1.1});
+  EXPECT_TRUE(t.library_faster());
+  t.library = samples({0.9, 0.9, 1.1, 1.1});
+  EXPECT_FALSE(t.library_faster());
+  t.library = samples({1.1, 1.1, 1.1, 0.9});
+  EXPECT_FALSE(t.library_faster());
+  t.own = samples({1.0, 1.0, 1.0});
+  t.library = samples({0.5, 0.5, 1.01});  // 2 of 3: not enough, however large the gain
+  EXPECT_FALSE(t.library_faster());
 }
 
 TEST(ProductsCache, MalformedFilesAreCorruptNotMisses) {
@@ -101,8 +121,10 @@ TEST(ProductsCache, MalformedFilesAreCorruptNotMisses) {
     good.assign(std::istreambuf_iterator<char>(f), {});
   }
   const std::string bad[] = {"", "garbage\n", good.substr(0, good.size() / 2),
-                             good.substr(0, good.find("own_seconds: ") + 13) + "0.01 nan 0.02\n" +
-                                 good.substr(good.find("library_seconds"))};
+                             good.substr(0, good.find("own_cpu_seconds: ") + 17) + "0.01 nan 0.02\n" +
+                                 good.substr(good.find("library_cpu_seconds")),
+                             good.substr(0, good.find("own_wall_seconds: ") + 18) + "0.01 0.02\n" +
+                                 good.substr(good.find("library_wall_seconds"))};  // one sample short
   for (const std::string& text : bad) {
     std::ofstream(path, std::ios::trunc) << text;
     const CacheRead r = read_products_cache(path, "k");
@@ -176,8 +198,8 @@ TEST(ProductsChoice, CacheMissCorruptAndUnwritableAllMeasureAndGoOn) {
   ASSERT_EQ(first.timings.size(), 2u);
   EXPECT_EQ(first.timings[0].D, 128);
   EXPECT_EQ(first.timings[1].D, 256);
-  EXPECT_EQ(first.small_d == ProductsPath::own, first.timings[0].own_faster());
-  EXPECT_EQ(first.large_d == ProductsPath::own, first.timings[1].own_faster());
+  EXPECT_EQ(first.small_d == ProductsPath::library, first.timings[0].library_faster());
+  EXPECT_EQ(first.large_d == ProductsPath::library, first.timings[1].library_faster());
 
   const ProductsChoice second = decide_fp32_products(1);
   EXPECT_EQ(second.basis.rfind("from cache " + path, 0), 0u) << second.basis;
