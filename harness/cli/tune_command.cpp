@@ -60,10 +60,10 @@ void register_tune_command(CLI::App& app) {
       "Measure which products the fp32 fused and chunked tiles should use on this machine and cache the choice.\n"
       "Times the fused step (P = 1024; D = 128 and D = 256) through lobench's own AVX-512 micro-kernels and\n"
       "through the library (OpenBLAS, else Eigen), the two interleaved round by round, keeps the faster in CPU\n"
-      "time per shape class (D <= 192, D > 192; the library only when it won 3/4 of the rounds) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default\n"
-      "~/.cache/lobench/) that `lobench run` and train-seqrec read. Without it, the first run on a machine and\n"
-      "build measures the same (5 rounds). LOBENCH_PRODUCTS=own|library forces a path instead. Exit status 1\n"
-      "when the cache could not be written.");
+      "time per shape class (D <= 192, D > 192; the library only when it won 3/4 of the rounds) and rewrites\n"
+      "the cache under $XDG_CACHE_HOME/lobench/ (default ~/.cache/lobench/) that `lobench run`, check and\n"
+      "train-seqrec read. Without it, the first run on a machine and build measures the same (5 rounds).\n"
+      "LOBENCH_PRODUCTS=own|library forces a path instead. Exit status 1 when the cache could not be written.");
   cli::shared(cmd->add_option("--threads", flags->threads), "of the measured steps");
   cmd->add_option("--rounds", flags->rounds, "timed rounds of each path at each shape, after one warm-up (3 to 1000)")
       ->capture_default_str();
