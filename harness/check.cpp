@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "harness/config/option_checks.hpp"
+#include "harness/meters/products_choice.hpp"
 #include "variants/checked_math.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/system_memory.hpp"
@@ -145,7 +147,12 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
   out.resize(d.P, d.V, d.D);
   CountingAllocator alloc;
   RunContext ctx{alloc, opts};
-  v->run(in, out, ctx);
+  const bool fp32_cpu = v->backend() == "cpu";  // (check runs fp32 operands)
+  {
+    std::optional<meters::Fp32ProductsForD> products;  // the fp32 tiles' products chosen for this D
+    if (fp32_cpu) products.emplace(d.D);
+    v->run(in, out, ctx);
+  }
 
   {
     auto f = h5::create_file(output.temp_path());
@@ -154,6 +161,8 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
     h5::write_attr(f, "reduction", to_string(d.reduction));
     h5::write_attr(f, "input", in_path);
     h5::write_attr(f, "peak_working_bytes", alloc.peak_bytes());
+    if (fp32_cpu) h5::write_attr(f, "fp32_products", meters::fp32_products_choice().products);
+    if (fp32_cpu) h5::write_attr(f, "fp32_products_basis", meters::fp32_products_choice().basis);
     h5::write_scalar(f, "loss", out.loss);
     h5::write(f, "per_position_loss", {d.P}, out.per_position_loss.data());
     h5::write(f, "dA", {d.P, d.D}, out.dA.data());

@@ -15,6 +15,7 @@ void register_schema_command(CLI::App& app);                             // sche
 void register_merge_command(CLI::App& app, const std::string& argv);     // merge_command.cpp
 void register_compare_command(CLI::App& app);                            // compare_command.cpp
 void register_train_seqrec_command(CLI::App& app, const std::string& argv);  // train_seqrec_command.cpp
+void register_tune_command(CLI::App& app);                               // tune_command.cpp
 
 // Commands report their exit status here (0 success, 1 finished with failures, 2 bad input).
 void set_command_exit_code(int code);

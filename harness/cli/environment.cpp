@@ -8,6 +8,7 @@
 
 #include "harness/cli/numbers.hpp"
 #include "harness/cli/option_checks.hpp"
+#include "harness/meters/products_choice.hpp"
 
 namespace lobench::cli {
 
@@ -15,6 +16,9 @@ std::string environment_help() {
   return "Environment (checked at start; a malformed value is a usage error, exit 2):\n"
          "  LOBENCH_ISA=portable|avx2|avx512   force one CPU kernel path (default: the best this CPU runs)\n"
          "  LOBENCH_GEMM=eigen|openblas        the GEMM library of the dense products (default: OpenBLAS where built)\n"
+         "  LOBENCH_PRODUCTS=own|library|auto  the products of fp32 fused/chunked tiles: lobench's AVX-512 micro-kernels,\n"
+         "                                     the library's, or (auto, default) the faster as measured and cached on\n"
+         "                                     this machine (`lobench tune`)\n"
          "  OMP_NUM_THREADS=N[,N...]           not read for thread counts (--threads decides, default all cores);\n"
          "                                     must still be positive integers, as OpenMP would ignore others\n"
          "  LOBENCH_DATA=DIR                   the data folder when --data-dir is not given (train-xmc, train-seqrec);\n"
@@ -69,6 +73,7 @@ void check_environment() {
       throw std::invalid_argument(
           fmt::format("LOBENCH_DATA={}: not an existing folder (the data folder; unset it or give --data-dir)", v));
   }
+  meters::forced_products();  // LOBENCH_PRODUCTS: a bad value, or `own` where the micro-kernels cannot run
 }
 
 }  // namespace lobench::cli

@@ -11,7 +11,7 @@ namespace lobench::cli {
 std::string environment_help();
 
 // Throws std::invalid_argument naming the variable and its valid values when OMP_NUM_THREADS,
-// LOBENCH_NO_VERIFY or LOBENCH_DATA is set to something lobench would misread. (LOBENCH_GEMM and
+// LOBENCH_NO_VERIFY, LOBENCH_DATA or LOBENCH_PRODUCTS is set to something lobench would misread. (LOBENCH_GEMM and
 // LOBENCH_ISA are checked by their own readers, variants/cpu/sgemm.hpp and precision_sim/cpu_dispatch.hpp,
 // which main calls first.)
 void check_environment();

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   try {
     lobench::cpu::sgemm_library();  // LOBENCH_GEMM, checked before any command starts
     check_isa_environment();        // LOBENCH_ISA, likewise: a bad value would fail every row instead
-    lobench::cli::check_environment();  // OMP_NUM_THREADS, LOBENCH_NO_VERIFY, LOBENCH_DATA
+    lobench::cli::check_environment();  // OMP_NUM_THREADS, LOBENCH_NO_VERIFY, LOBENCH_DATA, LOBENCH_PRODUCTS
     lobench::plugin::load_environment_plugins();  // LOBENCH_PLUGIN_PATH: their variants for every command
   } catch (const std::exception& e) {
     fmt::print(stderr, "lobench: {}\n", e.what());
@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
   lobench::register_schema_command(app);
   lobench::register_merge_command(app, joined);
   lobench::register_compare_command(app);
+  lobench::register_tune_command(app);
   lobench::cli::register_options_command(app);
   lobench::cli::show_each_commands_default(app);
   lobench::cli::accept_count_notation(app);  // every integer option takes 1e5, 100k, 1.5M

@@ -97,7 +97,8 @@ growth); a resumed version-3 file keeps its layout.
 | `start_utc`, `end_utc` | ISO 8601 UTC; `end_utc` is written when the run closes cleanly |
 | `sweep_axes` | the axes and their values, `name=v1,v2;...` (what `--list` expands) |
 | `sgemm_eigen_gflops`, `sgemm_eigen_n`, `sgemm_eigen_library`, `sgemm_openblas_gflops`, `sgemm_openblas_n`, `sgemm_openblas_library`, `sgemm_own_gflops`, `sgemm_own_n`, `sgemm_own_library`, `sgemm_best_gflops`, `sgemm_threads` | the machine's SGEMM limit measured at the start of the run on the rows' threads: Eigen at an n³ product, OpenBLAS (`libopenblas`, what NumPy and most frameworks call) at the same n (`sgemm_openblas_why` where it could not be loaded; its library string says when `OPENBLAS_CORETYPE` in the environment held it to other kernels than the CPU's best, or when the process had loaded it before lobench with other kernels and no private copy could be made; `sgemm_openblas_kernels`: the kernels it ran, `openblas_get_corename()`; `sgemm_openblas_loaded`: which instance, the process's or a private copy where the process had loaded it with other kernels; both absent before 2026-12-06), lobench's own micro-kernels at the same n (`sgemm_own_why` without AVX-512; absent before 2026-12-02), the fastest of them (GFLOP/s); each `_library` names what ran |
-| `sgemm_library` | what the CPU variants' own products run on (OpenBLAS or Eigen, `LOBENCH_GEMM`; Eigen, saying why, where the process had loaded OpenBLAS with other kernels and no private copy could be made; fused and chunked with fp32 operands on AVX-512 use lobench's micro-kernels regardless) |
+| `sgemm_library` | what the CPU variants' own products run on (OpenBLAS or Eigen, `LOBENCH_GEMM`; Eigen, saying why, where the process had loaded OpenBLAS with other kernels and no private copy could be made; fused and chunked with fp32 operands on AVX-512 take the products `fp32_products` names) |
+| `fp32_products`, `fp32_products_basis` | the products of the fp32 `fused` and `chunked` tiles on the CPU: `own AVX-512 14x32 micro-kernels` or `library (OpenBLAS ...)`, per shape class where they differ (`... at D <= 192; ... at D > 192`); the basis: `LOBENCH_PRODUCTS=own\|library`, `measured now on ...: ... CPU ms (own) vs ... CPU ms (library) at P=... D=... V=...; cached in PATH`, `from cache PATH (measured ...)`, or why there is no choice (no AVX-512). The choice changes the last bits of those rows, never their independence of the thread count (docs/method.md). `not chosen: ...` (no basis) in a run without CPU rows of fp32 operands; absent before 2026-12-06 (the micro-kernels then, on AVX-512) |
 | `partition` | `K/N`: the part of a sweep this run made, split with `--partition K/N` (`0/1`: the whole sweep) |
 | `bf16_gemm_gflops`, `bf16_gemm_n`, `bf16_gemm_library` | the yardstick of CPU rows with `--operand bf16`, measured beside the SGEMM: an n³ product of bf16 operands accumulated in float32 through lobench's bf16 products (AMX-BF16 where the CPU has it), GFLOP/s (NaN with `bf16_gemm_why` where the CPU cannot compute bf16) |
 | `fma_peak_gflops`, `fma_peak_isa` | the physical ceiling: fused multiply-adds on registers only, on the same threads, and the instruction set used |
@@ -132,7 +133,8 @@ Files before version 4 may hold rows of the former peer scripts (backend `peer`,
 
 `loss` float64 scalar, `per_position_loss` float64 [P] (unweighted mean or sum over V of the element
 loss), `dA` float32 [P, D], `dE` float32 [V, D], `counts` int64 [P, 4] (TP, FP, FN, TN at logit > 0);
-attributes `variant`, `reduction`, `input`, `peak_working_bytes` and the provenance above.
+attributes `variant`, `reduction`, `input`, `peak_working_bytes`, `fp32_products`, `fp32_products_basis` and the
+provenance above.
 )";
   return md;
 }

@@ -138,6 +138,11 @@ void SeqrecRunFile::set_place(const SweepPlace& place) {
   writer_.set_attr("partition", place.partition);
 }
 
+void SeqrecRunFile::set_products(const std::string& products, const std::string& basis) {
+  writer_.set_attr("fp32_products", products);
+  writer_.set_attr("fp32_products_basis", basis);
+}
+
 // Every row flushed (nothing left unwritten between steps, so a kill then loses nothing); only epochs
 // are also fsynced, as steps can be milliseconds apart.
 void SeqrecRunFile::append_step(const StepRow& r) { writer_.append("steps", r, io::RunFileWriter::Durability::flush); }

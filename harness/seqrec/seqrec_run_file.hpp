@@ -143,6 +143,9 @@ class SeqrecRunFile {
   // best_test_ndcg_at_10 (test at the best dev epoch) and early_stopped_at_epoch (0: it trained all its
   // epochs).
   void set_early_stopping(int64_t patience, const EpochRow& best, int64_t stopped_at_epoch);
+  // The fp32 full-vocabulary loss's tile products: the attributes fp32_products and fp32_products_basis
+  // (harness/meters/products_choice.hpp).
+  void set_products(const std::string& products, const std::string& basis);
   // --resume-from: the attributes resumed_from (the checkpoint's path) and resumed_at_epoch (the epoch it
   // held; /epochs has its rows up to there, /steps only the steps run here).
   void set_resumed(const std::string& checkpoint, int64_t epoch);

@@ -26,6 +26,7 @@
 #include "harness/seqrec/train_step.hpp"
 #include "harness/system_memory.hpp"
 #include "variants/operand.hpp"
+#include "harness/meters/products_choice.hpp"
 
 namespace lobench::seqrec {
 
@@ -572,6 +573,13 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   // logits' peak).
   const meters::PeakRssMeter rss_since_here;
 
+  // A full-vocabulary loss's fp32 tiles through the products chosen for its width (D fixed for the run:
+  // chosen once, before the first step; D + 1 with the bias column).
+  std::optional<meters::Fp32ProductsForD> products;
+  if (c.variant != "sampled" && loss_options(c).operand_is_fp32()) {
+    products.emplace(c.item_bias ? c.D + 1 : c.D);
+    if (file) file->set_products(meters::fp32_products_choice().products, meters::fp32_products_choice().basis);
+  }
   Training t(c, d.split.train, d.V, objective, exchange);
   std::vector<EpochRow> rows;  // the /epochs rows, for the checkpoint
   const int64_t first_epoch = resumed ? continue_from(*resumed, c, t, early, o, file.get(), rows) + 1 : 1;

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <new>
+#include <optional>
 #include <stdexcept>
 
+#include "harness/meters/products_choice.hpp"
 #include "harness/sweep/check_outputs.hpp"
 #include "harness/sweep/measure_row.hpp"
 #include "harness/sweep/score.hpp"
@@ -43,6 +45,11 @@ std::vector<double> RowMeasurer::measure_checked(const PlannedRow& plan, io::Res
   StepOutputs out;
   Measurement m;
   try {
+    // The row's fp32 CPU tiles through the products chosen for its D (meters/products_choice.hpp), only
+    // around its step: the yardsticks measure our own kernels as well. (In an isolated row's child the
+    // choice is this machine's cache, which the parent filled before its first row.)
+    std::optional<meters::Fp32ProductsForD> products;
+    if (plan.variant->backend() == "cpu" && plan.point.options.operand_is_fp32()) products.emplace(plan.point.shape.D);
     m = measure_row(*plan.variant, in, plan.point.options, warmup_, reps_, out);
   } catch (...) {
     if (inputs_digest(in) != digest) inputs_.discard();  // a later row must not read what it wrote

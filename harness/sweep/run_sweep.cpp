@@ -3,15 +3,18 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <tuple>
 
 #include "harness/config/option_checks.hpp"
+#include "harness/meters/products_choice.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/sweep/driver.hpp"
 #include "harness/sweep/isolated_row.hpp"
@@ -84,13 +87,39 @@ SyntheticSpec synthetic_spec(const SweepSettings& s) {
   return syn;
 }
 
+// A row whose step may make fp32 tile products on the CPU (built-in or plug-in CPU variants; Python
+// variants compute in their framework).
+bool uses_fp32_products(const PlannedRow& r) {
+  return !r.skipped && r.variant->backend() == "cpu" && r.point.options.operand_is_fp32();
+}
+
+// The products of the fp32 tiled variants (meters/products_choice.hpp), chosen before the first row when
+// a CPU row with fp32 operands will run (nothing otherwise); a sharded run's ranks take the primary's
+// choice, as they must compute alike.
+const meters::ProductsChoice* choose_products(const std::vector<PlannedRow>& rows, const ShardedRows* sharded) {
+  if (std::none_of(rows.begin(), rows.end(), uses_fp32_products)) return nullptr;
+  const meters::ProductsChoice& mine = meters::fp32_products_choice();
+  if (sharded) {
+    const int64_t code = meters::products_choice_code(mine);
+    const int64_t agreed = sharded->agree(code);
+    if (agreed != code) meters::adopt_fp32_products(agreed, "the primary rank's choice (" + mine.basis + " here)");
+  }
+  return &meters::fp32_products_choice();
+}
+
+void write_products_attributes(ResultsFile& file, const meters::ProductsChoice* products) {
+  file.set_attr("fp32_products", products ? products->products : "not chosen: no CPU row with fp32 operands");
+  if (products) file.set_attr("fp32_products_basis", products->basis);
+}
+
 // Runs one row the plan found runnable: yardstick, inputs, timing, accuracy. Exceptions become a
 // failed row; the sweep goes on.
 class RowRunner {
  public:
-  RowRunner(const SweepSettings& s, ResultsFile* file, Printer& printer, int64_t sgemm_n, int64_t mem_limit)
+  RowRunner(const SweepSettings& s, ResultsFile* file, Printer& printer, int64_t sgemm_n, int64_t mem_limit,
+            const meters::ProductsChoice* products)
       : s_(s), file_(file), printer_(printer), measurer_(synthetic_spec(s), s.warmup, s.reps, s.accuracy),
-        yardsticks_(sgemm_n), mem_limit_(mem_limit) {}
+        yardsticks_(sgemm_n), mem_limit_(mem_limit), products_(products) {}
 
   std::vector<double> run(const PlannedRow& plan, io::ResultRow& row) {
     set_yardstick(plan, row);
@@ -145,6 +174,8 @@ class RowRunner {
   // The row's step split over the ranks (every rank calls this for every runnable row, in order).
   std::vector<double> run_sharded(const PlannedRow& plan, io::ResultRow& row) {
     try {
+      std::optional<meters::Fp32ProductsForD> products;
+      if (uses_fp32_products(plan)) products.emplace(plan.point.shape.D);
       const int64_t rank_limit = s_.mem_limit > 0 ? s_.mem_limit : 0;
       // The one repetition rule, as unsharded rows: every rank judges the same samples (measure()).
       std::vector<double> samples = s_.sharded->measure(plan.point, s_.pad_fraction, s_.dup_fraction, s_.accuracy,
@@ -258,10 +289,13 @@ class RowRunner {
                              : m.bf16.why.empty() ? fmt::format("; bf16 {}³ {:.1f} GFLOP/s ({}, the yardstick of bf16 rows)",
                                                                 m.bf16.n, m.bf16.gflops, m.bf16.library)
                                                   : "; bf16 not measured (" + m.bf16.why + ")";
+    const std::string products =
+        products_ ? fmt::format("; fp32 fused/chunked products: {} ({})", products_->products, products_->basis) : "";
     printer_.note(fmt::format("machine limits on {} threads{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {}, lobench's own {} "
-                              "GFLOP/s (the yardstick of %GEMM: {:.1f}){}; FMA peak {:.1f} GFLOP/s ({})",
+                              "GFLOP/s (the yardstick of %GEMM: {:.1f}){}; FMA peak {:.1f} GFLOP/s ({}){}",
                               m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "",
-                              m.eigen.n, m.eigen.gflops, openblas, own, m.best_sgemm_gflops(), bf16, m.fma.gflops, m.fma.isa));
+                              m.eigen.n, m.eigen.gflops, openblas, own, m.best_sgemm_gflops(), bf16, m.fma.gflops, m.fma.isa,
+                              products));
   }
 
   void gpu_note(const std::optional<GpuRates>& rates, const std::string& why) {
@@ -287,6 +321,7 @@ class RowRunner {
   RowMeasurer measurer_;
   Yardsticks yardsticks_;
   const int64_t mem_limit_;  // the host limit the plan used: an isolated row's process maps no more
+  const meters::ProductsChoice* products_;  // null: no CPU row with fp32 operands in this run
   std::tuple<int64_t, int64_t, int> last_local_key_{-1, -1, -1};
   double last_local_ = io::kNotMeasured;
   int first_threads_ = -1;
@@ -347,9 +382,11 @@ class StepSweepJob : public SweepJob {
   }
 
   void begin(const std::vector<PlannedPoint>& planned) override {
+    if (records_) file_ = std::make_unique<ResultsFile>(s_.out, prov_, s_.out_mode);  // (a refused --out: nothing measured)
+    const meters::ProductsChoice* products = choose_products(rows_, s_.sharded);
     if (records_) {
-      file_ = std::make_unique<ResultsFile>(s_.out, prov_, s_.out_mode);
       write_run_attributes(*file_, s_, limits_);
+      write_products_attributes(*file_, products);
       if (s_.sharded) {
         file_->set_attr("mpi_library", s_.sharded->library());
         file_->set_attr("shard", fmt::format("{} over {} ranks", s_.sharded->shard_name(), s_.sharded->ranks()));
@@ -358,7 +395,8 @@ class StepSweepJob : public SweepJob {
     printer_ = make_printer(s_.format, out_, err_, s_.axes.swept());
     printer_->note(limits_note(planned.size(), s_.out, limits_, s_.partition));
     runner_ = std::make_unique<RowRunner>(s_, file_.get(), *printer_,
-                                          s_.sgemm_n > 0 ? s_.sgemm_n : auto_sgemm_n(rows_, s_.reps), limits_.host_bytes);
+                                          s_.sgemm_n > 0 ? s_.sgemm_n : auto_sgemm_n(rows_, s_.reps), limits_.host_bytes,
+                                          products);
   }
 
   bool recorded(const PlannedPoint& p) const override { return file_ && file_->has(p.key); }

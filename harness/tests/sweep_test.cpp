@@ -412,11 +412,11 @@ TEST(Sweep, AdaptiveRepetitionsStopAtTheirTargets) {
   p.max_time_s = 30.0;
   p.max_reps = 20;
   p.cv_target = 0.05;
-  EXPECT_FALSE(p.enough(Samples{{0.5, 0.5}}));               // fewer than 3
-  EXPECT_TRUE(p.enough(Samples{{0.5, 0.5, 0.5}}));           // 1.5 s, CV 0
-  EXPECT_FALSE(p.enough(Samples{{0.1, 0.1, 0.1}}));          // 0.3 s: under min_time
-  EXPECT_FALSE(p.enough(Samples{{0.4, 0.6, 0.5}}));          // CV 20 %
-  EXPECT_TRUE(p.enough(Samples{{20.0, 15.0, 10.0}}));        // past max_time, CV notwithstanding
+  EXPECT_FALSE(p.enough(Samples{{0.5, 0.5, 0.5}}));          // fewer than 4 (the fewest lobench compare tests)
+  EXPECT_TRUE(p.enough(Samples{{0.5, 0.5, 0.5, 0.5}}));      // 2 s, CV 0
+  EXPECT_FALSE(p.enough(Samples{{0.1, 0.1, 0.1, 0.1}}));     // 0.4 s: under min_time
+  EXPECT_FALSE(p.enough(Samples{{0.4, 0.6, 0.5, 0.5}}));     // CV 16 %
+  EXPECT_TRUE(p.enough(Samples{{20.0, 15.0, 10.0, 12.0}}));  // past max_time, CV notwithstanding
   EXPECT_TRUE(p.enough(Samples{std::vector<double>(20, 0.01)}));  // max_reps
   p.fixed_reps = 2;
   EXPECT_TRUE(p.enough(Samples{{0.1, 0.9}}));
@@ -425,7 +425,7 @@ TEST(Sweep, AdaptiveRepetitionsStopAtTheirTargets) {
   RepPolicy q;
   q.min_time_s = 0.0;
   const Samples s = collect_samples([&] { return ++calls <= 2 ? 9.0 : 1.0; }, 2, q);  // 2 warm-ups dropped
-  EXPECT_EQ(s.seconds, (std::vector<double>{1.0, 1.0, 1.0}));
+  EXPECT_EQ(s.seconds, (std::vector<double>{1.0, 1.0, 1.0, 1.0}));
 }
 
 TEST(Sweep, TrustFlagsNameWhatMakesARowUntrustworthy) {

@@ -17,13 +17,22 @@ std::atomic<bool> own_enabled{true};
 
 void set_own_tile_kernels_enabled(bool enabled) { own_enabled = enabled; }
 
-const OwnTileKernels* own_tile_kernels() {
-  if (!own_enabled) return nullptr;
+bool own_tile_kernels_available() {
 #if defined(LOBENCH_SIMD_AVX512)
   // The tile kernels' path already says what this CPU runs and what LOBENCH_ISA allows.
-  if (active_bce_tile_kernels().path == SimdPath::avx512) return &kOwnTileKernelsAvx512;
+  return active_bce_tile_kernels().path == SimdPath::avx512;
+#else
+  return false;
 #endif
+}
+
+const OwnTileKernels* own_tile_kernels() {
+  if (!own_enabled || !own_tile_kernels_available()) return nullptr;
+#if defined(LOBENCH_SIMD_AVX512)
+  return &kOwnTileKernelsAvx512;
+#else
   return nullptr;
+#endif
 }
 
 void transpose_rows(const float* A, int64_t P, int64_t D, float* At, int64_t ldat) {

@@ -78,8 +78,11 @@ struct OwnTileKernels {
 const OwnTileKernels* own_tile_kernels();
 
 // While disabled, own_tile_kernels() returns nullptr, so that one process can time the variants both ways
-// (step_bench's *_sgemm rows). Not for use while a variant is running.
+// (step_bench's *_sgemm rows) and so that the harness can give them the library's products where those
+// are faster on this CPU (harness/meters/products_choice.hpp). Not for use while a variant is running.
 void set_own_tile_kernels_enabled(bool enabled);
+// Whether own_tile_kernels() returns the kernels while enabled (the build, the CPU and LOBENCH_ISA allow them).
+bool own_tile_kernels_available();
 
 // The scalar model of one logit: the chain Σ_d E_row[d]·A_row[d] in increasing d, the kernels' order
 // (A_row: the position's row of A, the values Aᵀ's column holds). The fused variant reads the logits at

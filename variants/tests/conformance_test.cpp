@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "variants/cpu/fused_tile.hpp"
 #include "variants/tests/ragged_cases.hpp"
 #include "variants/tests/reference_checks.hpp"
 
@@ -45,6 +46,33 @@ TEST(Conformance, EveryCpuVariantMatchesTheReferenceOnRaggedCases) {
       EXPECT_LE(alloc.peak_bytes(), v->predicted_working_bytes(c.shape, c.options)) << where;
     }
   }
+}
+
+// fused and chunked with their tile products through the library instead of the micro-kernels of our own
+// (the choice harness/meters/products_choice.hpp makes per CPU): the same accuracy rules. (Where the
+// micro-kernels run, the test above holds them to the rules; elsewhere both tests take the library.)
+TEST(Conformance, TiledVariantsMatchTheReferenceThroughTheLibraryProducts) {
+  const auto cases = testing::ragged_cases();
+  cpu::set_own_tile_kernels_enabled(false);
+  for (const auto& c : cases) {
+    const StepData d = make_synthetic(c.shape, c.spec);
+    const StepInputs in = d.view();
+    CountingAllocator ref_alloc;
+    cpu::ReferenceResult ref;
+    cpu::reference_step(in, ref, ref_alloc, 2);
+    for (const char* name : {"fused", "chunked"}) {
+      const Variant* v = Registry::instance().find(name);
+      ASSERT_NE(v, nullptr) << name;
+      if (v->skip_reason(c.shape, c.options)) continue;
+      StepOutputs out;
+      out.resize(in.P, in.V, in.D);
+      CountingAllocator alloc;
+      RunContext ctx{alloc, c.options};
+      v->run(in, out, ctx);
+      testing::expect_matches_reference(out, ref, in, std::string(name) + " (library products) on " + c.label());
+    }
+  }
+  cpu::set_own_tile_kernels_enabled(true);
 }
 
 TEST(Conformance, AllZeroLogitsGiveLn2InEveryVariant) {

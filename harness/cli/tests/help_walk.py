@@ -103,7 +103,7 @@ class SharedOptions(unittest.TestCase):
         cls.table, cls.markdown = shared_table()
 
     def test_the_walk_found_the_commands(self):
-        for c in ("run", "check", "train-xmc", "train-seqrec", "quantize", "merge", "compare", "options"):
+        for c in ("run", "check", "train-xmc", "train-seqrec", "quantize", "merge", "compare", "options", "tune"):
             self.assertIn(c, self.commands)
         self.assertIn("--threads", self.options["run"])
         self.assertGreater(len(self.table), 20)
@@ -187,12 +187,13 @@ class UserCases(unittest.TestCase):
         rc, out, _ = lobench("--help")
         self.assertEqual(rc, 0)
         self.assertIn("Usage: lobench [OPTIONS] SUBCOMMAND", out)
-        for var in ("LOBENCH_ISA", "LOBENCH_GEMM", "OMP_NUM_THREADS", "LOBENCH_DATA", "LOBENCH_NO_VERIFY"):
+        for var in ("LOBENCH_ISA", "LOBENCH_GEMM", "LOBENCH_PRODUCTS", "OMP_NUM_THREADS", "LOBENCH_DATA",
+                    "LOBENCH_NO_VERIFY"):
             self.assertIn(var, out)
 
     def test_malformed_environment_is_a_usage_error(self):
         for var, value in (("OMP_NUM_THREADS", "abc"), ("LOBENCH_NO_VERIFY", "yes"),
-                           ("LOBENCH_DATA", "/nonexistent/lobench-data")):
+                           ("LOBENCH_DATA", "/nonexistent/lobench-data"), ("LOBENCH_PRODUCTS", "fastest")):
             rc, _, err = lobench("list", env={var: value})
             self.assertEqual(rc, 2, (var, err))
             self.assertIn(var, err)

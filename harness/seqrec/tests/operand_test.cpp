@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/meters/products_choice.hpp"
 #include "harness/seqrec/seqrec_loss.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
 #include "harness/seqrec/seqrec_runner.hpp"
@@ -101,6 +102,29 @@ TEST(SeqrecOperand, ARunIsBitIdenticalAtOneAndTwoThreads) {
     EXPECT_EQ(hashes[0], hashes[1]) << v;
     ASSERT_EQ(steps[0].size(), steps[1].size());
     for (size_t s = 0; s < steps[0].size(); ++s) EXPECT_EQ(steps[0][s].loss, steps[1][s].loss) << v << " step " << s;
+  }
+}
+
+// A run with fp32 operands records the products its loss's tiles took (harness/meters/products_choice.hpp);
+// a run with bf16 operands, which never takes them, does not.
+TEST(SeqrecOperand, AnFp32RunRecordsItsProductsChoice) {
+  testing::TempDir dir("seqrec_products_");
+  meters::adopt_fp32_products(0, "test: the library's products everywhere");
+  for (const char* operand : {"fp32", "bf16"}) {
+    ForcedBf16Kernel forced(cpu::bf16_products_unavailable() ? std::optional(Bf16Kernel::emulated) : std::nullopt);
+    SeqrecConfig c = testing::tiny_run("chunked", dir.path / (std::string(operand) + ".h5"));
+    c.operand = operand;
+    std::ostringstream log, progress;
+    const SeqrecOutcome o = run_seqrec(c, collect_provenance("test"), log, progress);
+    ASSERT_EQ(o.status, "ok") << operand << ": " << o.reason;
+    auto f = h5::open_file_read(c.out);
+    const bool fp32 = std::string(operand) == "fp32";
+    EXPECT_EQ(h5::read_attr_string(f, "fp32_products").value_or(""),
+              fp32 ? meters::products_path_name(meters::ProductsPath::library) : "")
+        << operand;
+    EXPECT_EQ(h5::read_attr_string(f, "fp32_products_basis").value_or(""),
+              fp32 ? "test: the library's products everywhere" : "")
+        << operand;
   }
 }
 

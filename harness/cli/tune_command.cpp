@@ -1,0 +1,73 @@
+// `lobench tune`: the fp32 products choice (harness/meters/products_choice.hpp) measured again on this
+// machine and written to its cache, with both paths' times per shape class.
+#include <fmt/format.h>
+
+#include "harness/cli/commands.hpp"
+#include "harness/cli/option_checks.hpp"
+#include "harness/cli/options.hpp"
+#include "harness/meters/products_choice.hpp"
+
+namespace lobench {
+namespace {
+
+struct TuneFlags {
+  int threads = cli::default_threads();
+  int rounds = 7;
+};
+
+std::string samples_text(const Samples& s) {
+  return fmt::format("{:7.2f} ms ({:.2f}–{:.2f})", 1e3 * s.median(), 1e3 * s.min(), 1e3 * s.max());
+}
+
+void tune(const TuneFlags& f) {
+  cli::check_threads("--threads", f.threads);
+  cli::check_range("--rounds", f.rounds, 3, 1000);
+  using meters::ProductsPath;
+  std::string cache_error;
+  const meters::ProductsChoice ch = meters::tune_fp32_products(f.threads, f.rounds, &cache_error);
+  if (ch.timings.empty()) {  // nothing to choose between on this machine
+    fmt::print("lobench tune: fp32 fused/chunked products: {} ({})\n", ch.products, ch.basis);
+    set_command_exit_code(0);
+    return;
+  }
+  fmt::print("lobench tune: the fused step through each path, {} threads, {} rounds interleaved; CPU time of all "
+             "threads (what decides) and wall time, median (min–max):\n",
+             f.threads, f.rounds);
+  for (const meters::ProductsTiming& t : ch.timings) {
+    const bool library = t.library_faster();
+    fmt::print("  {} P={} D={} V={}: library/own CPU time {:.3f} -> {}\n", t.shape_class, t.P, t.D, t.V,
+               t.library.median() / t.own.median(), library ? "library" : "own");
+    fmt::print("    CPU   own {}  library {}\n", samples_text(t.own), samples_text(t.library));
+    fmt::print("    wall  own {}  library {}\n", samples_text(t.own_wall), samples_text(t.library_wall));
+  }
+  fmt::print("(the library replaces our kernels only when faster in CPU time in at least 3/4 of the rounds)\n");
+  fmt::print("own: {}\nlibrary: {}\nchoice: {}\n", meters::products_path_name(ProductsPath::own),
+             meters::products_path_name(ProductsPath::library), ch.products);
+  fmt::print("{}\n", cache_error.empty() ? ch.basis.substr(ch.basis.rfind("; ") + 2)
+                                         : "the cache was not written: " + cache_error);
+  if (const auto forced = meters::forced_products())
+    fmt::print("note: LOBENCH_PRODUCTS={} is set: this process's runs would take that path instead\n",
+               *forced == ProductsPath::own ? "own" : "library");
+  set_command_exit_code(cache_error.empty() ? 0 : 1);
+}
+
+}  // namespace
+
+void register_tune_command(CLI::App& app) {
+  auto flags = std::make_shared<TuneFlags>();
+  auto* cmd = app.add_subcommand(
+      "tune",
+      "Measure which products the fp32 fused and chunked tiles should use on this machine and cache the choice.\n"
+      "Times the fused step (P = 1024; D = 128 and D = 256) through lobench's own AVX-512 micro-kernels and\n"
+      "through the library (OpenBLAS, else Eigen), the two interleaved round by round, keeps the faster in CPU\n"
+      "time per shape class (D <= 192, D > 192; the library only when it won 3/4 of the rounds) and rewrites\n"
+      "the cache under $XDG_CACHE_HOME/lobench/ (default ~/.cache/lobench/) that `lobench run`, check and\n"
+      "train-seqrec read. Without it, the first run on a machine and build measures the same (5 rounds).\n"
+      "LOBENCH_PRODUCTS=own|library forces a path instead. Exit status 1 when the cache could not be written.");
+  cli::shared(cmd->add_option("--threads", flags->threads), "of the measured steps");
+  cmd->add_option("--rounds", flags->rounds, "timed rounds of each path at each shape, after one warm-up (3 to 1000)")
+      ->capture_default_str();
+  cmd->callback([flags] { tune(*flags); });
+}
+
+}  // namespace lobench

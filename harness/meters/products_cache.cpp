@@ -1,0 +1,228 @@
+#include "harness/meters/products_cache.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "harness/provenance.hpp"
+#include "variants/cpu/cache_info.hpp"
+#include "variants/cpu/sgemm.hpp"
+
+namespace lobench::meters {
+namespace {
+
+constexpr const char* kHeader = "lobench fp32 products cache, version 2";
+constexpr size_t kLinesPerClass = 5;  // the class, then own and library CPU seconds, own and library wall seconds
+
+// The first processor's fields of /proc/cpuinfo (x86 names; other machines leave them empty).
+std::map<std::string, std::string> cpuinfo_fields() {
+  std::map<std::string, std::string> fields;
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line) && !line.empty()) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+    fields[name] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+  }
+  return fields;
+}
+
+// The flags the products can use, of those the CPU reports: what separates two CPUs of one model name
+// under different hypervisors (a guest may hide AVX-512 or AMX).
+std::string simd_flags(const std::string& all) {
+  static const char* kFlags[] = {"avx2",        "fma",         "avx512f",  "avx512dq", "avx512bw", "avx512vl",
+                                 "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
+  const std::string padded = " " + all + " ";
+  std::string out;
+  for (const char* flag : kFlags) {
+    std::string word = " ";
+    word.append(flag).push_back(' ');
+    if (padded.find(word) == std::string::npos) continue;
+    if (!out.empty()) out.push_back(',');
+    out.append(flag);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// A modified tree's commit does not name its kernels: the binary's own size and modification time do.
+std::string modified_binary_stamp() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&products_cache_key), &info) || !info.dli_fname) return "binary unknown";
+  struct stat st {};
+  if (stat(info.dli_fname, &st) != 0) return "binary unknown";
+  return fmt::format("binary {} bytes, modified {}.{:09d}", int64_t(st.st_size), int64_t(st.st_mtim.tv_sec),
+                     int64_t(st.st_mtim.tv_nsec));
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string samples_line(const char* name, const Samples& s) {
+  std::string line = name;
+  for (double x : s.seconds) line += fmt::format(" {}", x);  // shortest text that reads back exactly
+  return line;
+}
+
+// "NAME: VALUE" with the expected NAME, else nothing.
+std::optional<std::string> field(const std::string& line, const std::string& name) {
+  if (line.rfind(name + ": ", 0) != 0) return std::nullopt;
+  return line.substr(name.size() + 2);
+}
+
+// Positive finite seconds, at least one.
+std::optional<Samples> parse_samples(const std::string& text) {
+  std::istringstream in(text);
+  Samples s;
+  std::string word;
+  while (in >> word) {
+    char* end = nullptr;
+    const double x = std::strtod(word.c_str(), &end);
+    if (*end || !std::isfinite(x) || x <= 0) return std::nullopt;
+    s.seconds.push_back(x);
+  }
+  if (s.seconds.empty()) return std::nullopt;
+  return s;
+}
+
+std::optional<ProductsTiming> parse_timing(const std::string& cls, const std::string* samples) {
+  ProductsTiming t;
+  char name[16] = {0};
+  long long P = 0, V = 0, D = 0;
+  char tail = 0;
+  if (std::sscanf(cls.c_str(), "%15s P=%lld V=%lld D=%lld%c", name, &P, &V, &D, &tail) != 4 || P < 1 || V < 1 || D < 1)
+    return std::nullopt;
+  t.shape_class = name, t.P = P, t.V = V, t.D = D;
+  Samples* into[] = {&t.own, &t.library, &t.own_wall, &t.library_wall};
+  const char* names[] = {"own_cpu_seconds", "library_cpu_seconds", "own_wall_seconds", "library_wall_seconds"};
+  for (int i = 0; i < 4; ++i) {
+    const auto text = field(samples[i], names[i]);
+    auto parsed = text ? parse_samples(*text) : std::nullopt;
+    if (!parsed || (i > 0 && parsed->seconds.size() != t.own.seconds.size())) return std::nullopt;
+    *into[i] = std::move(*parsed);
+  }
+  return t;
+}
+
+}  // namespace
+
+bool ProductsTiming::library_faster() const {
+  size_t wins = 0;
+  for (size_t i = 0; i < own.seconds.size() && i < library.seconds.size(); ++i) wins += library.seconds[i] < own.seconds[i];
+  return 4 * wins >= 3 * own.seconds.size() && library.median() < own.median();
+}
+
+std::string products_cache_key() {
+  auto cpu = cpuinfo_fields();
+  const cpu::CacheSizes& caches = cpu::cache_sizes();
+  std::string key = fmt::format("cpu {} | family {} model {} | {} | L1d {} L2 {} | {} | build {}{} | {}",
+                                cpu["model name"], cpu["cpu family"], cpu["model"], simd_flags(cpu["flags"]),
+                                caches.l1d, caches.l2, cpu::sgemm_library_name(), build_commit(),
+                                build_dirty() ? " modified, " + modified_binary_stamp() : "", build_flags());
+  for (char& c : key)
+    if (c == '\n' || c == '\r') c = ' ';
+  return key;
+}
+
+std::optional<std::string> products_cache_path(const std::string& key) {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir;
+  if (xdg && *xdg) dir = xdg;
+  else if (home && *home) dir = std::filesystem::path(home) / ".cache";
+  else return std::nullopt;
+  return (dir / "lobench" / fmt::format("fp32-products-{:016x}.txt", fnv1a(key))).string();
+}
+
+CacheRead read_products_cache(const std::string& path, const std::string& key) {
+  CacheRead r;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    r.why = "no cache file";
+    return r;
+  }
+  std::ifstream f(path);
+  std::vector<std::string> lines;
+  for (std::string line; f && std::getline(f, line);) lines.push_back(line);
+  r.corrupt = true;
+  if (!f.eof()) {
+    r.why = "cannot be read";
+    return r;
+  }
+  CachedProducts c;
+  const auto k = lines.size() > 1 ? field(lines[1], "key") : std::nullopt;
+  const auto utc = lines.size() > 2 ? field(lines[2], "measured_utc") : std::nullopt;
+  const auto threads = lines.size() > 3 ? field(lines[3], "threads") : std::nullopt;
+  if (lines.empty() || lines[0] != kHeader || !k || !utc || !threads || lines.size() != 4 + 2 * kLinesPerClass) {
+    r.why = "is not a products cache of this version (corrupt?)";
+    return r;
+  }
+  c.key = *k, c.measured_utc = *utc, c.threads = std::atoi(threads->c_str());
+  for (size_t at = 4; at + kLinesPerClass <= lines.size(); at += kLinesPerClass) {
+    const auto cls = field(lines[at], "class");
+    auto t = cls ? parse_timing(*cls, &lines[at + 1]) : std::nullopt;
+    if (!t) {
+      r.why = fmt::format("line {} is malformed (corrupt?)", at + 1);
+      return r;
+    }
+    c.timings.push_back(std::move(*t));
+  }
+  if (c.threads < 1) {
+    r.why = "its thread count is malformed (corrupt?)";
+    return r;
+  }
+  r.corrupt = false;
+  if (c.key != key) {
+    r.why = "measured for another CPU or build";
+    return r;
+  }
+  r.products = std::move(c);
+  return r;
+}
+
+bool write_products_cache(const std::string& path, const CachedProducts& c, std::string* why) {
+  const std::filesystem::path target(path);
+  std::error_code ec;
+  std::filesystem::create_directories(target.parent_path(), ec);
+  if (ec) {
+    *why = fmt::format("cannot create {}: {}", target.parent_path().string(), ec.message());
+    return false;
+  }
+  const std::string temp = fmt::format("{}.tmp.{}", path, int64_t(getpid()));
+  {
+    std::ofstream f(temp, std::ios::trunc);
+    f << kHeader << "\nkey: " << c.key << "\nmeasured_utc: " << c.measured_utc << "\nthreads: " << c.threads << "\n";
+    for (const ProductsTiming& t : c.timings)
+      f << fmt::format("class: {} P={} V={} D={}\n", t.shape_class, t.P, t.V, t.D)
+        << samples_line("own_cpu_seconds:", t.own) << "\n" << samples_line("library_cpu_seconds:", t.library) << "\n"
+        << samples_line("own_wall_seconds:", t.own_wall) << "\n"
+        << samples_line("library_wall_seconds:", t.library_wall) << "\n";
+    f.close();
+    if (!f) {
+      std::filesystem::remove(temp, ec);
+      *why = fmt::format("cannot write {}", temp);
+      return false;
+    }
+  }
+  std::filesystem::rename(temp, target, ec);
+  if (ec) {
+    std::filesystem::remove(temp, ec);
+    *why = fmt::format("cannot rename {} to {}: {}", temp, path, ec.message());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace lobench::meters

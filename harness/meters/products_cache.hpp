@@ -1,0 +1,64 @@
+// The cache of the fp32 products choice (products_choice.hpp): one small text file per machine and build,
+// $XDG_CACHE_HOME/lobench/fp32-products-<hash>.txt (XDG_CACHE_HOME unset or empty: ~/.cache), so that the
+// measurement runs once per CPU and binary, not once per process.
+//
+// Why the key holds the build as well as the CPU: the micro-kernels, the tile sizes and the library's
+// product all change with commits, and what won at one commit need not win at the next. The key is
+// the CPU's fingerprint (model name, family/model, the SIMD flags the kernels can use, L1d and L2
+// sizes), the GEMM library sgemm() runs (its version and core type: OPENBLAS_CORETYPE and LOBENCH_GEMM
+// change it), and the binary's build commit and flags (a modified tree adds the binary's size and
+// modification time). The file holds the whole key; the hash in its name only keeps machines that share
+// a home folder apart. A file whose key differs is a miss, not an error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/measure.hpp"
+
+namespace lobench::meters {
+
+// One shape class's measurement: the fused step through each path, round by round (the two back to back
+// in each round), in process CPU seconds (all threads: what the choice compares, as a shared machine's
+// other jobs hardly enter it) and in wall seconds (shown beside).
+struct ProductsTiming {
+  std::string shape_class;  // "D<=192" or "D>192"
+  int64_t P = 0, V = 0, D = 0;
+  Samples own, library;            // CPU seconds per step
+  Samples own_wall, library_wall;  // wall seconds per step, the same rounds
+  // Whether the library's products replace ours: faster in CPU time in at least 3/4 of the rounds and
+  // by the median. A tie within the noise keeps our kernels (what every earlier result used, pinned bit
+  // for bit by their scalar model) rather than letting the noise pick a machine's last bits.
+  bool library_faster() const;
+};
+
+struct CachedProducts {
+  std::string key;
+  std::string measured_utc;
+  int threads = 0;
+  std::vector<ProductsTiming> timings;  // one per shape class, in increasing D
+};
+
+// The key of this CPU and binary (one line).
+std::string products_cache_key();
+
+// The cache file of this key: $XDG_CACHE_HOME/lobench/fp32-products-<16 hex digits>.txt; nothing when
+// neither XDG_CACHE_HOME nor HOME is set.
+std::optional<std::string> products_cache_path(const std::string& key);
+
+// The file's content, or nothing with *why set: "no cache file" (a miss), "measured for another CPU or
+// build" (a miss), or what is wrong with it (unreadable, corrupt: the caller warns).
+struct CacheRead {
+  std::optional<CachedProducts> products;
+  std::string why;
+  bool corrupt = false;  // unreadable or malformed (not a plain miss)
+};
+CacheRead read_products_cache(const std::string& path, const std::string& key);
+
+// Writes the file atomically (a temporary file in the same folder, then rename), creating the folder;
+// false with *why set when it cannot (the old file, if any, is left as it was).
+bool write_products_cache(const std::string& path, const CachedProducts& c, std::string* why);
+
+}  // namespace lobench::meters

@@ -1,0 +1,246 @@
+// The fp32 products choice (products_choice.hpp) and its cache (products_cache.hpp): the cache's round
+// trip, a corrupt or unwritable cache measured again without failing, LOBENCH_PRODUCTS forcing each
+// path and refusing other values, and the choice taking effect only around a step.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "harness/meters/products_cache.hpp"
+#include "harness/meters/products_choice.hpp"
+#include "variants/cpu/fused_tile.hpp"
+
+namespace lobench::meters {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Sets (or, with nullptr, unsets) an environment variable for the scope; restores it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A fresh folder, removed with everything in it at the end of the scope.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("lobench-products-test-" + std::to_string(getpid()) + "-" +
+                                               std::to_string(counter()++));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path, ec);
+  }
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+};
+
+Samples samples(std::initializer_list<double> s) { return Samples{std::vector<double>(s)}; }
+
+CachedProducts example(const std::string& key) {
+  CachedProducts c;
+  c.key = key;
+  c.measured_utc = "2026-12-06T05:00:00Z";
+  c.threads = 2;
+  c.timings.push_back({"D<=192", 1024, 4096, 128, samples({0.0152, 0.0149, 0.0160}), samples({0.0179, 0.0175, 0.0183}),
+                       samples({0.0082, 0.0079, 0.0090}), samples({0.0099, 0.0095, 0.0093})});
+  c.timings.push_back({"D>192", 1024, 2048, 256, samples({0.0201, 0.0199, 0.0210}), samples({0.0190, 0.0188, 0.0195}),
+                       samples({0.0111, 0.0109, 0.0120}), samples({0.0100, 0.0098, 0.0105})});
+  return c;
+}
+
+TEST(ProductsCache, RoundTripKeepsEverySampleAndTheKey) {
+  TempDir dir;
+  const std::string path = (dir.path / "sub" / "cache.txt").string();  // the folder is created
+  std::string why;
+  ASSERT_TRUE(write_products_cache(path, example("cpu X | build Y"), &why)) << why;
+  const CacheRead r = read_products_cache(path, "cpu X | build Y");
+  ASSERT_TRUE(r.products) << r.why;
+  const CachedProducts& c = *r.products;
+  EXPECT_EQ(c.measured_utc, "2026-12-06T05:00:00Z");
+  EXPECT_EQ(c.threads, 2);
+  ASSERT_EQ(c.timings.size(), 2u);
+  EXPECT_EQ(c.timings[0].shape_class, "D<=192");
+  EXPECT_EQ(c.timings[1].D, 256);
+  EXPECT_EQ(c.timings[1].V, 2048);
+  EXPECT_EQ(c.timings[0].own.seconds, example("").timings[0].own.seconds);
+  EXPECT_EQ(c.timings[1].library.seconds, example("").timings[1].library.seconds);
+  EXPECT_EQ(c.timings[0].library_wall.seconds, example("").timings[0].library_wall.seconds);
+  EXPECT_EQ(c.timings[1].own_wall.seconds, example("").timings[1].own_wall.seconds);
+  EXPECT_FALSE(c.timings[0].library_faster());
+  EXPECT_TRUE(c.timings[1].library_faster());
+  // Another CPU or build: a miss, not a corrupt file.
+  const CacheRead other = read_products_cache(path, "cpu Z | build Y");
+  EXPECT_FALSE(other.products);
+  EXPECT_FALSE(other.corrupt);
+  // No temporary file left beside it.
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path / "sub")) ++files;
+  EXPECT_EQ(files, 1);
+}
+
+// The library replaces our kernels only when faster in at least 3/4 of the paired rounds: a tie within the
+// noise keeps ours instead of letting the noise choose.
+TEST(ProductsCache, TheLibraryWinsOnlyAClearMajorityOfRounds) {
+  ProductsTiming t;
+  t.own = samples({1.0, 1.0, 1.0, 1.0});
+  t.library = samples({0.9, 0.9, 0.9, 1.1});
+  EXPECT_TRUE(t.library_faster());
+  t.library = samples({0.9, 0.9, 1.1, 1.1});
+  EXPECT_FALSE(t.library_faster());
+  t.library = samples({1.1, 1.1, 1.1, 0.9});
+  EXPECT_FALSE(t.library_faster());
+  t.own = samples({1.0, 1.0, 1.0});
+  t.library = samples({0.5, 0.5, 1.01});  // 2 of 3: not enough, however large the gain
+  EXPECT_FALSE(t.library_faster());
+}
+
+TEST(ProductsCache, MalformedFilesAreCorruptNotMisses) {
+  TempDir dir;
+  const std::string path = (dir.path / "cache.txt").string();
+  std::string why;
+  ASSERT_TRUE(write_products_cache(path, example("k"), &why)) << why;
+  std::string good;
+  {
+    std::ifstream f(path);
+    good.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  const std::string bad[] = {"", "garbage\n", good.substr(0, good.size() / 2),
+                             good.substr(0, good.find("own_cpu_seconds: ") + 17) + "0.01 nan 0.02\n" +
+                                 good.substr(good.find("library_cpu_seconds")),
+                             good.substr(0, good.find("own_wall_seconds: ") + 18) + "0.01 0.02\n" +
+                                 good.substr(good.find("library_wall_seconds"))};  // one sample short
+  for (const std::string& text : bad) {
+    std::ofstream(path, std::ios::trunc) << text;
+    const CacheRead r = read_products_cache(path, "k");
+    EXPECT_FALSE(r.products) << text;
+    EXPECT_TRUE(r.corrupt) << text;
+  }
+  EXPECT_FALSE(read_products_cache((dir.path / "none.txt").string(), "k").corrupt);  // absent: a miss
+}
+
+TEST(ProductsCache, PathFollowsXdgCacheHomeAndHome) {
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "/some/cache");
+    const auto p = products_cache_path("key");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->rfind("/some/cache/lobench/fp32-products-", 0), 0u) << *p;
+    EXPECT_NE(*p, *products_cache_path("another key"));
+  }
+  ScopedEnv xdg("XDG_CACHE_HOME", "");
+  ScopedEnv home("HOME", "/home/someone");
+  EXPECT_EQ(products_cache_path("key")->rfind("/home/someone/.cache/lobench/", 0), 0u);
+}
+
+TEST(ProductsChoice, EnvironmentForcesEitherPathAndRefusesOthers) {
+  {
+    ScopedEnv env("LOBENCH_PRODUCTS", "library");
+    const ProductsChoice ch = decide_fp32_products(1);
+    EXPECT_EQ(ch.small_d, ProductsPath::library);
+    EXPECT_EQ(ch.large_d, ProductsPath::library);
+    EXPECT_EQ(ch.basis, "LOBENCH_PRODUCTS=library");
+    EXPECT_EQ(ch.products.rfind("library (", 0), 0u) << ch.products;
+    EXPECT_TRUE(ch.timings.empty());
+  }
+  {
+    ScopedEnv env("LOBENCH_PRODUCTS", "own");
+    if (cpu::own_tile_kernels_available()) {
+      const ProductsChoice ch = decide_fp32_products(1);
+      EXPECT_EQ(ch.for_D(64), ProductsPath::own);
+      EXPECT_EQ(ch.for_D(1024), ProductsPath::own);
+      EXPECT_EQ(ch.products, "own AVX-512 14x32 micro-kernels");
+    } else {
+      EXPECT_THROW(forced_products(), std::invalid_argument);  // they cannot run here
+    }
+  }
+  for (const char* bad : {"bogus", "OWN", "own ", "libraries"}) {
+    ScopedEnv env("LOBENCH_PRODUCTS", bad);
+    try {
+      forced_products();
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("LOBENCH_PRODUCTS=") + bad), std::string::npos) << e.what();
+    }
+  }
+  for (const char* automatic : {"auto", ""}) {
+    ScopedEnv env("LOBENCH_PRODUCTS", automatic);
+    EXPECT_FALSE(forced_products()) << automatic;
+  }
+}
+
+// A miss measures and writes the cache; the next decision reads it; a corrupt file is measured again
+// and rewritten; an unwritable cache still gives a measured choice.
+TEST(ProductsChoice, CacheMissCorruptAndUnwritableAllMeasureAndGoOn) {
+  if (!cpu::own_tile_kernels_available()) GTEST_SKIP() << "no choice to make without the micro-kernels";
+  ScopedEnv forced("LOBENCH_PRODUCTS", nullptr);
+  TempDir dir;
+  ScopedEnv xdg("XDG_CACHE_HOME", dir.path.c_str());
+  const std::string path = *products_cache_path(products_cache_key());
+
+  const ProductsChoice first = decide_fp32_products(1);
+  EXPECT_EQ(first.basis.rfind("measured now on 1 thread", 0), 0u) << first.basis;
+  EXPECT_NE(first.basis.find("cached in " + path), std::string::npos) << first.basis;
+  ASSERT_EQ(first.timings.size(), 2u);
+  EXPECT_EQ(first.timings[0].D, 128);
+  EXPECT_EQ(first.timings[1].D, 256);
+  EXPECT_EQ(first.small_d == ProductsPath::library, first.timings[0].library_faster());
+  EXPECT_EQ(first.large_d == ProductsPath::library, first.timings[1].library_faster());
+
+  const ProductsChoice second = decide_fp32_products(1);
+  EXPECT_EQ(second.basis.rfind("from cache " + path, 0), 0u) << second.basis;
+  EXPECT_EQ(products_choice_code(second), products_choice_code(first));
+  EXPECT_EQ(second.timings[1].own.seconds, first.timings[1].own.seconds);
+
+  std::ofstream(path, std::ios::trunc) << "lobench fp32 products cache, version 1\nkey: ";
+  const ProductsChoice third = decide_fp32_products(1);
+  EXPECT_EQ(third.basis.rfind("measured now", 0), 0u) << third.basis;
+  EXPECT_TRUE(read_products_cache(path, products_cache_key()).products);  // rewritten whole
+
+  const std::string blocked = (dir.path / "a-file").string();
+  std::ofstream(blocked) << "not a folder";
+  ScopedEnv xdg_file("XDG_CACHE_HOME", blocked.c_str());
+  const ProductsChoice fourth = decide_fp32_products(1);
+  EXPECT_NE(fourth.basis.find("not cached: cannot create"), std::string::npos) << fourth.basis;
+  EXPECT_EQ(fourth.timings.size(), 2u);
+}
+
+// The choice holds only while a guard is alive: the yardstick's own SGEMM measures the kernels outside.
+TEST(ProductsChoice, GuardAppliesTheChoiceOfTheShapeClassOnly) {
+  if (!cpu::own_tile_kernels_available()) GTEST_SKIP() << "no micro-kernels to switch";
+  adopt_fp32_products(1, "test: own at D <= 192 only");
+  EXPECT_EQ(fp32_products_choice().products,
+            "own AVX-512 14x32 micro-kernels at D <= 192; " + products_path_name(ProductsPath::library) + " at D > 192");
+  {
+    const Fp32ProductsForD small(128);
+    EXPECT_NE(cpu::own_tile_kernels(), nullptr);
+  }
+  {
+    const Fp32ProductsForD large(256);
+    EXPECT_EQ(cpu::own_tile_kernels(), nullptr);
+  }
+  EXPECT_NE(cpu::own_tile_kernels(), nullptr);  // enabled again after the step
+  adopt_fp32_products(2, "test: own at D > 192 only");
+  {
+    const Fp32ProductsForD boundary(192);
+    EXPECT_EQ(cpu::own_tile_kernels(), nullptr);
+  }
+  EXPECT_NE(cpu::own_tile_kernels(), nullptr);
+}
+
+}  // namespace
+}  // namespace lobench::meters
