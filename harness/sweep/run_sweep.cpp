@@ -118,7 +118,7 @@ class RowRunner {
                                    "shape is not the machine's limit){}{}",
                                    100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
       if (const std::string waited = cpu_wait_note(m.cpu_wait_fraction); !waited.empty())
-        row.reason.set(row.reason.empty() ? waited : waited + "; " + row.reason.str());
+        row.reason.set(row.reason.empty() ? waited : row.reason.str() + "; " + waited);
       row.flags.set(trust_flags(row, m.cpu_wait_fraction));
       row.status.set("ok");
       return m.samples;
