@@ -69,8 +69,12 @@ def fingerprint(host, description):
 def load(path, clock=DEFAULT_CLOCK):
     if clock not in CLOCKS:
         raise RunFileError(f"clock {clock!r}: not one of {', '.join(CLOCKS)}")
+    if os.path.isdir(path):
+        raise RunFileError(f"{path}: a folder, not a run file (a paired run's files are FOLDER/base.json and "
+                           f"FOLDER/cand.json)")
     if not os.path.isfile(path):
-        raise RunFileError(f"{path}: no such file")
+        raise RunFileError(f"{path}: no such file" if not os.path.lexists(path) else
+                           f"{path}: not a regular file (a device, a FIFO or a dangling link)")
     with open(path, "rb") as f:
         head = f.read(8)
     if head.startswith(b"\x89HDF"):

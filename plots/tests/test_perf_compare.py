@@ -255,3 +255,13 @@ def test_a_paired_run_and_a_run_file_of_one_machine_share_its_fingerprint(tmp_pa
     h5 = write_run(str(tmp_path / "r.h5"), [{"variant": "fused"}],
                    attrs={"host": "vm", "cpu_model": "AMD EPYC", "hardware_threads": 2})
     assert perf_runs.load(p).machine == perf_runs.load(h5).machine
+
+
+def test_a_folder_or_a_fifo_is_named_as_such(runs, tmp_path):
+    base = runs("a.json", 1)
+    rc, _, err = cli(base, tmp_path)
+    assert rc == 2 and "a folder, not a run file" in err
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    rc, _, err = cli(base, fifo)
+    assert rc == 2 and "not a regular file" in err
