@@ -15,7 +15,6 @@ output JSON is what results/bench/README.md's table is generated from (plots/gat
 import argparse
 import json
 import os
-import platform
 import random
 import subprocess
 import sys
@@ -23,29 +22,26 @@ import time
 
 import numpy as np
 
+import perf_compare
+import perf_paired
+import perf_runs
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
 def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            info = dict(line.split(":", 1) for line in f if ":" in line)
-        clean = {k.strip(): v.strip() for k, v in info.items()}
-        return f"{clean.get('model name', '?')} (family {clean.get('cpu family', '?')}, model {clean.get('model', '?')})"
-    except OSError:
-        return platform.processor() or "?"
+    info = perf_paired.cpuinfo()
+    return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')}, model {info.get('model', '?')})"
 
 
 def set_rows(path):
-    """The gated rows of one set of rounds (paired/ or confirm/), from `perf_compare.py --format jsonl`."""
+    """The gated rows of one set of rounds (paired/ or confirm/): the gate's own comparison of its files."""
     if not os.path.isfile(os.path.join(path, "cand.json")):
         return None
-    r = subprocess.run([sys.executable, os.path.join(HERE, "perf_compare.py"), os.path.join(path, "base.json"),
-                        os.path.join(path, "cand.json"), "--format", "jsonl"], capture_output=True, text=True)
-    rows = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    base, cand = (perf_runs.load(os.path.join(path, f"{side}.json")) for side in ("base", "cand"))
     return [{k: row[k] for k in ("benchmark", "ratio", "ratio_lo", "ratio_hi", "p_value", "verdict", "ratios")}
-            for row in rows if row["gated"]]
+            for row in perf_compare.compare_runs(base, cand) if row["gated"]]
 
 
 def trial(args, factor, work):

@@ -43,7 +43,7 @@ except ImportError as e:  # a Python without numpy: say so, exit 2 (1 would read
           f"LOBENCH_PYTHON to a Python that has them)", file=sys.stderr)
     sys.exit(2)
 
-COLUMNS = ("benchmark", "metric", "n_base", "n_cand", "base", "cand", "ratio", "ratio_lo", "ratio_hi", "p_value",
+COLUMNS = ("benchmark", "metric", "n_base", "n_cand", "base", "cand", "unit", "ratio", "ratio_lo", "ratio_hi", "p_value",
            "noise_base", "noise_cand", "verdict", "gated", "paired")
 
 
@@ -59,7 +59,7 @@ def compare_paired(name, b, c, threshold, alpha):
     cv = dict(zip((int(k) for k in c.rounds), c.values))
     ratios = np.array([cv[k] / bv[k] for k in rounds])
     t = perf_stats.paired_test(ratios, threshold, alpha) if len(ratios) else None
-    return {"benchmark": name, "metric": c.metric + ", ratio per round", "n_base": len(rounds),
+    return {"benchmark": name, "metric": c.metric + ", ratio per round", "unit": c.unit, "n_base": len(rounds),
             "n_cand": len(rounds), "base": float(np.median(b.values)), "cand": float(np.median(c.values)),
             "ratio": t["ratio"] if t else math.nan, "ratio_lo": t["ratio_lo"] if t else math.nan,
             "ratio_hi": t["ratio_hi"] if t else math.nan, "p_value": t["p_value"] if t else math.nan,
@@ -86,7 +86,7 @@ def compare_runs(base, cand, threshold=0.10, alpha=0.05):
         else:
             p, lo, hi = math.nan, math.nan, math.nan
         v = perf_stats.verdict(ratio, p, threshold, alpha) if testable else "untested"
-        rows.append({"benchmark": name, "metric": c.metric, "n_base": len(b.values), "n_cand": len(c.values),
+        rows.append({"benchmark": name, "metric": c.metric, "unit": c.unit, "n_base": len(b.values), "n_cand": len(c.values),
                      "base": float(np.median(b.values)), "cand": float(np.median(c.values)), "ratio": ratio,
                      "ratio_lo": lo, "ratio_hi": hi, "p_value": p, "noise_base": perf_stats.relative_spread(b.values),
                      "noise_cand": perf_stats.relative_spread(c.values), "verdict": v, "gated": c.gated and b.gated,
@@ -127,18 +127,6 @@ def fmt_num(x, spec):
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
-def unit(metric):
-    """A short unit for a row's base and cand columns, from its metric's description (plots/perf_runs.py)."""
-    m = metric.split(",")[0]
-    if " / " in m and "SGEMM" not in m and "gemm/" in m:
-        return "x SGEMM time"
-    if "SGEMM rate" in m:
-        return "x SGEMM time"
-    if "seconds" in m:
-        return "CPU s" if "CPU" in m else "s"
-    return m[:14]
-
-
 def ordered(rows):
     """Gated rows first, then by benchmark name: a reader finds a benchmark where they expect it."""
     return sorted(rows, key=lambda r: (not r["gated"], r["benchmark"]))
@@ -153,7 +141,7 @@ def as_text(rows, lines):
         noise = (f"{100 * r['noise_ratio']:.1f}% pairs" if r.get("paired")
                  else f"{100 * r['noise_base']:.1f}/{100 * r['noise_cand']:.1f}%")
         tag = "" if r["gated"] else " (yardstick, not gated)"
-        out.append(f"{r['benchmark']:<{w}}  {r['base']:>10.4g} {r['cand']:>10.4g} {unit(r['metric']):<12} "
+        out.append(f"{r['benchmark']:<{w}}  {r['base']:>10.4g} {r['cand']:>10.4g} {r['unit']:<12} "
                    f"{r['ratio']:>7.3f} {interval:>15} {fmt_num(r['p_value'], '.4f'):>8} {noise:>11}  {r['verdict']}{tag}")
     return "\n".join(out + [""] + lines) + "\n"
 
@@ -173,7 +161,7 @@ def as_markdown(rows, lines):
            "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |"]
     for r in ordered(rows):
         mark = {"slower": "**slower**", "faster": "faster", "same": "same"}.get(r["verdict"], r["verdict"])
-        out.append(f"| <code>{md_text(r['benchmark'])}</code> | {r['base']:.4g} | {r['cand']:.4g} | {md_text(unit(r['metric']))} | "
+        out.append(f"| <code>{md_text(r['benchmark'])}</code> | {r['base']:.4g} | {r['cand']:.4g} | {md_text(r['unit'])} | "
                    f"{r['ratio']:.3f} | "
                    f"{fmt_num(r['ratio_lo'], '.3f')}–{fmt_num(r['ratio_hi'], '.3f')} | {fmt_num(r['p_value'], '.4f')} | "
                    + (f"{100 * r['noise_ratio']:.1f} % of the pairs" if r.get("paired") else

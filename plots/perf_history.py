@@ -18,6 +18,7 @@ Usage: python3 plots/perf_history.py record STORE RUN [CAND]  prints the stored 
                                                            machine (exit 3 when there is none)
        python3 plots/perf_history.py fingerprint RUN       prints RUN's machine fingerprint
 """
+import errno
 import os
 import re
 import shutil
@@ -68,7 +69,7 @@ def _claim(folder, stem, ext, make):
             except FileExistsError:
                 continue
             except OSError as e:
-                if e.errno in (39, 17):  # ENOTEMPTY, EEXIST
+                if e.errno in (errno.ENOTEMPTY, errno.EEXIST):  # another writer took dest first
                     continue
                 raise
         raise perf_runs.RunFileError(f"{folder}: no free name for {stem}{ext}")

@@ -57,17 +57,26 @@ def run_once(binary, shapes, commit, env_extra, out, timeout):
     return data
 
 
-def cpu_model():
-    """The CPU's model name as lobench's run files record it (harness/provenance.cpp: /proc/cpuinfo's first
-    "model name"), so that a paired run and a run file of one machine get one fingerprint."""
+def cpuinfo():
+    """The first processor's fields of /proc/cpuinfo ({} where it cannot be read)."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break  # the end of the first processor's block
+                key, sep, value = line.partition(":")
+                if sep:
+                    fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return "unknown"
+    return fields
+
+
+def cpu_model():
+    """The CPU's model name as lobench's run files record it (harness/provenance.cpp: /proc/cpuinfo's first
+    "model name"), so that a paired run and a run file of one machine get one fingerprint."""
+    return cpuinfo().get("model name", "unknown")
 
 
 def merge(parts, pairing, side, order):

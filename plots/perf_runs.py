@@ -42,6 +42,7 @@ class Series:
     gated: bool = True            # False for the yardstick itself
     fraction: np.ndarray = None   # per repetition, fraction of the yardstick's rate (None where not defined)
     rounds: np.ndarray = None     # per repetition, its repetition_index (the round of a paired run)
+    unit: str = "s"               # of values, short, for a table's unit column: "CPU s", "s", "x SGEMM time"
 
 
 @dataclass
@@ -193,13 +194,13 @@ def load_google_benchmark(path, clock=DEFAULT_CLOCK):
             # of the same round, and dividing by this process's own SGEMM only adds that SGEMM's noise (CV of
             # the per-round ratios 6-13 % in seconds against 9-19 % in SGEMMs, 5 rounds at load 3.5).
             run.series[name] = Series(secs, secs, f"{unit} seconds", gated=family != YARDSTICK_FAMILY or not yard,
-                                      rounds=rounds[name])
+                                      rounds=rounds[name], unit="CPU s" if clock == "cpu" else "s")
             continue
         ref_secs, ref_rates = timed[ref]
         ref_time = float(np.median(ref_secs))
         fraction = rates / float(np.median(ref_rates)) if rates is not None and ref_rates is not None else None
         run.series[name] = Series(secs / ref_time, secs, f"{unit} time / {ref} {unit} time", True, fraction,
-                                  rounds=rounds[name])
+                                  rounds=rounds[name], unit="x SGEMM time")
     return run
 
 
@@ -238,7 +239,7 @@ def load_lobench(path):
         if math.isfinite(gemm) and gemm > 0 and math.isfinite(flops) and flops > 0:
             sgemm_seconds = flops / (gemm * 1e9)
             run.series[name] = Series(secs / sgemm_seconds, secs, "time / time at the SGEMM rate", True,
-                                      sgemm_seconds / secs)
+                                      fraction=sgemm_seconds / secs, unit="x SGEMM time")
         else:
             run.series[name] = Series(secs, secs, "seconds")
     return run

@@ -13,26 +13,11 @@ ratio (median CPU-time rate of the bf16 row over the fp32 row's). Median [min–
     python3 plots/step_bench_bf16.py results/cpu/bf16_amx_step.json --part steps
 """
 import argparse
-import json
 import statistics
-from collections import defaultdict
+
+from step_bench_counters import counters
 
 VARIANTS = ("gemm", "gemm_products", "dense", "fused", "chunked")
-
-
-def load(path):
-    """{(row, shape): {counter: [value per repetition]}}, shape "" for the peak row."""
-    with open(path) as f:
-        run = json.load(f)
-    out = defaultdict(lambda: defaultdict(list))
-    for b in run["benchmarks"]:
-        if b.get("run_type") != "iteration" or b.get("error_occurred"):
-            continue
-        row, _, shape = b["run_name"].replace("/manual_time", "").partition("/")
-        for k, v in b.items():
-            if isinstance(v, (int, float)):
-                out[(row, shape if shape.startswith("V:") else "")][k].append(float(v))
-    return out
 
 
 def num(v):
@@ -90,7 +75,7 @@ def main():
     ap.add_argument("run", help="step_bench JSON file")
     ap.add_argument("--part", choices=("ceilings", "steps"), required=True)
     args = ap.parse_args()
-    run = load(args.run)
+    run = counters(args.run)
     ceilings(run) if args.part == "ceilings" else steps(run)
 
 

@@ -13,31 +13,15 @@ the median meets the target (with how many repetitions fall below it when the me
     python3 plots/step_bench_targets.py --fp32 AFTER.json --fp32-before BEFORE.json --bf16 BF16.json --bf16-before B.json
 """
 import argparse
-import json
 import statistics
-from collections import defaultdict
+
+from step_bench_counters import counters
 
 TARGETS = (  # (what, run, benchmark row, counter, threshold, digits)
     ("fp32 `fused` ≥ 95 % of the best SGEMM (CPU time)", "fp32", "fused", "frac_gemm_cpu", 0.95, 3),
     ("`chunked` ≥ 85 % on 8·P·V·D (CPU time)", "fp32", "chunked", "frac_gemm_cpu_8PVD", 0.85, 3),
     ("bf16 `fused` ≥ 1.7× fp32 `fused` (x_fp32, wall)", "bf16", "fused_bf16", "x_fp32", 1.7, 2),
 )
-
-
-def counters(path):
-    """{(row, shape): {counter: [value per repetition]}} of a step_bench JSON run, shapes in run order."""
-    with open(path) as f:
-        run = json.load(f)
-    out = defaultdict(lambda: defaultdict(list))
-    for b in run["benchmarks"]:
-        if b.get("run_type") != "iteration" or b.get("error_occurred"):
-            continue
-        row, _, shape = b["run_name"].replace("/manual_time", "").partition("/")
-        if shape.startswith("V:"):
-            for k, v in b.items():
-                if isinstance(v, (int, float)):
-                    out[(row, shape)][k].append(float(v))
-    return out
 
 
 def shape_order(shape):
@@ -75,7 +59,7 @@ def main():
     print("| target | shape | measured: median [min–max] (repetitions) | before the change | met? |")
     print("| --- | --- | --- | --- | --- |")
     for what, run, row, counter, threshold, digits in TARGETS:
-        shapes = sorted((s for r, s in runs[run] if r == row), key=shape_order)
+        shapes = sorted((s for r, s in runs[run] if r == row and s), key=shape_order)
         for i, shape in enumerate(shapes):
             values = runs[run][(row, shape)].get(counter, [])
             old = before[run][(row, shape)].get(counter, []) if before[run] is not None else None

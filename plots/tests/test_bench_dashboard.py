@@ -152,18 +152,19 @@ def test_page_names_are_one_to_one_and_short():
     assert len(long) < 120 and long != bench_dashboard.page_name("x" * 9999)
 
 
-def make_paired_store(tmp_path, factors=(1.0, 1.0, 1.3)):
-    """A store of paired entries: per entry, a baseline and a candidate of 6 rounds, fused times factor."""
-    store, inbox = tmp_path / "history", tmp_path / "inbox"
+def make_paired_store(tmp_path, factors=(1.0, 1.0, 1.3), host="ci", scale=1.0, first_day=1, seed=10):
+    """A store of paired entries of one machine (`host`): per entry, a baseline and a candidate of 6 rounds,
+    fused `scale` times BASE's, the candidate's fused also times the entry's factor."""
+    store, inbox = tmp_path / "history", tmp_path / f"inbox-{host}"
     inbox.mkdir(exist_ok=True)
     for k, f in enumerate(factors):
         sides = {}
         for side, factor in (("base", 1.0), ("cand", f)):
-            path = write_gbench(str(inbox / f"{side}{k}.json"), dict(BASE, fused=BASE["fused"] * factor),
-                                commit=f"{side}{k}", seed=10 * k + (side == "cand"), reps=6,
-                                date=f"2026-12-0{k + 1}T10:00:00+00:00")
+            path = write_gbench(str(inbox / f"{side}{k}.json"), dict(BASE, fused=BASE["fused"] * factor * scale),
+                                commit=f"{side}{k}", seed=seed * (k + 1) + (side == "cand"), reps=6, host=host,
+                                date=f"2026-12-0{k + first_day}T10:00:00+00:00")
             data = json.load(open(path))
-            data["context"]["pairing"] = f"pair{k}"
+            data["context"]["pairing"] = f"{host}-pair{k}"
             json.dump(data, open(path, "w"))
             sides[side] = path
         perf_history.record(str(store), sides["base"], sides["cand"])
@@ -227,20 +228,8 @@ def test_paired_page_renders_in_headless_chromium(tmp_path):
 @pytest.mark.skipif(chromium() is None, reason="no Chromium (Debian package chromium) installed")
 def test_every_machine_on_one_paired_chart(tmp_path):
     store = make_paired_store(tmp_path)
-    other = tmp_path / "other"
-    other.mkdir()
     # a second machine (another host name): its entries land in their own folder of the same store
-    for k, f in enumerate((1.0, 1.02)):
-        sides = {}
-        for side, factor in (("base", 1.0), ("cand", f)):
-            path = write_gbench(str(other / f"{side}{k}.json"), dict(BASE, fused=BASE["fused"] * factor * 0.7),
-                                commit=f"{side}{k}", seed=50 + k, reps=6, host="ci2",
-                                date=f"2026-12-0{k + 2}T11:00:00+00:00")
-            data = json.load(open(path))
-            data["context"]["pairing"] = f"other{k}"
-            json.dump(data, open(path, "w"))
-            sides[side] = path
-        perf_history.record(str(store), sides["base"], sides["cand"])
+    make_paired_store(tmp_path, factors=(1.0, 1.02), host="ci2", scale=0.7, first_day=2, seed=50)
     assert len(os.listdir(store)) == 2
     site = tmp_path / "site"
     subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o", str(site)],

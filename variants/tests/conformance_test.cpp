@@ -26,16 +26,12 @@ TEST(Conformance, EveryCpuVariantMatchesTheReferenceOnRaggedCases) {
   for (const auto& c : cases) {
     const StepData d = make_synthetic(c.shape, c.spec);
     const StepInputs in = d.view();
-    CountingAllocator ref_alloc;
-    cpu::ReferenceResult ref;
-    cpu::reference_step(in, ref, ref_alloc, 2);
+    const testing::Reference reference(in);
+    const cpu::ReferenceResult& ref = reference.result;
     for (const Variant* v : variants) {
       if (v->skip_reason(c.shape, c.options)) continue;
-      StepOutputs out;
-      out.resize(in.P, in.V, in.D);
       CountingAllocator alloc;
-      RunContext ctx{alloc, c.options};
-      v->run(in, out, ctx);
+      const StepOutputs out = testing::run_step(*v, in, c.options, alloc);
       const std::string where = v->name() + " on " + c.label();
       testing::expect_matches_reference(out, ref, in, where);
       for (int64_t p = 0; p < in.P; ++p) {
@@ -53,26 +49,25 @@ TEST(Conformance, EveryCpuVariantMatchesTheReferenceOnRaggedCases) {
 // micro-kernels run, the test above holds them to the rules; elsewhere both tests take the library.)
 TEST(Conformance, TiledVariantsMatchTheReferenceThroughTheLibraryProducts) {
   const auto cases = testing::ragged_cases();
-  cpu::set_own_tile_kernels_enabled(false);
+  // Off for this test only, even when an assertion ends it early: later tests expect the micro-kernels.
+  struct LibraryProducts {
+    LibraryProducts() { cpu::set_own_tile_kernels_enabled(false); }
+    ~LibraryProducts() { cpu::set_own_tile_kernels_enabled(true); }
+  } library_products;
   for (const auto& c : cases) {
     const StepData d = make_synthetic(c.shape, c.spec);
     const StepInputs in = d.view();
-    CountingAllocator ref_alloc;
-    cpu::ReferenceResult ref;
-    cpu::reference_step(in, ref, ref_alloc, 2);
+    const testing::Reference reference(in);
+    const cpu::ReferenceResult& ref = reference.result;
     for (const char* name : {"fused", "chunked"}) {
       const Variant* v = Registry::instance().find(name);
       ASSERT_NE(v, nullptr) << name;
       if (v->skip_reason(c.shape, c.options)) continue;
-      StepOutputs out;
-      out.resize(in.P, in.V, in.D);
       CountingAllocator alloc;
-      RunContext ctx{alloc, c.options};
-      v->run(in, out, ctx);
+      const StepOutputs out = testing::run_step(*v, in, c.options, alloc);
       testing::expect_matches_reference(out, ref, in, std::string(name) + " (library products) on " + c.label());
     }
   }
-  cpu::set_own_tile_kernels_enabled(true);
 }
 
 TEST(Conformance, AllZeroLogitsGiveLn2InEveryVariant) {

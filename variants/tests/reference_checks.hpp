@@ -7,7 +7,9 @@
 #include <string>
 
 #include "variants/accuracy.hpp"
+#include "variants/counting_allocator.hpp"
 #include "variants/reference.hpp"
+#include "variants/variant.hpp"
 
 namespace lobench::testing {
 
@@ -23,6 +25,23 @@ inline void expect_matches_reference(const StepOutputs& out, const cpu::Referenc
   EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), kGradTol) << where;
   EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), kGradTol) << where;
   EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+}
+
+// The float64 reference of a case's inputs (2 threads), what every conformance check compares with. It
+// owns the allocator its buffers came from (declared first, so it outlives them).
+struct Reference {
+  CountingAllocator alloc;
+  cpu::ReferenceResult result;
+  explicit Reference(const StepInputs& in) { cpu::reference_step(in, result, alloc, 2); }
+};
+
+// One step of variant v on `in` with options o, its working memory counted by `alloc`.
+inline StepOutputs run_step(const Variant& v, const StepInputs& in, const RunOptions& o, CountingAllocator& alloc) {
+  StepOutputs out;
+  out.resize(in.P, in.V, in.D);
+  RunContext ctx{alloc, o};
+  v.run(in, out, ctx);
+  return out;
 }
 
 }  // namespace lobench::testing

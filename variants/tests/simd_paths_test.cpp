@@ -24,17 +24,13 @@ TEST(SimdPaths, FusedAndChunkedMatchTheReferenceOnEveryPath) {
     for (const auto& c : cases) {
       const StepData d = make_synthetic(c.shape, c.spec);
       const StepInputs in = d.view();
-      CountingAllocator ref_alloc;
-      cpu::ReferenceResult ref;
-      cpu::reference_step(in, ref, ref_alloc, 2);
+      const testing::Reference reference(in);
+      const cpu::ReferenceResult& ref = reference.result;
       for (const char* name : {"fused", "chunked"}) {
         const Variant* v = Registry::instance().find(name);
         ASSERT_NE(v, nullptr) << name;
-        StepOutputs out;
-        out.resize(in.P, in.V, in.D);
         CountingAllocator alloc;
-        RunContext ctx{alloc, c.options};
-        v->run(in, out, ctx);
+        const StepOutputs out = testing::run_step(*v, in, c.options, alloc);
         const std::string where = std::string(name) + " [" + to_string(path) + "] on " + c.label();
         testing::expect_matches_reference(out, ref, in, where);
       }
