@@ -9,7 +9,7 @@ include(CMakePackageConfigHelpers)
 set(LOBENCH_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/lobench)
 set(LOBENCH_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/lobench)
 # target → exported name (lobench::NAME)
-set(LOBENCH_EXPORTED lobench_flags:flags lobench_native:native lobench_contract:contract lobench_bce_kernels:bce_kernels lobench_sgemm:sgemm
+set(LOBENCH_EXPORTED lobench_flags:flags lobench_native:native lobench_timing:timing lobench_contract:contract lobench_bce_kernels:bce_kernels lobench_sgemm:sgemm
                      lobench_precision:precision lobench_variants:variants
                      lobench_datasets:datasets lobench_harness:harness lobench_train:train lobench:lobench)
 
@@ -46,7 +46,7 @@ list(REMOVE_DUPLICATES LOBENCH_PC_INCLUDES)
 
 # lobench_variants is an OBJECT library (self-registering variants must not be dropped by the linker):
 # its objects are installed and an importing target that links lobench::variants gets them all.
-install(TARGETS lobench_flags lobench_native lobench_contract lobench_bce_kernels lobench_sgemm lobench_precision lobench_variants lobench_datasets lobench_harness lobench_train lobench
+install(TARGETS lobench_flags lobench_native lobench_timing lobench_contract lobench_bce_kernels lobench_sgemm lobench_precision lobench_variants lobench_datasets lobench_harness lobench_train lobench
         EXPORT lobenchTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

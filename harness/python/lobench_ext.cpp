@@ -12,7 +12,6 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -23,6 +22,7 @@
 
 #include "harness/cli/option_checks.hpp"
 #include "harness/meters/peak_rss.hpp"
+#include "variants/timing.hpp"
 #include "harness/system_memory.hpp"
 #include "variants/counting_allocator.hpp"
 #include "variants/step.hpp"
@@ -220,9 +220,7 @@ nb::dict bce(Matrix A, Matrix E, Ids targets, std::optional<Vector> weights, con
     }
     out->resize(P, V, D);
     RunContext ctx{alloc, opts};
-    const auto t0 = std::chrono::steady_clock::now();
-    v.run(in, *out, ctx);
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    seconds = seconds_of([&] { v.run(in, *out, ctx); });
   }
 
   StepOutputs* raw = out.release();

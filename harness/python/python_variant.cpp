@@ -5,7 +5,6 @@
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -13,6 +12,7 @@
 #include <stdexcept>
 
 #include "harness/meters/peak_rss.hpp"
+#include "variants/timing.hpp"
 
 namespace nb = nanobind;
 
@@ -95,10 +95,8 @@ class PythonSession final : public DeviceSession {
     nb::gil_scoped_acquire gil;
     double seconds = 0;
     try {
-      const auto t0 = std::chrono::steady_clock::now();
-      nb::object r = step_();
-      const auto t1 = std::chrono::steady_clock::now();
-      seconds = std::chrono::duration<double>(t1 - t0).count();
+      nb::object r;
+      seconds = seconds_of([&] { r = step_(); });
       if (self_timed_) seconds = own_seconds(r);
       result_ = std::move(r);
     } catch (const nb::python_error& e) {

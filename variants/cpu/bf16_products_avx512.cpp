@@ -8,12 +8,13 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <chrono>
+#include <vector>
 #include <type_traits>
 
 #include "variants/cpu/bf16_c_tile_avx512.hpp"
 #include "variants/cpu/bf16_register_block_avx512.hpp"
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/timing.hpp"
 
 namespace lobench::cpu::avx512_bf16 {
 namespace {
@@ -94,17 +95,16 @@ void product_of(const Bf16Product& p) {
   }
 }
 
-// One instruction's throughput over `steps` × 24 instructions: 24 independent accumulator chains (more
-// than latency × issue width on any AVX-512 core), the operands kept opaque to the compiler so that no
-// iteration is folded away. GFLOP/s of wall time.
+// `steps` × 24 instructions of one kind: 24 independent accumulator chains (more than latency × issue
+// width on any AVX-512 core), the operands kept opaque to the compiler so that no iteration is folded
+// away. Its flops: steps × 24 × (64 for VDPBF16PS, 32 for VFMADD231PS).
 template <bool kBf16>
-double burst_gflops(int64_t steps) {
+void burst(int64_t steps) {
   constexpr int kChains = 24;
   __m512 acc[kChains];
 #pragma GCC unroll 24
   for (int j = 0; j < kChains; ++j) acc[j] = _mm512_set1_ps(float(j));  // distinct: no chains merged
   __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(1e-30f);
-  const auto t0 = std::chrono::steady_clock::now();
   for (int64_t r = 0; r < steps; ++r) {
 #pragma GCC unroll 24
     for (int j = 0; j < kChains; ++j) {
@@ -113,26 +113,26 @@ double burst_gflops(int64_t steps) {
     }
     __asm__ volatile("" : "+v"(x), "+v"(y));
   }
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   __m512 sum = _mm512_setzero_ps();
   for (const auto& a : acc) sum = _mm512_add_ps(sum, a);
   volatile float sink = _mm512_reduce_add_ps(sum);
   (void)sink;
-  return double(steps) * kChains * (kBf16 ? 64 : 32) / elapsed / 1e9;
 }
 
 }  // namespace
 
-// Short bursts of each instruction in turn, the best of each kept: on a machine shared with other jobs a
-// burst that ran alone on its core shows the instruction's rate, and interleaving exposes both to the
-// same conditions.
+// Short bursts of each instruction in turn for `seconds` in all (time_interleaved with a time budget:
+// the timing rule), the fastest of each kept: on a machine shared with other jobs a burst that ran alone
+// on its core shows the instruction's rate, and interleaving exposes both to the same conditions.
 PeakRates peak_rates(double seconds) {
+  constexpr int64_t kFmaSteps = 20000, kDotSteps = 5000;
+  std::vector<Contender> bursts(2);
+  bursts[0].run = [] { burst<false>(kFmaSteps); };
+  bursts[1].run = [] { burst<true>(kDotSteps); };
+  time_interleaved(bursts, /*warmup=*/0, RepPolicy::budget(seconds));
   PeakRates best;
-  const auto t0 = std::chrono::steady_clock::now();
-  do {
-    best.fp32_fma = std::max(best.fp32_fma, burst_gflops<false>(20000));
-    best.bf16_dot = std::max(best.bf16_dot, burst_gflops<true>(5000));
-  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
+  best.fp32_fma = double(kFmaSteps) * 24 * 32 / bursts[0].wall.min() / 1e9;
+  best.bf16_dot = double(kDotSteps) * 24 * 64 / bursts[1].wall.min() / 1e9;
   return best;
 }
 

@@ -13,6 +13,7 @@
 
 #include "variants/cuda/cuda_check.hpp"
 #include "variants/cuda/device_allocator.hpp"
+#include "variants/timing.hpp"
 
 namespace lobench::cuda {
 namespace {
@@ -64,12 +65,6 @@ struct Events {
     cudaEventDestroy(stop);
   }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 
@@ -124,11 +119,10 @@ GpuGemmRates measure_gpu_gemm_rates(int64_t m, int64_t n, int64_t k) {
       return double(ms) * 1e-3;
     };
     timed(2);  // warm-up: cuBLAS's heuristics, workspace, clocks
-    const double one = std::max(timed(1), 1e-7);
-    const int inner = int(std::clamp(std::ceil(2e-3 / one), 1.0, 1000.0));
-    std::vector<double> per_product;
-    for (int s = 0; s < 7; ++s) per_product.push_back(timed(inner) / inner);
-    return flops / median(per_product) / 1e9;
+    const int inner = calls_per_sample(timed(1), 2e-3, 1000);
+    // The timing rule (variants/timing.hpp): 7 samples of `inner` products each, on the device's clock.
+    const Samples per_product = collect_samples([&] { return timed(inner) / inner; }, 0, RepPolicy::fixed(7));
+    return flops / per_product.median() / 1e9;
   };
   rates.fp32_gflops = rate(a32.p, b32.p, CUDA_R_32F, CUBLAS_COMPUTE_32F);
   rates.tf32_gflops = rate(a32.p, b32.p, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32);

@@ -62,32 +62,6 @@ TEST(RunQueueWait, FractionIsWaitOverThreadTime) {
   EXPECT_TRUE(std::isnan(run_queue_wait_fraction(0.1, 0.0, 2)));
 }
 
-// The benches' interleaved timing follows the one repetition rule: warm-up rounds dropped, then rounds
-// until the policy has enough; every round runs each contender once, in order; wall and CPU samples kept.
-TEST(Meters, InterleavedContendersFollowTheRepetitionRule) {
-  std::string order;
-  volatile double sink = 0;
-  auto spin = [&sink] {
-    for (int i = 0; i < 200000; ++i) sink = sink + 1e-9 * i;
-  };
-  std::vector<Contender> cs = {{"a", [&] { order += 'a'; spin(); }, {}, {}},
-                               {"b", [&] { order += 'b'; }, {}, {}}};
-  time_interleaved(cs, 2, RepPolicy::fixed(3));
-  EXPECT_EQ(order, "ababababab");  // 2 warm-up rounds and 3 timed, interleaved
-  for (const Contender& c : cs) {
-    EXPECT_EQ(c.wall.seconds.size(), 3u) << c.name;
-    EXPECT_EQ(c.cpu.seconds.size(), 3u) << c.name;
-  }
-  EXPECT_GT(cs[0].cpu.min(), 0.0);  // the spinning contender used CPU time
-  RepPolicy adaptive;
-  adaptive.min_reps = 2;
-  adaptive.max_reps = 4;
-  adaptive.min_time_s = 1e9;  // never enough time: stops at max_reps
-  std::vector<Contender> one = {{"a", [] {}, {}, {}}};
-  time_interleaved(one, 0, adaptive);
-  EXPECT_EQ(one[0].wall.seconds.size(), 4u);
-}
-
 // No SGEMM runs faster than the FMA units: both libraries' rates lie below the register-only peak
 // (measured as the fastest of its runs, so a busy moment lowers SGEMM more than the peak).
 TEST(Meters, SgemmOfBothLibrariesIsBelowTheFmaPeak) {
