@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Experiment 4 (ELMO: peak memory vs number of labels; FP8 6x / 11x / 13x below Renee at 3M / 8.6M /
 18M labels): predicted memory of the published layouts (Renee, plain fp32, ELMO bf16, ELMO fp8; head only)
-beside this trainer's configurations, measured where they ran and predicted beyond.
+beside this trainer's configurations, measured where they ran and predicted beyond: the counting allocator's
+peak and, beside it, the process's resident-set growth over the run (the independent meter; files without it
+leave its columns empty).
 
 Usage: python3 plots/elmo_memory.py LAYOUTS.h5 RUN_DIR -o FIGURE.png [--table TABLE.md]
 
@@ -50,8 +52,9 @@ def main():
         a, m = r["attrs"], r["memory"]
         pred = float(m["predicted_peak_bytes"])
         meas = float(m.get("measured_peak_bytes", np.nan)) if ec.status(r) == "ok" else np.nan
+        rss = float(m.get("measured_rss_growth_bytes", np.nan)) if ec.status(r) == "ok" else np.nan
         series[config_name(a)].append((int(a["num_labels"]), pred, meas, head_bytes(m, "predicted_"),
-                                       float(m.get("predicted_encoder_bytes", 0))))
+                                       float(m.get("predicted_encoder_bytes", 0)), rss))
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.5))
     ax = axes[0]
     styles = {"renee": ("black", "Renee (fp32 master + momentum + fp16 copy + fp16 logits)"),
@@ -95,12 +98,21 @@ def main():
         lines.append(f"| {v:,} | " + " | ".join(f"{lay[n][i] / GiB:.2f}" for n in ("renee", "fp32", "elmo_bf16", "elmo_fp8"))
                      + f" | {lay['renee'][i] / lay['elmo_bf16'][i]:.1f}x | {lay['renee'][i] / lay['elmo_fp8'][i]:.1f}x |")
     lines.append("")
-    lines.append("| configuration | labels | predicted peak (GiB) | measured peak (GiB) | measured/predicted | head part (GiB) | encoder (GiB) |")
-    lines.append("|---|---|---|---|---|---|---|")
+    lines.append("| configuration | labels | predicted peak (GiB) | measured peak (GiB) | measured/predicted "
+                 "| RSS growth (GiB) | RSS/measured | head part (GiB) | encoder (GiB) |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     for name, pts in sorted(series.items()):
-        for v, p, mm, hd, enc in sorted(pts):
-            lines.append(f"| {name} | {v:,} | {p / GiB:.3f} | " + (f"{mm / GiB:.3f} | {mm / p:.4f}" if np.isfinite(mm) else "(not run) | ")
-                         + f" | {hd / GiB:.3f} | {enc / GiB:.3f} |")
+        for v, p, mm, hd, enc, rss in sorted(pts):
+            counted = f"{mm / GiB:.3f} | {mm / p:.4f}" if np.isfinite(mm) else "(not run) | "
+            metered = f"{rss / GiB:.3f} | {rss / mm:.4f}" if np.isfinite(rss) and np.isfinite(mm) else " | "
+            lines.append(f"| {name} | {v:,} | {p / GiB:.3f} | {counted} | {metered} | {hd / GiB:.3f} | {enc / GiB:.3f} |")
+    lines.append("")
+    lines.append("RSS growth minus the counted peak, per configuration, over its measured label counts (MiB):")
+    lines.append("")
+    for name, pts in sorted(series.items()):
+        gaps = [(rss - mm) / 2**20 for _, _, mm, _, _, rss in pts if np.isfinite(rss) and np.isfinite(mm)]
+        if gaps:
+            lines.append(f"- {name}: {min(gaps):.1f} to {max(gaps):.1f} over {len(gaps)} runs")
     ec.save_figure_and_table(fig, args.out, lines, args.table)
 
 

@@ -177,6 +177,7 @@ void TrainRunFile::finish(const RunOutcome* o, const std::string& status, const 
   if (o) {
     writer_.set_attr("measured_train_peak_bytes", o->measured_train_peak, "memory");
     writer_.set_attr("measured_peak_bytes", o->measured_peak, "memory");
+    writer_.set_attr("measured_rss_growth_bytes", o->measured_rss_growth, "memory");
     writer_.set_attr("steps", o->steps);
     writer_.set_attr("mean_step_s", o->mean_step_s);
   }

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "datasets/propensity.hpp"
+#include "harness/meters/peak_rss.hpp"
 #include "datasets/ranking_metrics.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/pack.hpp"
@@ -461,6 +462,7 @@ RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const Pro
   check_run_inputs(d, cfg, shape, shard);
   RunOutcome out;
   out.predicted = predict_memory(cfg, shape, shard);
+  const meters::PeakRssMeter rss;  // before the run's first buffer
   XmcRun run(d, cfg, shape, shard);
   bool evaluated_once = false;
   for (int epoch = 1; epoch <= cfg.epochs && !run.done(); ++epoch) {
@@ -482,6 +484,7 @@ RunOutcome train_xmc(const data::TrainTest& d, const TrainConfig& cfg, const Pro
   }
   if (!evaluated_once) out.measured_train_peak = run.peak_bytes();
   out.measured_peak = run.peak_bytes();
+  out.measured_rss_growth = rss.growth_bytes();
   out.steps = run.steps();
   out.mean_step_s = run.mean_step_s();
   return out;

@@ -116,6 +116,10 @@ struct RunOutcome {
   MemoryPrediction predicted;
   int64_t measured_train_peak = 0;  // before the first evaluation
   int64_t measured_peak = 0;        // whole run
+  // The independent meter beside the count: the process's peak resident set over the run minus its
+  // resident set before the run's first buffer (meters::PeakRssMeter; NaN where the kernel's counters
+  // cannot be reset or read).
+  double measured_rss_growth = 0;
   GradientHistogram grad_hist;        // weight gradients dW of all recorded steps (empty when off)
   GradientHistogram logit_grad_hist;  // logit gradients G = σ(z) − y of the same steps
   double mean_step_s = 0;
