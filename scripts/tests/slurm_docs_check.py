@@ -79,6 +79,7 @@ def main(argv: list[str]) -> int:
                 env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
             if mpirun:  # the block's `mpirun`: the one lobench was built with
                 env["PATH"] = f"{Path(mpirun).parent}:{env['PATH']}"
+            check_partition_script_refusals(root_like(Path(tmp) / "refusals", lobench, source), env)
             for i, block in enumerate(arrays):
                 check_array_block(block, root_like(Path(tmp) / f"array{i}", lobench, source), lobench, env)
             if mpirun:
@@ -177,6 +178,22 @@ def check_array_block(block: run_readme.Block, folder: Path, lobench: Path, env:
             assert after == before, f"{where}: --resume again rewrote finished runs"
 
 
+def check_partition_script_refusals(folder: Path, env: dict[str, str]) -> None:
+    """scripts/slurm_partition.sh outside a job array, and in an array whose indices are not 0..N-1, exits 2
+    with the reason before lobench starts (the parts would not be one sweep's partitions)."""
+    outside = subprocess.run(["bash", "scripts/slurm_partition.sh", "run", "--out", "p%a.h5"], cwd=folder,
+                             env={k: v for k, v in env.items() if not k.startswith("SLURM_ARRAY")},
+                             capture_output=True, text=True, timeout=30)
+    assert outside.returncode == 2 and "not a task of a job array" in outside.stderr, outside
+    shifted = subprocess.run(["sbatch", "--array=1-2", "--wait", "scripts/slurm_partition.sh", "run", "--V", "40",
+                              "--out", "p%a.h5"], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    logs = "".join(p.read_text() for p in folder.glob("lobench-part-*.log"))
+    assert shifted.returncode == 2, (shifted, logs)
+    assert logs.count("--array must be 0-1 (every index from 0, once), got 2 tasks from 1 to 2") == 2, logs
+    assert not list(folder.glob("p*.h5")), list(folder.glob("p*.h5"))
+    print("scripts/slurm_partition.sh: outside an array and for --array=1-2: exit 2 with the reason")
+
+
 def compare_rows(merged: Path, one: Path, where: str) -> None:
     a, b = lobench_results.read(merged), lobench_results.read(one)
     missing = MEASURED_ROW_COLUMNS - set(b.columns)
@@ -208,6 +225,7 @@ def compare_run_folders(parts: dict[str, Path], one: dict[str, Path], where: str
                     assert a.attrs[attribute] == b.attrs[attribute], (where, name, attribute)
             assert b.attrs["status"] == "ok", (where, name, b.attrs.get("reason"))
             compare_tables(a, b, f"{where}: {name}")
+    print(f"{where}: {len(one)} run files equal one process's")
 
 
 def compare_tables(a: h5py.File, b: h5py.File, where: str) -> None:
