@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
         return SKIP
     arrays = [b for b in shell_blocks(source / "docs/commands.md") if "scripts/slurm_partition.sh" in b.text]
     parallel = [b for b in shell_blocks(source / "docs/training.md") if "salloc" in b.text]
-    assert len(arrays) >= 2, f"docs/commands.md: {len(arrays)} runnable job-array blocks, expected the run and train-xmc ones"
+    assert len(arrays) >= 2, f"docs/commands.md: {len(arrays)} job-array blocks, expected run's and train-xmc's"
     assert len(parallel) == 1, f"docs/training.md: {len(parallel)} runnable salloc blocks, expected 1"
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="lobench-slurm-") as tmp:
@@ -114,7 +114,8 @@ def commands(text: str) -> list[list[str]]:
     return [shlex.split(line, comments=True) for line in text.replace("\\\n", " ").splitlines() if line.strip()]
 
 
-def run_block(block: run_readme.Block, where: str, folder: Path, env: dict[str, str]) -> None:
+def run_block(block: run_readme.Block, where: str, folder: Path, env: dict[str, str]) -> str:
+    """Runs the block (its replacements made) in FOLDER; returns its stdout and stderr."""
     start = time.monotonic()
     done = subprocess.run(["bash", "-c", "set -euo pipefail\n" + block_text(block)], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
@@ -124,6 +125,7 @@ def run_block(block: run_readme.Block, where: str, folder: Path, env: dict[str, 
         raise AssertionError(f"{where}: exit status {done.returncode} in {seconds:.1f} s\n{block_text(block)}"
                              f"--- output\n{done.stdout}{done.stderr}\n{logs}")
     print(f"{where}: ok in {seconds:.1f} s")
+    return done.stdout + done.stderr
 
 
 def option_value(words: list[str], name: str) -> str | None:
@@ -169,12 +171,12 @@ def check_array_block(block: run_readme.Block, folder: Path, lobench: Path, env:
         assert merge, f"{where}: the parts of `run` are not merged"
         compare_rows(folder / merge[2], one, where)
     else:
-        files = run_files(folder / merge[2]) if merge else {p.name: p for part in parts for p in run_files(part).values()}
+        files = run_files(folder / merge[2]) if merge else {n: p for part in parts for n, p in run_files(part).items()}
         compare_run_folders(files, run_files(one), where)
         if "--resume" in lobench_args:  # a job array can always pass --resume: finished runs are kept
             before = {name: p.stat().st_mtime_ns for name, p in files.items()}
             run_block(block, where + " (again, --resume)", folder, env)
-            after = {p.name: p.stat().st_mtime_ns for part in parts for p in run_files(part).values()}
+            after = {n: p.stat().st_mtime_ns for part in parts for n, p in run_files(part).items()}
             assert after == before, f"{where}: --resume again rewrote finished runs"
 
 
@@ -251,7 +253,8 @@ def check_data_parallel_block(block: run_readme.Block, folder: Path, env: dict[s
     lines = commands(block_text(block))
     ranks_run = next(words for words in lines if words and words[0] == "salloc")
     one_run = next(words for words in lines if words and words[0] == "build/lobench")
-    run_block(block, where, folder, env)
+    output = run_block(block, where, folder, env)
+    assert "Granted job allocation" in output, f"{where}: salloc made no allocation:\n{output}"
     ranks_file, one_file = folder / option_value(ranks_run, "--out"), folder / option_value(one_run, "--out")
     with h5py.File(ranks_file, "r") as a, h5py.File(one_file, "r") as b:
         assert a.attrs["ranks"] > 1 and len(a["ranks"]) == a.attrs["ranks"], (where, a.attrs["ranks"])
