@@ -128,9 +128,10 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
 KillWait=5
-# sbatch --wait polls every 2 s only while MinJobAge/2 <= 2 s; with the default (300) it sleeps 2, 8,
-# then 32 s between looks, which would make a 3-second job array take 10 to 40 s.
-MinJobAge=4
+# sbatch --wait looks at the job every 2 s only while MinJobAge / 2 (integer division) <= 2; with the
+# default (300) it sleeps 2, 8, then 32 s between looks, which makes a 3-second job array take up to 40 s.
+# A record must outlive one look (2 s) or sbatch --wait exits 0 without the job's exit code: 5 s.
+MinJobAge=5
 {node_line.split(' UpTime=')[0]} NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=test Nodes={node} Default=YES MaxTime=INFINITE State=UP
 """)
