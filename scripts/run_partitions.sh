@@ -4,7 +4,8 @@
 #   scripts/run_partitions.sh N OUT.h5 [lobench run options, e.g. @harness/sweeps/table2.args --threads 1]
 # Parts are written beside OUT as OUT.partK.h5 and kept. On Slurm, the same with a job array
 # (scripts/slurm_partition.sh, docs/commands.md):
-#   sbatch --array=0-7 --wait scripts/slurm_partition.sh run @harness/sweeps/table2.args --out part%a.h5
+#   sbatch --array=0-7 --cpus-per-task=2 --wait scripts/slurm_partition.sh run @harness/sweeps/table2.args \
+#       --out part%a.h5
 #   build/lobench merge table2.h5 part*.h5
 set -euo pipefail
 if [ $# -lt 2 ]; then

@@ -5,7 +5,8 @@
 # `train-seqrec`), K the task's index and N the array's size, so that `lobench merge` can join the parts.
 # Submit from the repository root, the array's indices 0..N-1; every `%a` in the arguments becomes the
 # task's index (as in sbatch's --output), so that each task writes its own part:
-#   sbatch --array=0-7 --wait scripts/slurm_partition.sh run @harness/sweeps/table2.args --out part%a.h5
+#   sbatch --array=0-7 --cpus-per-task=2 --wait scripts/slurm_partition.sh run @harness/sweeps/table2.args \
+#       --out part%a.h5
 #   build/lobench merge table2.h5 part*.h5
 # LOBENCH names the program (default build/lobench, relative to the folder the job was submitted from:
 # Slurm runs a copy of this script, not this file). Exit status: lobench's; 2 outside a job array or for
