@@ -18,6 +18,7 @@ if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
 fi
 k=$SLURM_ARRAY_TASK_ID
 n=$SLURM_ARRAY_TASK_COUNT
+# shellcheck disable=SC2153  # Slurm sets SLURM_ARRAY_TASK_MIN and _MAX beside SLURM_ARRAY_TASK_ID
 if [ "$SLURM_ARRAY_TASK_MIN" -ne 0 ] || [ "$SLURM_ARRAY_TASK_MAX" -ne $((n - 1)) ]; then
   echo "slurm_partition: --array must be 0-$((n - 1)) (every index from 0, once), got $n tasks from" \
        "$SLURM_ARRAY_TASK_MIN to $SLURM_ARRAY_TASK_MAX" >&2
