@@ -6,9 +6,9 @@
 #                                        C++ libraries of `lobench`, and the Python packages of its figure
 #
 # Debian packages: Eigen, HDF5, fmt, CLI11, GoogleTest, Google Benchmark, CMake, OpenBLAS; for the tests
-# also HDF5's tools, Open MPI (the sharded step) and Debian's PyTorch. Python packages: exactly the
-# versions of requirements.lock (scripts/check_env.py says what differs). Idempotent: only what is
-# missing is installed, so a second run takes a second.
+# also HDF5's tools, Open MPI (the sharded step), Slurm and munge (the docs' cluster scripts) and Debian's
+# PyTorch. Python packages: exactly the versions of requirements.lock (scripts/check_env.py says what
+# differs). Idempotent: only what is missing is installed, so a second run takes a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +46,10 @@ apt_install -- cmake g++ libeigen3-dev libhdf5-dev libfmt-dev libcli11-dev libgt
 if [ "$mode" = all ]; then
   # h5dump for the command-line tests; Open MPI for the sharded step (harness/shard, built when found).
   apt_install -- hdf5-tools libopenmpi-dev openmpi-bin
+  # A one-node Slurm for the test of the docs' cluster scripts (ctest slurm_docs starts its own munged,
+  # slurmctld and slurmd with a temporary configuration; the system services are not used). Six packages,
+  # 8 s to install.
+  apt_install --no-install-recommends -- slurmctld slurmd slurm-client munge
   # A real headless browser for the benchmark dashboard's test (plots/tests: the site renders its charts
   # and regression markers with a console free of errors).
   apt_install --no-install-recommends -- chromium

@@ -2,10 +2,11 @@
 # Runs a sweep as N partitions in N local processes (what a cluster's job array does, one partition per
 # task), then joins them with `lobench merge`. Usage:
 #   scripts/run_partitions.sh N OUT.h5 [lobench run options, e.g. @harness/sweeps/table2.args --threads 1]
-# Parts are written beside OUT as OUT.partK.h5 and kept. On Slurm, the same with a job array:
-#   #SBATCH --array=0-7
-#   build/lobench run @harness/sweeps/table2.args --partition ${SLURM_ARRAY_TASK_ID}/8 --out part${SLURM_ARRAY_TASK_ID}.h5
-#   # afterwards, once: build/lobench merge table2.h5 part*.h5
+# Parts are written beside OUT as OUT.partK.h5 and kept. On Slurm, the same with a job array
+# (scripts/slurm_partition.sh, docs/commands.md):
+#   sbatch --array=0-7 --cpus-per-task=2 --wait scripts/slurm_partition.sh run @harness/sweeps/table2.args \
+#       --out part%a.h5
+#   build/lobench merge table2.h5 part*.h5
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 N OUT.h5 [lobench run options]" >&2

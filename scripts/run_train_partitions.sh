@@ -2,10 +2,10 @@
 # Runs a `lobench train-xmc` sweep as N partitions in N local processes (what a cluster's job array does,
 # one partition per task), then joins their folders with `lobench merge`. Usage:
 #   scripts/run_train_partitions.sh N OUT_DIR [train-xmc options, e.g. --dataset bibtex --seed 0,1,2 --threads 1]
-# Parts are written beside OUT_DIR as OUT_DIR.partK/ (logs OUT_DIR.partK.log) and kept. On Slurm:
-#   #SBATCH --array=0-7
-#   build/lobench train-xmc ... --partition ${SLURM_ARRAY_TASK_ID}/8 --out-dir runs.part${SLURM_ARRAY_TASK_ID}
-#   # afterwards, once: build/lobench merge runs runs.part0 ... runs.part7
+# Parts are written beside OUT_DIR as OUT_DIR.partK/ (logs OUT_DIR.partK.log) and kept. On Slurm
+# (scripts/slurm_partition.sh, docs/commands.md):
+#   sbatch --array=0-7 --wait scripts/slurm_partition.sh train-xmc ... --out-dir runs.part%a
+#   build/lobench merge runs runs.part0 ... runs.part7
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 N OUT_DIR [lobench train-xmc options]" >&2
