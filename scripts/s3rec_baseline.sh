@@ -7,9 +7,11 @@
 #   LOBENCH           the lobench binary (default: build/lobench beside this script)
 #   LOBENCH_DATA      the data folder holding seqrec/ (or give --data-dir); the sets are read by name
 #   S3REC_EPOCHS      stop this invocation at this epoch (default 200, S3-Rec's); below 200 the run file is
-#                     PARTIAL and goes to results/seqrec/s3rec/partial/NAME_to_epochE.h5
+#                     PARTIAL and goes to results/seqrec/s3rec/partial/NAME_to_epochE.h5 (unless early
+#                     stopping ended the run first: then it is the whole run, moved to NAME.h5)
 #   S3REC_ONLY        run only this one (e.g. beauty_s3rec_s1)
 #   S3REC_CHECKPOINTS where the checkpoints live (default build/s3rec_checkpoints; not committed)
+#   S3REC_OUT         where the run files go (default results/seqrec/s3rec; its tests use another)
 # Each run NAME (beauty_s3rec_s0, ..., toys_s3rec_s0) ends as results/seqrec/s3rec/NAME.h5, the file the
 # results tables read, once it has trained its 200 epochs or early stopping (patience 10 on dev NDCG@20)
 # ended it. Run again after an interruption (SIGTERM, a session's end): a finished run is skipped, an
@@ -23,7 +25,7 @@ target=${S3REC_EPOCHS:-200}
 case "$target" in ''|*[!0-9]*) echo "$0: S3REC_EPOCHS must be a positive integer, got '$target'" >&2; exit 2 ;; esac
 [ "$target" -ge 1 ] && [ "$target" -le 200 ] || { echo "$0: S3REC_EPOCHS must be in [1, 200], got $target" >&2; exit 2; }
 [ -x "$lobench" ] || { echo "$0: no lobench at $lobench (build it, or set LOBENCH)" >&2; exit 2; }
-out_dir=$root/results/seqrec/s3rec
+out_dir=${S3REC_OUT:-$root/results/seqrec/s3rec}
 ck_dir=${S3REC_CHECKPOINTS:-$root/build/s3rec_checkpoints}
 mkdir -p "$out_dir" "$ck_dir"
 

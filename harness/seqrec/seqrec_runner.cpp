@@ -132,8 +132,8 @@ WindowHistories window_histories(const SeqrecData& d) {
     u.erase(std::unique(u.begin(), u.end()), u.end());
     if (int64_t(u.size()) >= d.V - 1)
       throw RunRefused(fmt::format("--negatives history: user row {} holds every one of the {} items, so no "
-                                              "negative is left to draw",
-                                              tw.users[size_t(w)], d.V - 1));
+                                   "negative is left to draw",
+                                   tw.users[size_t(w)], d.V - 1));
     h.items.insert(h.items.end(), u.begin(), u.end());
     h.offsets.push_back(int64_t(h.items.size()));
   }
