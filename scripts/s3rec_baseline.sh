@@ -71,7 +71,7 @@ run() {
   # --overwrite: the file OUT may hold this run's interrupted part, which the continued run replaces (it
   # carries the checkpoint's epochs).
   set +e
-  "$lobench" train-seqrec --preset s3rec --dataset "$dataset" --seed "$seed" --epochs "$target" --quiet \
+  "$lobench" train-seqrec --preset s3rec --dataset "$dataset" --seed "$seed" --epochs "$target" \
     --checkpoint "$ck" "${resume[@]}" --out "$out" --overwrite "$@"
   local rc=$?
   set -e
