@@ -43,9 +43,10 @@ except (OSError, KeyError):
 EOF
 }
 
-# One run: dataset name, seed. Returns 0 when the run is finished (now or before), 1 when it stopped early.
+# One run: dataset name, seed, then lobench's options. Returns 0 when the run is finished (now or before), 1 when it stopped early.
 run() {
   local dataset=$1 seed=$2 name=${1}_s3rec_s$2
+  shift 2  # the rest: the options for lobench
   local final=$out_dir/$name.h5 ck=$ck_dir/$name.ck.h5 out resume=()
   if [ -n "${S3REC_ONLY:-}" ] && [ "$S3REC_ONLY" != "$name" ]; then return 0; fi
   if [ -f "$final" ] && [ "$(attr "$final" status)" = ok ]; then
