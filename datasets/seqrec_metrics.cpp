@@ -101,10 +101,21 @@ std::vector<int32_t> top_popular(std::span<const int64_t> counts, int64_t users,
   return top;
 }
 
+namespace {
+// DCG of the held-out items among the first k of a top list, over the ideal DCG of min(#held-out, k).
+double ndcg_at(const int32_t* top, const std::vector<int32_t>& held, int64_t k) {
+  double dcg = 0, ideal = 0;
+  for (int64_t r = 0; r < k; ++r)
+    if (std::find(held.begin(), held.end(), top[r]) != held.end()) dcg += 1.0 / std::log2(double(r) + 2.0);
+  for (int64_t i = 0; i < std::min<int64_t>(int64_t(held.size()), k); ++i) ideal += 1.0 / std::log2(double(i) + 2.0);
+  return dcg / ideal;
+}
+}  // namespace
+
 RankingScores score_top_items(std::span<const int32_t> top, std::span<const int32_t> targets, int64_t users,
                               int64_t L, int64_t V) {
   if (int64_t(top.size()) != users * kTopK || int64_t(targets.size()) != users * L)
-    throw std::invalid_argument("score_top_items: top must be [users, 10] and targets [users, L]");
+    throw std::invalid_argument("score_top_items: top must be [users, 20] and targets [users, L]");
   RankingScores s;
   s.users = users;
   for (int64_t u = 0; u < users; ++u) {
@@ -114,24 +125,23 @@ RankingScores score_top_items(std::span<const int32_t> top, std::span<const int3
       if (t >= 1 && t < V && std::find(held.begin(), held.end(), t) == held.end()) held.push_back(t);
     }
     if (held.empty()) continue;
-    double dcg = 0, ideal = 0;
+    const int32_t* row = top.data() + u * kTopK;
     bool hit8 = false, hit10 = false;
-    for (int64_t r = 0; r < kTopK; ++r) {
-      const int32_t item = top[size_t(u * kTopK + r)];
-      if (std::find(held.begin(), held.end(), item) == held.end()) continue;
+    for (int64_t r = 0; r < 10; ++r) {
+      if (std::find(held.begin(), held.end(), row[r]) == held.end()) continue;
       hit10 = true;
       hit8 = hit8 || r < 8;
-      dcg += 1.0 / std::log2(double(r) + 2.0);
     }
-    for (int64_t i = 0; i < std::min<int64_t>(int64_t(held.size()), kTopK); ++i) ideal += 1.0 / std::log2(double(i) + 2.0);
     s.hit_at_8 += hit8;
     s.hr_at_10 += hit10;
-    s.ndcg_at_10 += dcg / ideal;
+    s.ndcg_at_10 += ndcg_at(row, held, 10);
+    s.ndcg_at_20 += ndcg_at(row, held, 20);
   }
   if (users > 0) {
     s.hit_at_8 /= double(users);
     s.hr_at_10 /= double(users);
     s.ndcg_at_10 /= double(users);
+    s.ndcg_at_20 /= double(users);
   }
   return s;
 }

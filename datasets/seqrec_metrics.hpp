@@ -1,5 +1,5 @@
 // Ranking metrics of sequential recommendation over the full catalogue, scored in vocabulary blocks:
-// a [users, V] score matrix is never formed. For each user the top K = 10 items (the padding item 0
+// a [users, V] score matrix is never formed. For each user the top K = 20 items (the padding item 0
 // never counts; optionally the user's own history is excluded, as S3-Rec's full ranking does) are
 // kept while the blocks of V stream past, ties broken by the lower item id.
 //
@@ -8,6 +8,7 @@
 //   HR@10   the same with the top 10;
 //   NDCG@10 Σ over held-out items ranked r < 10 of 1/log2(r + 2), divided by the ideal
 //           Σ_{i < min(#held-out, 10)} 1/log2(i + 2) (for L = 1 the usual 1/log2(rank + 2));
+//   NDCG@20 the same over the top 20 (what S3-Rec's code selects its epoch by);
 // each averaged over users. Duplicate held-out ids count once; ids outside [1, V) are ignored.
 #pragma once
 
@@ -17,10 +18,10 @@
 
 namespace lobench::data {
 
-constexpr int64_t kTopK = 10;
+constexpr int64_t kTopK = 20;
 
 struct RankingScores {
-  double hit_at_8 = 0, hr_at_10 = 0, ndcg_at_10 = 0;
+  double hit_at_8 = 0, hr_at_10 = 0, ndcg_at_10 = 0, ndcg_at_20 = 0;
   int64_t users = 0;
 };
 

@@ -8,8 +8,9 @@ unless --all.
     python3 plots/seqrec_epochs.py results/seqrec/beauty_loo_*.h5
 
 --best P adds, per run, the epoch early stopping with a patience of P evaluations picks (the best dev
-HR@10, a tie keeping the earlier epoch: train-seqrec --early-stop's rule, applied to the recorded
-epochs), its test HR@10 with the standard error sqrt(p(1-p)/n) over the n test users, its test NDCG@10,
+value of the run's selection metric, its `select` attribute: HR@10, or NDCG@20 for --select ndcg@20 runs,
+named in the cell; a tie keeping the earlier epoch: train-seqrec --early-stop's rule, applied to the
+recorded epochs), its test HR@10 with the standard error sqrt(p(1-p)/n) over the n test users, its test NDCG@10,
 and the epoch it would stop after (none: the run ended first, so its best may still be ahead); with
 --best-only, only that table.
 
@@ -31,14 +32,18 @@ def fmt(x, spec):
     return "" if x != x else format(x, spec)
 
 
-def best_dev(epochs, patience):
+# train-seqrec --select -> the /epochs column it selects on (run files before the option: hr@10).
+SELECT_COLUMNS = {"hr@10": "dev_hr_at_10", "ndcg@20": "dev_ndcg_at_20"}
+
+
+def best_dev(epochs, patience, column="dev_hr_at_10"):
     """(best row, the epoch early stopping with `patience` evaluations stops after, or 0)."""
     best, since = None, 0
     for e in epochs:
-        dev = float(e["dev_hr_at_10"])
+        dev = float(e[column])
         if math.isnan(dev):
             continue
-        if best is None or dev > float(best["dev_hr_at_10"]):
+        if best is None or dev > float(best[column]):
             best, since = e, 0
         else:
             since += 1
@@ -56,14 +61,16 @@ def best_table(paths, patience):
         with h5py.File(p, "r") as f:
             rows = f["epochs"][:]
             n = int(attr(f, "eval_users", 0))
-        best, stop = best_dev(rows, patience)
+            select = attr(f, "select", "hr@10")
+        best, stop = best_dev(rows, patience, SELECT_COLUMNS[select])
         name = p.rsplit("/", 1)[-1].removesuffix(".h5")
         if best is None:
             print(f"| {name} | {len(rows)} | none evaluated | | | | |")
             continue
         hr = float(best["test_hr_at_10"])
         se = math.sqrt(hr * (1 - hr) / n) if n else float("nan")
-        print(f"| {name} | {len(rows)} | {int(best['epoch'])} | {float(best['dev_hr_at_10']):.4f} | {hr:.4f} ± {se:.4f} | "
+        on = "" if select == "hr@10" else f" (on dev {select.upper()})"
+        print(f"| {name} | {len(rows)} | {int(best['epoch'])}{on} | {float(best['dev_hr_at_10']):.4f} | {hr:.4f} ± {se:.4f} | "
               f"{float(best['test_ndcg_at_10']):.4f} | {stop if stop else 'none (ended first)'} |")
 
 

@@ -79,21 +79,37 @@ TEST(DatasetsSeqrecMetrics, ABiasOnTheScoresRanksAsTheWidenedProduct) {
 }
 
 TEST(DatasetsSeqrecMetrics, HitRateAndNdcgByHand) {
-  // Two users, top lists 1..10 and 11..20.
-  std::vector<int32_t> top(20);
-  std::iota(top.begin(), top.end(), 1);
-  // L = 2: user 0 holds 3 (rank 2) and 10 (rank 9: in top 10 but not top 8); user 1 holds 99, 99.
-  const std::vector<int32_t> targets{3, 10, 99, 99};
-  const RankingScores s = score_top_items(top, targets, 2, 2, 100);
+  // Two users, top lists 1..20 and 101..120.
+  std::vector<int32_t> top(40);
+  std::iota(top.begin(), top.begin() + 20, 1);
+  std::iota(top.begin() + 20, top.end(), 101);
+  // L = 2: user 0 holds 3 (rank 2) and 10 (rank 9: in top 10 but not top 8); user 1 holds 199, 199.
+  const std::vector<int32_t> targets{3, 10, 199, 199};
+  const RankingScores s = score_top_items(top, targets, 2, 2, 200);
   EXPECT_DOUBLE_EQ(s.hit_at_8, 0.5);
   EXPECT_DOUBLE_EQ(s.hr_at_10, 0.5);
   const double ideal = 1.0 + 1.0 / std::log2(3.0);
   EXPECT_NEAR(s.ndcg_at_10, 0.5 * (1.0 / std::log2(4.0) + 1.0 / std::log2(11.0)) / ideal, 1e-12);
-  // L = 1 at rank 0: NDCG 1; a target outside the top 10: 0.
-  const RankingScores one = score_top_items(top, std::vector<int32_t>{1, 21}, 2, 1, 100);
+  EXPECT_NEAR(s.ndcg_at_20, s.ndcg_at_10, 1e-12);  // nothing held between ranks 10 and 20
+  // L = 1 at rank 0: NDCG 1; a target outside the top 20: 0.
+  const RankingScores one = score_top_items(top, std::vector<int32_t>{1, 150}, 2, 1, 200);
   EXPECT_DOUBLE_EQ(one.ndcg_at_10, 0.5);
   EXPECT_DOUBLE_EQ(one.hr_at_10, 0.5);
-  EXPECT_THROW(score_top_items(top, targets, 3, 2, 100), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(one.ndcg_at_20, 0.5);
+  EXPECT_THROW(score_top_items(top, targets, 3, 2, 200), std::invalid_argument);
+}
+
+// NDCG@20 (S3-Rec's selection metric) counts ranks 10..19, which HR@10 and NDCG@10 do not.
+TEST(DatasetsSeqrecMetrics, NdcgAt20CountsRanksTenToNineteen) {
+  std::vector<int32_t> top(40);
+  std::iota(top.begin(), top.end(), 1);  // user 0: 1..20, user 1: 21..40
+  // User 0's item 15 at rank 14; user 1's item 40 at rank 19 and item 23 at rank 2 (L = 2).
+  const RankingScores s = score_top_items(top, std::vector<int32_t>{15, 15, 40, 23}, 2, 2, 100);
+  EXPECT_DOUBLE_EQ(s.hr_at_10, 0.5);
+  const double ideal2 = 1.0 + 1.0 / std::log2(3.0);
+  const double user0 = 1.0 / std::log2(16.0), user1 = (1.0 / std::log2(4.0) + 1.0 / std::log2(21.0)) / ideal2;
+  EXPECT_NEAR(s.ndcg_at_20, 0.5 * (user0 + user1), 1e-12);
+  EXPECT_NEAR(s.ndcg_at_10, 0.5 * (1.0 / std::log2(4.0)) / ideal2, 1e-12);
 }
 
 TEST(DatasetsSeqrecMetrics, PopularityBaselineSkipsExclusionsAndPadding) {
@@ -101,8 +117,11 @@ TEST(DatasetsSeqrecMetrics, PopularityBaselineSkipsExclusionsAndPadding) {
   const std::vector<int64_t> off{0, 0, 2};
   const std::vector<int32_t> items{11, 2};
   const auto top = top_popular(counts, 2, Exclusions{off, items});
-  EXPECT_EQ(std::vector<int32_t>(top.begin(), top.begin() + 10), (std::vector<int32_t>{11, 2, 8, 3, 10, 1, 9, 6, 7, 4}));
-  EXPECT_EQ(std::vector<int32_t>(top.begin() + 10, top.end()), (std::vector<int32_t>{8, 3, 10, 1, 9, 6, 7, 4, 5, -1}));
+  std::vector<int32_t> first{11, 2, 8, 3, 10, 1, 9, 6, 7, 4, 5}, second{8, 3, 10, 1, 9, 6, 7, 4, 5};
+  first.resize(kTopK, -1);
+  second.resize(kTopK, -1);
+  EXPECT_EQ(std::vector<int32_t>(top.begin(), top.begin() + kTopK), first);
+  EXPECT_EQ(std::vector<int32_t>(top.begin() + kTopK, top.end()), second);
 }
 
 }  // namespace

@@ -52,6 +52,30 @@ void declare_shared_seqrec_options(CLI::App* cmd) {
     cli::shared(cmd->get_option(name));
 }
 
+// --preset s3rec: the settings of S3-Rec's SASRec (the published code, github.com/RUCAIBox/CIKM2020-S3Rec,
+// run_finetune_full.py's defaults, trained from scratch as its README's SASRec; docs/training.md lists
+// each with its source and what still differs), each unless the command line gives that option itself.
+// Axes go into the sweep's axes, the rest into the base configuration.
+void apply_s3rec_preset(CLI::App* cmd, seqrec::SeqrecSweepSpec& spec) {
+  const auto given = [cmd](const std::string& option) { return cmd->get_option(option)->count() > 0; };
+  const std::pair<const char*, const char*> axes[] = {{"variant", "sampled"}, {"L", "1"},       {"N", "50"},
+                                                      {"B", "256"},         {"D", "64"},      {"layers", "2"},
+                                                      {"heads", "2"},       {"epochs", "200"}};
+  for (const auto& [axis, value] : axes)
+    if (!given(std::string("--") + axis)) spec.axes.set(axis, value);
+  seqrec::SeqrecConfig& c = spec.base;
+  if (!given("--protocol")) c.protocol = "leave_one_out";
+  if (!given("--dropout")) c.dropout = 0.5f;
+  if (!given("--lr")) c.lr = 1e-3f;
+  if (!given("--block")) c.block = "post_ln";
+  if (!given("--adam-beta2")) c.adam_beta2 = 0.999f;
+  if (!given("--negatives")) c.negatives = "history";
+  if (!given("--select")) c.select = "ndcg@20";
+  if (!given("--eval-every")) c.eval_every = 1;
+  if (!given("--early-stop")) c.early_stop = 10;
+  c.exclude_history = true;  // a flag: S3-Rec's full ranking leaves the history out
+}
+
 }  // namespace
 
 // Long only because it declares the command's options one per statement (their help is the
@@ -92,6 +116,28 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_flag("--untied", *untied, "the same as --model sasrec_untied: a separate output table");
   cmd->add_option("--lr", c->lr, "AdamW learning rate")->capture_default_str();
   cmd->add_option("--adam-eps", c->adam_eps, "AdamW's epsilon (the update is m / (sqrt(v) + eps))")->capture_default_str();
+  cmd->add_option("--adam-beta2", c->adam_beta2,
+                  "AdamW's beta2, in [0, 1) (SASRec's paper 0.98, the default; S3-Rec's code 0.999)")
+      ->capture_default_str();
+  cmd->add_option("--block", c->block,
+                  "pre_ln (GPT-2: LayerNorm before each branch and one after the last block) | post_ln (BERT, as "
+                  "S3-Rec's SASRec: LayerNorm after each residual sum and on the embeddings, none after the last)")
+      ->check(CLI::IsMember({"pre_ln", "post_ln"}))->capture_default_str();
+  cmd->add_option("--negatives", c->negatives,
+                  "--variant sampled: its one negative is uniform over the items but the positive (positive) or "
+                  "outside the user's whole sequence, dev and test items included (history: S3-Rec's code)")
+      ->check(CLI::IsMember({"positive", "history"}))->capture_default_str();
+  cmd->add_option("--select", c->select,
+                  "the dev metric that picks the best epoch (the run file's best_dev_epoch) and drives --early-stop: "
+                  "hr@10 | ndcg@20 (S3-Rec's code)")
+      ->check(CLI::IsMember({"hr@10", "ndcg@20"}))->capture_default_str();
+  auto preset = std::make_shared<std::string>();
+  cmd->add_option("--preset", *preset,
+                  "s3rec: S3-Rec's SASRec, the one-negative baseline of P5's table (--variant sampled --protocol "
+                  "leave_one_out --L 1 --N 50 --B 256 --D 64 --layers 2 --heads 2 --dropout 0.5 --lr 1e-3 --block "
+                  "post_ln --adam-beta2 0.999 --negatives history --select ndcg@20 --eval-every 1 --early-stop 10 "
+                  "--epochs 200 --exclude-history); an option given on the command line wins over the preset's")
+      ->check(CLI::IsMember({"s3rec"}));
   cmd->add_option("--weight-decay", c->weight_decay, "AdamW decoupled weight decay (matrices, embeddings)")->capture_default_str();
   cmd->add_option("--warmup-steps", c->warmup_steps);  // help: the shared table
   // --warmup is `run`'s untimed repetitions; here it was the optimizer's warm-up steps, now --warmup-steps.
@@ -102,8 +148,8 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   cmd->add_option("--eval-every", c->eval_every, "evaluate every N epochs (0: last only, -1: never)")->capture_default_str();
   cmd->add_option("--early-stop", c->early_stop,
                   "stop after this many evaluations (--eval-every epochs apart) in a row without a new best dev "
-                  "HR@10, and record the best dev epoch with its test metrics in the run file (best_dev_epoch, "
-                  "best_test_hr_at_10, ...); 0: off")
+                  "--select metric, and record the best dev epoch with its test metrics in the run file "
+                  "(best_dev_epoch, best_test_hr_at_10, ...); 0: off")
       ->capture_default_str();
   cmd->add_option("--checkpoint", c->checkpoint,
                   "write the run's state (parameters, AdamW moments and step, epoch, early-stopping state, the "
@@ -150,7 +196,8 @@ void register_train_seqrec_command(CLI::App& app, const std::string& argv) {
   auto* model_opt = cmd->get_option("--model");
   auto* seed_opt = cmd->get_option("--seed");
   cmd->callback([spec, mem_limit, mem, quiet, untied, list, seeds, model_opt, seed_opt, no_verify, partition, argv,
-                 data_parallel] {
+                 data_parallel, preset, cmd] {
+    if (*preset == "s3rec") apply_s3rec_preset(cmd, *spec);
     spec->partition = sweep::Partition::parse(*partition);
     spec->verify = data::verification_wanted(*no_verify);
     if (*untied) {

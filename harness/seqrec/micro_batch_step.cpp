@@ -48,6 +48,7 @@ bool MicroBatchStep::run_leaf(const Batch& whole, int64_t leaf, uint64_t step, d
   b.ids = whole.ids + first * N;
   b.targets = whole.targets + first * N * whole.L;
   b.weights = whole.weights + first * N;
+  b.avoid = whole.avoid ? whole.avoid + first : nullptr;
   b.first_window = first;
   b.step_weight_sum = step_weight_sum;
   const StepRecord r = step_.run(b, step, nullptr);

@@ -15,7 +15,7 @@ int64_t checked_mul(int64_t a, int64_t b, const char* what) {
   return r;
 }
 BlockShape block_shape(const ModelConfig& c) {
-  return {c.D, c.heads, c.max_batch, c.N, c.threads, c.dropout, c.seed};
+  return {c.D, c.heads, c.max_batch, c.N, c.threads, c.dropout, c.seed, c.post_ln};
 }
 }  // namespace
 
@@ -64,7 +64,7 @@ SasRec::SasRec(const ModelConfig& cfg, CountingAllocator& alloc) : cfg_(cfg) {
   for (int64_t l = 0; l < cfg.layers; ++l)
     blocks_.push_back(std::make_unique<TransformerBlock>(params_, "block" + std::to_string(l), block_shape(cfg),
                                                          /*dropout_site=*/uint64_t(2 + 2 * l)));
-  ln_f_ = LayerNorm(params_, "ln_f", cfg.D, cfg.max_batch * cfg.N);
+  ln_f_ = LayerNorm(params_, cfg.post_ln ? "ln_embed" : "ln_f", cfg.D, cfg.max_batch * cfg.N);
   const int64_t before = alloc.current_bytes();
   params_.allocate(alloc);
   allocated_params_ = alloc.current_bytes() - before;
@@ -96,10 +96,16 @@ const float* SasRec::forward(const int32_t* ids, int64_t B, uint64_t step, bool 
       throw std::invalid_argument("model: item id " + std::to_string(ids[r]) + " outside [0, " + std::to_string(cfg_.V) + ")");
   const int T = cfg_.threads;
   const uint64_t mask_offset = uint64_t(first_window * cfg_.N * cfg_.D);
-  embed_.forward(params_, ids, B, stream_[0].data(), T);
+  if (cfg_.post_ln) {
+    embed_.forward(params_, ids, B, hidden_.data(), T);
+    ln_f_.forward(params_, hidden_.data(), R, stream_[0].data(), T);
+  } else {
+    embed_.forward(params_, ids, B, stream_[0].data(), T);
+  }
   drop_embed_.forward(stream_[0].data(), n, step, training, stream_[0].data(), T, mask_offset);
   for (size_t l = 0; l < blocks_.size(); ++l)
     blocks_[l]->forward(params_, stream_[l].data(), ids, B, step, training, stream_[l + 1].data(), mask_offset);
+  if (cfg_.post_ln) return stream_.back().data();
   ln_f_.forward(params_, stream_.back().data(), R, hidden_.data(), T);
   return hidden_.data();
 }
@@ -108,11 +114,17 @@ void SasRec::backward(const int32_t* ids, int64_t B, uint64_t step, const float*
   const int64_t R = B * cfg_.N, n = R * cfg_.D;
   const int T = cfg_.threads;
   const uint64_t mask_offset = uint64_t(first_window * cfg_.N * cfg_.D);
-  ln_f_.backward(params_, d_hidden, R, g_a_.data(), T);
+  if (cfg_.post_ln) std::copy_n(d_hidden, n, g_a_.data());
+  else ln_f_.backward(params_, d_hidden, R, g_a_.data(), T);
   for (size_t l = blocks_.size(); l-- > 0;)
     blocks_[l]->backward(params_, ids, B, step, g_a_.data(), g_a_.data(), mask_offset);
   drop_embed_.backward(g_a_.data(), n, step, g_b_.data(), T, mask_offset);
-  embed_.backward(params_, ids, B, g_b_.data(), T);
+  if (cfg_.post_ln) {
+    ln_f_.backward(params_, g_b_.data(), R, g_a_.data(), T);  // through the embedding LayerNorm
+    embed_.backward(params_, ids, B, g_a_.data(), T);
+  } else {
+    embed_.backward(params_, ids, B, g_b_.data(), T);
+  }
 }
 
 }  // namespace lobench::seqrec

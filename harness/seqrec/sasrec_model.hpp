@@ -1,6 +1,10 @@
 // SASRec (Kang & McAuley 2018) with a GPT-2 style backbone, as the Cut BCE paper trains it:
 //   x0 = dropout(E[ids] + P)  (padding positions zero),  x_{l+1} = block_l(x_l)  (pre-LN, causal),
-//   hidden = LayerNorm_f(x_L)  [B·N, D],  logits = hidden · Oᵀ (+ b)  with O = E (tied, SASRec) or a
+//   hidden = LayerNorm_f(x_L)  [B·N, D],
+// or, with ModelConfig::post_ln, the BERT-style encoder of S3-Rec's SASRec:
+//   x0 = dropout(LayerNorm_e(E[ids] + P)),  x_{l+1} = block_l(x_l)  (post-LN, causal),  hidden = x_L
+// (every block already ends in a LayerNorm, so there is none after the last; LayerNorm_e takes ln_f's
+// place, so both layouts have the same parameters);  logits = hidden · Oᵀ (+ b)  with O = E (tied, SASRec) or a
 // separate output table [V, D], and b an optional learned per-item logit bias [V] (not SASRec's; see
 // ModelConfig::item_bias). The loss (harness/seqrec/seqrec_loss.hpp) takes hidden and O; its gradients come
 // back as d hidden (backward) and an accumulation into O's gradient.
@@ -32,6 +36,9 @@ struct ModelConfig {
   // section 3). The runner initialises b at each item's best constant logit
   // (constant_predictor_logits, written through mutable_output_bias()).
   bool item_bias = false;
+  // The block layout (transformer_block.hpp): pre-LN GPT-2 (false) or post-LN BERT with a LayerNorm on
+  // the embeddings and none at the end (true, S3-Rec's SASRec).
+  bool post_ln = false;
   float init_std = 0.02f;  // GPT-2's
   uint64_t seed = 0;
   int threads = 1;
@@ -84,6 +91,7 @@ class SasRec {
   std::vector<std::unique_ptr<TransformerBlock>> blocks_;
   LayerNorm ln_f_;
   std::vector<Buffer<float>> stream_;  // x0 .. x_L
+  // Pre-LN: hidden = ln_f(x_L). Post-LN: the embeddings before ln_f (the embedding LayerNorm) and dropout.
   Buffer<float> hidden_, g_a_, g_b_;
   int64_t allocated_params_ = 0, allocated_activations_ = 0;
 };

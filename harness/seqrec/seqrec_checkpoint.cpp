@@ -46,6 +46,7 @@ sweep::Settings training_settings(const SeqrecConfig& c, const std::string& data
           {"--D", text(c.D)},
           {"--layers", text(c.layers)},
           {"--heads", text(c.heads)},
+          {"--block", c.block},
           {"--model", c.tied ? "sasrec" : "sasrec_untied"},
           {"--output-bias", c.item_bias ? "item" : "none"},
           {"--dropout", text(c.dropout)},
@@ -56,9 +57,12 @@ sweep::Settings training_settings(const SeqrecConfig& c, const std::string& data
           {"--lr", text(c.lr)},
           {"--weight-decay", text(c.weight_decay)},
           {"--adam-eps", text(c.adam_eps)},
+          {"--adam-beta2", text(c.adam_beta2)},
+          {"--negatives", c.negatives},
           {"--warmup-steps", text(c.warmup_steps)},
           {"--opt-precision", c.optimizer_precision},
-          {"--seed", text(c.seed)}};
+          {"--seed", text(c.seed)},
+          {"--select", c.select}};
 }
 
 std::string checkpoint_identity(const SeqrecConfig& c, const std::string& data_sha256) {

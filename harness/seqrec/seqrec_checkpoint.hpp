@@ -41,9 +41,11 @@ struct SeqrecCheckpoint {
 
 // What a continued run must share with the run that wrote the checkpoint, each setting that changes
 // the bits trained: the data (data-sha256: SeqrecData::content_sha256), the protocol, the model, the
-// objective, the optimizer, the batch and micro-batch, and the seed. Not: --epochs and --steps
-// (continuing is raising them), --eval-every, --max-eval-users, --exclude-history (evaluation only),
-// --threads and the data-parallel ranks (results do not depend on them), --early-stop, --out.
+// objective (the sampled negatives' --negatives too), the optimizer (--adam-beta2 too), the block layout
+// (--block), the batch and micro-batch, and the seed; and --select, which trains nothing but decided the
+// early-stopping state the checkpoint holds (its best epoch). Not: --epochs and --steps (continuing is
+// raising them), --eval-every, --max-eval-users, --exclude-history (evaluation only), --threads and the
+// data-parallel ranks (results do not depend on them), --early-stop, --out.
 sweep::Settings training_settings(const SeqrecConfig& c, const std::string& data_sha256);
 
 // The settings as the checkpoint's `identity` attribute: "NAME=VALUE; NAME=VALUE; ...".

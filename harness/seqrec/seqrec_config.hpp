@@ -19,6 +19,10 @@ struct SeqrecConfig {
   int64_t N = 256;
   // Model.
   int64_t B = 8, D = 256, layers = 3, heads = 4;
+  // The block layout (sasrec_model.hpp ModelConfig::post_ln): pre_ln (GPT-2's, the Cut BCE paper's, the
+  // default) | post_ln (BERT's, as S3-Rec's SASRec: LayerNorm after each residual sum, one on the
+  // embeddings, none at the end).
+  std::string block = "pre_ln";
   // Gradient accumulation: the step's B windows in micro-batches of this many, their gradients summed in
   // a fixed tree (micro_batch_step.hpp); what data-parallel ranks split. 0: B (one micro-batch, the plain
   // step), or B / ranks when data-parallel.
@@ -42,6 +46,7 @@ struct SeqrecConfig {
   float lr = 5e-4f;
   float weight_decay = 0.0f;
   float adam_eps = 1e-8f;  // AdamW's ε (compare it with the gradients' scale: results/seqrec-cpu.md, section 3)
+  float adam_beta2 = 0.98f;  // AdamW's β₂: SASRec's paper 0.98 (the default); S3-Rec's code 0.999
   int64_t warmup_steps = 0;
   std::string optimizer_precision = "fp32";  // or bf16 (bf16 + Kahan)
   // Schedule: `steps` > 0 stops after that many steps (epochs then only bound it), else `epochs`.
@@ -50,8 +55,14 @@ struct SeqrecConfig {
   int64_t eval_every = 1;      // evaluate dev and test every this many epochs and at the end (0: end only; -1: never)
   int64_t max_eval_users = 0;  // evaluate on an evenly spaced subset of this many users (0: all)
   // Early stopping (early_stopping.hpp): stop after this many evaluations in a row without a new best dev
-  // HR@10 (0: off, the run trains all its epochs; the best dev epoch is then not recorded).
+  // `select` metric (0: off, the run trains all its epochs; the best dev epoch is then not recorded).
   int64_t early_stop = 0;
+  // The dev metric that selects the best epoch and drives early stopping: hr@10 (the default) | ndcg@20
+  // (S3-Rec's code).
+  std::string select = "hr@10";
+  // The sampled objective's negative (seqrec_loss.hpp SampledNegativeLoss): uniform over the catalogue
+  // but the positive (positive, the default) | but the user's whole sequence (history, S3-Rec's code).
+  std::string negatives = "positive";
   // A checkpoint (seqrec_checkpoint.hpp) written at the end of every evaluated whole epoch (empty: none),
   // and one to continue from (empty: start from the initialisation).
   std::string checkpoint, resume_from;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -23,6 +24,12 @@ LossReduction parse_loss_reduction(const std::string& s) {
   if (s == "sum") return LossReduction::sum;
   if (s == "mean_positions") return LossReduction::mean_positions;
   throw std::invalid_argument("unknown loss reduction '" + s + "' (valid: mean, sum, mean_positions)");
+}
+
+NegativeSampling parse_negative_sampling(const std::string& s) {
+  if (s == "positive") return NegativeSampling::positive;
+  if (s == "history") return NegativeSampling::history;
+  throw std::invalid_argument("train-seqrec: --negatives must be positive or history, got '" + s + "'");
 }
 
 std::vector<float> constant_predictor_logits(const int32_t* targets, const float* weights, int64_t P, int64_t L, int64_t V) {
@@ -176,12 +183,26 @@ int64_t FullVocabularyLoss::allocated_output_bytes() const {
                  out_.dE.capacity() * sizeof(float) + out_.counts.capacity() * sizeof(int64_t));
 }
 
-int32_t SampledNegativeLoss::negative(uint64_t step, int64_t p, int32_t positive, int64_t V) const {
+int32_t SampledNegativeLoss::negative(uint64_t step, int64_t p, int32_t positive, int64_t V,
+                                      std::span<const int32_t> avoid) const {
   data::Rng rng(data::stream_key(seed_, 0x5A5E0000ull + step, uint64_t(p)));
-  // Uniform over [1, V) without the positive: draw from V − 2 values and skip over it.
-  if (V <= 2) return positive == 1 ? 0 : 1;
-  int64_t v = 1 + int64_t(rng.below(uint64_t(V - 2)));
-  if (v >= positive && positive >= 1) ++v;
+  const bool positive_in_range = positive >= 1 && positive < V;
+  const bool positive_listed = positive_in_range && std::binary_search(avoid.begin(), avoid.end(), positive);
+  const int64_t avoided = int64_t(avoid.size()) + (positive_in_range && !positive_listed ? 1 : 0);
+  const int64_t free = V - 1 - avoided;
+  if (free <= 0) return 0;
+  // The k-th free item: start at 1 + k and step over every avoided item at or below it, in ascending order
+  // (the avoid list merged with the positive).
+  int64_t v = 1 + int64_t(rng.below(uint64_t(free)));
+  bool positive_pending = positive_in_range && !positive_listed;
+  for (size_t i = 0;;) {
+    const int64_t listed = i < avoid.size() ? avoid[i] : INT64_MAX;
+    const int64_t next = positive_pending ? std::min<int64_t>(listed, positive) : listed;
+    if (next > v) break;
+    ++v;
+    if (positive_pending && next == positive) positive_pending = false;
+    else ++i;
+  }
   return int32_t(v);
 }
 
@@ -194,6 +215,8 @@ double SampledNegativeLoss::weight_sum(const LossBatch& b) {
 
 LossResult SampledNegativeLoss::compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table) const {
   const int64_t P = b.P, D = b.D, V = b.V;
+  if (sampling_ == NegativeSampling::history && (!b.avoid || b.window_positions < 1))
+    throw std::invalid_argument("sampled negatives outside the history: the batch carries no histories (LossBatch::avoid)");
   const double wsum = std::isnan(b.step_weight_sum) ? weight_sum(b) : b.step_weight_sum;
   std::vector<int32_t> pos(size_t(P), -1), neg(size_t(P), -1);
   std::vector<float> gp(size_t(P), 0.0f), gn(size_t(P), 0.0f);
@@ -205,7 +228,8 @@ LossResult SampledNegativeLoss::compute(const LossBatch& b, uint64_t step, float
     std::fill_n(dh, D, 0.0f);
     const int32_t t = b.targets[p * b.L];
     if (b.weights[p] == 0.0f || t < 1 || t >= V) continue;
-    const int32_t n = negative(step, b.first_position + p, t, V);
+    const int32_t n = negative(step, b.first_position + p, t, V,
+                               b.avoid ? b.avoid[size_t(p / b.window_positions)] : std::span<const int32_t>{});
     const float* h = b.hidden + p * D;
     const float* op = b.table + int64_t(t) * D;
     const float* on = b.table + int64_t(n) * D;
@@ -252,9 +276,12 @@ LossResult SampledNegativeLoss::compute(const LossBatch& b, uint64_t step, float
 namespace lobench::seqrec {
 
 Objective::Objective(const std::string& name, const RunOptions& options, uint64_t seed, LossReduction reduction,
-                     bool item_bias)
-    : name_(name), sampled_(seed, options.threads) {
-  if (name != "sampled") {
+                     bool item_bias, NegativeSampling negatives)
+    : name_(name), sampled_(seed, options.threads, negatives) {
+  if (name != "sampled" && negatives != NegativeSampling::positive) {
+    throw std::invalid_argument("negatives outside the history (--negatives history) apply to `sampled`, the "
+                                "one-negative objective, not to " + name);
+  } else if (name != "sampled") {
     full_.emplace(name, options, reduction, item_bias);
   } else if (item_bias) {
     throw std::invalid_argument("the per-item logit bias (--output-bias item) applies to the full-vocabulary variants "

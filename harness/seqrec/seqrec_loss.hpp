@@ -12,14 +12,17 @@
 // extra column of dA is dropped.
 //
 // SampledNegativeLoss: SASRec's own objective: for each position with weight > 0, BCE on its next item
-// (the first target) and on one item drawn uniformly from [1, V) other than it:
+// (the first target) and on one item drawn uniformly from [1, V) other than it (NegativeSampling::positive)
+// or outside the user's whole sequence (NegativeSampling::history, S3-Rec's code: its neg_sample draws
+// again while the item is in set(items), the user's sequence with its dev and test items):
 //   ℓ_p = softplus(−h·o_pos) + softplus(h·o_neg),  loss = Σ w_p ℓ_p / Σ w_p.
-// The negative of position p at step t is a function of (seed, t, p) only.
+// The negative of position p at step t is a function of (seed, t, p) and what it avoids only.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +44,11 @@ enum class LossReduction { mean, sum, mean_positions };
 std::string to_string(LossReduction r);
 LossReduction parse_loss_reduction(const std::string& s);  // std::invalid_argument listing the valid ones
 
+// What the sampled objective's negative avoids besides the positive: nothing (positive) or the user's
+// whole sequence (history; LossBatch::avoid).
+enum class NegativeSampling { positive, history };
+NegativeSampling parse_negative_sampling(const std::string& s);  // positive | history
+
 struct LossBatch {
   int64_t P = 0, V = 0, D = 0, L = 0;
   const float* hidden = nullptr;    // [P, D]
@@ -54,6 +62,10 @@ struct LossBatch {
   // NaN and 0: this batch is the whole step.
   double step_weight_sum = std::numeric_limits<double>::quiet_NaN();
   int64_t first_position = 0;
+  // NegativeSampling::history: per window of this batch (position p is in window p / window_positions),
+  // the items its sampled negative avoids: the user's sequence, sorted ascending, unique, inside [1, V).
+  const std::span<const int32_t>* avoid = nullptr;
+  int64_t window_positions = 0;
 };
 
 struct LossResult {
@@ -118,16 +130,22 @@ class FullVocabularyLoss {
 
 class SampledNegativeLoss {
  public:
-  SampledNegativeLoss(uint64_t seed, int threads) : seed_(seed), threads_(threads) {}
+  SampledNegativeLoss(uint64_t seed, int threads, NegativeSampling sampling = NegativeSampling::positive)
+      : seed_(seed), threads_(threads), sampling_(sampling) {}
+  // With NegativeSampling::history, std::invalid_argument unless the batch carries LossBatch::avoid.
   LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table) const;
   // Σ w_p over the positions that count (weight > 0 and a next item in [1, V)).
   static double weight_sum(const LossBatch& b);
-  // The negative drawn for position p at `step` (exposed for tests).
-  int32_t negative(uint64_t step, int64_t p, int32_t positive, int64_t V) const;
+  // The negative drawn for position p at `step` (exposed for tests): uniform over the items of [1, V) that
+  // are neither the positive nor in `avoid` (sorted ascending, unique, inside [1, V)), by one draw k below
+  // their count mapped to the k-th of them (the same law as S3-Rec's redrawing, in one draw); 0 when
+  // there is none. With `avoid` empty this is the positive-only draw, bit for bit as before the option.
+  int32_t negative(uint64_t step, int64_t p, int32_t positive, int64_t V, std::span<const int32_t> avoid = {}) const;
 
  private:
   uint64_t seed_;
   int threads_;
+  NegativeSampling sampling_;
 };
 
 }  // namespace lobench::seqrec
@@ -143,8 +161,10 @@ class Objective {
   // (the default) and mean_positions for that, and refuses sum (std::invalid_argument).
   // `item_bias` (a per-item logit bias) applies to the full-vocabulary variants only; with `sampled` it
   // is refused (std::invalid_argument).
+  // `negatives` applies to `sampled` only (history elsewhere: std::invalid_argument).
   Objective(const std::string& name, const RunOptions& options, uint64_t seed,
-            LossReduction reduction = LossReduction::mean, bool item_bias = false);
+            LossReduction reduction = LossReduction::mean, bool item_bias = false,
+            NegativeSampling negatives = NegativeSampling::positive);
   bool full_vocabulary() const { return full_.has_value(); }
   const std::string& name() const { return name_; }
   LossResult compute(const LossBatch& b, uint64_t step, float* d_hidden, float* d_table, float* d_bias = nullptr);

@@ -27,6 +27,7 @@ ModelConfig model_config(const SeqrecConfig& c, int64_t V) {
   m.dropout = c.dropout;
   m.tied = c.tied;
   m.item_bias = c.item_bias;
+  m.post_ln = c.block == "post_ln";
   m.seed = c.seed;
   m.threads = c.threads;
   return m;

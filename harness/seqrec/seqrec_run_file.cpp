@@ -42,6 +42,7 @@ void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
   h5::write_attr(file, "D", c.D);
   h5::write_attr(file, "layers", c.layers);
   h5::write_attr(file, "heads", c.heads);
+  h5::write_attr(file, "block", c.block);
   h5::write_attr(file, "dropout", double(c.dropout));
   h5::write_attr(file, "tied", int64_t(c.tied));
   h5::write_attr(file, "output_bias", std::string(c.item_bias ? "item" : "none"));
@@ -56,6 +57,7 @@ void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
   h5::write_attr(file, "lr", double(c.lr));
   h5::write_attr(file, "weight_decay", double(c.weight_decay));
   h5::write_attr(file, "adam_eps", double(c.adam_eps));
+  h5::write_attr(file, "adam_beta2", double(c.adam_beta2));
   h5::write_attr(file, "warmup_steps", c.warmup_steps);
   h5::write_attr(file, "optimizer_precision", c.optimizer_precision);
   h5::write_attr(file, "max_steps", c.steps);
@@ -63,6 +65,8 @@ void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
   h5::write_attr(file, "eval_every", c.eval_every);
   h5::write_attr(file, "max_eval_users", c.max_eval_users);
   h5::write_attr(file, "exclude_history", int64_t(c.exclude_history));
+  h5::write_attr(file, "select", c.select);
+  h5::write_attr(file, "negatives", c.negatives);
   h5::write_attr(file, "seed", int64_t(c.seed));
   h5::write_attr(file, "threads", int64_t(c.threads));
   h5::write_attr(file, "mem_limit_bytes", c.mem_limit);
@@ -164,9 +168,11 @@ void SeqrecRunFile::set_early_stopping(int64_t patience, const EpochRow& best, i
   const bool any = best.epoch > 0;
   writer_.set_attr("best_dev_hr_at_10", any ? best.dev_hr_at_10 : none);
   writer_.set_attr("best_dev_ndcg_at_10", any ? best.dev_ndcg_at_10 : none);
+  writer_.set_attr("best_dev_ndcg_at_20", any ? best.dev_ndcg_at_20 : none);
   writer_.set_attr("best_test_hit_at_8", any ? best.test_hit_at_8 : none);
   writer_.set_attr("best_test_hr_at_10", any ? best.test_hr_at_10 : none);
   writer_.set_attr("best_test_ndcg_at_10", any ? best.test_ndcg_at_10 : none);
+  writer_.set_attr("best_test_ndcg_at_20", any ? best.test_ndcg_at_20 : none);
   writer_.set_attr("early_stopped_at_epoch", stopped_at_epoch);
 }
 

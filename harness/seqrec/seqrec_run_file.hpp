@@ -50,9 +50,11 @@ namespace lobench::seqrec {
   X(double, dev_hit_at_8, 0, "", "dev Hit@8 (NaN when not evaluated)")                                     \
   X(double, dev_hr_at_10, 0, "", "dev HR@10")                                                              \
   X(double, dev_ndcg_at_10, 0, "", "dev NDCG@10")                                                          \
+  X(double, dev_ndcg_at_20, 0, "", "dev NDCG@20 (S3-Rec's selection metric)")                              \
   X(double, test_hit_at_8, 0, "", "test Hit@8 (NaN when not evaluated)")                                   \
   X(double, test_hr_at_10, 0, "", "test HR@10")                                                            \
   X(double, test_ndcg_at_10, 0, "", "test NDCG@10")                                                        \
+  X(double, test_ndcg_at_20, 0, "", "test NDCG@20")                                                        \
   X(double, epoch_s, 0, "s", "training time of the epoch")                                                 \
   X(double, eval_s, 0, "s", "evaluation time")
 
@@ -139,9 +141,10 @@ class SeqrecRunFile {
   // Data-parallel runs: the MPI library as the `mpi_library` attribute and one /ranks row per rank.
   void set_ranks(const std::string& mpi_library, const std::vector<RankRow>& ranks);
   // --early-stop: the attributes early_stop (the patience, in evaluations), best_dev_epoch (0: none
-  // evaluated), best_dev_hr_at_10, best_dev_ndcg_at_10, best_test_hit_at_8, best_test_hr_at_10,
-  // best_test_ndcg_at_10 (test at the best dev epoch) and early_stopped_at_epoch (0: it trained all its
-  // epochs).
+  // evaluated; the first epoch of the highest dev --select metric, the run file's `select`),
+  // best_dev_hr_at_10, best_dev_ndcg_at_10, best_dev_ndcg_at_20, best_test_hit_at_8, best_test_hr_at_10,
+  // best_test_ndcg_at_10, best_test_ndcg_at_20 (test at the best dev epoch) and early_stopped_at_epoch (0:
+  // it trained all its epochs).
   void set_early_stopping(int64_t patience, const EpochRow& best, int64_t stopped_at_epoch);
   // The fp32 full-vocabulary loss's tile products: the attributes fp32_products and fp32_products_basis
   // (harness/meters/products_choice.hpp).

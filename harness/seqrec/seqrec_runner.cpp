@@ -109,13 +109,51 @@ data::RankingScores popularity_test(const SeqrecData& d, const std::vector<int64
   return data::score_top_items(top, subset_targets(w, idx), int64_t(idx.size()), w.L, d.V);
 }
 
-// The batch of windows order[first .. first + B) gathered into contiguous arrays.
+// --negatives history: each training window's user's whole sequence (dev and test items too, as S3-Rec's
+// set(items)), sorted and unique, what its sampled negatives avoid. Refused (RunRefused) when a
+// sequence holds every item: no negative would be left to draw.
+struct WindowHistories {
+  std::vector<int64_t> offsets{0};
+  std::vector<int32_t> items;
+  std::span<const int32_t> of(int64_t window) const {
+    return std::span<const int32_t>(items).subspan(size_t(offsets[size_t(window)]),
+                                                   size_t(offsets[size_t(window + 1)] - offsets[size_t(window)]));
+  }
+};
+WindowHistories window_histories(const SeqrecData& d) {
+  WindowHistories h;
+  const data::TrainWindows& tw = d.split.train;
+  for (int64_t w = 0; w < tw.count(); ++w) {
+    const auto s = d.sequences.sequence(tw.users[size_t(w)]);
+    std::vector<int32_t> u;
+    for (const auto item : s)
+      if (item >= 1 && item < d.V) u.push_back(int32_t(item));
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    if (int64_t(u.size()) >= d.V - 1)
+      throw RunRefused(fmt::format("--negatives history: user row {} holds every one of the {} items, so no "
+                                   "negative is left to draw",
+                                   tw.users[size_t(w)], d.V - 1));
+    h.items.insert(h.items.end(), u.begin(), u.end());
+    h.offsets.push_back(int64_t(h.items.size()));
+  }
+  return h;
+}
+
+// The batch of windows order[first .. first + B) gathered into contiguous arrays (and, with histories,
+// each window's).
 struct BatchData {
   std::vector<int32_t> ids, targets;
   std::vector<float> weights;
-  Batch view(int64_t B, int64_t L) const { return {B, L, ids.data(), targets.data(), weights.data()}; }
+  std::vector<std::span<const int32_t>> avoid;
+  Batch view(int64_t B, int64_t L) const {
+    Batch b{B, L, ids.data(), targets.data(), weights.data()};
+    b.avoid = avoid.empty() ? nullptr : avoid.data();
+    return b;
+  }
 };
-int64_t gather(const data::TrainWindows& tw, const std::vector<int64_t>& order, int64_t first, int64_t B, BatchData& b) {
+int64_t gather(const data::TrainWindows& tw, const std::vector<int64_t>& order, int64_t first, int64_t B, BatchData& b,
+               const WindowHistories* histories) {
   const int64_t n = std::min<int64_t>(B, int64_t(order.size()) - first), N = tw.N, L = tw.L;
   b.ids.resize(size_t(n * N));
   b.targets.resize(size_t(n * N * L));
@@ -126,6 +164,9 @@ int64_t gather(const data::TrainWindows& tw, const std::vector<int64_t>& order, 
     std::copy_n(tw.targets.begin() + w * N * L, N * L, b.targets.begin() + i * N * L);
     std::copy_n(tw.weights.begin() + w * N, N, b.weights.begin() + i * N);
   }
+  b.avoid.clear();
+  if (histories)
+    for (int64_t i = 0; i < n; ++i) b.avoid.push_back(histories->of(order[size_t(first + i)]));
   return n;
 }
 
@@ -217,6 +258,16 @@ void validate(const SeqrecConfig& c) {
   if (c.warmup_steps < 0) fail("--warmup-steps must be >= 0");
   if (!(c.dropout >= 0.0f && c.dropout < 1.0f)) fail(fmt::format("--dropout must be in [0, 1), got {}", c.dropout));
   if (!(c.adam_eps >= 0.0f) || !std::isfinite(c.adam_eps)) fail("--adam-eps must be finite and >= 0");
+  if (!(c.adam_beta2 >= 0.0f && c.adam_beta2 < 1.0f))
+    fail(fmt::format("--adam-beta2 must be in [0, 1), got {}", c.adam_beta2));
+  if (c.block != "pre_ln" && c.block != "post_ln")
+    fail(fmt::format("--block must be pre_ln or post_ln, got '{}'", c.block));
+  parse_selection_metric(c.select);
+  parse_negative_sampling(c.negatives);
+  if (c.negatives != "positive" && c.variant != "sampled")
+    fail(fmt::format("--negatives {} applies to --variant sampled (the one-negative objective), not to {} (--preset "
+                     "s3rec sets it: give --negatives positive with a full-vocabulary variant)",
+                     c.negatives, c.variant));
   parse_loss_reduction(c.reduction);
   if (c.mem_limit < 0) fail("--mem-limit must be >= 0");
   parse_optimizer_precision(c.optimizer_precision);
@@ -305,6 +356,7 @@ struct Training {
     oc.lr = c.lr;
     oc.weight_decay = c.weight_decay;
     oc.eps = c.adam_eps;
+    oc.beta2 = c.adam_beta2;
     oc.warmup_steps = c.warmup_steps;
     oc.precision = parse_optimizer_precision(c.optimizer_precision);
     return oc;
@@ -362,6 +414,8 @@ void evaluate_into(EpochRow& er, SeqrecOutcome& o, Training& t, const SeqrecConf
   er.dev_hit_at_8 = dev.hit_at_8;
   er.dev_hr_at_10 = dev.hr_at_10;
   er.dev_ndcg_at_10 = dev.ndcg_at_10;
+  er.dev_ndcg_at_20 = dev.ndcg_at_20;
+  er.test_ndcg_at_20 = test.ndcg_at_20;
   o.test_hit_at_8 = er.test_hit_at_8 = test.hit_at_8;
   o.test_hr_at_10 = er.test_hr_at_10 = test.hr_at_10;
   o.test_ndcg_at_10 = er.test_ndcg_at_10 = test.ndcg_at_10;
@@ -369,10 +423,10 @@ void evaluate_into(EpochRow& er, SeqrecOutcome& o, Training& t, const SeqrecConf
 }
 
 std::string epoch_line(const std::string& variant, const EpochRow& e) {
-  return fmt::format("{} epoch {} steps {} train loss {:.6g}  dev Hit@8 {:.4f} HR@10 {:.4f} NDCG@10 {:.4f}  test Hit@8 {:.4f} "
-                     "HR@10 {:.4f} NDCG@10 {:.4f}  ({:.1f} s + eval {:.1f} s)\n",
+  return fmt::format("{} epoch {} steps {} train loss {:.6g}  dev Hit@8 {:.4f} HR@10 {:.4f} NDCG@10 {:.4f} NDCG@20 {:.4f}  "
+                     "test Hit@8 {:.4f} HR@10 {:.4f} NDCG@10 {:.4f}  ({:.1f} s + eval {:.1f} s)\n",
                      variant, e.epoch, e.steps, e.train_loss, e.dev_hit_at_8, e.dev_hr_at_10, e.dev_ndcg_at_10,
-                     e.test_hit_at_8, e.test_hr_at_10, e.test_ndcg_at_10, e.epoch_s, e.eval_s);
+                     e.dev_ndcg_at_20, e.test_hit_at_8, e.test_hr_at_10, e.test_ndcg_at_10, e.epoch_s, e.eval_s);
 }
 
 }  // namespace
@@ -524,7 +578,8 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   if (exchange) exchange->reset_totals();
   SeqrecOutcome o;
   o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
-  Objective objective(c.variant, loss_options(c), c.seed, parse_loss_reduction(c.reduction), c.item_bias);
+  Objective objective(c.variant, loss_options(c), c.seed, parse_loss_reduction(c.reduction), c.item_bias,
+                      parse_negative_sampling(c.negatives));
   const int64_t parameters = SasRec::parameter_count(model_config(c, d.V));
   o.predicted = predict_memory(c, d.V, objective, exchange ? exchange->sum_buffer_bytes(parameters) : 0);
   const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
@@ -547,13 +602,15 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   std::optional<SeqrecCheckpoint> resumed;  // read and checked before the run file exists
   if (!c.resume_from.empty() && !not_training) resumed = checked_checkpoint(c, d, total_steps, parameters);
   if (!not_training) refuse_unwritten_checkpoint(c, resumed ? resumed->epoch + 1 : 1, epochs, per_epoch, total_steps);
+  std::optional<WindowHistories> histories;  // before the run file: a refusal leaves no file
+  if (!not_training && parse_negative_sampling(c.negatives) == NegativeSampling::history) histories = window_histories(d);
   std::unique_ptr<SeqrecRunFile> file;
   if (!c.out.empty() && primary)
     file = std::make_unique<SeqrecRunFile>(c.out, prov, c, summarize(c, d, eval_idx, !not_training), o.predicted,
                                            std::vector<std::string>{c.dataset});  // never written over its data
   if (file && context.place) file->set_place(*context.place);
   std::string parameters_hash;
-  EarlyStopping early(c.early_stop);
+  EarlyStopping early(c.early_stop, parse_selection_metric(c.select));
   int64_t stopped_at = 0;  // the epoch early stopping ended the run after
   auto finish = [&](const std::string& status, const std::string& reason, const SeqrecMemory* measured) {
     o.status = status;
@@ -594,7 +651,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
     EpochRow er;
     double loss_sum = 0;
     for (int64_t first = 0; first < tw.count() && o.steps < total_steps; first += c.B) {
-      const int64_t n = gather(tw, order, first, c.B, batch);
+      const int64_t n = gather(tw, order, first, c.B, batch, histories ? &*histories : nullptr);
       const int64_t step = ++o.steps;
       const StepRecord r = t.step.run(batch.view(n, c.L), uint64_t(step), &t.opt);
       loss_sum += r.loss;
@@ -623,8 +680,8 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
     er.steps = o.steps;
     er.train_loss = loss_sum / double(std::max<int64_t>(1, o.steps - (epoch - 1) * per_epoch));
     er.epoch_s = seconds_since(t_epoch);
-    er.dev_hit_at_8 = er.dev_hr_at_10 = er.dev_ndcg_at_10 = kNaN;
-    er.test_hit_at_8 = er.test_hr_at_10 = er.test_ndcg_at_10 = kNaN;
+    er.dev_hit_at_8 = er.dev_hr_at_10 = er.dev_ndcg_at_10 = er.dev_ndcg_at_20 = kNaN;
+    er.test_hit_at_8 = er.test_hr_at_10 = er.test_ndcg_at_10 = er.test_ndcg_at_20 = kNaN;
     const bool last = epoch == epochs || o.steps >= total_steps;
     const bool evaluated = c.eval_every >= 0 && (last || (c.eval_every > 0 && epoch % c.eval_every == 0));
     // Rank 0 alone evaluates (every rank holds the same model); the others wait at the next step's sum.
@@ -644,8 +701,9 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
     }
   }
   if (primary && c.early_stop > 0 && early.has_best())
-    log << fmt::format("best dev epoch {} (dev HR@10 {:.4f}): test HR@10 {:.4f} NDCG@10 {:.4f}{}\n", early.best().epoch,
-                       early.best().dev_hr_at_10, early.best().test_hr_at_10, early.best().test_ndcg_at_10,
+    log << fmt::format("best dev epoch {} (dev {} {:.4f}): test HR@10 {:.4f} NDCG@10 {:.4f}{}\n", early.best().epoch,
+                       c.select, dev_value(early.best(), early.metric()), early.best().test_hr_at_10,
+                       early.best().test_ndcg_at_10,
                        stopped_at ? fmt::format(", stopped after epoch {} (patience {} evaluations)", stopped_at,
                                                 c.early_stop)
                                   : std::string())
@@ -663,8 +721,8 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   if (t.alloc.peak_bytes() != t.alloc.current_bytes())
     return finish("failed", "the model allocated during training (peak above its up-front buffers)", &o.measured);
   return finish("ok",
-                stopped_at ? fmt::format("early stop after epoch {}: {} evaluations without a dev HR@10 above epoch {}'s",
-                                         stopped_at, c.early_stop, early.best().epoch)
+                stopped_at ? fmt::format("early stop after epoch {}: {} evaluations without a dev {} above epoch {}'s",
+                                         stopped_at, c.early_stop, c.select, early.best().epoch)
                            : std::string(),
                 &o.measured);
 }

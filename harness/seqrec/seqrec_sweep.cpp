@@ -341,6 +341,20 @@ void resolve_seqrec_datasets(const SeqrecSweepSpec& spec, std::vector<SeqrecSwee
   }
 }
 
+namespace {
+// --block, --adam-beta2, --select, --negatives, each only when not its default, so that the sweeps made
+// before these options keep their identity (--resume).
+std::string reference_settings_identity(const SeqrecConfig& b) {
+  const SeqrecConfig defaults;
+  std::string out;
+  if (b.block != defaults.block) out += fmt::format("; block={}", b.block);
+  if (b.adam_beta2 != defaults.adam_beta2) out += fmt::format("; adam-beta2={}", b.adam_beta2);
+  if (b.select != defaults.select) out += fmt::format("; select={}", b.select);
+  if (b.negatives != defaults.negatives) out += fmt::format("; negatives={}", b.negatives);
+  return out;
+}
+}  // namespace
+
 std::string seqrec_sweep_identity(const SeqrecSweepSpec& spec) {
   std::string axes;
   for (const auto& name : spec.axes.names())
@@ -348,12 +362,13 @@ std::string seqrec_sweep_identity(const SeqrecSweepSpec& spec) {
   const SeqrecConfig& b = spec.base;
   return fmt::format("{}syn-scale={}; data-seed={}; protocol={}; dropout={}; block-v={}; lr={}; weight-decay={}; "
                      "adam-eps={}; warmup-steps={}; opt-precision={}; eval-every={}; max-eval-users={}; "
-                     "exclude-history={}{}{}",
+                     "exclude-history={}{}{}{}",
                      axes, b.syn_scale, b.data_seed, b.protocol, b.dropout, b.block_v, b.lr, b.weight_decay, b.adam_eps,
                      b.warmup_steps, b.optimizer_precision, b.eval_every, b.max_eval_users, int(b.exclude_history),
                      // only when given, so that the sweeps made before the option keep their identity (--resume)
                      b.micro_batch > 0 ? fmt::format("; micro-batch={}", b.micro_batch) : std::string(),
-                     b.early_stop > 0 ? fmt::format("; early-stop={}", b.early_stop) : std::string());
+                     b.early_stop > 0 ? fmt::format("; early-stop={}", b.early_stop) : std::string(),
+                     reference_settings_identity(b));
 }
 
 namespace {
@@ -377,6 +392,10 @@ sweep::Settings rank_settings(const SeqrecSweepSpec& spec) {
                      {"--lr", text(b.lr)},
                      {"--weight-decay", text(b.weight_decay)},
                      {"--adam-eps", text(b.adam_eps)},
+                     {"--adam-beta2", text(b.adam_beta2)},
+                     {"--block", b.block},
+                     {"--select", b.select},
+                     {"--negatives", b.negatives},
                      {"--warmup-steps", text(b.warmup_steps)},
                      {"--opt-precision", b.optimizer_precision},
                      {"--micro-batch", text(b.micro_batch)},

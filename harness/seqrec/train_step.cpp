@@ -34,6 +34,8 @@ StepRecord TrainStep::run(const Batch& batch, uint64_t step, AdamW* opt) {
   lb.bias = model_.output_bias();
   lb.step_weight_sum = batch.step_weight_sum;
   lb.first_position = batch.first_window * c.N;
+  lb.avoid = batch.avoid;
+  lb.window_positions = c.N;
   const LossResult loss = objective_.compute(lb, step, d_hidden_.data(), model_.output_grad(), model_.output_bias_grad());
   r.loss_s = seconds_since(t0);
   r.loss = loss.loss;

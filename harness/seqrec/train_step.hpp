@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 
 #include "harness/seqrec/adamw.hpp"
 #include "harness/seqrec/sasrec_model.hpp"
@@ -21,6 +22,8 @@ struct Batch {
   // and the step's Σw (Objective::weight_sum); 0 and NaN for a whole step.
   int64_t first_window = 0;
   double step_weight_sum = std::numeric_limits<double>::quiet_NaN();
+  // --negatives history: per window, the items its sampled negatives avoid (LossBatch::avoid); else null.
+  const std::span<const int32_t>* avoid = nullptr;
 };
 
 struct StepRecord {

@@ -1,5 +1,7 @@
 #include "harness/seqrec/transformer_block.hpp"
 
+#include <algorithm>
+
 #include "harness/seqrec/residual.hpp"
 
 namespace lobench::seqrec {
@@ -39,6 +41,7 @@ void TransformerBlock::init(ParameterSet& params, uint64_t seed, uint64_t stream
 
 void TransformerBlock::forward(const ParameterSet& params, const float* x, const int32_t* ids, int64_t B,
                                uint64_t step, bool training, float* y, uint64_t mask_offset) {
+  if (s_.post_ln) return forward_post_ln(params, x, ids, B, step, training, y, mask_offset);
   const int64_t R = B * s_.N, n = R * s_.D;
   const int T = s_.threads;
   ln1_.forward(params, x, R, a_in_.data(), T);
@@ -53,6 +56,7 @@ void TransformerBlock::forward(const ParameterSet& params, const float* x, const
 
 void TransformerBlock::backward(ParameterSet& params, const int32_t* ids, int64_t B, uint64_t step, const float* dy,
                                 float* dx, uint64_t mask_offset) {
+  if (s_.post_ln) return backward_post_ln(params, ids, B, step, dy, dx, mask_offset);
   const int64_t R = B * s_.N, n = R * s_.D;
   const int T = s_.threads;
   // Feed-forward branch: g1 = dropout'(dy) -> ffn -> g2 = d f_in -> ln2 -> g1 = d h (branch part).
@@ -65,6 +69,36 @@ void TransformerBlock::backward(ParameterSet& params, const int32_t* ids, int64_
   attn_.backward(params, a_in_.data(), ids, B, g2_.data(), a_out_.data());  // a_out reused as d a_in
   ln1_.backward(params, a_out_.data(), R, g2_.data(), T);
   residual_backward(g1_.data(), g2_.data(), n, dx, T);
+}
+
+void TransformerBlock::forward_post_ln(const ParameterSet& params, const float* x, const int32_t* ids, int64_t B,
+                                       uint64_t step, bool training, float* y, uint64_t mask_offset) {
+  const int64_t R = B * s_.N, n = R * s_.D;
+  const int T = s_.threads;
+  // The attention's backward reads its input; x belongs to the caller, so the block keeps its own copy.
+  std::copy_n(x, n, a_in_.data());
+  attn_.forward(params, a_in_.data(), ids, B, a_out_.data());
+  drop_attn_.forward(a_out_.data(), n, step, training, a_out_.data(), T, mask_offset);
+  residual_add(x, a_out_.data(), n, a_out_.data(), T);  // s1 = x + dropout(attention(x))
+  ln1_.forward(params, a_out_.data(), R, h_.data(), T);  // h = LN1(s1)
+  ffn_.forward(params, h_.data(), R, f_out_.data());
+  drop_ffn_.forward(f_out_.data(), n, step, training, f_out_.data(), T, mask_offset);
+  residual_add(h_.data(), f_out_.data(), n, f_out_.data(), T);  // s2 = h + dropout(ffn(h))
+  ln2_.forward(params, f_out_.data(), R, y, T);                  // y = LN2(s2)
+}
+
+void TransformerBlock::backward_post_ln(ParameterSet& params, const int32_t* ids, int64_t B, uint64_t step,
+                                        const float* dy, float* dx, uint64_t mask_offset) {
+  const int64_t R = B * s_.N, n = R * s_.D;
+  const int T = s_.threads;
+  ln2_.backward(params, dy, R, g1_.data(), T);                        // g1 = d s2 (dy is not read after this)
+  drop_ffn_.backward(g1_.data(), n, step, g2_.data(), T, mask_offset);  // g2 = d ffn(h)
+  ffn_.backward(params, h_.data(), g2_.data(), R, a_out_.data());      // a_out = d h through the ffn
+  residual_backward(g1_.data(), a_out_.data(), n, g1_.data(), T);      // g1 = d h
+  ln1_.backward(params, g1_.data(), R, g2_.data(), T);                 // g2 = d s1
+  drop_attn_.backward(g2_.data(), n, step, g1_.data(), T, mask_offset);  // g1 = d attention(x)
+  attn_.backward(params, a_in_.data(), ids, B, g1_.data(), a_out_.data());  // a_out = d x through the attention
+  residual_backward(g2_.data(), a_out_.data(), n, dx, T);
 }
 
 }  // namespace lobench::seqrec

@@ -3,6 +3,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <vector>
+#include <algorithm>
 
 #include "harness/seqrec/adamw.hpp"
 
@@ -42,6 +44,47 @@ TEST(SeqrecAdamW, Fp32MatchesTextbookAdamWWithBiasCorrection) {
   EXPECT_FLOAT_EQ(opt.lr_at(1), 1e-2f / 3);
   EXPECT_FLOAT_EQ(opt.lr_at(3), 1e-2f);
   EXPECT_EQ(AdamW::state_bytes(5, OptimizerPrecision::fp32), 45);
+}
+
+// --adam-beta2 (S3-Rec's code: 0.999, the SASRec paper's 0.98 the default) against the textbook update,
+// 30 steps, large gradients for the first 3 then small ones: the first step is the same at any β₂ (bias
+// correction makes v̂₁ = g²), and the two β₂ part as v forgets the large gradients at their rates.
+TEST(SeqrecAdamW, Beta2IsTheConfiguredOne) {
+  const auto run = [](float beta2) {
+    ParameterSet ps;
+    ps.add("w", 4, /*decay=*/false);
+    CountingAllocator alloc;
+    ps.allocate(alloc);
+    const float init[4] = {0.5f, -1.0f, 2.0f, 0.1f};
+    std::copy(init, init + 4, ps.values());
+    AdamWConfig cfg;
+    cfg.lr = 1e-2f;
+    cfg.beta2 = beta2;
+    AdamW opt(cfg, ps, alloc);
+    double p[4], m[4] = {}, v[4] = {};
+    for (int i = 0; i < 4; ++i) p[i] = init[i];
+    for (int t = 1; t <= 30; ++t) {
+      for (int i = 0; i < 4; ++i) ps.grads()[i] = float((t <= 3 ? 5.0 : 0.2) * std::cos(1.0 + 2 * i + t));
+      opt.step(ps, 1);
+      for (int i = 0; i < 4; ++i) {
+        const double g = ps.grads()[i];
+        m[i] = 0.9 * m[i] + 0.1 * g;
+        v[i] = double(beta2) * v[i] + (1 - double(beta2)) * g * g;
+        const double mh = m[i] / (1 - std::pow(0.9, t)), vh = v[i] / (1 - std::pow(double(beta2), t));
+        p[i] -= 1e-2 * mh / (std::sqrt(vh) + 1e-8);
+      }
+    }
+    std::vector<double> out;
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_NEAR(ps.values()[i], p[i], 2e-6) << "beta2 " << beta2 << " parameter " << i;
+      out.push_back(ps.values()[i]);
+    }
+    return out;
+  };
+  const auto a = run(0.999f), b = run(0.98f);
+  double differ = 0;
+  for (size_t i = 0; i < a.size(); ++i) differ = std::max(differ, std::abs(a[i] - b[i]));
+  EXPECT_GT(differ, 1e-3);  // far above the 2e-6 tolerance: the hand computation tells the two apart
 }
 
 // bf16 parameters with Kahan compensation keep updates far below the bf16 spacing: 1000 steps of

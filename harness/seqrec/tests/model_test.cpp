@@ -167,14 +167,17 @@ TEST(SeqrecModel, WholeModelGradientMatchesFiniteDifferences) {
   const TestBatch batch = make_batch(2, 5, 2, V, 3);
   // chunked under the paper's mean, under mean_positions (V times the gradient) and with the per-item
   // logit bias, and sampled.
+  // The post-LN layout (--block post_ln, S3-Rec's SASRec) under fused and sampled.
   struct Case {
     const char* objective;
     LossReduction reduction;
     bool item_bias;
+    bool post_ln = false;
   };
-  for (auto [objective, reduction, item_bias] : {Case{"chunked", LossReduction::mean, false},
-                                                 Case{"chunked", LossReduction::mean_positions, false},
-                                                 Case{"fused", LossReduction::mean, true}, Case{"sampled", LossReduction::mean, false}}) {
+  for (auto [objective, reduction, item_bias, post_ln] :
+       {Case{"chunked", LossReduction::mean, false}, Case{"chunked", LossReduction::mean_positions, false},
+        Case{"fused", LossReduction::mean, true}, Case{"sampled", LossReduction::mean, false},
+        Case{"fused", LossReduction::mean, false, true}, Case{"sampled", LossReduction::mean, false, true}}) {
     ModelConfig c;
     c.V = V;
     c.N = 5;
@@ -186,6 +189,7 @@ TEST(SeqrecModel, WholeModelGradientMatchesFiniteDifferences) {
     c.init_std = 0.5f;
     c.tied = std::string(objective) != "sampled";
     c.item_bias = item_bias;
+    c.post_ln = post_ln;
     CountingAllocator alloc;
     SasRec model(c, alloc);
     model.init();
@@ -209,7 +213,8 @@ TEST(SeqrecModel, WholeModelGradientMatchesFiniteDifferences) {
     for (const ParamInfo& t : model.params().tensors()) {
       const double err = testing::fd_relative_error(model.params().values() + t.ref.offset, t.ref.size,
                                                     analytic.data() + t.ref.offset, f, 40);
-      EXPECT_LT(err, testing::kTolerance) << objective << " " << to_string(reduction) << " bias " << item_bias << " " << t.name;
+      EXPECT_LT(err, testing::kTolerance) << objective << " " << to_string(reduction) << " bias " << item_bias << " post-LN " << post_ln << " "
+                                    << t.name;
     }
   }
 }

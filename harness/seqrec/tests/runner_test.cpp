@@ -71,8 +71,8 @@ TEST(SeqrecRunner, StepAndEpochTablesAreTheDeclaredOnes) {
                                           "optimizer_s", "comm_s", "step_s", "tp", "fp", "fn", "tn", "precision", "recall", "f1",
                                           "loss_workspace_bytes", "rss_bytes"};
   const std::vector<std::string> epochs = {"epoch", "steps", "train_loss", "dev_hit_at_8", "dev_hr_at_10",
-                                           "dev_ndcg_at_10", "test_hit_at_8", "test_hr_at_10", "test_ndcg_at_10",
-                                           "epoch_s", "eval_s"};
+                                           "dev_ndcg_at_10", "dev_ndcg_at_20", "test_hit_at_8", "test_hr_at_10",
+                                           "test_ndcg_at_10", "test_ndcg_at_20", "epoch_s", "eval_s"};
   auto f = h5::open_file_read(c.out);
   for (const auto& [table, names, columns] : {std::tuple{"steps", steps, &StepRow::columns()},
                                               std::tuple{"epochs", epochs, &EpochRow::columns()}}) {
