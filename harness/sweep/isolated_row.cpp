@@ -29,9 +29,10 @@ namespace {
 
 constexpr const char* kRequestVariable = "LOBENCH_ISOLATED_ROW";
 constexpr int kChildFd = 3;  // the result pipe's number in the child
-// The message: kMagic, the row's size, the row, the sample count, the samples, kEnd. Both ends are the
-// same program (the child is this binary or this extension started again), so the row goes as its bytes.
-constexpr char kMagic[8] = {'L', 'O', 'B', 'R', 'O', 'W', '1', 0};
+// The message: kMagic, the row's size, the row, the sample count, the samples, the CPU-wait fraction,
+// kEnd. Both ends are the same program (the child is this binary or this extension started again), so the
+// row goes as its bytes.
+constexpr char kMagic[8] = {'L', 'O', 'B', 'R', 'O', 'W', '2', 0};
 constexpr char kEnd[8] = {'L', 'O', 'B', 'E', 'N', 'D', '1', 0};
 static_assert(std::is_trivially_copyable_v<io::ResultRow>, "a row goes through the pipe as its bytes");
 
@@ -55,25 +56,6 @@ bool write_all(int fd, const void* data, size_t n) {
     n -= size_t(w);
   }
   return true;
-}
-
-// The row, if `bytes` hold a whole message.
-bool decode(const std::string& bytes, IsolatedResult& r) {
-  size_t at = 0;
-  auto take = [&](void* dst, size_t n) {
-    if (bytes.size() - at < n) return false;
-    std::memcpy(dst, bytes.data() + at, n);
-    at += n;
-    return true;
-  };
-  char magic[8];
-  uint64_t row_size = 0, n = 0;
-  if (!take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return false;
-  if (!take(&row_size, 8) || row_size != sizeof(io::ResultRow) || !take(&r.row, sizeof(io::ResultRow))) return false;
-  if (!take(&n, 8) || n > (bytes.size() - at) / sizeof(double)) return false;
-  r.samples.resize(n);
-  if (!take(r.samples.data(), n * sizeof(double)) || !take(magic, 8) || std::memcmp(magic, kEnd, 8) != 0) return false;
-  return at == bytes.size();
 }
 
 std::string signal_text(int sig) {
@@ -218,13 +200,34 @@ std::optional<IsolatedRequest> isolated_row_request() {
   return r;
 }
 
-bool send_row(const IsolatedRequest& r, const io::ResultRow& row, const std::vector<double>& samples) {
+bool decode_row_message(const std::string& bytes, IsolatedResult& r) {
+  size_t at = 0;
+  auto take = [&](void* dst, size_t n) {
+    if (bytes.size() - at < n) return false;
+    std::memcpy(dst, bytes.data() + at, n);
+    at += n;
+    return true;
+  };
+  char magic[8];
+  uint64_t row_size = 0, n = 0;
+  if (!take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return false;
+  if (!take(&row_size, 8) || row_size != sizeof(io::ResultRow) || !take(&r.row, sizeof(io::ResultRow))) return false;
+  if (!take(&n, 8) || n > (bytes.size() - at) / sizeof(double)) return false;
+  r.samples.resize(n);
+  if (!take(r.samples.data(), n * sizeof(double)) || !take(&r.cpu_wait_fraction, sizeof(double))) return false;
+  if (!take(magic, 8) || std::memcmp(magic, kEnd, 8) != 0) return false;
+  return at == bytes.size();
+}
+
+bool send_row(const IsolatedRequest& r, const io::ResultRow& row, const std::vector<double>& samples,
+              double cpu_wait_fraction) {
   std::string msg(kMagic, 8);
   const uint64_t row_size = sizeof(io::ResultRow), n = samples.size();
   msg.append(reinterpret_cast<const char*>(&row_size), 8);
   msg.append(reinterpret_cast<const char*>(&row), sizeof row);
   msg.append(reinterpret_cast<const char*>(&n), 8);
   msg.append(reinterpret_cast<const char*>(samples.data()), n * sizeof(double));
+  msg.append(reinterpret_cast<const char*>(&cpu_wait_fraction), sizeof(double));
   msg.append(kEnd, 8);
   const bool ok = write_all(r.fd, msg.data(), msg.size());
   ::close(r.fd);
@@ -256,7 +259,7 @@ IsolatedResult run_isolated(const IsolatedRequest& r, double timeout_s) {
   rusage usage{};
   bool killed = false;
   const int status = reap(pid, in_time ? kExitGraceSeconds : 0, usage, killed);
-  result.complete = in_time && decode(bytes, result);
+  result.complete = in_time && decode_row_message(bytes, result);
   if (!in_time) {
     result.failure = fmt::format("no result within --row-timeout {:g} s: its process was killed", timeout_s);
   } else if (!result.complete) {

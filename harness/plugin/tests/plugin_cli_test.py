@@ -45,11 +45,13 @@ MISDEEDS = {
 ONE = ["--B", "1", "--N", "9", "--V", "300", "--D", "8", "--L", "3", "--reps", "2", "--threads", "1", "--mem-limit", "1G"]
 
 
-def lobench(*argv, env=None):
+def lobench(*argv, env=None, cpus=None):
+    """Runs lobench (on the CPUs `cpus` only, when given: its children inherit them)."""
     e = dict(os.environ)
     e.pop("LOBENCH_PLUGIN_PATH", None)
     e.update(env or {})
-    p = subprocess.run([ARGS.lobench, *argv], capture_output=True, text=True, env=e, timeout=240)
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    p = subprocess.run([ARGS.lobench, *argv], capture_output=True, text=True, env=e, timeout=240, preexec_fn=pin)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -122,6 +124,34 @@ class PluginCli(unittest.TestCase):
             fused = df[df["variant"] == "fused"].iloc[0]
             self.assertEqual(fused["status"], "ok")
             self.assertLess(fused["rel_dE_err"], 1e-5)
+
+    def test_an_isolated_row_whose_threads_waited_for_a_cpu_is_flagged_busy_as_an_in_process_row_is(self):
+        """On one CPU shared with a spinning process, a step's thread waits for the CPU about half its time.
+        The plug-in's rows run in a child process, which reads its own run-queue wait and sends it back with
+        the row: they are flagged `busy` as fused's in-process rows are (they once had the note in their
+        reason but not the flag)."""
+        sys.path.insert(0, ARGS.plots)
+        import lobench_results as lr
+        cpu = {min(os.sched_getaffinity(0))}
+        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                   preexec_fn=lambda: os.sched_setaffinity(0, cpu))
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                out_file = os.path.join(d, "run.h5")
+                # each row's timed steps last at least 0.2 s: many of the scheduler's time slices
+                rc, out, err = lobench("run", "--B", "1", "--N", "9", "--V", "3000", "--D", "8", "--L", "3",
+                                       "--threads", "1", "--mem-limit", "1G", "--min-time", "0.2", "--max-time", "1",
+                                       "--max-reps", "100000", "--cv-target", "1", "--variants", "naive_loop,fused",
+                                       "--plugin", ARGS.good, "--out", out_file, cpus=cpu)
+                self.assertEqual(rc, 0, err + out)
+                df = lr.read(out_file)
+        finally:
+            spinner.kill()
+            spinner.wait()
+        self.assertEqual(sorted(set(df["variant"])), ["fused", "naive_loop"])
+        for _, row in df.iterrows():
+            self.assertIn("busy", row["flags"].split(","), (row["variant"], row["flags"], row["reason"]))
+            self.assertIn("waited for a CPU", row["reason"], row["variant"])
 
     def test_in_process_a_write_into_the_inputs_fails_its_row_and_spares_the_next(self):
         sys.path.insert(0, ARGS.plots)
