@@ -20,6 +20,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "harness/meters/peak_rss.hpp"
 #include "harness/system_memory.hpp"
 
 extern char** environ;
@@ -167,6 +168,19 @@ int reap(pid_t pid, double grace_s, rusage& usage, bool& killed) {
   return status;
 }
 
+// RLIMIT_DATA at what this process maps now plus `more` (unchanged where that is above the hard limit,
+// or unknown).
+void limit_data_mappings(rlim_t more) {
+  const int64_t mapped = meters::mapped_data_bytes();
+  rlimit lim{};
+  if (mapped < 0 || ::getrlimit(RLIMIT_DATA, &lim) != 0) return;
+  if (rlim_t(mapped) > RLIM_INFINITY - 1 - more) return;
+  const rlim_t cap = rlim_t(mapped) + more;
+  if (lim.rlim_max != RLIM_INFINITY && cap >= lim.rlim_max) return;
+  lim.rlim_cur = cap;
+  ::setrlimit(RLIMIT_DATA, &lim);
+}
+
 }  // namespace
 
 void set_row_command(std::vector<std::string> argv) { command_storage() = std::move(argv); }
@@ -184,19 +198,14 @@ std::optional<IsolatedRequest> isolated_row_request() {
   r.want_reference = want != 0;
   ::unsetenv(kRequestVariable);
   // Dies with the parent (a parent killed by SIGKILL leaves no row running on), and maps no more than
-  // the run's memory limit plus kRuntimeMargin (the interpreter, its frameworks, thread stacks: not the
-  // row's, and not in its prediction): an allocation past it fails in the variant (std::bad_alloc,
-  // MemoryError) instead of waking the OOM killer on a shared machine.
+  // it maps now plus the run's memory limit plus kRuntimeMargin (the interpreter, its frameworks, thread
+  // stacks: not the row's, and not in its prediction): an allocation past it fails in the variant
+  // (std::bad_alloc, MemoryError) instead of waking the OOM killer on a shared machine. What is mapped
+  // already counts against RLIMIT_DATA too: a limit below it (a sanitizer build reserves terabytes of
+  // shadow memory before main) would fail every later mapping, the row's first allocation among them.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != pid_t(parent)) std::_Exit(1);  // the parent died before the line above
-  if (r.mem_limit > 0) {
-    rlimit lim{};
-    if (::getrlimit(RLIMIT_DATA, &lim) == 0 &&
-        (lim.rlim_max == RLIM_INFINITY || rlim_t(r.mem_limit) + rlim_t(kRuntimeMargin) < lim.rlim_max)) {
-      lim.rlim_cur = rlim_t(r.mem_limit) + rlim_t(kRuntimeMargin);
-      ::setrlimit(RLIMIT_DATA, &lim);
-    }
-  }
+  if (r.mem_limit > 0) limit_data_mappings(rlim_t(r.mem_limit) + rlim_t(kRuntimeMargin));
   return r;
 }
 
