@@ -6,11 +6,8 @@ fractions are decimal, a Python variant named to the C++ program gets the hint t
 data file the user cannot read is said to be unreadable (run as user nobody where the suite runs as root,
 whom a file's mode does not stop)."""
 import os
-import shutil
-import subprocess
-import sys
 
-from surfaces import SEQREC, with_opt
+from surfaces import SEQREC, unprivileged, unreadable, with_opt
 
 RUN = ["run", "--B", "1", "--N", "4", "--V", "50", "--D", "4", "--L", "2", "--variants", "chunked", "--reps", "1",
        "--warmup", "0", "--threads", "1", "--mem-limit", "1G", "--no-accuracy", "--out", "{d}/run.h5"]
@@ -61,40 +58,6 @@ def register_run_options(case):
          RUN + ["--no-isolate", "--row-timeout", "5"])
 
 
-def _unreadable(path, text="1 2 3 4 5\n"):
-    """A file at `path` (under the case folder) of mode 000, in folders that another user may enter and
-    write (the command may run as nobody: _unprivileged)."""
-    def setup(d):
-        full = f"{d}/{path}"
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "w") as f:
-            f.write(text)
-        os.chmod(full, 0)
-        os.chmod(d, 0o777)
-        os.chmod(os.path.dirname(d), 0o711)  # the suite's folder: entered, not listed
-    return setup
-
-
-def _unprivileged():
-    """How a case makes a file unreadable to its command: (runner, None), or (None, why not). Mode 000 stops
-    every user but root, who reads it all the same; as root the command runs as user nobody (setpriv), a
-    user whom mode 000 stops. Without setpriv, as root, there is no way: the case is skipped."""
-    if os.geteuid() != 0:
-        return None, None  # the mode alone stops this user
-    setpriv = shutil.which("setpriv")
-    if not setpriv:
-        return None, "running as root without setpriv: mode 000 cannot stop root from reading the file"
-
-    def runner(d, cmd, env, timeout):
-        full = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] + cmd
-        try:
-            p = subprocess.run(full, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=d, env=env)
-            return p.returncode, p.stderr.decode("utf-8", "replace") + p.stdout.decode("utf-8", "replace")
-        except subprocess.TimeoutExpired as e:
-            return None, (e.stderr or b"").decode("utf-8", "replace")
-    return runner, None
-
-
 def register_data_files(case):
     """A public data set's file that is not a readable file says what it is, not "missing file"."""
     argv = with_opt(SEQREC, "--dataset", "lastfm") + ["--data-dir", "{d}/data"]
@@ -105,14 +68,14 @@ def register_data_files(case):
         ("a folder", lambda d: os.makedirs(f"{d}/data/seqrec/LastFM.txt"), "a folder"),
     ]:
         case(f"train-seqrec --dataset lastfm whose file is {what}", "data", ["LastFM.txt", token], argv, setup)
-    runner, why_not = _unprivileged()
-    if why_not:
-        print(f"hostile_inputs: unreadable-file cases skipped: {why_not}", file=sys.stderr)
-        return
-    case("train-seqrec --dataset lastfm whose file is unreadable", "data", ["LastFM.txt", "cannot read"], argv,
-         _unreadable("data/seqrec/LastFM.txt"), runner=runner)
-    case("train-seqrec --dataset FILE unreadable", "data", ["seq.txt", "Permission denied"], SEQREC, _unreadable("seq.txt"),
-         runner=runner)
+    runner = unprivileged()
+    if runner:
+        case("train-seqrec --dataset lastfm whose file is unreadable", "data", ["LastFM.txt", "cannot read"], argv,
+             unreadable("data/seqrec/LastFM.txt"), runner=runner)
+        case("train-seqrec --dataset FILE unreadable", "data", ["seq.txt", "Permission denied"], SEQREC,
+             unreadable("seq.txt"), runner=runner)
+        case("run --resume on a run file it cannot read", "run", ["run.h5", "cannot be read", "Permission denied"],
+             RUN + ["--resume"], unreadable("run.h5", b"\x89HDF\r\n\x1a\n"), runner=runner)
 
 
 def register(case):
