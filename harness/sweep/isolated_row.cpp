@@ -213,6 +213,7 @@ bool decode_row_message(const std::string& bytes, IsolatedResult& r) {
   size_t at = 0;
   auto take = [&](void* dst, size_t n) {
     if (bytes.size() - at < n) return false;
+    if (n == 0) return true;  // dst may be null (no samples): memcpy's arguments must not be, even for 0 bytes
     std::memcpy(dst, bytes.data() + at, n);
     at += n;
     return true;

@@ -1,7 +1,7 @@
 // The message an isolated row's child sends its parent (harness/sweep/isolated_row.hpp): the row, its
 // samples and the child's own run-queue wait come back whole, so that the parent flags the row `busy` as
 // it would an in-process row (the wait once stayed in the child: its note reached the reason, the flag
-// never did); a message cut short is no row.
+// never did); a failed row without samples comes back too; a message cut short is no row.
 #include "harness/sweep/isolated_row.hpp"
 
 #include <gtest/gtest.h>
@@ -40,6 +40,21 @@ TEST(IsolatedRow, TheChildsCpuWaitComesBackWithItsRowAndFlagsItBusy) {
   EXPECT_EQ(got.samples, (std::vector<double>{1e-3, 2e-3, 3e-3}));
   EXPECT_EQ(got.cpu_wait_fraction, 0.375);
   EXPECT_NE(trust_flags(got.row, got.cpu_wait_fraction).find("busy"), std::string::npos);
+}
+
+// A failed row has no samples: its message decodes without handing memcpy a null pointer (undefined
+// behaviour that UndefinedBehaviorSanitizer reported in the parent, ending the sweep at the first
+// failed isolated row of a sanitizer build).
+TEST(IsolatedRow, AFailedRowWithNoSamplesComesBackWhole) {
+  io::ResultRow row;
+  row.status.set("failed");
+  row.reason.set("the variant threw");
+  const std::string bytes = sent_bytes(row, {}, io::kNotMeasured);
+  IsolatedResult got;
+  ASSERT_TRUE(decode_row_message(bytes, got));
+  EXPECT_EQ(got.row.status.str(), "failed");
+  EXPECT_EQ(got.row.reason.str(), "the variant threw");
+  EXPECT_TRUE(got.samples.empty());
 }
 
 TEST(IsolatedRow, AMessageCutShortIsNoRow) {
