@@ -641,6 +641,8 @@ def mpi_runner(rank1_argv, rank1_wdir=None):
         wdir = ["-wdir", rank1_wdir.replace("{d}", d)] if rank1_wdir else []
         full = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "1"] + cmd + [":", "-np", "1"] + wdir + second
         env = dict(env, OMPI_MCA_btl="self,vader", OMPI_MCA_rmaps_base_oversubscribe="1")
+        if "ASAN_OPTIONS" in env:  # the sanitizer job: the ranks' leak stacks must reach libmpi (sanitize.sh)
+            env["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=0"
         try:
             p = subprocess.run(full, capture_output=True, timeout=timeout, cwd=d, env=env)
             return p.returncode, p.stderr.decode("utf-8", "replace") + p.stdout.decode("utf-8", "replace")
