@@ -65,10 +65,17 @@ export LOBENCH_FUZZ_TIMEOUT=120
 # every allocation several times slower, so it is not on for the rest). The hostile suite's MPI cases
 # turn it on for their ranks themselves (surfaces.py, mpi_runner).
 mpi_tests='^(shard_mpi_np|shard_train_mpi_np|shard_check_runs|run_shard_smoke|train_xmc_shard_labels|train_seqrec_data_parallel)'
+# train_seqrec_data_parallel's 4-rank run (oversubscribed on 2 cores): LeakSanitizer's own tracer thread
+# segfaults while it stops the rank's threads at exit ("Tracer caught signal 11", a fatal LSan error, in
+# the sanitizer runtime, not in lobench): that test runs with leak detection off, ASan and UBSan on.
+no_leak_check='^train_seqrec_data_parallel$'
 start=$SECONDS
 rc=0
 ctest --test-dir build-asan --output-on-failure -LE 'slow|gpu' -E "$exclude|$mpi_tests" -j2 --timeout 1800 || rc=$?
-ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
-  ctest --test-dir build-asan --output-on-failure -LE 'slow|gpu' -R "$mpi_tests" -E "$exclude" -j2 --timeout 1800 || rc=$?
+# (Their gtest programs run whole under mpirun: the resident-set check is left out as above.)
+ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" GTEST_FILTER='-*.ResidentSetGrowth*' \
+  ctest --test-dir build-asan --output-on-failure -LE 'slow|gpu' -R "$mpi_tests" -E "$exclude|$no_leak_check" -j2 --timeout 1800 || rc=$?
+ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" GTEST_FILTER='-*.ResidentSetGrowth*' \
+  ctest --test-dir build-asan --output-on-failure -LE 'slow|gpu' -R "$no_leak_check" -E "$exclude" --timeout 1800 || rc=$?
 echo "sanitize: tests took $((SECONDS - start)) s (exit $rc)"
 exit $rc
