@@ -70,14 +70,23 @@ def fingerprint(host, description):
 def load(path, clock=DEFAULT_CLOCK):
     if clock not in CLOCKS:
         raise RunFileError(f"clock {clock!r}: not one of {', '.join(CLOCKS)}")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        pass  # named below: no such file, or a dangling link
+    except OSError as e:  # a folder on the way this user may not enter
+        raise RunFileError(f"{path}: cannot be read: {e.strerror}")
     if os.path.isdir(path):
         raise RunFileError(f"{path}: a folder, not a run file (a paired run's files are FOLDER/base.json and "
                            f"FOLDER/cand.json)")
     if not os.path.isfile(path):
         raise RunFileError(f"{path}: no such file" if not os.path.lexists(path) else
                            f"{path}: not a regular file (a device, a FIFO or a dangling link)")
-    with open(path, "rb") as f:
-        head = f.read(8)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as e:  # a file this user may not read (mode 000, another user's)
+        raise RunFileError(f"{path}: cannot be read: {e.strerror}")
     if head.startswith(b"\x89HDF"):
         return load_lobench(path)
     if head.lstrip()[:1] == b"{":

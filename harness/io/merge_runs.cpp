@@ -12,6 +12,7 @@
 #include "harness/io/h5_io.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/output_path.hpp"
 #include "harness/io/merge_run_folders.hpp"
 #include "harness/io/partition.hpp"
 
@@ -60,6 +61,8 @@ Part read_part(const std::string& path) {
   Part p;
   p.path = path;
   h5::silence_errors();
+  // A missing or unreadable part is named as such: HDF5 says only "not an HDF5 file" for both.
+  require_input_file(path, "merge: part");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw std::invalid_argument(fmt::format("merge: '{}' is not an HDF5 file", path));
   {
     auto f = h5::open_file_read(path);

@@ -88,6 +88,9 @@ void check_append_target(const std::string& path, bool resume, const std::string
   std::error_code ec;
   if (!fs::exists(path, ec)) return;
   if (!resume) refuse(option, path, "exists; give --resume to append to it, or another path");
+  // One this user may not read is said to be so: HDF5 would call it "not an HDF5 file".
+  if (access(path.c_str(), R_OK | W_OK) != 0)
+    refuse(option, path, fmt::format("cannot be read and written to resume it: {}", std::strerror(errno)));
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (H5Fis_hdf5(path.c_str()) <= 0)
     refuse(option, path, "is not an HDF5 file, so not a run file to resume; refusing to replace it");

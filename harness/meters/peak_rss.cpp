@@ -34,6 +34,7 @@ bool reset_peak_resident() {
 
 int64_t resident_bytes() { return status_field_bytes("VmRSS:"); }
 int64_t peak_resident_bytes() { return status_field_bytes("VmHWM:"); }
+int64_t mapped_data_bytes() { return status_field_bytes("VmData:"); }
 
 void fix_malloc_mmap_threshold() {
   static std::once_flag once;

@@ -30,6 +30,9 @@ class PeakRssMeter {
 // VmRSS and VmHWM of this process in bytes (-1 if unreadable).
 int64_t resident_bytes();
 int64_t peak_resident_bytes();
+// VmData in bytes (-1 if unreadable): the private writable mappings, resident or not, that RLIMIT_DATA
+// limits (a sanitizer's shadow memory among them: terabytes reserved, hardly any resident).
+int64_t mapped_data_bytes();
 
 // Fixes glibc's mmap threshold at 1 MiB (once per process; see above).
 void fix_malloc_mmap_threshold();

@@ -580,6 +580,12 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   o.test_hit_at_8 = o.test_hr_at_10 = o.test_ndcg_at_10 = kNaN;
   Objective objective(c.variant, loss_options(c), c.seed, parse_loss_reduction(c.reduction), c.item_bias,
                       parse_negative_sampling(c.negatives));
+  // A full-vocabulary loss's fp32 tiles through the products chosen for its width (D fixed for the run:
+  // chosen once, D + 1 with the bias column), from before the prediction: the tiles' workspace depends on
+  // them (lobench's own micro-kernels work on a transposed copy of the hidden states, the library's
+  // products do not), and the prediction is what the steps will allocate.
+  std::optional<meters::Fp32ProductsForD> products;
+  if (c.variant != "sampled" && loss_options(c).operand_is_fp32()) products.emplace(c.item_bias ? c.D + 1 : c.D);
   const int64_t parameters = SasRec::parameter_count(model_config(c, d.V));
   o.predicted = predict_memory(c, d.V, objective, exchange ? exchange->sum_buffer_bytes(parameters) : 0);
   const std::vector<int64_t> eval_idx = eval_subset(d.split.test.count(), c.max_eval_users);
@@ -630,13 +636,7 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
   // logits' peak).
   const meters::PeakRssMeter rss_since_here;
 
-  // A full-vocabulary loss's fp32 tiles through the products chosen for its width (D fixed for the run:
-  // chosen once, before the first step; D + 1 with the bias column).
-  std::optional<meters::Fp32ProductsForD> products;
-  if (c.variant != "sampled" && loss_options(c).operand_is_fp32()) {
-    products.emplace(c.item_bias ? c.D + 1 : c.D);
-    if (file) file->set_products(meters::fp32_products_choice().products, meters::fp32_products_choice().basis);
-  }
+  if (products && file) file->set_products(meters::fp32_products_choice().products, meters::fp32_products_choice().basis);
   Training t(c, d.split.train, d.V, objective, exchange);
   std::vector<EpochRow> rows;  // the /epochs rows, for the checkpoint
   const int64_t first_epoch = resumed ? continue_from(*resumed, c, t, early, o, file.get(), rows) + 1 : 1;

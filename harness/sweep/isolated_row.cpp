@@ -20,6 +20,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "harness/meters/peak_rss.hpp"
 #include "harness/system_memory.hpp"
 
 extern char** environ;
@@ -29,9 +30,10 @@ namespace {
 
 constexpr const char* kRequestVariable = "LOBENCH_ISOLATED_ROW";
 constexpr int kChildFd = 3;  // the result pipe's number in the child
-// The message: kMagic, the row's size, the row, the sample count, the samples, kEnd. Both ends are the
-// same program (the child is this binary or this extension started again), so the row goes as its bytes.
-constexpr char kMagic[8] = {'L', 'O', 'B', 'R', 'O', 'W', '1', 0};
+// The message: kMagic, the row's size, the row, the sample count, the samples, the CPU-wait fraction,
+// kEnd. Both ends are the same program (the child is this binary or this extension started again), so the
+// row goes as its bytes.
+constexpr char kMagic[8] = {'L', 'O', 'B', 'R', 'O', 'W', '2', 0};
 constexpr char kEnd[8] = {'L', 'O', 'B', 'E', 'N', 'D', '1', 0};
 static_assert(std::is_trivially_copyable_v<io::ResultRow>, "a row goes through the pipe as its bytes");
 
@@ -55,25 +57,6 @@ bool write_all(int fd, const void* data, size_t n) {
     n -= size_t(w);
   }
   return true;
-}
-
-// The row, if `bytes` hold a whole message.
-bool decode(const std::string& bytes, IsolatedResult& r) {
-  size_t at = 0;
-  auto take = [&](void* dst, size_t n) {
-    if (bytes.size() - at < n) return false;
-    std::memcpy(dst, bytes.data() + at, n);
-    at += n;
-    return true;
-  };
-  char magic[8];
-  uint64_t row_size = 0, n = 0;
-  if (!take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return false;
-  if (!take(&row_size, 8) || row_size != sizeof(io::ResultRow) || !take(&r.row, sizeof(io::ResultRow))) return false;
-  if (!take(&n, 8) || n > (bytes.size() - at) / sizeof(double)) return false;
-  r.samples.resize(n);
-  if (!take(r.samples.data(), n * sizeof(double)) || !take(magic, 8) || std::memcmp(magic, kEnd, 8) != 0) return false;
-  return at == bytes.size();
 }
 
 std::string signal_text(int sig) {
@@ -185,6 +168,19 @@ int reap(pid_t pid, double grace_s, rusage& usage, bool& killed) {
   return status;
 }
 
+// RLIMIT_DATA at what this process maps now plus `more` (unchanged where that is above the hard limit,
+// or unknown).
+void limit_data_mappings(rlim_t more) {
+  const int64_t mapped = meters::mapped_data_bytes();
+  rlimit lim{};
+  if (mapped < 0 || ::getrlimit(RLIMIT_DATA, &lim) != 0) return;
+  if (rlim_t(mapped) > RLIM_INFINITY - 1 - more) return;
+  const rlim_t cap = rlim_t(mapped) + more;
+  if (lim.rlim_max != RLIM_INFINITY && cap >= lim.rlim_max) return;
+  lim.rlim_cur = cap;
+  ::setrlimit(RLIMIT_DATA, &lim);
+}
+
 }  // namespace
 
 void set_row_command(std::vector<std::string> argv) { command_storage() = std::move(argv); }
@@ -202,29 +198,46 @@ std::optional<IsolatedRequest> isolated_row_request() {
   r.want_reference = want != 0;
   ::unsetenv(kRequestVariable);
   // Dies with the parent (a parent killed by SIGKILL leaves no row running on), and maps no more than
-  // the run's memory limit plus kRuntimeMargin (the interpreter, its frameworks, thread stacks: not the
-  // row's, and not in its prediction): an allocation past it fails in the variant (std::bad_alloc,
-  // MemoryError) instead of waking the OOM killer on a shared machine.
+  // it maps now plus the run's memory limit plus kRuntimeMargin (the interpreter, its frameworks, thread
+  // stacks: not the row's, and not in its prediction): an allocation past it fails in the variant
+  // (std::bad_alloc, MemoryError) instead of waking the OOM killer on a shared machine. What is mapped
+  // already counts against RLIMIT_DATA too: a limit below it (a sanitizer build reserves terabytes of
+  // shadow memory before main) would fail every later mapping, the row's first allocation among them.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != pid_t(parent)) std::_Exit(1);  // the parent died before the line above
-  if (r.mem_limit > 0) {
-    rlimit lim{};
-    if (::getrlimit(RLIMIT_DATA, &lim) == 0 &&
-        (lim.rlim_max == RLIM_INFINITY || rlim_t(r.mem_limit) + rlim_t(kRuntimeMargin) < lim.rlim_max)) {
-      lim.rlim_cur = rlim_t(r.mem_limit) + rlim_t(kRuntimeMargin);
-      ::setrlimit(RLIMIT_DATA, &lim);
-    }
-  }
+  if (r.mem_limit > 0) limit_data_mappings(rlim_t(r.mem_limit) + rlim_t(kRuntimeMargin));
   return r;
 }
 
-bool send_row(const IsolatedRequest& r, const io::ResultRow& row, const std::vector<double>& samples) {
+bool decode_row_message(const std::string& bytes, IsolatedResult& r) {
+  size_t at = 0;
+  auto take = [&](void* dst, size_t n) {
+    if (bytes.size() - at < n) return false;
+    if (n == 0) return true;  // dst may be null (no samples): memcpy's arguments must not be, even for 0 bytes
+    std::memcpy(dst, bytes.data() + at, n);
+    at += n;
+    return true;
+  };
+  char magic[8];
+  uint64_t row_size = 0, n = 0;
+  if (!take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return false;
+  if (!take(&row_size, 8) || row_size != sizeof(io::ResultRow) || !take(&r.row, sizeof(io::ResultRow))) return false;
+  if (!take(&n, 8) || n > (bytes.size() - at) / sizeof(double)) return false;
+  r.samples.resize(n);
+  if (!take(r.samples.data(), n * sizeof(double)) || !take(&r.cpu_wait_fraction, sizeof(double))) return false;
+  if (!take(magic, 8) || std::memcmp(magic, kEnd, 8) != 0) return false;
+  return at == bytes.size();
+}
+
+bool send_row(const IsolatedRequest& r, const io::ResultRow& row, const std::vector<double>& samples,
+              double cpu_wait_fraction) {
   std::string msg(kMagic, 8);
   const uint64_t row_size = sizeof(io::ResultRow), n = samples.size();
   msg.append(reinterpret_cast<const char*>(&row_size), 8);
   msg.append(reinterpret_cast<const char*>(&row), sizeof row);
   msg.append(reinterpret_cast<const char*>(&n), 8);
   msg.append(reinterpret_cast<const char*>(samples.data()), n * sizeof(double));
+  msg.append(reinterpret_cast<const char*>(&cpu_wait_fraction), sizeof(double));
   msg.append(kEnd, 8);
   const bool ok = write_all(r.fd, msg.data(), msg.size());
   ::close(r.fd);
@@ -256,7 +269,7 @@ IsolatedResult run_isolated(const IsolatedRequest& r, double timeout_s) {
   rusage usage{};
   bool killed = false;
   const int status = reap(pid, in_time ? kExitGraceSeconds : 0, usage, killed);
-  result.complete = in_time && decode(bytes, result);
+  result.complete = in_time && decode_row_message(bytes, result);
   if (!in_time) {
     result.failure = fmt::format("no result within --row-timeout {:g} s: its process was killed", timeout_s);
   } else if (!result.complete) {

@@ -44,18 +44,28 @@ struct IsolatedRequest {
 // std::invalid_argument for a malformed value.
 std::optional<IsolatedRequest> isolated_row_request();
 
-// In the child: the measured row (its measurement and score columns, status and reason) and its samples,
-// written to the request's fd. Returns false when the pipe is gone (the parent died).
-bool send_row(const IsolatedRequest& r, const io::ResultRow& row, const std::vector<double>& samples);
+// In the child: the measured row (its measurement and score columns, status and reason), its samples and
+// the share of its steps' thread time the child's threads waited for a CPU (meters/run_queue_wait.hpp,
+// read in the child: the parent's threads only wait for the pipe), written to the request's fd. Returns
+// false when the pipe is gone (the parent died).
+bool send_row(const IsolatedRequest& r, const io::ResultRow& row, const std::vector<double>& samples,
+              double cpu_wait_fraction);
 
 // What came back from a child.
 struct IsolatedResult {
   bool complete = false;  // a whole row arrived: `row` and `samples` hold it
   io::ResultRow row;
   std::vector<double> samples;
+  // The child's run-queue wait over its timed steps (kNotMeasured: not measured there): the row's `busy`
+  // flag, as an in-process row's (sweep/measure_row.hpp, trust_flags).
+  double cpu_wait_fraction = io::kNotMeasured;
   std::string failure;  // !complete: why (the signal, the exit status, the timeout)
   std::string note;     // complete, but the process then died or hung on its way out
 };
+
+// In the parent: `bytes` read from a child's pipe into r.row, r.samples and r.cpu_wait_fraction; false
+// unless they are one whole message (a child that died mid-write sent less).
+bool decode_row_message(const std::string& bytes, IsolatedResult& r);
 
 // In the parent: starts the child for `r` (r.fd unused) and waits for its row, at most `timeout_s`
 // seconds (0: no limit), after which the child and whatever it started are killed.

@@ -20,7 +20,7 @@ std::vector<double> RowMeasurer::measure(const PlannedRow& plan, io::ResultRow& 
     return measure_checked(plan, row);
   } catch (const std::bad_alloc&) {
     row.status.set("failed");
-    row.reason.set("out of memory: an allocation failed (an isolated row may map at most --mem-limit + 1 GiB)");
+    row.reason.set("out of memory: an allocation failed (an isolated row may map at most --mem-limit + 1 GiB beyond what its process mapped at its start)");
   } catch (const std::exception& e) {
     row.status.set("failed");
     row.reason.set(e.what());

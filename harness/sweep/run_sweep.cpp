@@ -124,8 +124,14 @@ class RowRunner {
   std::vector<double> run(const PlannedRow& plan, io::ResultRow& row) {
     set_yardstick(plan, row);
     if (s_.sharded) return run_sharded(plan, row);
-    const bool in_child = isolated(plan);
-    std::vector<double> samples = in_child ? run_isolated_row(plan, row) : measurer_.measure(plan, row);
+    double cpu_wait = io::kNotMeasured;  // the share of the steps' thread time spent waiting for a CPU
+    std::vector<double> samples;
+    if (isolated(plan)) {
+      samples = run_isolated_row(plan, row, cpu_wait);
+    } else {
+      samples = measurer_.measure(plan, row);
+      cpu_wait = measurer_.last_cpu_wait_fraction();
+    }
     if (row.status != "ok") return {};
     fill_timing(row, samples);
     if (row.gemm_fraction > 1.0 && !is_gpu(*plan.variant)) recheck_machine(plan, row, samples);
@@ -136,8 +142,7 @@ class RowRunner {
       row.reason.set(fmt::format("measurement error: {:.0f}% of the yardstick (above 100%: the yardstick at this "
                                  "shape is not the machine's limit){}{}",
                                  100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
-    // (An isolated row's CPU wait was measured in its child: its note is in the reason, not its flag.)
-    row.flags.set(trust_flags(row, in_child ? io::kNotMeasured : measurer_.last_cpu_wait_fraction()));
+    row.flags.set(trust_flags(row, cpu_wait));
     if (const auto over = memory_over_prediction(row))
       row.reason.set(row.reason.empty() ? "memory: " + *over : row.reason.str() + "; memory: " + *over);
     return samples;
@@ -150,7 +155,9 @@ class RowRunner {
     return s_.isolation == Isolation::all || Registry::instance().origin(*plan.variant) != "built-in";
   }
 
-  std::vector<double> run_isolated_row(const PlannedRow& plan, io::ResultRow& row) {
+  // The row measured in a child process; `cpu_wait` is the child's own run-queue wait (its reason already
+  // carries the note), so that an isolated row is flagged `busy` as an in-process one is.
+  std::vector<double> run_isolated_row(const PlannedRow& plan, io::ResultRow& row, double& cpu_wait) {
     IsolatedRequest request;
     request.point_index = plan.index;
     request.want_reference = plan.want_reference;
@@ -167,6 +174,7 @@ class RowRunner {
       return {};
     }
     copy_measured_columns(r.row, row);
+    cpu_wait = r.cpu_wait_fraction;
     if (!r.note.empty()) row.reason.set(row.reason.empty() ? r.note : row.reason.str() + "; " + r.note);
     return r.samples;
   }
@@ -509,7 +517,7 @@ void measure_isolated_row(const SweepSettings& s, const IsolatedRequest& r) {
   io::ResultRow row = identity_row(plan.point, *plan.variant);
   RowMeasurer measurer(synthetic_spec(s), s.warmup, s.reps, s.accuracy);
   const std::vector<double> samples = measurer.measure(plan, row);
-  send_row(r, row, samples);
+  send_row(r, row, samples, measurer.last_cpu_wait_fraction());
 }
 
 int64_t run_sweep(const SweepSettings& s, const Provenance& prov, std::ostream& out, std::ostream& err) {

@@ -4,8 +4,10 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -265,3 +267,27 @@ def test_a_folder_or_a_fifo_is_named_as_such(runs, tmp_path):
     os.mkfifo(fifo)
     rc, _, err = cli(base, fifo)
     assert rc == 2 and "not a regular file" in err
+
+
+def test_an_unreadable_file_is_named_as_such_exit_2():
+    """A file of mode 000, and one in a folder this user may not enter, are said to be unreadable (not "no
+    such file", not a traceback). Modes stop every user but root: as root the comparison runs as user
+    nobody (setpriv), in a folder nobody may enter."""
+    prefix = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv: a file's mode does not stop root from reading it")
+        prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        base = write_gbench(os.path.join(d, "a.json"), BASE, seed=1)
+        os.chmod(base, 0o644)
+        closed = os.path.join(d, "closed")
+        os.mkdir(closed, 0o700 if prefix else 0)
+        for cand in (write_gbench(os.path.join(d, "b.json"), BASE, seed=2), os.path.join(closed, "c.json")):
+            if cand.endswith("b.json"):
+                os.chmod(cand, 0)
+            r = subprocess.run(prefix + [sys.executable, os.path.join(PLOTS, "perf_compare.py"), base, cand],
+                               capture_output=True, text=True)
+            assert r.returncode == 2 and f"{cand}: cannot be read: Permission denied" in r.stderr, r.stderr
+            assert "Traceback" not in r.stderr, r.stderr

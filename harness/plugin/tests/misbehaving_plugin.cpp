@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "variants/plugin_api.hpp"
@@ -56,7 +57,11 @@ class Misbehaving final : public lobench::Variant {
         break;
       }
       case Misdeed::out_of_memory: {  // 64 GiB, touched: more than the row may map
-        auto* p = new char[size_t(64) << 30];
+        // What `new char[...]` does (std::bad_alloc when the allocation fails), spelled so that it does
+        // so under AddressSanitizer too, whose throwing operator new reports and aborts instead (the
+        // sanitizer job lets allocations fail: allocator_may_return_null).
+        auto* p = new (std::nothrow) char[size_t(64) << 30];
+        if (!p) throw std::bad_alloc();
         std::memset(p, 1, size_t(64) << 30);
         asm volatile("" : : "r"(p) : "memory");
         delete[] p;

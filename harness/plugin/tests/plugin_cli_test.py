@@ -11,6 +11,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 ARGS = None
@@ -123,6 +125,47 @@ class PluginCli(unittest.TestCase):
             self.assertEqual(fused["status"], "ok")
             self.assertLess(fused["rel_dE_err"], 1e-5)
 
+    def test_an_isolated_row_whose_process_waited_for_a_cpu_is_flagged_busy(self):
+        """lobench runs on one CPU; each isolated row's process (a child of lobench) is moved, as soon as it
+        appears, onto another CPU where a spinning process runs, so its step waits for that CPU about half
+        its time while lobench's own yardsticks, around the row, do not wait. The child reads its own wait
+        and sends it back with the row, which is flagged `busy` as an in-process row would be (the wait
+        once stayed in the child: its note reached the reason, the flag never did)."""
+        sys.path.insert(0, ARGS.plots)
+        import lobench_results as lr
+        cpus = sorted(os.sched_getaffinity(0))
+        home, busy = {cpus[0]}, {cpus[-1]}  # one CPU: both there (the yardsticks then wait too)
+        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                   preexec_fn=lambda: os.sched_setaffinity(0, busy))
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                out_file = os.path.join(d, "run.h5")
+                e = {k: v for k, v in os.environ.items() if k != "LOBENCH_PLUGIN_PATH"}
+                # each row's timed steps last at least 0.2 s: many of the scheduler's time slices
+                run = subprocess.Popen([ARGS.lobench, "run", "--B", "1", "--N", "9", "--V", "3000", "--D", "8", "--L",
+                                        "3", "--seed", "0,1,2", "--threads", "1", "--mem-limit", "1G", "--min-time", "0.2",
+                                        "--max-time", "1", "--max-reps", "100000", "--cv-target", "1", "--variants",
+                                        "naive_loop", "--plugin", ARGS.good, "--out", out_file],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
+                                       preexec_fn=lambda: os.sched_setaffinity(0, home))
+                stop = threading.Event()
+                mover = threading.Thread(target=_move_children, args=(run.pid, busy, stop))
+                mover.start()
+                try:
+                    out, err = run.communicate(timeout=240)
+                finally:
+                    stop.set()
+                    mover.join()
+                self.assertEqual(run.returncode, 0, err + out)
+                df = lr.read(out_file)
+        finally:
+            spinner.kill()
+            spinner.wait()
+        self.assertEqual(len(df), 3, df)
+        for _, row in df.iterrows():
+            self.assertIn("waited for a CPU", row["reason"], row["seed"])
+            self.assertIn("busy", row["flags"].split(","), (row["seed"], row["flags"], row["reason"]))
+
     def test_in_process_a_write_into_the_inputs_fails_its_row_and_spares_the_next(self):
         sys.path.insert(0, ARGS.plots)
         import lobench_results as lr
@@ -173,6 +216,26 @@ class PluginCli(unittest.TestCase):
         rc, _, err = lobench("list", env={"LOBENCH_PLUGIN_PATH": "/nonexistent/dir"})
         self.assertEqual(rc, 2)
         self.assertIn("LOBENCH_PLUGIN_PATH: /nonexistent/dir does not exist", err)
+
+
+def _move_children(pid, cpus, stop):
+    """Until `stop`: every child process of `pid` is moved onto `cpus` as soon as it appears."""
+    moved = set()
+    while not stop.is_set():
+        try:
+            kids = set()
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    kids.update(int(k) for k in f.read().split())
+        except OSError:
+            kids = set()  # lobench has ended, or a thread meanwhile
+        for k in kids - moved:
+            try:
+                os.sched_setaffinity(k, cpus)
+                moved.add(k)
+            except OSError:
+                pass  # gone already
+        time.sleep(0.001)
 
 
 def _cwd(pid):

@@ -25,7 +25,7 @@ hostile_inputs_full, label slow) runs them all. A new case is in the fast tier u
 another member of one of those families (another bad value of an option that already has one).
 
 Usage: hostile_inputs.py --lobench build/lobench --driver build/harness/fuzz_read_file [--jobs 2]
-                         [--timeout 30] [--filter SUBSTRING] [--tier fast|full] [--strict-run] [--strict-cli]
+                         [--timeout 30 (or $LOBENCH_FUZZ_TIMEOUT)] [--filter SUBSTRING] [--tier fast|full] [--strict-run] [--strict-cli]
                          [--list]
 """
 import argparse
@@ -795,7 +795,8 @@ def main():
     ap.add_argument("--lobench", required=True)
     ap.add_argument("--driver", required=True)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=30)
+    ap.add_argument("--timeout", type=float, default=float(os.environ.get("LOBENCH_FUZZ_TIMEOUT", 30)),
+                    help="seconds per case (default 30, or LOBENCH_FUZZ_TIMEOUT: the sanitizer job's is longer)")
     ap.add_argument("--filter", default="")
     ap.add_argument("--tier", choices=("fast", "full"), default="full",
                     help="fast: a sample of the generated families (CI); full: every case (see above)")

@@ -2,10 +2,12 @@
 files a public data set names (registered by hostile_inputs.py, like surfaces.py's). Each is a refusal
 with exit status 2 and a message that names the input and what it is, in well under a second: a plug-in
 path that is a FIFO is refused before dlopen would block on it, a symlink loop is named as one, sizes and
-fractions are decimal, a Python variant named to the C++ program gets the hint to use python -m lobench."""
+fractions are decimal, a Python variant named to the C++ program gets the hint to use python -m lobench, and a
+data file the user cannot read is said to be unreadable (run as user nobody where the suite runs as root,
+whom a file's mode does not stop)."""
 import os
 
-from surfaces import SEQREC, with_opt
+from surfaces import SEQREC, unprivileged, unreadable, with_opt
 
 RUN = ["run", "--B", "1", "--N", "4", "--V", "50", "--D", "4", "--L", "2", "--variants", "chunked", "--reps", "1",
        "--warmup", "0", "--threads", "1", "--mem-limit", "1G", "--no-accuracy", "--out", "{d}/run.h5"]
@@ -66,6 +68,14 @@ def register_data_files(case):
         ("a folder", lambda d: os.makedirs(f"{d}/data/seqrec/LastFM.txt"), "a folder"),
     ]:
         case(f"train-seqrec --dataset lastfm whose file is {what}", "data", ["LastFM.txt", token], argv, setup)
+    runner = unprivileged()
+    if runner:
+        case("train-seqrec --dataset lastfm whose file is unreadable", "data", ["LastFM.txt", "cannot read"], argv,
+             unreadable("data/seqrec/LastFM.txt"), runner=runner)
+        case("train-seqrec --dataset FILE unreadable", "data", ["seq.txt", "Permission denied"], SEQREC,
+             unreadable("seq.txt"), runner=runner)
+        case("run --resume on a run file it cannot read", "run", ["run.h5", "cannot be read", "Permission denied"],
+             RUN + ["--resume"], unreadable("run.h5", b"\x89HDF\r\n\x1a\n"), runner=runner)
 
 
 def register(case):

@@ -12,6 +12,7 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -50,6 +51,48 @@ def seq_file(text=SEQ_GOOD, name="seq.txt", mode="w"):
 
 def run_lobench(exe, argv, timeout=120, **kw):
     return subprocess.run([exe] + argv, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+# ---------------------------------------------------------------------------------------------------
+# files the command may not read (issue 37: an unreadable file was called missing)
+
+
+def unreadable(path, content=b"1 2 3 4 5\n"):
+    """A file at `path` (under the case folder) of mode 000, in folders that another user may enter and
+    write (the command may run as nobody: unprivileged)."""
+    def setup(d):
+        full = f"{d}/{path}"
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(content)
+        os.chmod(full, 0)
+        os.chmod(d, 0o777)
+        os.chmod(os.path.dirname(d), 0o711)  # the suite's folder: entered, not listed
+    return setup
+
+
+def unprivileged():
+    """The runner of a case whose command must not read a file of mode 000 (unreadable), or None where no
+    such case can be made. Mode 000 stops every user but root, who reads the file all the same: as root
+    the command runs as user nobody (setpriv). As root without setpriv the cases are skipped, saying so."""
+    if os.geteuid() != 0:
+        return lambda d, cmd, env, timeout: _run_in(d, cmd, env, timeout)  # the mode alone stops this user
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        print("hostile_inputs: unreadable-file cases skipped: running as root without setpriv, and mode 000 does "
+              "not stop root from reading a file", file=sys.stderr)
+        return None
+
+    return lambda d, cmd, env, timeout: _run_in(d, [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                                    "--"] + cmd, env, timeout)
+
+
+def _run_in(d, cmd, env, timeout):
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=d, env=env)
+        return p.returncode, p.stderr.decode("utf-8", "replace") + p.stdout.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as e:
+        return None, (e.stderr or b"").decode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -318,6 +361,16 @@ def register_merge(case, exe):
     case("merge part is the output", "merge", ["p0.h5"], ["merge", "{d}/p0.h5", "{d}/p0.h5", "{d}/p1.h5", "--overwrite"],
          parts())
     case("merge part twice", "merge", ["p0.h5"], ["merge", "{d}/m.h5", "{d}/p0.h5", "{d}/p0.h5"], parts())
+    case("merge a missing part", "merge", ["part", "nope.h5", "No such file"], ["merge", "{d}/m.h5", "{d}/p0.h5",
+                                                                               "{d}/nope.h5"], parts())
+    runner = unprivileged()
+    if runner:
+        def closed_part(d):
+            parts()(d)
+            os.remove(f"{d}/p1.h5")
+            unreadable("p1.h5", open(cached(exe, "part1", lambda e, c: make_run_part(e, c, 1, 2)), "rb").read())(d)
+        case("merge a part it cannot read", "merge", ["part", "p1.h5", "cannot be read", "Permission denied"], argv,
+             closed_part, runner=runner)
     for attr in ["partition", "sweep_axes"]:
         for value in [np.array([1, 2]), 3.5, "9/2", ""]:
             def mutate(f, attr=attr, value=value):
@@ -593,6 +646,8 @@ def mpi_runner(rank1_argv, rank1_wdir=None):
         wdir = ["-wdir", rank1_wdir.replace("{d}", d)] if rank1_wdir else []
         full = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "1"] + cmd + [":", "-np", "1"] + wdir + second
         env = dict(env, OMPI_MCA_btl="self,vader", OMPI_MCA_rmaps_base_oversubscribe="1")
+        if "ASAN_OPTIONS" in env:  # the sanitizer job: the ranks' leak stacks must reach libmpi (sanitize.sh)
+            env["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=0"
         try:
             p = subprocess.run(full, capture_output=True, timeout=timeout, cwd=d, env=env)
             return p.returncode, p.stderr.decode("utf-8", "replace") + p.stdout.decode("utf-8", "replace")
