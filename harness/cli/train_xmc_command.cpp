@@ -112,7 +112,8 @@ void declare_frontier_options(CLI::App* cmd, FrontierOptions& f) {
       ->capture_default_str();
   cmd->add_option("--frontier-floor", f.floor, "the tolerance's floor, in metric units (0.005 = half a point of P@1)")
       ->capture_default_str();
-  cmd->add_option("--out", f.out, "--frontier: the search's run file (refused if it exists, unless --overwrite or --resume)");
+  cli::shared(cmd->add_option("--out", f.out),
+              "with --frontier: the search's one run file (refused if it exists, unless --overwrite or --resume)");
 }
 
 // "2-5" -> {2, 3, 4, 5}; "2,4" -> {2, 4}.

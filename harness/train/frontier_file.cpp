@@ -113,6 +113,22 @@ void FrontierRunFile::set_attr(const std::string& name, double value) { writer_-
 
 void FrontierRunFile::close() { writer_->finish(utc_now()); }
 
+FrontierHeader FrontierRunFile::read_header(const std::string& path) {
+  h5::silence_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw std::invalid_argument(fmt::format("'{}' is not an HDF5 file", path));
+  auto f = h5::open_file_read(path);
+  if (h5::read_attr_string(f, "schema") != std::string(kFrontierSchema))
+    throw std::invalid_argument(fmt::format("'{}' is not a frontier run file ({})", path, kFrontierSchema));
+  FrontierHeader h;
+  h.dataset = h5::read_attr_string(f, "dataset").value_or("");
+  h.identity = h5::read_attr_string(f, "frontier").value_or("");
+  h.partition = h5::read_attr_string(f, "partition").value_or("");
+  h.metric = h5::read_attr_string(f, "metric").value_or("");
+  h.config = h5::read_attr_string(f, "config").value_or("");
+  h.lines = h5::read_attr_int64(f, "lines").value_or(0);
+  return h;
+}
+
 std::vector<FrontierCellRow> FrontierRunFile::read_cells(const std::string& path) {
   auto f = h5::open_file_read(path);
   return h5::read_table<FrontierCellRow>(f, "cells", cell_type(), path);

@@ -89,6 +89,8 @@ class FrontierRunFile {
   void set_attr(const std::string& name, double value);
   void close();
 
+  // The settings attributes of a frontier file (throws std::invalid_argument naming it when it is none).
+  static FrontierHeader read_header(const std::string& path);
   static std::vector<FrontierCellRow> read_cells(const std::string& path);
   static std::vector<FrontierLineRow> read_lines(const std::string& path);
 

@@ -28,6 +28,9 @@ cells_before=$(python3 -c "import h5py,sys; print(len(h5py.File(sys.argv[1])['ce
 if grep -q ' seed ' "$d/resume.txt"; then echo "--resume trained a cell again"; exit 1; fi
 grep -q 'Fewest mantissa bits' "$d/resume.txt"
 
+# lobench merge of the two parts: one file, as the whole search wrote it.
+"$exe" merge "$d/merged.h5" "$d/part0.h5" "$d/part1.h5" | grep -q 'merged 2 frontier parts, 2 lines'
+
 python3 - "$d" "$cells_before" <<'EOF'
 import sys, h5py, numpy as np
 d, cells_before = sys.argv[1], int(sys.argv[2])
@@ -54,6 +57,14 @@ for k in (0, 1):
     for name in ("mantissa_bits", "metric_at", "metric_below", "baseline_mean", "runs"):
         a, b = part[k][name], whole[k][name]
         assert (a == b) or (np.isnan(a) and np.isnan(b)), (k, name, a, b)
+merged, mcells, mattrs = lines(f"{d}/merged.h5")
+assert mattrs["partition"] == "0/1" and sorted(merged) == [0, 1]
+for k in (0, 1):
+    for name in ("mantissa_bits", "metric_at", "metric_below", "runs"):
+        a, b = merged[k][name], whole[k][name]
+        assert (a == b) or (np.isnan(a) and np.isnan(b)), (k, name, a, b)
+assert (mcells["tensor"] == b"fp32").sum() == 2, "the baseline kept once"
+assert len(mcells) == len(cells), (len(mcells), len(cells))
 print("frontier files ok")
 EOF
 
@@ -72,6 +83,8 @@ expect_usage_error "'weights' is not a tensor" "${job[@]/clf/weights}" --out "$d
 expect_usage_error "sets --clf-format" "${job[@]}" --clf-format e4m3 --out "$d/x.h5"
 expect_usage_error "--frontier-mantissas" "${job[@]}" --frontier-mantissas 5-2 --out "$d/x.h5"
 expect_usage_error "--dim takes one value" "${job[@]}" --dim 16,32 --out "$d/x.h5"
+expect_usage_error "partition 1/2 is missing" merge "$d/x.h5" "$d/part0.h5"
+expect_usage_error "both partition 0/2" merge "$d/x.h5" "$d/part0.h5" "$d/part0.h5"
 expect_usage_error "another search" "${job[@]}" --frontier-floor 0.03 --out "$d/all.h5" --resume
 test "$(md5sum < "$d/all.h5")" = "$sum"
 test ! -e "$d/x.h5"
