@@ -365,7 +365,7 @@ void dry_run(const FrontierSpec& spec, std::ostream& out) {
     out << fmt::format("line {}: {}: ~{} runs x {:.1f} s\n", i, l.describe(), per_line, narrow_s[key]);
   }
   const int64_t runs = int64_t(seeds.size()) + per_line * int64_t(mine.size());
-  out << fmt::format("predicted: {} fp32 runs x {:.1f} s + {} lines x ~{} runs = ~{} training runs, ~{} on {} threads "
+  out << fmt::format("predicted: {} fp32 runs x {:.1f} s + {} lines x ~{} runs = ~{} training runs, ~{} on {} thread(s) "
                      "(seconds measured on a short run of each kind; the bisection's runs vary by line)\n",
                      seeds.size(), fp32_s, mine.size(), per_line, runs, sweep::format_duration(total_s),
                      spec.xmc.base.threads);

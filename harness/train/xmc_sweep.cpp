@@ -171,8 +171,8 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
   for (const sweep::AxisPoint& a : s.axes.expand()) {
     SweepPoint p;
     const int64_t V = a.int_at("labels-total");
-    const std::string fmt_name = a.at("clf-format"), grad_fmt = a.at("grad-format"), sub = a.at("subnormals"), rnd = a.at("rounding"),
-                      upd = a.at("update"), encp = a.at("enc-precision"), act = a.at("activation"),
+    const std::string fmt_name = a.at("clf-format"), grad_fmt = a.at("grad-format"), sub = a.at("subnormals"),
+                      rnd = a.at("rounding"), upd = a.at("update"), encp = a.at("enc-precision"), act = a.at("activation"),
                       op = a.at("operand");
     const int64_t k = a.int_at("chunks"), D = a.int_at("dim"), B = a.int_at("batch");
     const float elr = float(a.real_at("enc-lr")), clr = float(a.real_at("clf-lr")), drop = float(a.real_at("dropout"));
