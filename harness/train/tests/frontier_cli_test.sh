@@ -68,6 +68,29 @@ assert len(mcells) == len(cells), (len(mcells), len(cells))
 print("frontier files ok")
 EOF
 
+# A signal in the middle of a line (SIGTERM, what Slurm sends): exit 128 + 15 with the finished runs kept; --resume trains each missing
+# cell once and ends with the whole search's lines (bit for bit).
+"$exe" "${job[@]}" --out "$d/int.h5" > "$d/int.txt" 2> "$d/int.err" &
+pid=$!
+for _ in $(seq 400); do [ "$(grep -c ' seed ' "$d/int.txt" || true)" -ge 4 ] && break; sleep 0.01; done
+kill -TERM $pid  # (a background job of a script ignores SIGINT)
+set +e; wait $pid; rc=$?; set -e
+if [ $rc -eq 0 ]; then echo "(the search ended before the signal; the resume check below still runs)"; else
+  test $rc -eq 143; grep -q -- '--resume' "$d/int.err"; fi
+"$exe" "${job[@]}" --out "$d/int.h5" --resume > "$d/int2.txt"
+python3 - "$d" <<'PY'
+import sys, h5py, numpy as np
+d = sys.argv[1]
+with h5py.File(f"{d}/int.h5") as f, h5py.File(f"{d}/all.h5") as g:
+    a, b = f["frontier"][:], g["frontier"][:]
+    keys = [tuple(r[c] for c in ("tensor", "rounding", "exponent_bits", "mantissa_bits", "seed")) for r in f["cells"][:]]
+    assert len(keys) == len(set(keys)), "a cell was trained twice"
+    a, b = np.sort(a, order="line"), np.sort(b, order="line")
+    for name in ("line", "mantissa_bits", "metric_at", "metric_below", "runs"):
+        assert np.array_equal(a[name], b[name], equal_nan=a[name].dtype.kind == "f"), (name, a[name], b[name])
+print("interrupted and resumed ok")
+PY
+
 python3 "$src/plots/frontier_heatmap.py" "$d/all.h5" -o "$d/f.png" > /dev/null
 test -s "$d/f.png"
 
