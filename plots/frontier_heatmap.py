@@ -65,7 +65,9 @@ def draw(path):
     M = list(range(min(M), max(M) + 1)) if M else [1]
     metric = attrs.get("metric", "metric").replace("p@", "P@")
     tol = lines[0]["tolerance"] if lines else np.nan
-    span = max([abs(g) for p in by_panel.values() for g, _n in p.values() if np.isfinite(g)] + [tol, 1e-3])
+    # The colour scale spans 3 tolerances: the cells near the frontier are told apart, a collapsed cell
+    # (a diverged run) saturates; every cell's value is written in it.
+    span = 3 * tol if np.isfinite(tol) and tol > 0 else 0.01
     fig, axes = plt.subplots(1, len(panels), figsize=(1.0 + 0.55 * len(M) * len(panels), 1.2 + 0.55 * len(E)),
                              squeeze=False, constrained_layout=True)
     image = None
@@ -78,7 +80,7 @@ def draw(path):
         for i in range(len(E)):
             for j in range(len(M)):
                 if np.isfinite(grid[i, j]):
-                    strong = abs(grid[i, j]) > 60 * span
+                    strong = abs(grid[i, j]) > 70 * span
                     ax.text(j, i, f"{grid[i, j]:+.1f}", ha="center", va="center", fontsize=7,
                             color="white" if strong else "black")
         xs, ys = [], []
