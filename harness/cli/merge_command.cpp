@@ -9,6 +9,7 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/merge_runs.hpp"
 #include "harness/provenance.hpp"
+#include "harness/train/frontier_merge.hpp"
 
 namespace lobench {
 
@@ -23,14 +24,19 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
       "no row may be in two parts. Each part's provenance is kept under /parts.\n"
       "train-xmc and train-seqrec (`--partition K/N`, one --out-dir each): PARTS are the partitions' folders and OUT\n"
       "a new folder with every run file, checked the same way (each run of the sweep once); each file keeps its\n"
-      "provenance.");
+      "provenance.\n"
+      "train-xmc --frontier (`--partition K/N`, one --out each): PARTS are the parts' run files and OUT one frontier\n"
+      "file with every line, checked the same way (each line once, the fp32 baseline the same in every part).");
   cmd->add_option("OUT", *out, "the merged run file (refused if it exists, unless --overwrite), or the merged train-xmc / "
                                "train-seqrec folder (refused if anything is there)")->required();
   cmd->add_option("PARTS", *parts, "the partitions' run files, or train-xmc / train-seqrec partitions' --out-dir folders")->required();
   cli::shared(cmd->add_flag("--overwrite", *overwrite), "OUT, a regular file (not a folder of run files)");
   cmd->callback([out, parts, overwrite, argv] {
     const io::InterruptGuard interrupts;  // a signal leaves OUT as it was (merge writes a temporary file)
-    fmt::print("{}\n", io::merge_parts(*out, *parts, collect_provenance(argv), *overwrite));
+    if (!parts->empty() && train::is_frontier_file(parts->front()))  // train-xmc --frontier's parts
+      fmt::print("{}\n", train::merge_frontier_parts(*out, *parts, collect_provenance(argv), *overwrite));
+    else
+      fmt::print("{}\n", io::merge_parts(*out, *parts, collect_provenance(argv), *overwrite));
     set_command_exit_code(0);
   });
 }

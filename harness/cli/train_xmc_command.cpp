@@ -19,6 +19,7 @@
 #include "harness/provenance.hpp"
 #include "harness/system_memory.hpp"
 #include "harness/train/classifier.hpp"
+#include "harness/train/frontier_sweep.hpp"
 #include "harness/train/sharded_training.hpp"
 #include "harness/train/xmc_sweep.hpp"
 #if LOBENCH_HAS_MPI
@@ -89,6 +90,71 @@ void declare_shared_xmc_options(CLI::App* cmd) {
     cli::shared(cmd->get_option(name));
 }
 
+// The options of --frontier (the precision-frontier search: harness/train/frontier_sweep.hpp).
+struct FrontierOptions {
+  std::string tensors, exponents = "2-5", mantissas = "1-10", metric = "p@1", out;
+  double k = 2.0, floor = 0.005;
+};
+
+void declare_frontier_options(CLI::App* cmd, FrontierOptions& f) {
+  cmd->add_option("--frontier", f.tensors,
+                  "instead of a grid: search the precision frontier of these tensors, clf (the classifier weights) "
+                  "and/or grad (the logit gradient): per exponent width and --rounding, the fewest mantissa bits whose "
+                  "metric stays within tolerance of fp32's (bisection, the boundary over every --seed; default seeds "
+                  "0,1,2, roundings nearest_even,stochastic); one run file (--out). docs/formats.md");
+  cmd->add_option("--frontier-exponents", f.exponents, "exponent widths searched: A-B or a comma-separated list")
+      ->capture_default_str();
+  cmd->add_option("--frontier-mantissas", f.mantissas, "mantissa range searched, LO-HI within 1-23")
+      ->capture_default_str();
+  cmd->add_option("--frontier-metric", f.metric, "p@k, ndcg@k or psp@k (k = 1, 3, 5) at the last epoch")
+      ->capture_default_str();
+  cmd->add_option("--frontier-k", f.k, "tolerance = max(K x the fp32 runs' seed std, --frontier-floor)")
+      ->capture_default_str();
+  cmd->add_option("--frontier-floor", f.floor, "the tolerance's floor, in metric units (0.005 = half a point of P@1)")
+      ->capture_default_str();
+  cli::shared(cmd->add_option("--out", f.out),
+              "with --frontier: the search's one run file (refused if it exists, unless --overwrite or --resume)");
+}
+
+// "2-5" -> {2, 3, 4, 5}; "2,4" -> {2, 4}.
+std::vector<int> int_range_or_list(const std::string& text, const char* option) {
+  std::vector<int> out;
+  const auto dash = text.find('-');
+  try {
+    if (dash != std::string::npos && dash > 0) {
+      const int a = std::stoi(text.substr(0, dash)), b = std::stoi(text.substr(dash + 1));
+      for (int i = a; i <= b; ++i) out.push_back(i);
+      if (out.empty()) throw std::invalid_argument("empty");
+      return out;
+    }
+    for (const auto& v : sweep::split_list(text, option)) out.push_back(std::stoi(v));
+  } catch (const std::exception&) {
+    throw std::invalid_argument(fmt::format("{}: '{}' is not A-B nor a comma-separated list of integers", option, text));
+  }
+  return out;
+}
+
+train::FrontierSpec frontier_spec(const train::XmcSweepSpec& xmc, const FrontierOptions& f, CLI::App* cmd) {
+  train::FrontierSpec s;
+  s.xmc = xmc;
+  s.tensors = sweep::split_list(f.tensors, "--frontier");
+  s.exponents = int_range_or_list(f.exponents, "--frontier-exponents");
+  const std::vector<int> m = int_range_or_list(f.mantissas, "--frontier-mantissas");
+  s.mantissa_lo = m.front();
+  s.mantissa_hi = m.back();
+  s.metric = f.metric;
+  s.k = f.k;
+  s.floor = f.floor;
+  s.out = f.out;
+  if (cmd->get_option("--seed")->count() + cmd->get_option("--seeds")->count() == 0) s.xmc.axes.set("seeds", "0,1,2");
+  if (cmd->get_option("--rounding")->count() == 0) s.xmc.axes.set("rounding", "nearest_even,stochastic");
+  for (const char* other : {"--out-dir", "--shard", "--layouts"})
+    if (cmd->get_option(other)->count() > 0)
+      throw std::invalid_argument(fmt::format("--frontier writes one run file (--out); it does not take {}", other));
+  train::check_frontier_spec(s);
+  return s;
+}
+
 }  // namespace
 
 // Long only because it declares the command's options one per statement (their help is the documentation);
@@ -103,6 +169,7 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto list = std::make_shared<bool>(false);
   auto partition = std::make_shared<std::string>("0/1");
   auto shard = std::make_shared<std::string>();
+  auto frontier = std::make_shared<FrontierOptions>();
   train::TrainConfig& b = spec->base;
   b.epochs = 20;
   b.threads = cli::default_threads();
@@ -182,9 +249,10 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
   auto* old_seeds = cmd->get_option("--seeds");
   old_seeds->description("deprecated: the old spelling of --seed")->default_str("");
   declare_shared_xmc_options(cmd);
+  declare_frontier_options(cmd, *frontier);
 
   cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, partition, shard, no_verify, argv,
-                 old_seeds, cmd] {
+                 old_seeds, cmd, frontier] {
     if (old_seeds->count() > 0) {
       if (cmd->get_option("--seed")->count() > 0) throw std::invalid_argument("train-xmc: give --seed (--seeds is its old spelling), not both");
       fmt::print(stderr, "lobench train-xmc: --seeds is deprecated and will be removed in the next release; use --seed\n");
@@ -200,6 +268,21 @@ void register_train_xmc_command(CLI::App& app, const std::string& argv) {
     std::vector<std::string> roundings;
     for (const auto& r : spec->axes.values("rounding")) roundings.push_back(train::parse_update_rounding(r).name());
     spec->axes.set("rounding", roundings);
+    if (!frontier->tensors.empty()) {
+      spec->progress = !*quiet;
+      const train::FrontierSpec fs = frontier_spec(*spec, *frontier, cmd);
+      if (*list) {
+        train::list_frontier(fs, std::cout);
+        set_command_exit_code(0);
+        return;
+      }
+      const io::InterruptGuard interrupts;  // a signal stops the search between runs, every finished run kept
+      const int failed = train::run_frontier(fs, collect_provenance(argv), std::cout, std::cerr);
+      set_command_exit_code(failed ? 1 : 0);
+      return;
+    }
+    if (cmd->get_option("--out")->count() > 0)
+      throw std::invalid_argument("train-xmc: --out is the run file of --frontier; a sweep writes --out-dir");
     if (*list) {
       train::list_xmc_sweep(*spec, std::cout);
       set_command_exit_code(0);

@@ -16,6 +16,11 @@ double Progress::elapsed_seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
+void Progress::set_total(double total_work, int64_t total_rows) {
+  total_work_ = total_work;
+  total_rows_ = total_rows;
+}
+
 void Progress::done(double work) {
   done_work_ += work;
   ++done_rows_;

@@ -13,6 +13,9 @@ class Progress {
   // `unit`: what is counted ("rows" of `lobench run`, "runs" of the training commands).
   Progress(std::ostream& os, double total_work, int64_t total_rows, const char* unit = "rows");
   void done(double work);  // one more point finished (measured, skipped or already recorded)
+  // A new estimate of the whole (an adaptive sweep, e.g. the frontier's bisections, learns its size as
+  // it goes): the work and the points in all, those done included.
+  void set_total(double total_work, int64_t total_rows);
   double elapsed_seconds() const;
 
  private:

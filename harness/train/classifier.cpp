@@ -88,6 +88,9 @@ Classifier::Classifier(const ClassifierConfig& cfg, CountingAllocator& alloc) : 
   if (cfg.tile < 0) throw std::invalid_argument("Classifier: tile must be >= 0");
   if (cfg.rounding.elmo && lp::code_bytes(cfg.format) == 0)
     throw std::invalid_argument("Classifier: elmo_sr rounding needs a packed format of at most 16 bits");
+  if (cfg.rounding.elmo && !cfg.grad_format.same_encoding(lp::formats::float32()))
+    throw std::invalid_argument("Classifier: elmo_sr rounds the packed weights; a logit-gradient format takes a "
+                                "precision_sim rounding");
   if (cfg.operand == Operand::tf32)
     throw std::invalid_argument("Classifier: operand tf32 is a GPU tensor-core format; the CPU head computes fp32 or bf16");
   if (cfg.rounding.sr_bits < 0 || cfg.rounding.sr_bits > 31)

@@ -38,6 +38,9 @@
 namespace lobench::train {
 
 enum class UpdateMode { separate, fused };
+
+// The stream tag of the logit gradient's rounding words (the weights' update uses stream `step`).
+inline constexpr uint64_t kGradStreamTag = uint64_t(1) << 63;
 std::string to_string(UpdateMode m);
 UpdateMode parse_update_mode(const std::string& s);  // throws std::invalid_argument
 
@@ -62,6 +65,11 @@ struct ClassifierConfig {
   int64_t D = 0;  // embedding width
   precision::Format format = precision::formats::float32();
   UpdateRounding rounding;
+  // The logit gradient G = σ(Z) − Y of each tile is rounded into this format with `rounding` (its mode
+  // and sr_bits; elmo is refused) before dH and dW use it; float32 leaves it unchanged. The random word
+  // of element (row b, label v) is (seed, kGradStreamTag | step, b·2^32 + v), v in the whole head, so it
+  // is independent of the tiling, the threads and the sharding.
+  precision::Format grad_format = precision::formats::float32();
   UpdateMode mode = UpdateMode::fused;
   int64_t chunks = 1;      // k label chunks (the logits buffer and, in separate mode, the gradient buffer are one chunk)
   int64_t tile = 0;        // labels per tile (0: 256, or less for small chunks)

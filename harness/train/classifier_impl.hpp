@@ -46,7 +46,8 @@ using classifier_detail::storage_of;
 struct Classifier::Impl {
   Impl(const ClassifierConfig& c, int64_t tile, int64_t chunk_rows, CountingAllocator& a)
       : cfg(c), alloc(a), q(c.format), storage(storage_of(c.format)),
-        identity(c.format.same_encoding(lp::formats::float32())), tile(tile), chunk_rows(chunk_rows),
+        identity(c.format.same_encoding(lp::formats::float32())), gq(c.grad_format),
+        grad_identity(c.grad_format.same_encoding(lp::formats::float32())), tile(tile), chunk_rows(chunk_rows),
         T(c.threads), kernels(&cpu::active_bce_tile_kernels()) {
     const int64_t V = c.V, D = c.D, B = c.max_batch;
     switch (storage) {
@@ -85,6 +86,8 @@ struct Classifier::Impl {
   lp::Quantizer q;
   Storage storage;
   bool identity;  // float32 storage: rounding is the identity
+  lp::Quantizer gq;    // the logit gradient's format (ClassifierConfig::grad_format)
+  bool grad_identity;  // float32: the logit gradient is used as computed
   int64_t tile, chunk_rows;
   int T;
   const cpu::BceTileKernels* kernels;
@@ -173,6 +176,23 @@ struct Classifier::Impl {
     const std::span<const float> in(u, size_t(len));
     if (storage == Storage::u16) q.encode(in, std::span<uint16_t>(w16.data() + v0 * D, size_t(len)), opt);
     else q.encode(in, std::span<uint8_t>(w8.data() + v0 * D, size_t(len)), opt);
+  }
+
+  // The logit gradient of one tile (B rows of labels [v0, v0+n), rows ld floats apart) rounded in place
+  // into grad_format with the update's rounding; element (b, v) draws word b·2^32 + v of stream
+  // kGradStreamTag | step (v in the whole head; V < 2^31), so any tiling or thread count rounds alike.
+  void round_logit_gradient(float* G, int64_t ld, int64_t B, int64_t v0, int64_t n, uint64_t step) const {
+    if (grad_identity) return;
+    lp::RoundingOptions opt;
+    opt.mode = cfg.rounding.mode;
+    opt.sr_bits = cfg.rounding.sr_bits;
+    opt.seed = cfg.seed;
+    opt.stream = kGradStreamTag | step;
+    for (int64_t b = 0; b < B; ++b) {
+      opt.index_offset = (uint64_t(b) << 32) | uint64_t(cfg.label_offset + v0);
+      const std::span<float> row(G + b * ld, size_t(n));
+      gq.round(row, row, opt);
+    }
   }
 
   void load_pairs(const BatchLabels& labels, int64_t B) {

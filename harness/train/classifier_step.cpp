@@ -23,10 +23,11 @@ namespace lobench::train {
 namespace {
 
 // One tile of labels [v0, v0+n) by the batch's B rows: logits Z = H·W_tᵀ into w.tile ([B, ld]); the
-// loss (Σ softplus − Σ_positives z, per row, into w.loss); G = σ(Z) − Y in place; dW [n, D] = Gᵀ·H and
+// loss (Σ softplus − Σ_positives z, per row, into w.loss); G = σ(Z) − Y in place, rounded into the
+// gradient format (the identity for fp32; the observer sees G as used); dW [n, D] = Gᵀ·H and
 // w.dA [B, D] += G·W_t with the weights as they were before the step.
 void bce_tile(Classifier::Impl& m, cpu::TileThread& w, int64_t ld, int64_t B, int64_t v0, int64_t n, float* dW,
-              const LogitGradientObserver& logit_observer) {
+              uint64_t step, const LogitGradientObserver& logit_observer) {
   const float* W = m.rows(w.index, v0, n);
   m.products->logits(w.index, W, n, B, w.tile, ld);
   const auto [lo, hi] = m.pairs_in(v0, v0 + n);
@@ -41,6 +42,7 @@ void bce_tile(Classifier::Impl& m, cpu::TileThread& w, int64_t ld, int64_t B, in
     const int64_t j = (m.pairs[i] >> 32) - v0, b = m.pairs[i] & 0xffffffff;
     w.tile[b * ld + j] -= 1.0f;
   }
+  m.round_logit_gradient(w.tile, ld, B, v0, n, step);  // --grad-format: G as dH and dW will use it
   if (logit_observer) logit_observer(w.index, v0, n, B, w.tile, ld);
   m.products->gradients(w.index, w.tile, ld, W, n, B, dW, w.dA);
 }
@@ -80,7 +82,7 @@ StepResult Classifier::step(const float* H, int64_t B, const BatchLabels& labels
                       const int64_t v0 = c0 + j0;
                       float* dW = fused ? m.grad_tiles.data() + int64_t(w.index) * m.tile * D
                                         : m.grad_chunk.data() + j0 * D;
-                      bce_tile(m, w, blocks.ld, rows, v0, n, dW, logit_observer);
+                      bce_tile(m, w, blocks.ld, rows, v0, n, dW, step, logit_observer);
                       if (observer) observer(w.index, v0, n, dW);
                       if (fused) m.apply_update(w.index, v0, n, dW, lr, step);  // the update hook
                     });

@@ -38,6 +38,7 @@ void write_config(hid_t file, const std::string& dataset, const TrainConfig& c, 
   h5::write_attr(file, "clf_subnormals", int64_t(c.clf_subnormals));
   h5::write_attr(file, "clf_rounding", parse_update_rounding(c.clf_rounding, c.sr_bits).name());
   h5::write_attr(file, "sr_bits", int64_t(c.sr_bits));
+  h5::write_attr(file, "grad_format", c.grad_format);
   h5::write_attr(file, "clf_lr", double(c.clf_lr));
   h5::write_attr(file, "clf_init_std", c.clf_init_std);
   h5::write_attr(file, "update_mode", to_string(c.mode));

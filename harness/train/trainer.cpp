@@ -149,16 +149,27 @@ void TrainConfig::validate() const {
   const UpdateRounding r = parse_update_rounding(clf_rounding, sr_bits);
   if (r.elmo && lp::code_bytes(f) == 0)
     bad(fmt::format("--rounding elmo_sr needs a classifier format of at most 16 bits, got {}", f.name));
+  lp::Format g;
+  try {
+    g = lp::parse_format(grad_format);
+  } catch (const std::invalid_argument& e) {
+    bad(std::string("--grad-format: ") + e.what());
+  }
+  if (r.elmo && !g.same_encoding(lp::formats::float32()))
+    bad(fmt::format("--grad-format {} takes a precision_sim rounding (nearest_even, stochastic, ...); elmo_sr rounds "
+                    "the packed weights only",
+                    grad_format));
   if (sr_bits != 0 && !(r.mode == lp::Rounding::stochastic && !r.elmo))
     bad("--sr-bits applies to --rounding stochastic (sr) only");
 }
 
 std::string TrainConfig::describe() const {
   return fmt::format(
-      "D={} {} dropout={} enc={} enc_lr={} | clf {}{} {} lr={} init_std={} {} k={} operand={} | {} epochs x batch {} "
+      "D={} {} dropout={} enc={} enc_lr={} | clf {}{} {}{} lr={} init_std={} {} k={} operand={} | {} epochs x batch {} "
       "rows, {} schedule, seed {}, {} threads",
       D, to_string(activation), dropout, to_string(encoder_precision), enc_lr, clf_format,
-      clf_subnormals ? "" : " (no subnormals)", parse_update_rounding(clf_rounding, sr_bits).name(), clf_lr,
+      clf_subnormals ? "" : " (no subnormals)", parse_update_rounding(clf_rounding, sr_bits).name(),
+      grad_format == "fp32" ? "" : " grad " + grad_format, clf_lr,
       clf_init_std, to_string(mode), chunks, to_string(parse_operand(operand)), epochs, batch, schedule, seed, threads);
 }
 
@@ -190,6 +201,7 @@ ClassifierConfig classifier_config(const TrainConfig& c, const DataShape& s, con
   k.D = c.D;
   k.format = c.classifier_format();
   k.rounding = parse_update_rounding(c.clf_rounding, c.sr_bits);
+  k.grad_format = lp::parse_format(c.grad_format);
   k.mode = c.mode;
   k.chunks = c.chunks;
   k.tile = c.tile;

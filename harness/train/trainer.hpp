@@ -32,6 +32,9 @@ struct TrainConfig {
   bool clf_subnormals = true;        // false: the same format with subnormals flushed to zero
   std::string clf_rounding = "rne";  // parse_update_rounding
   int sr_bits = 0;
+  // The format the fused update's logit gradient G = σ(z) − y is rounded to (with clf_rounding) before
+  // dH and dW use it, as ELMO's fp8 gradient; "fp32" leaves it unchanged.
+  std::string grad_format = "fp32";
   float clf_lr = 0.05f;
   double clf_init_std = 0.02;  // ELMO's bf16 head: N(0, 0.02)
   UpdateMode mode = UpdateMode::fused;

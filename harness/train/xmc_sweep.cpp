@@ -140,6 +140,9 @@ sweep::Axes xmc_axes() {
   a.add("clf-format", AxisKind::text, {"fp32"},
         "classifier storage, how the weights are kept and updated (the products' precision is --operand): fp32, bf16, "
         "e4m3fn, e5m2, fp16, any eXmY (IEEE-like), ... (_sat: saturating)");
+  a.add("grad-format", AxisKind::text, {"fp32"},
+        "the format the logit gradient sigmoid(z) - y is rounded to (with --rounding) before the head's dH and dW use "
+        "it (ELMO's fp8 gradient): fp32 (unchanged), any eXmY, e5m2, ...");
   a.add("subnormals", AxisKind::text, {"on"}, "on | off (off: the format with subnormals flushed to zero)");
   a.add("rounding", AxisKind::text, {"rne"},
         "rounding of the updated weights: rne, sr (stochastic, k random bits), sr_exact, rz, ..., elmo_sr (ELMO's fp8 "
@@ -168,8 +171,8 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
   for (const sweep::AxisPoint& a : s.axes.expand()) {
     SweepPoint p;
     const int64_t V = a.int_at("labels-total");
-    const std::string fmt_name = a.at("clf-format"), sub = a.at("subnormals"), rnd = a.at("rounding"),
-                      upd = a.at("update"), encp = a.at("enc-precision"), act = a.at("activation"),
+    const std::string fmt_name = a.at("clf-format"), grad_fmt = a.at("grad-format"), sub = a.at("subnormals"),
+                      rnd = a.at("rounding"), upd = a.at("update"), encp = a.at("enc-precision"), act = a.at("activation"),
                       op = a.at("operand");
     const int64_t k = a.int_at("chunks"), D = a.int_at("dim"), B = a.int_at("batch");
     const float elr = float(a.real_at("enc-lr")), clr = float(a.real_at("clf-lr")), drop = float(a.real_at("dropout"));
@@ -181,6 +184,7 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
     TrainConfig& c = p.config;
     c = s.base;
     c.clf_format = fmt_name;
+    c.grad_format = grad_fmt;
     if (sub != "on" && sub != "off") throw std::invalid_argument("--subnormals takes on and/or off, got " + sub);
     c.clf_subnormals = sub == "on";
     c.clf_rounding = rnd;
@@ -205,6 +209,7 @@ std::vector<SweepPoint> expand_sweep(const XmcSweepSpec& s) {
     std::string n = stem;
     if (swept("labels-total") || V > 0) n += fmt::format("_V{}", V);
     n += "_" + fmt_name + (c.clf_subnormals ? "" : "-ftz") + "_" + rnd + "_" + upd + fmt::format("_k{}", k);
+    if (swept("grad-format") || grad_fmt != "fp32") n += "_g-" + grad_fmt;
     if (swept("dim")) n += fmt::format("_D{}", D);
     if (swept("batch")) n += fmt::format("_B{}", B);
     if (swept("enc-precision") || c.encoder_precision != EncoderPrecision::fp32) n += "_enc-" + encp;
@@ -259,6 +264,8 @@ std::vector<std::pair<int64_t, SweepPoint>> partition_points(const XmcSweepSpec&
 std::string sweep_identity(const XmcSweepSpec& s) {
   std::string axes;
   for (const auto& name : s.axes.names()) {
+    // grad-format at its default is left out: sweeps made before the axis existed keep their identity.
+    if (name == "grad-format" && s.axes.values(name) == std::vector<std::string>{"fp32"}) continue;
     std::string vals;
     for (const auto& v : s.axes.values(name)) vals += (vals.empty() ? "" : ",") + v;
     axes += fmt::format("{}={}; ", name, vals);

@@ -36,7 +36,7 @@ struct XmcSweepSpec {
   double syn_scale = 0.01;  // synthetic: fraction of the preset's rows kept
 
   // The swept options (harness/sweep/axes.hpp; xmc_axes() declares them with their defaults):
-  // labels-total, clf-format, subnormals, rounding, update, chunks, dim, batch, enc-precision,
+  // labels-total, clf-format, grad-format, subnormals, rounding, update, chunks, dim, batch, enc-precision,
   // activation, enc-lr, clf-lr, dropout, clf-init-std, seeds (the first varies slowest).
   sweep::Axes axes = xmc_axes();
 

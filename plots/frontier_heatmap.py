@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""The precision frontier of `lobench train-xmc --frontier` (harness/train/frontier_file.hpp) in the style
+of ELMO's Figure 2: one panel per (tensor, rounding), mantissa bits across, exponent bits up, each cell
+coloured by its metric's gap to fp32 (the seeds' mean minus fp32's mean, in points; the search runs only
+the cells it needs, the rest stay blank), the cell's value written in it, and the frontier drawn: the
+fewest mantissa bits within tolerance outlined in black, joined by a step line (a row with none in the
+range is marked "none").
+
+Usage: python3 plots/frontier_heatmap.py FRONTIER.h5 [-o FIGURE.png]
+"""
+import argparse
+import collections
+
+import h5py
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+
+def _text(x):
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def load(path):
+    """(attrs, cells, lines): the root attributes and the /cells and /frontier tables as lists of dicts."""
+    with h5py.File(path, "r") as f:
+        if "cells" not in f or "frontier" not in f:
+            raise SystemExit(f"{path}: not a frontier run file (no /cells and /frontier)")
+        attrs = {k: _text(v) if isinstance(v, (bytes, str)) else v for k, v in f.attrs.items()}
+        tables = []
+        for name in ("cells", "frontier"):
+            t = f[name][:]
+            tables.append([{c: (_text(r[c]) if t.dtype[c].kind == "S" else r[c].item()) for c in t.dtype.names}
+                           for r in t])
+    return attrs, tables[0], tables[1]
+
+
+def gaps(cells, lines):
+    """{(tensor, rounding): {(e, m): (gap, seeds)}}: each cell's mean metric over its seeds minus fp32's mean."""
+    base = [c["metric"] for c in cells if c["tensor"] == "fp32" and np.isfinite(c["metric"])]
+    base_mean = lines[0]["baseline_mean"] if lines else (np.mean(base) if base else np.nan)
+    seeds = collections.defaultdict(list)
+    for c in cells:
+        if c["tensor"] != "fp32":
+            seeds[(c["tensor"], c["rounding"], c["exponent_bits"], c["mantissa_bits"])].append(c["metric"])
+    out = collections.defaultdict(dict)
+    for (t, r, e, m), v in seeds.items():
+        v = np.asarray(v, dtype=float)
+        mean = np.nanmean(v) if np.isfinite(v).any() else np.nan
+        out[(t, r)][(e, m)] = (mean - base_mean, len(v))
+    return out, base_mean
+
+
+def draw(path):
+    attrs, cells, lines = load(path)
+    by_panel, base_mean = gaps(cells, lines)
+    panels = sorted({(r["tensor"], r["rounding"]) for r in lines} | set(by_panel))
+    if not panels:
+        raise SystemExit(f"{path}: no searched cells yet")
+    E = sorted({e for p in by_panel.values() for (e, _m) in p} | {r["exponent_bits"] for r in lines})
+    M = sorted({m for p in by_panel.values() for (_e, m) in p})
+    M = list(range(min(M), max(M) + 1)) if M else [1]
+    metric = attrs.get("metric", "metric").replace("p@", "P@")
+    tol = lines[0]["tolerance"] if lines else np.nan
+    # The colour scale spans 3 tolerances: the cells near the frontier are told apart, a collapsed cell
+    # (a diverged run) saturates; every cell's value is written in it.
+    span = 3 * tol if np.isfinite(tol) and tol > 0 else 0.01
+    fig, axes = plt.subplots(1, len(panels), figsize=(1.0 + 0.55 * len(M) * len(panels), 1.2 + 0.55 * len(E)),
+                             squeeze=False, constrained_layout=True)
+    image = None
+    for ax, key in zip(axes[0], panels):
+        grid = np.full((len(E), len(M)), np.nan)
+        for (e, m), (g, _n) in by_panel.get(key, {}).items():
+            grid[E.index(e), M.index(m)] = 100 * g
+        image = ax.imshow(np.ma.masked_invalid(grid), origin="lower", cmap="RdBu", vmin=-100 * span, vmax=100 * span,
+                          aspect="auto")
+        for i in range(len(E)):
+            for j in range(len(M)):
+                if np.isfinite(grid[i, j]):
+                    strong = abs(grid[i, j]) > 70 * span
+                    ax.text(j, i, f"{grid[i, j]:+.1f}", ha="center", va="center", fontsize=7,
+                            color="white" if strong else "black")
+        xs, ys = [], []
+        for r in sorted((r for r in lines if (r["tensor"], r["rounding"]) == key), key=lambda r: r["exponent_bits"]):
+            i = E.index(r["exponent_bits"])
+            if r["mantissa_bits"] < 0:
+                ax.text(len(M) - 0.5, i, " none", ha="left", va="center", fontsize=7)
+                continue
+            j = M.index(r["mantissa_bits"])
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.0))
+            xs += [j - 0.5, j - 0.5]
+            ys += [i - 0.5, i + 0.5]
+        if xs:
+            ax.plot(xs, ys, color="black", linewidth=1.2, label="frontier")
+        ax.set_xticks(range(len(M)), [str(m) for m in M])
+        ax.set_yticks(range(len(E)), [str(e) for e in E])
+        ax.set_xlabel("mantissa bits")
+        ax.set_ylabel("exponent bits")
+        ax.set_title(f"{key[0]} weights, {key[1]}" if key[0] == "clf" else f"logit gradient, {key[1]}", fontsize=9)
+    cbar = fig.colorbar(image, ax=axes[0].tolist(), shrink=0.9)
+    cbar.set_label(f"{metric} gap to fp32 (points)")
+    fig.suptitle(f"{attrs.get('dataset', '')}: fewest mantissa bits within {100 * tol:.2f} points of fp32's "
+                 f"{metric} {100 * base_mean:.2f} % (outlined)", fontsize=9)
+    return fig
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_file")
+    ap.add_argument("-o", "--out", default="frontier.png")
+    args = ap.parse_args()
+    fig = draw(args.run_file)
+    fig.savefig(args.out, dpi=150)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
