@@ -27,6 +27,7 @@ ROLES = {
     # durations recorded as data: single readings, never repeated until enough
     "harness/train/trainer.cpp": "an XMC epoch's, evaluation's and steps' durations, recorded in the run file",
     "harness/train/xmc_sweep.cpp": "progress and ETA of the training sweep",
+    "harness/train/frontier_sweep.cpp": "each frontier cell's training time, recorded in its /cells row",
     "harness/seqrec/seqrec_runner.cpp": "a SASRec epoch's and evaluation's durations, and the progress ETA",
     "harness/seqrec/train_step.cpp": "the phases of one SASRec step (forward, loss, backward, optimizer)",
     "harness/seqrec/micro_batch_step.cpp": "the optimizer phase of an accumulated step",
