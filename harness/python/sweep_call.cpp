@@ -89,7 +89,7 @@ void register_run(CLI::App& app, const std::string& provenance_argv) {
   cli::accept_count_notation(app);
 }
 
-int sweep(const std::vector<std::string>& args, const std::string& provenance_argv,
+int sweep_call(const std::vector<std::string>& args, const std::string& provenance_argv,
           const std::vector<std::string>& row_command, nb::callable on_line) {
   if (args.empty() || args.front() != "run") throw nb::value_error("_engine.sweep: args must start with \"run\"");
   sweep::set_row_command(row_command);
@@ -124,7 +124,7 @@ std::vector<std::tuple<std::string, bool>> run_options() {
   std::vector<std::tuple<std::string, bool>> options;
   for (const CLI::Option* o : app.get_subcommand("run")->get_options()) {
     if (o->get_lnames().empty() || o->get_lnames().front() == "help") continue;
-    options.emplace_back("--" + o->get_lnames().front(), o->get_type_size_max() == 0);
+    options.emplace_back("--" + o->get_lnames().front(), o->get_expected_max() == 0);  // a flag takes no value
   }
   return options;
 }
@@ -132,7 +132,7 @@ std::vector<std::tuple<std::string, bool>> run_options() {
 }  // namespace
 
 void bind_sweep_call(nb::module_& m) {
-  m.def("sweep", &sweep, nb::arg("args"), nb::arg("provenance_argv"), nb::arg("row_command"), nb::arg("on_line"));
+  m.def("sweep", &sweep_call, nb::arg("args"), nb::arg("provenance_argv"), nb::arg("row_command"), nb::arg("on_line"));
   m.def("run_options", &run_options);
   m.def("result_units", [] {
     std::vector<std::tuple<std::string, std::string>> units;

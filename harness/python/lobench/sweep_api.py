@@ -75,8 +75,8 @@ def run(variants: Any = None, *, out: Optional[str] = None, progress: Optional[b
         shown = " ".join(["lobench", "run"] + args)  # what the file's argv records: the equivalent command
         sink = _Lines(_show_progress(progress) and not listing)
         try:
-            code = _engine.sweep(["run"] + args + ["--format", "jsonl"], f"lobench.run: {shown}",
-                                 chosen.row_command(work, args + ["--format", "jsonl"]), sink.line)
+            words = ["run"] + args + ["--format", "jsonl"]  # jsonl: the notes on stderr, apart from the rows
+            code = _engine.sweep(words, f"lobench.run: {shown}", chosen.row_command(work, words), sink.line)
         except KeyboardInterrupt as e:
             if out is None and str(e):  # the message names the temporary file, removed below
                 raise KeyboardInterrupt(f"{e} (out=None: that temporary file is removed; pass out=PATH to keep the "
@@ -183,29 +183,43 @@ class _Variants:
                 return name  # the same object named twice is one variant
             raise ValueError(f"python variant {name} ({where}): the name is taken by {self._names[name][1]} in this call")
         origin = origin_of(obj, where)
-        _slot(self._engine, name, origin).target = obj
+        _slot(self._engine, name, where, origin).target = obj
         self._names[name] = (obj, where)
         if child is not None:
             self._payload.append((child[0], self._for_child(name, child[1]) if child[0] == "object" else child[1], origin))
         return name
 
     def _for_child(self, name: str, obj) -> bytes:
-        """The object pickled for an isolated row's process (cloudpickle where installed: it takes classes
-        defined in a notebook or script by value, which the child could not import)."""
+        """The object pickled for an isolated row's process. A class the child can import (from the same
+        sys.path) goes by reference; one it cannot (defined in a notebook or a script's __main__, or in a
+        module loaded from a file by hand) goes by value, which needs cloudpickle."""
         if not self._isolated:
             return b""
+        module = sys.modules.get(type(obj).__module__)
+        by_value = module is None or not _importable(module.__name__)
         try:
-            import cloudpickle as pickler
+            import cloudpickle
         except ImportError:
-            pickler = pickle
-            if type(obj).__module__ == "__main__":
+            if by_value:
                 raise ValueError(
                     f"python variant {name}: its rows run in a child process (isolation, as in `lobench run`), which "
-                    f"gets it by pickling, and its class {type(obj).__qualname__} is defined in __main__ (a notebook or "
-                    f"script), which the child cannot import: pip install cloudpickle, define the class in a module "
-                    f"or file (or pass 'file.py:Class'), or pass no_isolate=True")
+                    f"gets it by pickling, and its class {type(obj).__qualname__} is defined in {type(obj).__module__} "
+                    f"(a notebook, a script or a module loaded by hand), which the child cannot import: pip install "
+                    f"cloudpickle, define the class in a module or file (or pass 'file.py:Class'), or pass "
+                    f"no_isolate=True") from None
+            return self._dumps(pickle.dumps, name, obj)
+        if by_value and module is not None and module.__name__ != "__main__":
+            cloudpickle.register_pickle_by_value(module)  # (__main__ goes by value anyway)
         try:
-            return pickler.dumps(obj)
+            return self._dumps(cloudpickle.dumps, name, obj)
+        finally:
+            if by_value and module is not None and module.__name__ != "__main__":
+                cloudpickle.unregister_pickle_by_value(module)
+
+    @staticmethod
+    def _dumps(dumps, name: str, obj) -> bytes:
+        try:
+            return dumps(obj)
         except Exception as e:
             raise ValueError(f"python variant {name}: its rows run in a child process (isolation, as in `lobench "
                              f"run`), which gets it by pickling, and pickling failed ({type(e).__name__}: {e}): define "
@@ -227,13 +241,27 @@ class _Variants:
             _SLOTS[name].target = None
 
 
+def _importable(module: str) -> bool:
+    """Whether a fresh interpreter with this sys.path imports the module's top-level package by its name."""
+    import importlib.machinery
+
+    top = module.split(".")[0]
+    if top == "__main__":
+        return False
+    if top in sys.builtin_module_names:
+        return True
+    return importlib.machinery.PathFinder.find_spec(top, sys.path) is not None
+
+
 class _Slot:
     """What the engine holds for a Python variant's name: registered once per process (the engine's registry
     cannot drop a variant), it forwards to the object of the current call, so that a notebook can run a
-    redefined class under the same name again."""
+    redefined class under the same name again. The origin recorded in every row is the first registration's
+    (its `where` the same by construction; the frameworks it lists are those loaded then)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, where: str):
         self.name = name
+        self.where = where
         self.target = None
 
     def __getattr__(self, attr):
@@ -246,11 +274,15 @@ class _Slot:
 _SLOTS: Dict[str, _Slot] = {}
 
 
-def _slot(engine, name: str, origin: str) -> _Slot:
+def _slot(engine, name: str, where: str, origin: str) -> _Slot:
     if name not in _SLOTS:
-        slot = _Slot(name)
+        slot = _Slot(name, where)
         engine.register_python_variant(slot, origin)  # ValueError: a built-in's or a plug-in's name
         _SLOTS[name] = slot
+    elif _SLOTS[name].where != where:
+        raise ValueError(f"python variant {name} ({where}): this process registered that name from "
+                         f"{_SLOTS[name].where} already, and the engine keeps one origin per name (every row records "
+                         f"it): give this variant another `name`, or restart the process (the notebook's kernel)")
     return _SLOTS[name]
 
 

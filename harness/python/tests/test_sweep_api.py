@@ -67,6 +67,12 @@ def example_variant():
     return module.NumpyDense()
 
 
+def example_variant_named(name):
+    v = example_variant()
+    v.name = name
+    return v
+
+
 def assert_same_rows(df, path):
     ref = results.read(path)
     assert list(df.columns) == list(ref.columns)
@@ -96,7 +102,9 @@ def test_built_in_rows_equal_the_commands(tmp_path):
 
 def test_a_python_variant_object_gives_the_rows_of_its_file_spec(tmp_path):
     # `python -m lobench run --variants fused,FILE:Class` against lobench.run with the object itself,
-    # whose rows run in a child process (isolation) that gets it pickled
+    # whose rows run in a child process (isolation) that gets it pickled: by value, as its module was
+    # loaded from a file by hand and cannot be imported by name
+    pytest.importorskip("cloudpickle")
     out = tmp_path / "cli.h5"
     rc, stdout, err = command("run", *WORDS, "--variants", f"fused,{EXAMPLE}:NumpyDense", "--out", str(out))
     assert rc == 0, err
@@ -110,10 +118,16 @@ def test_a_python_variant_object_gives_the_rows_of_its_file_spec(tmp_path):
     assert (df[df.variant == "numpy_dense"]["rel_dE_err"] < 1e-5).all()
 
 
-def test_a_file_spec_and_a_peer_name_are_taken_as_the_command_takes_them():
-    df = lobench.run(f"fused,{EXAMPLE}:NumpyDense", **dict(POINTS, V=300, reduction="mean"))
-    assert list(df["variant"]) == ["fused", "numpy_dense"]
-    assert df.iloc[1]["origin"].startswith(f"python {EXAMPLE}:NumpyDense")
+def test_a_file_spec_is_taken_as_the_command_takes_it(tmp_path):
+    (tmp_path / "mine.py").write_text(open(EXAMPLE).read().replace('"numpy_dense"', '"dense_from_file"'))
+    spec = f"{tmp_path / 'mine.py'}:NumpyDense"
+    df = lobench.run(f"fused,{spec}", **dict(POINTS, V=300, reduction="mean"))
+    assert list(df["variant"]) == ["fused", "dense_from_file"] and set(df["status"]) == {"ok"}
+    assert df.iloc[1]["origin"].startswith(f"python {spec}")
+    assert lobench.run([spec, spec], **dict(POINTS, V=300, reduction="mean"))["variant"].tolist() == ["dense_from_file"]
+    # the name now belongs to that file in this process: another class under it is refused, saying so
+    with pytest.raises(ValueError, match="dense_from_file .*registered that name from .*mine.py:NumpyDense"):
+        lobench.run([example_variant_named("dense_from_file")], **POINTS)
 
 
 def engine_message(*args):
