@@ -338,14 +338,17 @@ def _make_bar():
 
 
 def _short(note: str) -> str:
-    """A note's first clause, for the bar's label ("measuring the machine's limits on 2 threads")."""
+    """A note's first clause, for the bar's label ("measuring the machine's limits on 2 threads"; the
+    opening note "lobench run: 6 rows -> FILE (memory limit ...)" as "6 rows")."""
+    if note.startswith("lobench run: "):
+        note = note[len("lobench run: "):].split(" -> ")[0]
     return re.split(r" \(|: ", note, maxsplit=1)[0][:60]
 
 
 class _TqdmBar:
     def __init__(self, tqdm):
         self._bar = tqdm(total=100, unit="%", desc="lobench.run", file=sys.stderr,
-                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}]")
+                         bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}]{postfix}")
 
     def note(self, text: str) -> None:
         self._bar.set_description_str(f"lobench.run: {_short(text)}")
