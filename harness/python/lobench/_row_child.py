@@ -17,9 +17,7 @@ def main() -> None:
 
     from . import _engine
     from . import python_variants as pv
-    from .engine import pin_threads
-
-    pin_threads(args)  # before a variant's module imports its framework, as `python -m lobench` does
+    pv.pin_threads(args)  # before a variant's module imports its framework, as `python -m lobench` does
     try:
         for obj in pv.entry_point_variants():
             _engine.register_python_variant(obj, f"entry point {type(obj).__module__}")

@@ -151,8 +151,7 @@ class _Variants:
         self._payload = []  # ("spec", text) or ("object", pickled bytes), with the origin
         self._names = {}    # name -> (object, where), registered by this call
         self._loaded = {}   # spec -> object
-        from .engine import python_peers
-        self._peers = python_peers()
+        self._peers = pv.python_peers()
         for obj in pv.entry_point_variants():  # always, as `python -m lobench` does (the child loads them too)
             self._register(obj, f"entry point {type(obj).__module__}", None)
         self._peers = {n: s for n, s in self._peers.items() if n not in self._names}
@@ -175,14 +174,12 @@ class _Variants:
         return names
 
     def _register(self, obj, where: str, child: Optional[Tuple[str, Any]]) -> str:
-        from .engine import origin_of
-
         name = obj.name
         if name in self._names:
             if self._names[name][0] is obj:
                 return name  # the same object named twice is one variant
             raise ValueError(f"python variant {name} ({where}): the name is taken by {self._names[name][1]} in this call")
-        origin = origin_of(obj, where)
+        origin = pv.origin_of(obj, where)
         _slot(self._engine, name, where, origin).target = obj
         self._names[name] = (obj, where)
         if child is not None:
