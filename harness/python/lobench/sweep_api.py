@@ -328,7 +328,9 @@ class _Lines:
 
 def _make_bar():
     try:
-        from tqdm.auto import tqdm
+        with warnings.catch_warnings():  # a notebook without ipywidgets: tqdm's text bar, without its warning
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm
     except ImportError:
         return _PlainBar()
     return _TqdmBar(tqdm)
