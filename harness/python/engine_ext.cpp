@@ -25,6 +25,7 @@
 #include "harness/plugin/plugin_loader.hpp"
 #include "harness/sweep/python_peers.hpp"
 #include "harness/python/python_variant.hpp"
+#include "harness/python/sweep_call.hpp"
 #include "harness/sweep/isolated_row.hpp"
 #include "variants/plugin_api.hpp"
 
@@ -105,7 +106,7 @@ int run_command_line(const std::vector<std::string>& args, const std::vector<std
 }  // namespace
 
 NB_MODULE(_engine, m) {
-  m.doc() = "lobench's sweep engine for Python variants (use `python -m lobench run`, not this module)";
+  m.doc() = "lobench's sweep engine for Python variants (use `python -m lobench run` or lobench.run(), not this module)";
   m.def("register_python_variant", &register_python_variant, nb::arg("variant"), nb::arg("origin"));
   m.def("main", &run_command_line, nb::arg("args"), nb::arg("row_command") = std::vector<std::string>{});
   m.def("variant_names", [] {
@@ -130,5 +131,6 @@ NB_MODULE(_engine, m) {
       throw nb::value_error(e.what());
     }
   });
+  lobench::python::bind_sweep_call(m);  // lobench.run(): the `run` command as a library call
   m.attr("plugin_abi") = LOBENCH_PLUGIN_ABI;
 }

@@ -14,7 +14,8 @@ are its gradients.
 Front ends (docs/python.md says exactly where each differs from what it replaces):
 `lobench.torch.binary_cross_entropy` (PyTorch's F.binary_cross_entropy_with_logits semantics; module
 form lobench.nn.CutBCEWithLogitsLoss) and `lobench.jax.cut_binary_cross_entropy` (RecML's op).
-Number formats: `lobench.quantize`, `lobench.formats`. Run files: `lobench.results`. Threads, memory
+Number formats: `lobench.quantize`, `lobench.formats`. Run files: `lobench.results`. Sweeps (the `lobench run`
+command, rows as a pandas DataFrame, e.g. in a notebook): `lobench.run`. Threads, memory
 and argument ranges are the CLI's (threads in [1, 1024], memory planned before allocating).
 """
 from __future__ import annotations
@@ -29,9 +30,10 @@ from . import _ext
 from . import _validate
 from ._validate import MemoryLimitError
 from ._version import __version__
+from .sweep_api import run
 
 __all__ = ["bce", "BCEResult", "variants", "variant_info", "quantize", "QuantizeResult", "formats", "roundings",
-           "planned_bytes", "MemoryLimitError", "__version__"]
+           "planned_bytes", "MemoryLimitError", "run", "__version__"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,7 +4,7 @@ builds, the contract's reduction as a weight vector and a scale, and the rule fo
 Threads: XLA sizes its CPU thread pool once, from the CPUs the process may run on when its backend
 starts, and has no flag for it (the XLA_FLAGS word `intra_op_parallelism_threads=N` is not an XLA flag:
 without `--` it is silently ignored, with `--` XLA aborts). `python -m lobench run` therefore pins the
-process to its first --threads CPUs before any variant module is imported (lobench/engine.py,
+process to its first --threads CPUs before any variant module is imported (lobench/python_variants.py,
 pin_threads); a JAX peer skips, with the reason, a row that asks for another number of threads than the
 pool it got.
 """

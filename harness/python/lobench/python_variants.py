@@ -28,6 +28,10 @@ with dA [P, D], dE [V, D] and counts [P, 4] (TP, FP, FN, TN at logit > 0) as any
 A variant is named `module:Class` or `path/to/file.py:Class` (`python -m lobench run --variants
 fused,my_variants:NumpyDense`), or registered by a package under the entry-point group
 "lobench.variants" (`name = "package.module:Class"`), which `python -m lobench` loads every time.
+
+Also here, for both ways of running them (`python -m lobench run`, lobench/engine.py, and lobench.run(),
+lobench/sweep_api.py): the framework peers' short names (python_peers), what a variant's rows record as
+their origin (origin_of), and the pinning of a measuring process to its --threads CPUs (pin_threads).
 """
 from __future__ import annotations
 
@@ -205,3 +209,87 @@ def _whole_array(value, what: str, shape):
     elif a.dtype.kind not in "iu":
         raise ValueError(f"its step returned {what} of dtype {a.dtype}; expected integers")
     return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def python_peers() -> Dict[str, str]:
+    """The framework peers' short names and the `module:Class` each names (harness/sweep/python_peers.hpp,
+    through lobench._engine); empty without the engine, which alone can run them."""
+    try:
+        from . import _engine
+    except ImportError:
+        return {}
+    return {name: spec for name, spec, _ in _engine.python_peers()}
+
+
+def _threads_asked(args: List[str]) -> List[int]:
+    """The --threads values of a command line (empty when none or not numbers: the engine reports those)."""
+    values = []
+    for i, a in enumerate(args):
+        text = args[i + 1] if a == "--threads" and i + 1 < len(args) else a.split("=", 1)[1] if a.startswith("--threads=") else None
+        if text is not None:
+            try:
+                values += [int(v) for v in text.split(",")]
+            except ValueError:
+                return []
+    return values
+
+
+def pin_threads(args: List[str]) -> Optional[List[int]]:
+    """Binds the process to its first max(--threads) allowed CPUs and sets the usual thread variables where
+    unset, before any variant module is imported: XLA, OpenMP, OpenBLAS and PyTorch size their pools from the
+    CPUs the process may use (lobench/_peer_common.py). Returns the CPUs bound, or None when it did not bind
+    (no --threads: the engine's default is every CPU; not Linux; more threads asked than CPUs allowed)."""
+    import os
+
+    asked = _threads_asked(args)
+    if not asked:
+        return None
+    threads = max(asked)
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return None
+    if threads < 1 or threads > len(allowed):
+        return None
+    os.sched_setaffinity(0, allowed[:threads])
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, str(threads))
+    return allowed[:threads]
+
+
+FRAMEWORKS = ("numpy", "jax", "torch", "keras", "tensorflow")
+
+
+def _frameworks_of(module) -> set:
+    """The frameworks a variant's module imports, itself or through a lobench module it imports (not every
+    framework this process has loaded: the peers of one run share a process)."""
+    import types
+
+    found = set()
+
+    def walk(mod, depth):
+        for value in list(vars(mod).values()):
+            if isinstance(value, types.ModuleType):
+                top = value.__name__.split(".")[0]
+                if top in FRAMEWORKS and top in sys.modules:
+                    found.add(top)
+                elif depth and top == "lobench" and value is not mod:
+                    walk(value, depth - 1)
+
+    walk(module, 1)
+    return found
+
+
+def origin_of(obj, where: str) -> str:
+    """What a Python variant's rows come from: its module, the module's version, the frameworks loaded."""
+    module = type(obj).__module__ if not isinstance(obj, type) else obj.__module__
+    mod = sys.modules.get(module)
+    version = getattr(mod, "__version__", None) if mod else None
+    used = _frameworks_of(mod) if mod else set()
+    frameworks = [f"{name} {getattr(sys.modules[name], '__version__', '?')}" for name in FRAMEWORKS if name in used]
+    parts = [f"python {where}"]
+    if version:
+        parts.append(f"version={version}")
+    if frameworks:
+        parts.append("frameworks=" + ",".join(frameworks))
+    return " ".join(parts)
