@@ -15,13 +15,14 @@ precision::Format fp8_format(Operand op) {
 }
 
 float max_abs(const float* x, int64_t n, int threads) {
-  // The magnitude's bits order non-negative floats, with inf above every finite value and NaN above inf.
-  uint32_t top = 0;
+  // The magnitude's bits order non-negative floats, with inf above every finite value and NaN above inf;
+  // below 2^31, so a signed maximum (which SSE2 vectorizes, unlike an unsigned one) orders them too.
+  int32_t top = 0;
 #pragma omp parallel for num_threads(std::max(1, threads)) reduction(max : top) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
+    int32_t u;
     std::memcpy(&u, x + i, 4);
-    top = std::max(top, u & 0x7fffffffu);
+    top = std::max(top, u & 0x7fffffff);
   }
   float m;
   std::memcpy(&m, &top, 4);
