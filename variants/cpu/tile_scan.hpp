@@ -101,7 +101,8 @@ class TileScanWorkspace {
 class EmbeddingBlocks {
  public:
   EmbeddingBlocks(const StepInputs& in, const TileBlocks& b, const RunOptions& o, CountingAllocator& alloc)
-      : in_(in), block_v_(b.block_v), rows_(alloc, bytes(b, in.D, o) / 4) {
+      : in_(in), block_v_(b.block_v),
+        rows_(alloc, in.E_stored || is_fp8(parse_operand(o.operand)) ? b.threads * b.block_v * in.D : 0) {
     const Operand op = parse_operand(o.operand);
     if (is_fp8(op)) fp8_.emplace(op, max_abs(b.threads));
   }
