@@ -70,10 +70,14 @@ const std::vector<SharedOption>& shared_options() {
       {"--block-v", "vocabulary block", "entries of V", "0", ">= 0", "the loss variant's vocabulary block (0: the variant chooses)"},
       {"--rounding", "rounding into a number format", "", "nearest_even (rne)", "see the command",
        "rounding into the number format: nearest (nearest_even) or stochastic, among others"},
-      {"--operand", "precision of the products' operands", "", "fp32", "fp32, bf16 (run: also tf32)",
+      {"--operand", "precision of the products' operands", "", "fp32",
+       "fp32, bf16, e4m3, e5m2 (run: also tf32; train-seqrec: fp32, bf16)",
        "precision of the products' operands, accumulated in float32: fp32, or bf16 (the embeddings or hidden states, "
        "the weights or output table and the logit gradient rounded to bfloat16, nearest-even; on the CPU through "
-       "AVX512_BF16 or AMX-BF16, recorded as skipped with the reason where the CPU has neither); not a storage format"},
+       "AVX512_BF16 or AMX-BF16, recorded as skipped with the reason where the CPU has neither), or e4m3 / e5m2 (OCP "
+       "FP8 E4M3 (e4m3fn, max 448) / E5M2: each of the two matrices scaled by a power of two from its max |value| and "
+       "rounded nearest-even, the logit gradient bfloat16, the same bf16 products; docs/method.md); not a storage "
+       "format"},
       // Training
       {"--epochs", "epochs", "epochs", "train-xmc: 20, train-seqrec: 1", ">= 1", "epochs over the training data"},
       {"--eval-every", "evaluation period", "epochs", "1", ">= -1", "evaluate every N epochs (0: the last only, -1: never)"},

@@ -107,8 +107,8 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
 void declare_shared(CLI::App* cmd) {
   for (const char* axis : {"--B", "--N", "--D", "--L", "--reduction", "--threads", "--block-v", "--seed"})
     cli::shared(cmd->get_option(axis), "a comma-separated list: one row per value");
-  cli::shared(cmd->get_option("--operand"), "also tf32 (tensor-core float32, GPU rows); a comma-separated list: one row "
-                                           "per value");
+  cli::shared(cmd->get_option("--operand"), "also tf32 (tensor-core float32, GPU rows); e4m3 and e5m2 on the CPU "
+                                           "variants fused, chunked and dense; a comma-separated list: one row per value");
   cli::shared(cmd->get_option("--out"), "the run file (HDF5); an existing one is refused unless --resume or --overwrite");
   cli::shared(cmd->get_option("--shard"), "vocab (rows of E), positions, or vocab,positions (a grid)");
   cli::shared(cmd->get_option("--resume"), "appends to --out, skipping the (variant, point) rows already in it");

@@ -76,7 +76,9 @@ void declare_shared_xmc_options(CLI::App* cmd) {
   cli::shared(cmd->get_option("--operand"),
               "of the classifier head's logits, weight and input gradients and test scores (the weights as --clf-format "
               "stores them; --clf-format and --enc-precision are storage); ELMO's pure-bf16 recipe: --clf-format bf16 "
-              "--rounding sr --enc-precision bf16 --operand bf16; a comma-separated list");
+              "--rounding sr --enc-precision bf16 --operand bf16; its fp8 recipe: --clf-format e4m3fn --rounding elmo_sr "
+              "--operand e4m3 (H and the weights scaled per tensor and rounded to fp8, the logit gradient bf16); a "
+              "comma-separated list");
   cli::shared(cmd->get_option("--dropout"), "on the embedding; a comma-separated list");
   cli::shared(cmd->get_option("--eval-every"), "on the test split");
   cli::shared(cmd->get_option("--threads"), "run files do not depend on it");

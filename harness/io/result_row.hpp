@@ -50,8 +50,9 @@ using Text256 = FixedText<256>;
                               "`float8_e4m3fn`, `e3m4`), whatever alias was typed")                                 \
   X(Text24, e_rounding, {}, "", "how E was rounded into it (`nearest_even`, `stochastic`, ...); empty for fp32")    \
   X(int64_t, e_stored_bytes, 0, "bytes", "E as stored (1 or 2 bytes per value when packed); 0 for fp32")           \
-  X(Text8, operand, {}, "", "precision of the products' operands: `fp32`, `tf32` or `bf16` (fp32 accumulation); "  \
-                            "CPU variants compute fp32 and bf16 (AVX512_BF16) and skip tf32")                         \
+  X(Text8, operand, {}, "", "precision of the products' operands: `fp32`, `tf32`, `bf16`, `e4m3` or `e5m2` (fp32 " \
+                            "accumulation); CPU variants compute fp32, and bf16 and the fp8 operands (AVX512_BF16; "  \
+                            "the fp8 rows' per-tensor scales are in `reason`), and skip tf32")                        \
   X(int32_t, ranks, 1, "", "processes the step ran on (MPI ranks; 1: one process)")                                 \
   X(Text16, shard, {}, "", "how the step was split over the ranks: empty (not sharded), `vocab`, `positions`, "    \
                            "`vocab,positions`")                                                                     \
@@ -74,7 +75,7 @@ using Text256 = FixedText<256>;
   X(double, gemm_gflops, kNotMeasured, "GFLOP/s",                                                                   \
     "the yardstick: CPU rows the machine's best SGEMM on the row's threads, measured in the same run (the "      \
     "fastest of Eigen, OpenBLAS and lobench's own micro-kernels at a large square size, the sgemm_* attributes), " \
-    "for --operand bf16 the bf16 "                                                                                  \
+    "for --operand bf16, e4m3 and e5m2 the bf16 "                                                                  \
     "products' rate at the same size (the bf16_gemm_* attributes); GPU rows the cuBLAS rate for "                   \
     "the operand on an 8192³ product (the gpu_gemm_* attributes)")                                                  \
   X(double, gemm_fraction, kNotMeasured, "",                                                                        \

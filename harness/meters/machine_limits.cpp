@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "variants/operand.hpp"
+
 namespace lobench::meters {
 
 double MachineLimits::best_sgemm_gflops() const {
@@ -14,7 +16,8 @@ double MachineLimits::best_sgemm_gflops() const {
 }
 
 double MachineLimits::yardstick_gflops(const std::string& operand) const {
-  if (operand == "bf16" && std::isfinite(bf16.gflops)) return bf16.gflops;
+  // (fp8 operands run through the same bf16 products: the best product this CPU has for them)
+  if (products_in_bf16(parse_operand(operand)) && std::isfinite(bf16.gflops)) return bf16.gflops;
   return best_sgemm_gflops();
 }
 

@@ -22,7 +22,8 @@ struct MachineLimits {
   FmaPeak fma;
   // The fastest of Eigen, OpenBLAS and our own (of those measured).
   double best_sgemm_gflops() const;
-  // A row's yardstick: bf16's rate for --operand bf16 where it was measured, else the best SGEMM.
+  // A row's yardstick: bf16's rate for --operand bf16, e4m3 or e5m2 (the bf16 products compute them all)
+  // where it was measured, else the best SGEMM.
   double yardstick_gflops(const std::string& operand) const;
 };
 

@@ -215,6 +215,10 @@ void validate_operand(const SeqrecConfig& c) {
   if (op == Operand::tf32)
     throw std::invalid_argument("train-seqrec: --operand tf32 is a GPU tensor-core format; the loss variants compute "
                                 "on the CPU with fp32 or bf16 operands");
+  if (is_fp8(op))
+    throw std::invalid_argument(std::string("train-seqrec: --operand ") + to_string(op) +
+                                ": fp8 operands are for lobench run and train-xmc; train-seqrec computes with fp32 or "
+                                "bf16 operands");
   if (op == Operand::bf16 && c.variant == "sampled")
     throw std::invalid_argument("train-seqrec: --operand bf16 applies to the full-vocabulary variants (dense, chunked, "
                                 "fused); --variant sampled scores two items per position in float32 and has no such "

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/shard/layout.hpp"
+#include "variants/operand.hpp"
 
 namespace lobench::shard {
 namespace {
@@ -90,6 +91,9 @@ train::RunOutcome train_xmc_sharded(MPI_Comm comm, const data::TrainTest& data, 
   std::string error;
   try {
     cfg.validate();
+    if (is_fp8(parse_operand(cfg.operand)))
+      throw std::invalid_argument("--operand " + cfg.operand + ": the weights' per-tensor scale comes from the whole "
+                                  "head's max |W|, which the label shards do not gather");
     if (shard.size() < 5 || cfg.hist_every > 0)
       throw std::invalid_argument(shard.size() < 5 ? fmt::format("its label shard [{}, {}) holds fewer than the 5 labels P@5 needs",
                                                                  shard.begin, shard.end)

@@ -6,6 +6,8 @@
 #include <climits>
 #include <stdexcept>
 
+#include "variants/operand.hpp"
+
 namespace lobench::shard {
 
 ShardComms::ShardComms(MPI_Comm w, const ShardLayout& layout) : world(w) {
@@ -61,6 +63,9 @@ std::string rank_preflight(const Variant& v, const Shape& whole, const ShardLayo
     return fmt::format("variant '{}/{}' cannot run sharded: the sharded step runs CPU variants", v.backend(), v.name());
   if (!options.e_is_float32())
     return fmt::format("E in {}: the sharded step holds E in float32 only (no storage format per shard yet)", options.e_format);
+  if (is_fp8(parse_operand(options.operand)))
+    return fmt::format("operand {}: the per-tensor scales of A and E come from the whole tensors' max |value|, which "
+                       "the ranks do not gather (a shard's own scale would change the result)", options.operand);
   const Shape s = shard_shape(whole, layout, rank);
   if (holds_work(s))
     if (auto why = v.skip_reason(s, options)) return fmt::format("variant '{}' cannot run its shard: {}", v.name(), *why);

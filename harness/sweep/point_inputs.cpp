@@ -9,6 +9,7 @@
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "precision_sim/rounding.hpp"
+#include "variants/fp8_scaling.hpp"
 
 namespace lobench::sweep {
 namespace {
@@ -46,11 +47,14 @@ int64_t reference_bytes(const Shape& s) {
 
 // The kernel reference's inputs: E as the variant reads it (decoded from its storage format), and A
 // and E rounded to the operand type where the variant rounds them before any product. bf16 operands
-// are rounded to nearest even on load (the GPU variants); fp32 and tf32 read the float32 inputs as they
-// are (tf32 rounds inside the products, and cuBLAS may truncate instead: no exact input copy exists).
+// are rounded to nearest even on load (the GPU variants); fp8 operands with their per-tensor scales, as
+// the CPU variants round them (variants/fp8_scaling.hpp, the same function); fp32 and tf32 read the
+// float32 inputs as they are (tf32 rounds inside the products, and cuBLAS may truncate instead: no exact
+// input copy exists).
 static std::string kernel_input_key(const StepPoint& pt) {
   const std::string e = pt.options.e_is_float32() ? std::string("fp32") : pt.options.e_format + "/" + pt.e_rounding;
-  return pt.options.operand == "bf16" ? e + " operand bf16" : e;
+  const Operand op = parse_operand(pt.options.operand);
+  return op == Operand::bf16 || is_fp8(op) ? e + " operand " + to_string(op) : e;
 }
 
 void PointInputs::prepare(const StepPoint& pt, const SyntheticSpec& synthetic, bool want_reference) {
@@ -96,10 +100,15 @@ void PointInputs::prepare(const StepPoint& pt, const SyntheticSpec& synthetic, b
   }
   if (want_reference && kernel_differs_ && !ref_kernel_) {
     std::vector<float> A = data_->A, E = stored_ ? stored_->decode_all() : data_->E;
-    if (pt.options.operand == "bf16") {
+    const Operand op = parse_operand(pt.options.operand);
+    if (op == Operand::bf16) {
       const precision::Quantizer bf16(precision::parse_format("bfloat16"));  // nearest even, as the kernels load
       bf16.round(A, A);
       bf16.round(E, E);
+    } else if (is_fp8(op)) {  // each with its scale from its own max |value|, as the variants round them
+      const int T = pt.options.threads;
+      Fp8Scaling::of(op, A.data(), int64_t(A.size()), T).round(A.data(), A.data(), int64_t(A.size()), T);
+      Fp8Scaling::of(op, E.data(), int64_t(E.size()), T).round(E.data(), E.data(), int64_t(E.size()), T);
     }
     StepInputs in_k = data_->view();
     in_k.A = A.data();
@@ -119,6 +128,17 @@ void PointInputs::discard() {
   stored_overflow_.clear();
   kernel_key_.clear();
   kernel_differs_ = false;
+}
+
+std::string PointInputs::fp8_scales_note(const StepPoint& pt) const {
+  const Operand op = parse_operand(pt.options.operand);
+  if (!is_fp8(op) || !data_) return "";
+  const int T = pt.options.threads;
+  const std::vector<float> decoded = stored_ ? stored_->decode_all() : std::vector<float>();
+  const std::vector<float>& E = stored_ ? decoded : data_->E;
+  return fmt::format("{} scales: A {}, E {}", to_string(op),
+                     Fp8Scaling::of(op, data_->A.data(), int64_t(data_->A.size()), T).describe(),
+                     Fp8Scaling::of(op, E.data(), int64_t(E.size()), T).describe());
 }
 
 StepInputs PointInputs::inputs() const {

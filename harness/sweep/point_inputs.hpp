@@ -40,6 +40,10 @@ class PointInputs {
   // skipped with this reason, as a format that cannot hold the data is an expected outcome of a
   // format sweep, not a failure of the variant.
   const std::string& storage_overflow() const { return stored_overflow_; }
+  // With fp8 operands, the per-tensor scales the variants apply to this point's A and E (the same
+  // function on the same inputs, variants/fp8_scaling.hpp), as a row records them: "e4m3 scales: A 2^7,
+  // E 2^12"; "" for other operands.
+  std::string fp8_scales_note(const StepPoint& pt) const;
   // Forgets everything: the next prepare() makes the inputs again (a variant wrote into them).
   void discard();
 

@@ -27,6 +27,7 @@
 #include "harness/sweep/step_point.hpp"
 #include "harness/sweep/yardstick.hpp"
 #include "harness/system_memory.hpp"
+#include "variants/operand.hpp"
 
 namespace lobench::sweep {
 namespace {
@@ -231,7 +232,8 @@ class RowRunner {
                                 "lobench's own kernels, the FMA peak: the yardstick of %GEMM; once per thread "
                                 "count, up to a minute) ...", threads, threads == 1 ? "" : "s"));
     yardsticks_.machine(threads);
-    const bool bf16_first = plan.point.options.operand == "bf16" && yardsticks_.machines().at(threads).bf16.n == 0;
+    const bool bf16_first = products_in_bf16(parse_operand(plan.point.options.operand)) &&
+                            yardsticks_.machines().at(threads).bf16.n == 0;
     const meters::MachineLimits& limits = bf16_first ? yardsticks_.machine_with_bf16(threads) : yardsticks_.machine(threads);
     if (first || bf16_first) machine_note(limits);
     set_limits(limits, row, plan.point.options.operand);

@@ -71,8 +71,9 @@ Axes step_axes(int default_threads) {
         "how E is rounded into its format: nearest_even, nearest_away, toward_zero, up, down, stochastic, "
         "stochastic_exact");
   a.add("operand", AxisKind::text, {"fp32"},
-        "precision of the products' operands, accumulated in fp32: fp32, tf32, bf16 (the CPU variants compute "
-        "bf16 where the CPU has AVX512_BF16; rows a variant cannot compute are recorded as skipped)");
+        "precision of the products' operands, accumulated in fp32: fp32, tf32, bf16, e4m3, e5m2 (the CPU variants "
+        "compute bf16 and the fp8 operands, scaled per tensor, where the CPU has AVX512_BF16; rows a variant cannot "
+        "compute are recorded as skipped)");
   a.add("variants", AxisKind::text, {"dense", "chunked", "fused"}, "variants to run (see `lobench list`)");
   return a;
 }

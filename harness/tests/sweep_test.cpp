@@ -256,6 +256,39 @@ TEST(Sweep, CpuVariantsRecordGpuOnlyOperandsAsSkippedAndResumeByOperand) {
   std::filesystem::remove(path);
 }
 
+// fp8 operands: each row records the per-tensor scales of A and E in its reason; its kernel errors (against
+// the reference on A and E rounded with those scales, point_inputs.cpp) meet the bf16 rule, its errors
+// against the original inputs are larger (what the format costs). Where the CPU has no bf16 products the
+// rows are skipped naming AVX512_BF16.
+TEST(Sweep, Fp8OperandRowsRecordTheirScalesAndAreJudgedOnTheRoundedInputs) {
+  const std::string path = testing::temp_path("sweep_fp8.h5");
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("V", "3000");
+  spec.axes.set("D", "32");
+  spec.axes.set("variants", "fused,chunked,dense");
+  spec.axes.set("operand", "e4m3,e5m2");
+  std::ostringstream table, progress;
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.variant.str() + " " + row.operand.str() + ": " + row.reason.str());
+    if (row.status.str() == "skipped") {
+      EXPECT_NE(row.reason.str().find("AVX512_BF16"), std::string::npos);
+      continue;
+    }
+    ASSERT_EQ(row.status.str(), "ok");
+    EXPECT_NE(row.reason.str().find(row.operand.str() + " scales: A 2^"), std::string::npos);
+    EXPECT_NE(row.reason.str().find(", E 2^"), std::string::npos);
+    EXPECT_LE(row.rel_loss_err_kernel, 1e-5);
+    EXPECT_LE(row.rel_dA_err_kernel, 4e-3);
+    EXPECT_LE(row.rel_dE_err_kernel, 4e-3);
+    EXPECT_EQ(row.counts_mismatch, 0);
+    EXPECT_GT(row.rel_dE_err, 2 * row.rel_dE_err_kernel);
+  }
+  std::filesystem::remove(path);
+}
+
 // A stand-in for a GPU variant (backend "cuda"), so that the sweep's session path and GPU memory
 // limit are exercised on a machine without a GPU: the "device" step is the CPU chunked variant on the
 // inputs as a GPU variant reads them (A and E rounded to bfloat16 for bf16 operands), its "device time"
@@ -488,7 +521,7 @@ TEST(RunCommand, OptionsAfterANamedSweepOverrideItsValues) {
   {
     std::ifstream f(log);
     const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    EXPECT_NE(text.find("unknown operand precision 'fp16' (valid: fp32, tf32, bf16)"), std::string::npos) << text;
+    EXPECT_NE(text.find("unknown operand precision 'fp16' (valid: fp32, tf32, bf16, e4m3, e5m2)"), std::string::npos) << text;
   }
   // A valid operand list and a GPU memory limit parse; the CPU variant records tf32 as skipped.
   const std::string ok_op = std::string(LOBENCH_EXE) +

@@ -92,7 +92,8 @@ Classifier::Classifier(const ClassifierConfig& cfg, CountingAllocator& alloc) : 
     throw std::invalid_argument("Classifier: elmo_sr rounds the packed weights; a logit-gradient format takes a "
                                 "precision_sim rounding");
   if (cfg.operand == Operand::tf32)
-    throw std::invalid_argument("Classifier: operand tf32 is a GPU tensor-core format; the CPU head computes fp32 or bf16");
+    throw std::invalid_argument(
+        "Classifier: operand tf32 is a GPU tensor-core format; the CPU head computes fp32, bf16, e4m3 or e5m2");
   if (cfg.rounding.sr_bits < 0 || cfg.rounding.sr_bits > 31)
     throw std::invalid_argument("Classifier: sr_bits must be in [0, 31]");
   tile_ = resolved_tile(cfg);
@@ -196,7 +197,8 @@ double Classifier::evaluate(const float* H, int64_t B, int k, int32_t* top_ids, 
   std::fill_n(best_i.data(), T * B * k, std::numeric_limits<int32_t>::max());
   double loss = 0.0;
   cpu::BlockOrderedSums sums(int(T), 1, 0, m.alloc);  // each tile's loss, added in tile order
-  ScoreProducts products(cfg_.operand, H, B, D, int(T), tile, m.alloc);
+  ScoreProducts products(cfg_.operand, H, B, D, int(T), tile, is_fp8(cfg_.operand) ? m.max_abs_weights() : 0.0f,
+                         m.alloc);
   sums.start_chunk(&loss, 1, nullptr, 0);
   const int64_t n_tiles = ceil_div(V, tile);
   auto insert = [k](float* rs, int32_t* ri, float s, int32_t id) { return insert_top_k(rs, ri, k, s, id); };

@@ -5,7 +5,7 @@
 // step and element index), or ELMO's own fp8 stochastic rounding.
 //
 // One step, for each of k label chunks [c0, c1) in turn (notes/elmo.md §2), tile by tile on the tiled
-// variants' scan and kernels (classifier_step.cpp; products with fp32 or bf16 operands, head_products.hpp): Z_t = H·W_tᵀ into the thread's logit tile [B, tile];
+// variants' scan and kernels (classifier_step.cpp; products with fp32, bf16 or fp8 operands, head_products.hpp): Z_t = H·W_tᵀ into the thread's logit tile [B, tile];
 // loss; G_t = σ(Z_t) − Y_t in place; dH += G_t·W_t (added in tile order) and dW_t = G_tᵀ·H, both with
 // the PRE-update weights; then
 //           separate: dW_t is written into the chunk's weight-gradient buffer [V_c, D]; once the chunk is
@@ -78,9 +78,11 @@ struct ClassifierConfig {
   int64_t max_positives = 0;  // most (row, label) positives one step may carry
   uint64_t seed = 0;       // key of the stochastic-rounding words
   // The products' operands (head_products.hpp): fp32, or bf16 (H, the weights as stored and the logit
-  // gradient rounded to bfloat16 for the logits, dW, dH and the evaluation scores; float32 accumulation).
-  // Independent of `format`, which is how the weights are stored and updated. tf32 is refused (a GPU
-  // tensor-core format). bf16 needs a CPU with AVX512_BF16 or AMX-BF16 (or a kernel forced by a test).
+  // gradient rounded to bfloat16 for the logits, dW, dH and the evaluation scores; float32 accumulation),
+  // or e4m3 / e5m2 (H and the weights rounded to the fp8 format with per-tensor power-of-two scales, the
+  // logit gradient to bfloat16, the same bf16 products). Independent of `format`, which is how the weights
+  // are stored and updated. tf32 is refused (a GPU tensor-core format). bf16, e4m3 and e5m2 need a CPU
+  // with AVX512_BF16 or AMX-BF16 (or a kernel forced by a test).
   Operand operand = Operand::fp32;
   // A shard of a larger head (harness/shard/): these V labels are the whole head's [label_offset,
   // label_offset + V). Initial values and rounding words are keyed by the whole head's element index,

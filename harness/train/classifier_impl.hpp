@@ -3,7 +3,10 @@
 // store, the rounded SGD update of a block of rows, the step's positives).
 #pragma once
 
+#include <omp.h>
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -17,6 +20,7 @@
 #include "precision_sim/pack.hpp"
 #include "precision_sim/stochastic.hpp"
 #include "variants/bce/bce_tile.hpp"  // the element-wise BCE tile kernels the chunked/fused variants use (AVX-512/AVX2/portable)
+#include "variants/fp8_scaling.hpp"
 #include "variants/cpu/tile_scan.hpp"  // the tiled variants' schedule: label blocks in order, sums independent of the thread count
 
 namespace lobench::train {
@@ -123,6 +127,21 @@ struct Classifier::Impl {
       case Storage::u16: q.encode(in, std::span<uint16_t>(w16.data() + v0 * D, in.size())); break;
       case Storage::u8: q.encode(in, std::span<uint8_t>(w8.data() + v0 * D, in.size())); break;
     }
+  }
+  // max |W| over the whole head (decoded tile by tile into the threads' tiles when packed): the fp8
+  // operands' weight scale (head_products.hpp). Bit order of magnitudes: NaN above inf above finite.
+  float max_abs_weights() {
+    const int64_t D = cfg.D;
+    if (storage == Storage::f32) return max_abs(wf.data(), cfg.V * D, T);
+    uint32_t top = 0;
+#pragma omp parallel for num_threads(T) schedule(static) reduction(max : top)
+    for (int64_t v0 = 0; v0 < cfg.V; v0 += tile) {
+      float* out = w_tiles.data() + int64_t(omp_get_thread_num()) * tile * D;
+      const int64_t n = std::min(tile, cfg.V - v0);
+      decode(v0, n, out);
+      top = std::max(top, std::bit_cast<uint32_t>(max_abs(out, n * D)));
+    }
+    return std::bit_cast<float>(top);
   }
   void decode(int64_t v0, int64_t n, float* out) const {
     const int64_t D = cfg.D;

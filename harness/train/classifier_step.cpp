@@ -28,7 +28,7 @@ namespace {
 // w.dA [B, D] += G·W_t with the weights as they were before the step.
 void bce_tile(Classifier::Impl& m, cpu::TileThread& w, int64_t ld, int64_t B, int64_t v0, int64_t n, float* dW,
               uint64_t step, const LogitGradientObserver& logit_observer) {
-  const float* W = m.rows(w.index, v0, n);
+  const float* W = m.products->operand_rows(w.index, m.rows(w.index, v0, n), n);  // (fp8: rounded with W's scale)
   m.products->logits(w.index, W, n, B, w.tile, ld);
   const auto [lo, hi] = m.pairs_in(v0, v0 + n);
   for (int64_t i = lo; i < hi; ++i) {  // −z at the positives, while the tile still holds logits
@@ -69,7 +69,7 @@ StepResult Classifier::step(const float* H, int64_t B, const BatchLabels& labels
   std::fill_n(m.row_loss.data(), B, 0.0);
   std::fill_n(m.row_counts.data(), B * 4, int64_t(0));
   cpu::ProductsOnCallingThread products_on_calling_thread;
-  m.products->start_step(H, B);
+  m.products->start_step(H, B, is_fp8(cfg_.operand) ? m.max_abs_weights() : 0.0f);
   const bool fused = cfg_.mode == UpdateMode::fused;
   const cpu::TileScanTargets sums{m.row_loss.data(), dH, m.row_counts.data()};
 

@@ -45,7 +45,7 @@ void write_config(hid_t file, const std::string& dataset, const TrainConfig& c, 
   h5::write_attr(file, "chunks", c.chunks);
   h5::write_attr(file, "tile", c.tile);
   h5::write_attr(file, "operand", std::string(to_string(parse_operand(c.operand))));
-  if (parse_operand(c.operand) == Operand::bf16) {  // the kernel of the bf16 products, or why there is none
+  if (products_in_bf16(parse_operand(c.operand))) {  // the kernel of the bf16 products, or why there is none
     const auto why = cpu::bf16_products_unavailable();
     h5::write_attr(file, "bf16_kernel", why ? "none: " + *why : std::string(cpu::to_string(cpu::active_bf16_kernel())));
   }

@@ -144,7 +144,8 @@ void TrainConfig::validate() const {
     bad(std::string("--operand: ") + e.what());
   }
   if (op == Operand::tf32)
-    bad("--operand tf32 is a GPU tensor-core format; train-xmc computes on the CPU with fp32 or bf16 operands");
+    bad("--operand tf32 is a GPU tensor-core format; train-xmc computes on the CPU with fp32, bf16, e4m3 or e5m2 "
+        "operands");
   const lp::Format f = classifier_format();
   const UpdateRounding r = parse_update_rounding(clf_rounding, sr_bits);
   if (r.elmo && lp::code_bytes(f) == 0)

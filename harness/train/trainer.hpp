@@ -40,7 +40,7 @@ struct TrainConfig {
   UpdateMode mode = UpdateMode::fused;
   int64_t chunks = 1;
   int64_t tile = 0;
-  // The precision of the head's products' operands (ClassifierConfig::operand): fp32 | bf16. Not a storage
+  // The precision of the head's products' operands (ClassifierConfig::operand): fp32 | bf16 | e4m3 | e5m2. Not a storage
   // option: clf_format is how the weights are kept and updated, encoder_precision the encoder's storage.
   std::string operand = "fp32";
   // schedule

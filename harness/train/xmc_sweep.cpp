@@ -344,11 +344,12 @@ void make_out_dir(const std::string& dir) {
 
 namespace {
 
-// Why this CPU cannot compute the run's products at its --operand (bf16 without AVX512_BF16 or AMX-BF16),
-// or nothing.
+// Why this CPU cannot compute the run's products at its --operand (bf16, e4m3 or e5m2 without AVX512_BF16
+// or AMX-BF16), or nothing.
 std::optional<std::string> operand_unavailable(const TrainConfig& c) {
-  if (parse_operand(c.operand) != Operand::bf16) return std::nullopt;
-  if (auto why = cpu::bf16_products_unavailable()) return "--operand bf16: " + *why;
+  const Operand op = parse_operand(c.operand);
+  if (!products_in_bf16(op)) return std::nullopt;
+  if (auto why = cpu::bf16_products_unavailable()) return std::string("--operand ") + to_string(op) + ": " + *why;
   return std::nullopt;
 }
 

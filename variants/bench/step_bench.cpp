@@ -35,6 +35,8 @@
 //   fused_bf16, chunked_bf16, dense_bf16/V:…/D:…  the variants with --operand bf16 (A, E and the gradient tile rounded
 //                          to bf16). On a CPU without AVX512_BF16 the bf16 rows report the skip reason.
 //                          The kernel is the context's bf16_products: AMX where the CPU has it.
+//   fused_e4m3/V:…/D:…     fused with --operand e4m3 (A and E scaled per tensor and rounded to E4M3, the same
+//                          bf16 products; docs/method.md#fp8-operands-on-the-cpu).
 // Counters (all from wall-clock time, median over the iterations, after one untimed warm-up run):
 //   GFLOP/s      6·P·V·D per step (gemm: 2·P·V·D), the useful work of one fused pass;
 //   frac_gemm    GFLOP/s over the yardstick's GFLOP/s at the same shape in this run (the faster of gemm and
@@ -42,6 +44,8 @@
 //   chunked only: GFLOP/s_8PVD, frac_gemm_8PVD on the 8·P·V·D it actually computes;
 //   bf16 rows: frac_gemm_bf16 (over gemm_bf16's GFLOP/s) and x_fp32 (over the fp32 row of the same
 //                variant and shape in this run, when it ran before: the bf16 speed-up);
+//   fused_e4m3:  the same, and x_bf16, x_bf16_cpu (over fused_bf16 at the same shape, wall and CPU time:
+//                "e4m3 at bf16 speed" is 1);
 //   GFLOP/s_cpu, frac_gemm_cpu: the same from process CPU time (all threads) instead of wall time, i.e.
 //                the rate the threads reached while they were on a core; less disturbed than wall time on
 //                a machine shared with other jobs, but blind to time lost to waiting;
@@ -288,6 +292,10 @@ std::map<std::string, Rates>& fp32_variant_rates() {
   static std::map<std::string, Rates> rates;
   return rates;
 }
+std::map<std::string, Rates>& bf16_variant_rates() {
+  static std::map<std::string, Rates> rates;
+  return rates;
+}
 
 // The logit products' rates per shape, as last measured in this run: through the library (gemm) and
 // through our own kernels (gemm_own).
@@ -491,6 +499,11 @@ void bench_variant(benchmark::State& state, const std::string& name, const std::
     state.counters["frac_gemm_bf16"] = r.wall / it->second.wall;
   if (auto it = fp32_variant_rates().find(key); it != fp32_variant_rates().end())
     state.counters["x_fp32"] = r.wall / it->second.wall;
+  if (operand == "bf16") bf16_variant_rates()[key] = r;
+  else if (auto it = bf16_variant_rates().find(key); it != bf16_variant_rates().end()) {
+    state.counters["x_bf16"] = r.wall / it->second.wall;
+    state.counters["x_bf16_cpu"] = r.cpu / it->second.cpu;
+  }
 }
 
 // The (V, D) shapes: LOBENCH_BENCH_SHAPES ("VxD,VxD") or the three reduced Table II shapes.
@@ -533,6 +546,7 @@ void register_all() {
     tune(benchmark::RegisterBenchmark(("gemm_bf16" + args).c_str(), bench_gemm_bf16, V, D));
     for (const std::string& name : names)
       tune(benchmark::RegisterBenchmark((name + "_bf16" + args).c_str(), bench_variant, name, "bf16", V, D, false));
+    tune(benchmark::RegisterBenchmark(("fused_e4m3" + args).c_str(), bench_variant, "fused", "e4m3", V, D, false));
   }
 }
 

@@ -2,7 +2,9 @@
 // and the [P, V] logit gradient, then two GEMMs for dA and dE. It needs 3·P·V·4 bytes of working
 // memory: the baseline that runs out of memory. With bf16 operands (--operand bf16) the three products
 // read A, E and the gradient rounded to bf16, accumulating in float32 (bf16_products.hpp), from packed
-// copies: P·V·4 more bytes for the gradient's two pairings, (V + P)·D·4 for A's and E's.
+// copies: P·V·4 more bytes for the gradient's two pairings, (V + P)·D·4 for A's and E's. With fp8
+// operands (--operand e4m3|e5m2) the same bf16 products read A and E rounded to the format with their
+// per-tensor scales (variants/fp8_scaling.hpp), from rounded float32 copies: (P + V)·D·4 bytes more.
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "variants/cpu/finite_outputs.hpp"
 #include "variants/cpu/fixed_panels.hpp"
 #include "variants/cpu/sgemm.hpp"
+#include "variants/fp8_scaling.hpp"
 #include "variants/operand.hpp"
 #include "variants/variant.hpp"
 
@@ -68,7 +71,9 @@ void dense_element_pass(const StepInputs& in, const float* logits, float* multi_
   }
 }
 
-bool uses_bf16(const RunOptions& o) { return !o.operand_is_fp32() && parse_operand(o.operand) == Operand::bf16; }
+// The bf16 products make the logits and gradients: bf16 operands, and fp8 operands (exact in bf16).
+bool uses_bf16(const RunOptions& o) { return products_in_bf16(parse_operand(o.operand)); }
+bool uses_fp8(const RunOptions& o) { return is_fp8(parse_operand(o.operand)); }
 
 int64_t words(int64_t n) { return (n + 1) / 2; }  // bf16 pairs holding n values
 
@@ -139,14 +144,16 @@ class DenseVariant final : public Variant {
     return "materialized [P,V] logits, multi-hot targets and logit gradient; BLAS products in fixed panels";
   }
   std::string supports() const override {
-    return "reductions mean|sum, weights, padding, duplicates; E in fp32; operands fp32 or bf16 (AVX512_BF16)";
+    return "reductions mean|sum, weights, padding, duplicates; E in fp32; operands fp32, or bf16, e4m3, e5m2 "
+           "(AVX512_BF16)";
   }
   std::optional<std::string> skip_reason(const Shape& s, const RunOptions& o) const override {
     if (!o.e_is_float32() || !uses_bf16(o)) return Variant::skip_reason(s, o);
     return bf16_products_unavailable();
   }
   int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override {
-    return 3 * s.P() * s.V * int64_t(sizeof(float)) + (uses_bf16(o) ? DenseBf16Products::bytes(s.P(), s.V, s.D) : 0);
+    return 3 * s.P() * s.V * int64_t(sizeof(float)) + (uses_bf16(o) ? DenseBf16Products::bytes(s.P(), s.V, s.D) : 0) +
+           (uses_fp8(o) ? (s.P() + s.V) * s.D * int64_t(sizeof(float)) : 0);
   }
 
   void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
@@ -156,8 +163,17 @@ class DenseVariant final : public Variant {
     Buffer<float> logits(ctx.alloc, P * V), multi_hot(ctx.alloc, P * V), grad(ctx.alloc, P * V);
     std::optional<DenseBf16Products> bf16;
     if (uses_bf16(ctx.options)) bf16.emplace(in, ctx.alloc);
+    // fp8 operands: the bf16 products read A and E rounded with their scales (`rounded`); else the inputs.
+    Buffer<float> A_fp8(ctx.alloc, uses_fp8(ctx.options) ? P * D : 0), E_fp8(ctx.alloc, uses_fp8(ctx.options) ? V * D : 0);
+    StepInputs rounded = in;
+    if (uses_fp8(ctx.options)) {
+      const Operand op = parse_operand(ctx.options.operand);
+      Fp8Scaling::of(op, in.A, P * D, threads).round(in.A, A_fp8.data(), P * D, threads);
+      Fp8Scaling::of(op, in.E, V * D, threads).round(in.E, E_fp8.data(), V * D, threads);
+      rounded.A = A_fp8.data(), rounded.E = E_fp8.data();
+    }
 
-    if (bf16) bf16->logits(in, logits.data(), threads);
+    if (bf16) bf16->logits(rounded, logits.data(), threads);
     else for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {  // logits = A·Eᵀ
       sgemm(Op::none, Op::transpose, rows, V, D, in.A + p0 * D, D, in.E, D, logits.data() + p0 * V, V, false);
     });
@@ -177,7 +193,7 @@ class DenseVariant final : public Variant {
     out.reduce_loss(in);
 
     if (bf16) {
-      bf16->gradients(in, grad.data(), out, threads);
+      bf16->gradients(rounded, grad.data(), out, threads);
       require_finite_outputs(in, out, name());
       return;
     }

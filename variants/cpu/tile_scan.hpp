@@ -17,6 +17,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <utility>
 
@@ -30,6 +31,7 @@
 #include "variants/cpu/tile_blocks.hpp"
 #include "variants/cpu/tile_products.hpp"
 #include "variants/cpu/tile_products_bf16.hpp"
+#include "variants/fp8_scaling.hpp"
 #include "variants/operand.hpp"
 #include "variants/variant.hpp"
 
@@ -93,28 +95,54 @@ class TileScanWorkspace {
 };
 
 // The rows of E of one vocabulary block as float32: E itself, or, when E is held in a narrower format
-// (StepInputs::E_stored), the block decoded into this thread's buffer. Accumulation stays float32.
+// (StepInputs::E_stored), the block decoded into this thread's buffer; with fp8 operands, the block
+// rounded to the operand's format with E's per-tensor scale (variants/fp8_scaling.hpp; the scale from
+// a pass over all of E at construction) into that buffer. Accumulation stays float32.
 class EmbeddingBlocks {
  public:
-  EmbeddingBlocks(const StepInputs& in, const TileBlocks& b, CountingAllocator& alloc)
-      : in_(in), block_v_(b.block_v), rows_(alloc, in.E_stored ? b.threads * b.block_v * in.D : 0) {}
+  EmbeddingBlocks(const StepInputs& in, const TileBlocks& b, const RunOptions& o, CountingAllocator& alloc)
+      : in_(in), block_v_(b.block_v),
+        rows_(alloc, in.E_stored || is_fp8(parse_operand(o.operand)) ? b.threads * b.block_v * in.D : 0) {
+    const Operand op = parse_operand(o.operand);
+    if (is_fp8(op)) fp8_.emplace(op, max_abs(b.threads));
+  }
 
   // Exactly what the constructor allocates for a run with these options.
   static int64_t bytes(const TileBlocks& b, int64_t D, const RunOptions& o) {
-    return o.e_is_float32() ? 0 : b.threads * b.block_v * D * 4;
+    return o.e_is_float32() && !is_fp8(parse_operand(o.operand)) ? 0 : b.threads * b.block_v * D * 4;
   }
 
   const float* block(int thread, int64_t v0, int64_t n) {
-    if (!in_.E_stored) return in_.E + v0 * in_.D;
+    if (!in_.E_stored && !fp8_) return in_.E + v0 * in_.D;
     float* out = rows_.data() + thread * block_v_ * in_.D;
-    in_.E_stored->decode_rows(v0, n, out);
+    if (in_.E_stored) in_.E_stored->decode_rows(v0, n, out);
+    if (fp8_) fp8_->round(in_.E_stored ? out : in_.E + v0 * in_.D, out, n * in_.D);
     return out;
   }
 
+  // E's scaling with fp8 operands, else nothing.
+  const std::optional<Fp8Scaling>& fp8() const { return fp8_; }
+
  private:
+  // max |E| (E as stored decoded block by block into the threads' buffers).
+  float max_abs(int threads) {
+    if (!in_.E_stored) return lobench::max_abs(in_.E, in_.V * in_.D, threads);
+    const int64_t n_blocks = (in_.V + block_v_ - 1) / block_v_;
+    uint32_t top = 0;  // the largest magnitude's bits (max_abs's order: NaN above inf above every finite value)
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(max : top)
+    for (int64_t vb = 0; vb < n_blocks; ++vb) {
+      float* out = rows_.data() + omp_get_thread_num() * block_v_ * in_.D;
+      const int64_t v0 = vb * block_v_, n = std::min(block_v_, in_.V - v0);
+      in_.E_stored->decode_rows(v0, n, out);
+      top = std::max(top, std::bit_cast<uint32_t>(lobench::max_abs(out, n * in_.D)));
+    }
+    return std::bit_cast<float>(top);
+  }
+
   const StepInputs& in_;
   int64_t block_v_;
   Buffer<float> rows_;
+  std::optional<Fp8Scaling> fp8_;
 };
 
 // Row scale s·w_p of the logit gradient g = s·w_p·(σ(x) − y), for every position.
@@ -252,6 +280,10 @@ void for_each_target_in_tile(const SparseTargets& targets, int64_t v0, int64_t n
 // `own`): the tiles are held transposed and the run holds Aᵀ (made here) for them; the methods for
 // transposed tiles are the steps of such a tile. Otherwise `own` is null and the products are cpu::sgemm's.
 //
+// With fp8 operands (e4m3, e5m2) the run is a bf16 run on A and E rounded to the fp8 format with their
+// per-tensor scales (variants/fp8_scaling.hpp): A once into A_fp8, E per block (EmbeddingBlocks); the
+// bf16 packing then finds them exact, and G is rounded to bf16 as in a bf16 run.
+//
 // With bf16 operands, a run that asks for fused bf16 tiles (the fused variant) gets them where their epilogue
 // runs (bf16_tiles_fused: tile_products_bf16.hpp, the element-wise work in the logits' epilogue, the
 // tile's steps in bf16_fused_tile()); otherwise its tiles are the library path's.
@@ -267,10 +299,11 @@ struct TiledRun {
         ws(blocks, in.D, ctx.alloc, own != nullptr),
         ldat(own ? transposed_ld(in.P) : 0),
         At(ctx.alloc, in.D * ldat),
-        E_blocks(in, blocks, ctx.alloc),
-        bf16(uses_bf16(ctx.options)
-                 ? std::optional<Bf16TileProducts>(std::in_place, in.A, in.P, in.D, blocks, ctx.alloc, bf16_tiles_fused)
-                 : std::nullopt) {
+        E_blocks(in, blocks, ctx.options, ctx.alloc),
+        A_fp8(ctx.alloc, fp8_A_floats(in.P, in.D, ctx.options)),
+        bf16(uses_bf16(ctx.options) ? std::optional<Bf16TileProducts>(std::in_place, A_for_products(ctx.options), in.P,
+                                                                      in.D, blocks, ctx.alloc, bf16_tiles_fused)
+                                    : std::nullopt) {
     fill_row_scale(in, row_scale.data());
     if (own) transpose_rows(in.A, in.P, in.D, At.data(), ldat);
     std::fill(out.dA.begin(), out.dA.end(), 0.0f);
@@ -284,10 +317,25 @@ struct TiledRun {
     const bool transposed = own_products(o) != nullptr;
     return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D, transposed) +
            (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) + EmbeddingBlocks::bytes(b, s.D, o) +
+           fp8_A_floats(s.P(), s.D, o) * 4 +
            (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b, fused_bf16_tiles(o, want_fused_bf16_tiles)) : 0);
   }
 
-  static bool uses_bf16(const RunOptions& o) { return !o.operand_is_fp32() && parse_operand(o.operand) == Operand::bf16; }
+  // The bf16 products make the tiles: bf16 operands, and fp8 operands (their values are exact in bf16).
+  static bool uses_bf16(const RunOptions& o) { return products_in_bf16(parse_operand(o.operand)); }
+  // fp8 operands: A rounded with its per-tensor scale, [P, D] (else nothing).
+  static int64_t fp8_A_floats(int64_t P, int64_t D, const RunOptions& o) {
+    return is_fp8(parse_operand(o.operand)) ? P * D : 0;
+  }
+  // The A the bf16 products pack: A itself, or, with fp8 operands, A_fp8 filled with A rounded (its scale
+  // from max |A|; the products then read exactly these values).
+  const float* A_for_products(const RunOptions& o) {
+    const Operand op = parse_operand(o.operand);
+    if (!is_fp8(op)) return in.A;
+    A_scaling.emplace(Fp8Scaling::of(op, in.A, in.P * in.D, blocks.threads));
+    A_scaling->round(in.A, A_fp8.data(), in.P * in.D, blocks.threads);
+    return A_fp8.data();
+  }
 
   // choose_blocks' tiles, except that with bf16 operands (and no block_p set) a position chunk is as large
   // as l2 / (4·(ld + D)) allows, counting one row of A per position instead of two, and the chunks are
@@ -426,6 +474,8 @@ struct TiledRun {
   int64_t ldat;          // with own products: floats between Aᵀ's rows (else 0)
   Buffer<float> At;      // with own products: Aᵀ [D, ldat] (else empty)
   EmbeddingBlocks E_blocks;
+  Buffer<float> A_fp8;                      // with fp8 operands: A rounded to them (else empty)
+  std::optional<Fp8Scaling> A_scaling;      // with fp8 operands: A's scaling
   mutable std::optional<Bf16TileProducts> bf16;  // with bf16 operands only (per-thread scratch: mutable)
 };
 
@@ -436,14 +486,14 @@ class TiledVariant : public Variant {
   std::string backend() const override { return "cpu"; }
   std::string supports() const override {
     return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block); "
-           "operands fp32 or bf16 (AVX512_BF16)";
+           "operands fp32, or bf16, e4m3, e5m2 (AVX512_BF16)";
   }
-  // Any storage format of E; products in fp32, or with bf16 operands where the CPU has AVX512_BF16 (tf32
-  // is a GPU tensor-core format).
+  // Any storage format of E; products in fp32, or with bf16 or fp8 operands where the CPU has AVX512_BF16
+  // (tf32 is a GPU tensor-core format).
   std::optional<std::string> skip_reason(const Shape&, const RunOptions& o) const override {
     if (o.operand_is_fp32()) return std::nullopt;
-    if (parse_operand(o.operand) == Operand::bf16) return bf16_products_unavailable();
-    return "computes with fp32 or bf16 operands only (operand " + o.operand + " is a GPU tensor-core format)";
+    if (products_in_bf16(parse_operand(o.operand))) return bf16_products_unavailable();
+    return "computes with fp32, bf16 or fp8 operands only (operand " + o.operand + " is a GPU tensor-core format)";
   }
   int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override { return TiledRun::bytes(s, o); }
 };

@@ -13,6 +13,7 @@
 // The rows kernel splits the vocabulary when there are too few position blocks to fill the GPU; the
 // splits' partial sums go through a small workspace ([splits, P, D + 5]) and are added in split order.
 #include <algorithm>
+#include <stdexcept>
 
 #include "variants/cuda/cuda_check.hpp"
 #include "variants/cuda/cuda_variant.cuh"
@@ -53,6 +54,9 @@ class FusedStep final : public CudaStep {
         launch_fused<fused::OpsF32>(pb, tgt_.data(), splits_, dA_part_.data(), loss_part_.data(), counts_part_.data(),
                                  fused::StoreGradientRows{pb.dE.data()}, s);
         break;
+      case Operand::e4m3:
+      case Operand::e5m2:  // (refused by common_skip_reason)
+        throw std::logic_error("the CUDA fused variant has no fp8 operands");
     }
     launch_finish_loss(pb, s);
   }

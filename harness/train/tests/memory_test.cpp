@@ -61,6 +61,9 @@ TEST(TrainMemory, MeasuredPeakEqualsPrediction) {
       // bf16 operands: the packed operands of the step (allocated once) and of evaluation's scores
       {"bf16", "sr", UpdateMode::fused, 3, 2, EncoderPrecision::bf16, "bf16"},
       {"fp32", "rne", UpdateMode::separate, 1, 1, EncoderPrecision::fp32, "bf16"},
+      // fp8 operands: besides those, the rounded copies of H and of each thread's weight tile
+      {"e4m3fn", "elmo_sr", UpdateMode::fused, 4, 2, EncoderPrecision::bf16, "e4m3"},
+      {"fp32", "rne", UpdateMode::separate, 2, 1, EncoderPrecision::fp32, "e5m2"},
   };
   // Where this CPU has no bf16 products, through the emulation (the memory does not depend on the kernel).
   const bool emulate = cpu::bf16_products_unavailable().has_value();
