@@ -15,7 +15,8 @@ run") have no /results table: read() returns their per-epoch table (/epochs); th
 /steps (train-seqrec), /memory (the /memory group's predicted_* and measured_* byte counts as one row per
 meter: a "meter" column, predicted or measured, and one column per part) and, with histograms
 (train-xmc --hist-every), /grad_hist and /logit_grad_hist (one row of counts per epoch, a column per bin).
-read_memory() gives the /memory group as a dict. A file being written reads too: `lobench run` appends to
+read_memory() gives the /memory group as a dict. A precision-frontier file (`train-xmc --frontier`) is of
+kind "frontier": read() returns its /cells, and /frontier reads through read_table. A file being written reads too: `lobench run` appends to
 OUT itself, the trainers to OUT.partial-XXXXXX beside OUT until the run ends (every row is flushed as it
 is appended). Column files
 (`train-xmc --layouts-out`, `train_step_bench --out`: equal-length 1-D datasets at the root, and for
@@ -93,13 +94,16 @@ def _guarded(path, what, fn):
 
 
 def kind(path):
-    """'run' (a /results table), 'train-xmc', 'train-seqrec' (training files), 'columns' (equal-length
-    1-D datasets: --layouts-out, step benches), or RunFileError."""
+    """'run' (a /results table), 'train-xmc', 'train-seqrec' (training files), 'frontier' (`train-xmc
+    --frontier`: /cells and /frontier), 'columns' (equal-length 1-D datasets: --layouts-out, step benches),
+    or RunFileError."""
     def probe():
         with _open(path, table=None) as f:
             schema = text(f.attrs.get("schema", ""))
             if "results" in f:
                 return "run"
+            if "frontier" in schema:
+                return "frontier"
             for k in ("train-xmc", "train-seqrec"):
                 if k in schema:
                     return k
@@ -179,10 +183,13 @@ def _read_columns(path):
 
 def read(path):
     """The /results table of a run file as a pandas.DataFrame (attributes in df.attrs); for a training
-    file, its /epochs table; for a column file, its columns."""
+    file, its /epochs table; for a precision-frontier file, its /cells (the trained cells; /frontier holds
+    the table of fewest bits); for a column file, its columns."""
     k = kind(path)
     if k == "columns":
         return _guarded(path, "the columns", lambda: _read_columns(path))
+    if k == "frontier":
+        return read_table(path, "cells")
     if k != "run":
         return read_table(path, "epochs")
     return _guarded(path, "/results", lambda: _read_results(path))

@@ -37,6 +37,7 @@ def test_every_committed_run_and_training_file_reads():
             assert len(table.columns) > 0, (path, name)
     assert kinds.get("run", 0) > 0 and kinds.get("train-xmc", 0) > 0 and kinds.get("train-seqrec", 0) > 0, kinds
     assert kinds.get("columns", 0) > 0, kinds
+    assert kinds.get("frontier", 0) > 0, kinds  # results/frontier/
 
 
 def test_column_files_read_one_row_per_entry(tmp_path):
