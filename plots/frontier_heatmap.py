@@ -107,11 +107,49 @@ def draw(path):
     return fig
 
 
+def table(path):
+    """The frontier table as Markdown lines: per (tensor, rounding) the fewest mantissa bits at each exponent
+    width, and beside it the metric (seeds' mean ± std, points) at the frontier and one bit below."""
+    with h5py.File(path, "r") as f:
+        rows = f["frontier"][()]
+    names = {"clf": "classifier weights", "grad": "logit gradient"}
+    roundings = {"nearest_even": "nearest", "stochastic": "stochastic"}
+    by_line = collections.OrderedDict()
+    for r in rows:
+        by_line.setdefault((_text(r["tensor"]), _text(r["rounding"])), {})[int(r["exponent_bits"])] = r
+    widths = sorted({e for line in by_line.values() for e in line})
+    base = rows[0]
+    out = [f"fp32 {100 * base['baseline_mean']:.2f} ± {100 * base['baseline_std']:.2f} %, tolerance "
+           f"{100 * base['tolerance']:.2f} points; each cell: fewest mantissa bits m (metric at m | at m − 1, "
+           "mean ± std over the seeds, %)", "",
+           "| tensor | rounding | " + " | ".join(f"e{e}" for e in widths) + " |",
+           "|---|---|" + "---|" * len(widths)]
+
+    def cell(r):
+        if r is None:
+            return ""
+        m = int(r["mantissa_bits"])
+        if m < 0:
+            return "none"
+        at = f"{100 * r['metric_at']:.2f} ± {100 * r['std_at']:.2f}"
+        below = (f"{100 * r['metric_below']:.2f} ± {100 * r['std_below']:.2f}"
+                 if np.isfinite(r["metric_below"]) else "–")
+        return f"**{m}** ({at} \\| {below})"
+    for (tensor, rounding), line in by_line.items():
+        out.append(f"| {names.get(tensor, tensor)} | {roundings.get(rounding, rounding)} | "
+                   + " | ".join(cell(line.get(e)) for e in widths) + " |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_file")
     ap.add_argument("-o", "--out", default="frontier.png")
+    ap.add_argument("--table", action="store_true", help="print the frontier table (Markdown) instead of drawing")
     args = ap.parse_args()
+    if args.table:
+        print("\n".join(table(args.run_file)))
+        return
     fig = draw(args.run_file)
     fig.savefig(args.out, dpi=150)
     print(f"wrote {args.out}")

@@ -53,3 +53,13 @@ def test_not_a_frontier_file_is_refused(tmp_path):
         f.create_dataset("results", data=np.zeros(1))
     with pytest.raises(SystemExit, match="not a frontier run file"):
         fh.draw(str(path))
+
+
+def test_table_gives_the_fewest_bits_per_width_with_the_metric_at_and_below():
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        lines = fh.table(frontier_file(f"{d}/f.h5"))
+    assert lines[0].startswith("fp32 60.00 ± 0.00 %, tolerance 0.50 points")
+    assert lines[2] == "| tensor | rounding | e3 | e4 |"
+    assert lines[4] == "| classifier weights | nearest | **4** (59.90 ± 0.10 \\| 50.10 ± 0.10) | none |"
+    assert len(lines) == 5
