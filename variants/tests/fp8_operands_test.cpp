@@ -30,6 +30,7 @@
 #include "variants/reference.hpp"
 #include "variants/tests/bf16_test_kernels.hpp"
 #include "variants/tests/ragged_cases.hpp"
+#include "variants/tests/reference_checks.hpp"
 
 namespace lobench {
 namespace {
@@ -200,18 +201,9 @@ void expect_same_bits(const StepOutputs& a, const StepOutputs& b, const std::str
   EXPECT_EQ(a.counts, b.counts) << what;
 }
 
-// The bf16 rule on the rounded inputs (bf16_products_test.cpp's, the GPU rows'): the operands are exact in
-// bf16, so what is left is the rounding of G to bf16 (unit roundoff 2^-9) in dA and dE and float32 sums.
+// The bf16 rule on the rounded inputs: the operands are exact in bf16 (testing::expect_bf16_rule).
 void expect_conformance(const StepOutputs& out, const StepData& rounded, const std::string& where) {
-  const StepInputs in = rounded.view();
-  CountingAllocator alloc;
-  cpu::ReferenceResult ref;
-  cpu::reference_step(in, ref, alloc, 2);
-  EXPECT_LE(relative_error(out.loss, ref.loss), 1e-5) << where << " loss " << out.loss << " vs " << ref.loss;
-  EXPECT_LE(relative_l2_error(out.per_position_loss.data(), ref.per_position_loss.data(), in.P), 1e-5) << where;
-  EXPECT_LE(relative_l2_error(out.dA.data(), ref.dA.data(), in.P * in.D), 4e-3) << where << " dA";
-  EXPECT_LE(relative_l2_error(out.dE.data(), ref.dE.data(), in.V * in.D), 4e-3) << where << " dE";
-  EXPECT_EQ(count_mismatches(out.counts.data(), ref.counts.data(), ref.near_zero.data(), in.P), 0) << where;
+  testing::expect_bf16_rule(out, rounded.view(), where);
 }
 
 void check_ragged_cases(int count, bool against_reference) {
