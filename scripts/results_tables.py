@@ -10,7 +10,8 @@ A generated block is Markdown between two marker comments, each on a line of its
 COMMAND is run from the repository root and its standard output (leading and trailing blank lines dropped)
 is the block's content. It is split like a shell would split it (shlex) but run without a shell: no pipes,
 no redirections, no variables. A word with *, ? or [ is expanded as a glob relative to the root (sorted;
-no match is an error), and a first word `python3` (or `python`) is this interpreter, so that the block is
+no match is an error; `**` stands for any number of folders, none included, so that
+`DIR/**/*.h5` reads DIR's files and its subfolders'), and a first word `python3` (or `python`) is this interpreter, so that the block is
 made by the Python that has the project's packages. The environment is reduced to PATH, HOME, PYTHONPATH
 and VIRTUAL_ENV, with TZ=UTC, LC_ALL=C.UTF-8, PYTHONHASHSEED=0 and no bytecode written.
 
@@ -128,7 +129,7 @@ def command_argv(root, command, where):
     argv = []
     for w in words:
         if GLOB_CHARS.search(w):
-            matches = sorted(glob.glob(os.path.join(root, w)))
+            matches = sorted(glob.glob(os.path.join(root, w), recursive=True))
             if not matches:
                 raise BlockError(f"{where}: {w!r} matches no file")
             argv += [os.path.relpath(m, root) for m in matches]
