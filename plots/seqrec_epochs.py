@@ -14,6 +14,10 @@ recorded epochs), its test HR@10 with the standard error sqrt(p(1-p)/n) over the
 and the epoch it would stop after (none: the run ended first, so its best may still be ahead); with
 --best-only, only that table.
 
+--at E1,E2,... prints instead one row per run and one column per listed epoch: its test HR@10 there (a
+wide table of several runs' curves), each run named by its objective, table and logits, then the
+popularity baseline of the runs' data set.
+
 --per-element divides the train loss of a full-vocabulary run under mean_positions by V, so that it
 reads on the paper's per-element (mean) scale; sum runs are shown as they are.
 """
@@ -74,6 +78,32 @@ def best_table(paths, patience):
               f"{float(best['test_ndcg_at_10']):.4f} | {stop if stop else 'none (ended first)'} |")
 
 
+def describe(f):
+    """A run's objective, item table and logits in words (the runs of one figure differ in these)."""
+    variant = attr(f, "variant", "?")
+    table = "tied" if int(attr(f, "tied", 1)) else "untied"
+    logits = "h·o + b (item bias)" if attr(f, "output_bias", "none") == "item" else "h·o (SASRec's)"
+    return f"`{variant}`{' (one negative)' if variant == 'sampled' else ''}, {table} table", logits
+
+
+def at_epochs_table(paths, epochs):
+    print("| run | logits | " + " | ".join(str(e) for e in epochs) + " |")
+    print("|---|---|" + "---|" * len(epochs))
+    popularity = set()
+    for p in paths:
+        with h5py.File(p, "r") as f:
+            rows = {int(e["epoch"]): float(e["test_hr_at_10"]) for e in f["epochs"][:]}
+            run, logits = describe(f)
+            popularity.add(float(attr(f, "popularity_test_hr_at_10")))
+        missing = [e for e in epochs if e not in rows or math.isnan(rows[e])]
+        if missing:
+            raise SystemExit(f"seqrec_epochs: {p}: no test evaluation at epoch {missing[0]}")
+        print(f"| {run} | {logits} | " + " | ".join(f"{rows[e]:.4f}" for e in epochs) + " |")
+    if len(popularity) != 1:
+        raise SystemExit("seqrec_epochs: --at: the runs' popularity baselines differ (not one data set)")
+    print(f"| popularity | | {popularity.pop():.4f} |" + " |" * (len(epochs) - 1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="+")
@@ -81,7 +111,15 @@ def main():
     ap.add_argument("--per-element", action="store_true", help="mean_positions train loss divided by V")
     ap.add_argument("--best", type=int, metavar="P", help="the best dev epoch under early stopping with patience P")
     ap.add_argument("--best-only", action="store_true", help="with --best: print only the early-stopping table")
+    ap.add_argument("--at", metavar="E1,E2,...", help="one row per run: test HR@10 at these epochs")
     a = ap.parse_args()
+    if a.at:
+        try:
+            epochs = [int(e) for e in a.at.split(",")]
+        except ValueError:
+            ap.error(f"--at: {a.at!r} is not a comma-separated list of epochs")
+        at_epochs_table(a.paths, epochs)
+        return
     if a.best_only:
         if not a.best:
             ap.error("--best-only needs --best P")

@@ -64,14 +64,16 @@ def best_row(rows, select, path):
     return best
 
 
-def read_run(path):
-    """(data set, seed, finished?, why not, best row, epochs recorded, steps at the best epoch) of one file."""
+def read_run(path, baseline):
+    """One file's data set, seed, whether it is finished (and why not), its rows and its best dev row;
+    a baseline file must be the preset's."""
     with h5py.File(path, "r") as f:
         ds = dataset_name(f, path)
         rows = f["epochs"][:]
         select = attr(f, "select", "hr@10")
         a = {k: attr(f, k, None) for k in ("status", "early_stopped_at_epoch", "seed", "best_dev_epoch")}
-        preset = {k: attr(f, k, None) for k in PRESET}
+        if baseline:
+            check_preset({k: attr(f, k, None) for k in PRESET}, path)
     last = int(rows["epoch"][-1]) if len(rows) else 0
     early = int(a["early_stopped_at_epoch"] or 0)
     if a["status"] != "ok":
@@ -85,13 +87,14 @@ def read_run(path):
         # train-seqrec records its own pick; a disagreement means this rule is not the run's
         raise Refused(f"{path}: best dev epoch {int(best['epoch'])} by dev {select}, the file says {int(a['best_dev_epoch'])}")
     return {"dataset": ds, "seed": int(a["seed"] or 0), "finished": not why, "why": why, "rows": rows, "last": last,
-            "best": best, "select": select, "preset": preset,
+            "best": best, "select": select,
             "name": os.path.basename(path).removesuffix(".h5")}
 
 
-def check_preset(run, path):
+def check_preset(settings, path):
     for k, want in PRESET.items():
-        got = run["preset"][k]
+        got = settings[k]
+        got = got.item() if hasattr(got, "item") else got  # numpy scalar -> Python, for the message
         if got is None or (int(got) != want if isinstance(want, int) else got != want):
             raise Refused(f"{path}: not a --preset s3rec run ({k} is {got!r}, the preset's is {want!r})")
 
@@ -147,8 +150,7 @@ def main(argv=None):
     try:
         groups, excluded, seen = {}, [], {}
         for p in a.runs:
-            r = read_run(p)
-            check_preset(r, p)
+            r = read_run(p, baseline=True)
             if not r["finished"]:
                 excluded.append(r)
                 continue
@@ -159,7 +161,7 @@ def main(argv=None):
             groups.setdefault(r["dataset"], []).append(r)
         ours = []
         for p in a.ours:
-            r = read_run(p)
+            r = read_run(p, baseline=False)
             with h5py.File(p, "r") as f:
                 r["objective"] = f"{attr(f, 'variant', '?')}, bias {attr(f, 'output_bias', 'none')}"
             ours.append(r)

@@ -4,16 +4,24 @@ no generated block of the same document: the worklist of issue 38's "no hand-typ
 listed is either a published figure, a setting, a date or version (fine), or a result typed by hand (move it
 into a block, refer to the table instead, or say that its file was not kept). Informational: exit 0.
 
-Numbers that are not results (a published figure, a setting, a date or version) are declared so in a
-comment of the document, on a line of its own, with the reason in parentheses after them:
+Two comments, each on a line of its own, take numbers off the worklist, and the count line says how many
+each took, so that what is set aside stays small and visible:
 
     <!-- not-results: 0.0605 0.0318 (P5's published SASRec, Beauty); 0.5 0.98 (settings: dropout, Adam β₂) -->
 
-Each declared number leaves the worklist wherever it occurs in that document, and the count line says how
-many prose decimals were set aside that way, so that the list stays small and visible. A declared number
-that the prose does not use is reported too (a stale declaration); a group without its reason is an error.
+declares numbers that are not results, each group with its reason in parentheses; each leaves the worklist
+wherever it occurs in that document. A declared number that the prose does not use is reported (a stale
+declaration), and a group without its reason is an error.
 
-    python3 scripts/results_prose_numbers.py [DOC.md ...] [-v]     (-v: every such line, with its numbers)
+    <!-- no-file: copied from the terminal, no run file kept -->
+
+marks the next paragraph or table (blank lines after the comment skipped, then up to the next blank line)
+as text whose numbers have no file: the text itself must say so plainly; the comment only lets this list
+tell those numbers apart from ones still to be generated.
+
+    python3 scripts/results_prose_numbers.py [DOC.md ...] [-v]     (-v: every listed line, with its numbers)
+
+Exit 2 with one line naming the document and line for a malformed declaration or block marker.
 """
 import argparse
 import os
@@ -22,9 +30,11 @@ import sys
 
 import results_tables as rt
 
-DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+# A sentence's full stop may follow a number; a version's next part ("0.3.21") may not.
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
 NOT_RESULTS = re.compile(r"^<!-- not-results: (.*) -->$")
-# One group of a declaration: numbers, then the reason in parentheses.
+NO_FILE = re.compile(r"^<!-- no-file: (.+) -->$")
+# One group of a not-results declaration: numbers, then the reason in parentheses.
 GROUP = re.compile(r"^((?:\d+\.\d+\s+)+)\(([^()]+)\)$")
 
 
@@ -45,16 +55,34 @@ def declared_not_results(path, lines):
     return declared, at
 
 
+def no_file_lines(lines):
+    """The indices of the no-file comments and of the paragraph or table each one marks."""
+    marked = set()
+    for i, line in enumerate(lines):
+        if not NO_FILE.match(line.strip()):
+            continue
+        marked.add(i)
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        while j < len(lines) and lines[j].strip():
+            marked.add(j)
+            j += 1
+    return marked
+
+
 def unmatched(path):
-    """(prose decimals, [(line number, line, numbers in no block)], prose decimals declared not results,
-    declared numbers the prose does not use) of one document."""
+    """Counts of one document's prose decimals {total, listed, not_results, no_file}, the listed lines
+    [(line number, line, numbers)], and the declared numbers the prose does not use."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     blocks = rt.parse_blocks(path, lines)
     declared, declarations = declared_not_results(path, lines)
+    no_file = no_file_lines(lines)
     inside = {i for b in blocks for i in range(b.begin, b.end + 1)}
     known = set(DECIMAL.findall("\n".join(lines[i] for i in sorted(inside))))
-    fenced, total, out, set_aside, used = False, 0, [], 0, set()
+    count = dict(total=0, listed=0, not_results=0, no_file=0)
+    fenced, out, used = False, [], set()
     for i, line in enumerate(lines):
         if line.lstrip().startswith("```"):
             fenced = not fenced
@@ -62,14 +90,17 @@ def unmatched(path):
         if fenced or i in inside or i in declarations:
             continue
         nums = DECIMAL.findall(line)
-        total += len(nums)
+        count["total"] += len(nums)
         missing = [n for n in nums if n not in known]
         used.update(n for n in missing if n in declared)
-        set_aside += sum(n in declared for n in missing)
+        count["not_results"] += sum(n in declared for n in missing)
         missing = [n for n in missing if n not in declared]
-        if missing:
+        if i in no_file:
+            count["no_file"] += len(missing)
+        elif missing:
+            count["listed"] += len(missing)
             out.append((i + 1, line, missing))
-    return total, out, set_aside, sorted(set(declared) - used)
+    return count, out, sorted(set(declared) - used)
 
 
 def main():
@@ -79,12 +110,14 @@ def main():
     args = ap.parse_args()
     for d in rt.documents(rt.ROOT, args.docs):
         try:
-            total, out, set_aside, stale = unmatched(d)
-        except rt.BlockError as e:
+            c, out, stale = unmatched(d)
+        except (rt.BlockError, OSError, UnicodeDecodeError) as e:
             print(f"results_prose_numbers: {e}", file=sys.stderr)
             return 2
-        print(f"{os.path.relpath(d, rt.ROOT)}: {sum(len(m) for _, _, m in out)} of {total} prose decimals in no block"
-              + (f" ({set_aside} more declared not results)" if set_aside else "")
+        aside = [f"{c['not_results']} declared not results"] if c["not_results"] else []
+        aside += [f"{c['no_file']} in text marked no-file"] if c["no_file"] else []
+        print(f"{os.path.relpath(d, rt.ROOT)}: {c['listed']} of {c['total']} prose decimals in no block"
+              + (f" (set aside: {', '.join(aside)})" if aside else "")
               + (f"; declared but unused: {', '.join(stale)}" if stale else ""))
         if args.verbose:
             for n, line, missing in out:

@@ -96,3 +96,17 @@ def test_refused_and_untouched(repo, body, message):
 def test_markers_in_a_code_fence_are_examples(repo):
     doc = doc_with(repo, "```\n" + BLOCK.format("anything\n") + "```\n")
     assert tables("--check", doc, root=repo).returncode == 0
+
+
+def test_double_star_reads_a_folder_and_its_subfolders(repo):
+    os.makedirs(repo / "runs" / "partial")
+    (repo / "runs" / "a.txt").write_text("1 2\n")
+    (repo / "runs" / "partial" / "b.txt").write_text("3 4\n")
+    (repo / "cat.py").write_text("import sys\nfor p in sys.argv[1:]:\n    print(p, open(p).read().strip())\n")
+    subprocess.run(["git", "-C", str(repo), "add", "runs", "cat.py"], check=True)
+    doc = doc_with(repo, "<!-- t:begin (generated: python3 cat.py runs/**/*.txt) -->\n<!-- t:end -->\n")
+    assert tables(doc, root=repo).returncode == 0
+    assert "runs/a.txt 1 2\nruns/partial/b.txt 3 4\n" in doc.read_text()
+    (repo / "runs" / "partial" / "c.txt").write_text("5 6\n")  # a new file the glob now reads, not committed
+    r = tables("--check", doc, root=repo)
+    assert r.returncode == 2 and "runs/partial/c.txt, which git does not track" in r.stderr
