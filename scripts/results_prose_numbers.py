@@ -92,7 +92,7 @@ def unmatched(path):
         nums = DECIMAL.findall(line)
         count["total"] += len(nums)
         missing = [n for n in nums if n not in known]
-        used.update(n for n in missing if n in declared)
+        used.update(n for n in nums if n in declared)
         count["not_results"] += sum(n in declared for n in missing)
         missing = [n for n in missing if n not in declared]
         if i in no_file:
