@@ -42,7 +42,7 @@ def evaluated(rows, lo, hi, col):
 
 
 def section3(root):
-    print("## Section 3: Beauty, Toys, Sports (leave-one-out)")
+    print("\n## Section 3: Beauty, Toys, Sports (leave-one-out)")
     rows, a, steps = load(root, "beauty_loo_fused_meanpos_s0")
     at = {int(s["step"]): float(s["loss"]) for s in steps}
     print("beauty_loo_fused_meanpos_s0 per-position train loss at steps 1 / 88 / 176 / 264 / 352 / 440 / 528 / 704: "
@@ -91,9 +91,51 @@ def converged_one_negative(root):
           f"{dev(28):.4f} -> {dev(32):.4f} ({dev(32) - dev(28):+.4f}); dev-to-test ratio at epoch 24 {hr(rows, 24) / dev(24):.2f}")
 
 
+GIB = 2.0**30
+
+
+def memory(root):
+    print("## Sections 1 and 1b: memory (GiB unless said)")
+    over = []
+    for v in ("dense", "chunked", "fused"):
+        with h5py.File(os.path.join(root, "table3_scaled", f"yambda_{v}_s0.h5"), "r") as f:
+            over.append((float(f.attrs["rss_peak_bytes"]) - float(f["memory"].attrs["measured_total_bytes"])) / GIB)
+    print(f"V = 87,695 runs (table3_scaled): RSS peak above the count {min(over):.2f}-{max(over):.2f}")
+    with h5py.File(os.path.join(root, "table3_B8_N256_fused.h5"), "r") as f:
+        m = f["memory"].attrs
+        tables = sum(float(m[f"measured_{x}_bytes"]) for x in ("parameters", "gradients", "optimizer_state")) / GIB
+        print(f"full catalogue B 8, N 256, fused, one process: parameters + gradients + AdamW state {tables:.1f} of "
+              f"{float(m['measured_total_bytes']) / GIB:.1f}")
+    with h5py.File(os.path.join(root, "table3_dp", "dense_B2_N256.h5"), "r") as f:
+        m = f["memory"].attrs
+        print(f"dense B 2, N 256 (one process): loss workspace {float(m['measured_loss_workspace_bytes']) / 2**20:,.1f} MiB; "
+              f"RSS peak above the count {(float(f.attrs['rss_peak_bytes']) - float(m['measured_total_bytes'])) / GIB:.2f}; "
+              f"data set {float(f.attrs['interactions']) / 1e6:.1f} M interactions")
+    over, speed = [], []
+    for cell in sorted(os.listdir(os.path.join(root, "table3_dp"))):
+        if not cell.startswith("N"):
+            continue
+        step = {}
+        for v in ("chunked", "fused"):
+            with h5py.File(os.path.join(root, "table3_dp", cell, f"yambda_{v}_s0.h5"), "r") as f:
+                r = f["ranks"][:]
+                over += list((r["rss_peak_bytes"] - r["measured_bytes"]) / GIB)
+                step[v] = float(np.median(f["steps"]["step_s"]))
+                if cell == "N256_Blocal8" and v == "fused":
+                    m = f["memory"].attrs
+                    kept = sum(float(m[f"measured_{x}_bytes"]) for x in
+                               ("parameters", "gradients", "optimizer_state", "loss_outputs")) / GIB
+                    print(f"data parallel, 2 ranks, B_local 8, N 256, fused: parameters + gradients + AdamW state + loss "
+                          f"outputs {kept:.1f} of {float(m['measured_total_bytes']) / GIB:.1f} per rank")
+        speed.append(step["chunked"] / step["fused"])
+    print(f"data parallel, every cell and rank: RSS peak above the count {min(over):.2f}-{max(over):.2f}; chunked / fused "
+          f"median step seconds {min(speed):.1f}-{max(speed):.1f}")
+
+
 def main(argv):
     root = argv[1] if len(argv) > 1 else "results/seqrec"
     try:
+        memory(root)
         section3(root)
         converged_one_negative(root)
     except (OSError, KeyError) as e:
