@@ -2,7 +2,7 @@
 """Markdown tables of a Table II sweep (Cut BCE paper) from one or more lobench run files (lobench's rows
 and the framework peers' rows of the same run: scripts/table2.sh).
 
-Usage: python3 plots/table2_markdown.py RUN.h5 [MORE.h5 ...] [-o TABLE.md] [--note TEXT] [--table summary|rows]
+Usage: python3 plots/table2_markdown.py RUN.h5 [MORE.h5 ...] [-o TABLE.md] [--note TEXT] [--table summary|rows|conditions]
 
 Two tables. The summary, one line per point (B, N, V): the fastest dense implementation of the run
 (lobench's `dense`, `cuda_dense` or any dense peer: `jax_dense`, `keras_dense`, `torch_dense`), the fastest
@@ -192,11 +192,14 @@ def conditions(attrs, rows):
     if "min_time_s" in attrs:
         lines.append(f"Repetitions: adaptive (total ≥ {float(attrs['min_time_s']):g} s and CV ≤ "
                      f"{100 * float(attrs.get('cv_target', 0.05)):g} %, at most {attrs.get('max_reps', '?')}).")
-    peers = sorted({text(r["variant"]) for r in rows if is_peer(r)})
-    if peers:
-        lines.append(f"Peers in the same run: {', '.join(peers)} (Python variants, lobench/peer_*.py; their "
-                     f"framework and its version in each row's origin).")
     return lines
+
+
+def peers_line(rows):
+    """The peers of the run (listed apart from the measured conditions: a dated run's peers were other scripts)."""
+    peers = sorted({text(r["variant"]) for r in rows if is_peer(r)})
+    return [f"Peers in the same run: {', '.join(peers)} (Python variants, lobench/peer_*.py; their "
+            f"framework and its version in each row's origin)."] if peers else []
 
 
 def main():
@@ -204,7 +207,7 @@ def main():
     ap.add_argument("runs", nargs="+")
     ap.add_argument("-o", "--out")
     ap.add_argument("--note", default="", help="a paragraph on the measurement conditions, printed under the title")
-    ap.add_argument("--table", choices=("summary", "rows"),
+    ap.add_argument("--table", choices=("summary", "rows", "conditions"),
                     help="print only this table (for a generated block of a report: scripts/results_tables.py)")
     args = ap.parse_args()
     import numpy as np
@@ -217,7 +220,8 @@ def main():
     rows = np.concatenate([p[[n for n in parts[0].dtype.names if n in common]] for p in parts]) if len(parts) > 1 else parts[0]
     table = Rows(rows)
     if args.table:
-        print("\n".join(summary_table(table) if args.table == "summary" else detail_table(table)))
+        tables = {"summary": summary_table, "rows": detail_table, "conditions": lambda t: conditions(attrs, rows)}
+        print("\n".join(tables[args.table](table)))
         return
 
     on_gpu = any(text(r["backend"]) == "cuda" for r in rows)
@@ -229,7 +233,7 @@ def main():
     out = [title, ""]
     if args.note:
         out += [args.note, ""]
-    out += conditions(attrs, rows) + [""]
+    out += conditions(attrs, rows) + peers_line(rows) + [""]
     out += ["## Summary", "", "Median step times; speed-ups are the other's time / fused's (chunked's) time, at the "
             "same operand and threads.", ""]
     out += summary_table(table) + [""]

@@ -62,7 +62,8 @@ def test_conditions_name_the_yardsticks():
     text = " ".join(lines)
     assert "best SGEMM 150.0 GFLOP/s on 2 threads" in text and "FMA peak 400.0" in text and "OpenBLAS 120.0 at 4096³" in text
     assert "lobench's own micro-kernels 150.0 at 4096³" in text
-    assert "adaptive" in text and "jax_dense" in text
+    assert "adaptive" in text and "jax_dense" not in text  # the peers are peers_line's
+    assert "jax_dense" in " ".join(t2.peers_line(rows(row("jax_dense", "peer", 1.0))))
 
 
 def test_block_sizes_of_one_variant_are_told_apart():
