@@ -141,12 +141,43 @@ def table(path):
     return out
 
 
+def cells_table(path):
+    """Every searched cell as Markdown lines: its seeds, the metric (mean ± std over the seeds, %), the gap to
+    fp32's mean in points, the final train loss (mean over the seeds whose loss is finite) and its change
+    against fp32's, and how many seeds' weights overflowed to inf or NaN."""
+    attrs, cells, _ = load(path)
+    groups = collections.OrderedDict()
+    for c in cells:
+        groups.setdefault((c["tensor"], c["rounding"], c["exponent_bits"], c["mantissa_bits"]), []).append(c)
+    base = groups.pop(next(k for k in groups if k[0] == "fp32"))
+    base_metric = np.mean([c["metric"] for c in base])
+    base_loss = np.mean([c["train_loss"] for c in base])
+    out = [f"fp32: {attrs.get('metric', 'metric')} {100 * base_metric:.2f} %, train loss {base_loss:.2f} nats/row "
+           f"({len(base)} seeds)", "",
+           "| tensor | rounding | format | seeds | metric (%) | − fp32 (points) | train loss | against fp32's | overflowed seeds |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for (tensor, rounding, e, m), cs in sorted(groups.items()):
+        metric = 100 * np.array([c["metric"] for c in cs], dtype=float)
+        loss = np.array([c["train_loss"] for c in cs], dtype=float)
+        loss = loss[np.isfinite(loss)]
+        spread = f" ± {metric.std(ddof=1):.2f}" if metric.size > 1 else ""
+        lossc = (f"{loss.mean():.2f} | {100 * (loss.mean() / base_loss - 1):+.1f} %" if loss.size else "– | –")
+        bad = sum(int(c["weight_non_finite"]) > 0 for c in cs)
+        out.append(f"| {tensor} | {rounding} | e{e}m{m} | {len(cs)} | {metric.mean():.2f}{spread} | "
+                   f"{metric.mean() - 100 * base_metric:+.2f} | {lossc} | {bad} |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_file")
     ap.add_argument("-o", "--out", default="frontier.png")
     ap.add_argument("--table", action="store_true", help="print the frontier table (Markdown) instead of drawing")
+    ap.add_argument("--cells", action="store_true", help="print every searched cell's metric and train loss (Markdown)")
     args = ap.parse_args()
+    if args.cells:
+        print("\n".join(cells_table(args.run_file)))
+        return
     if args.table:
         print("\n".join(table(args.run_file)))
         return

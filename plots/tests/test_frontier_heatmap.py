@@ -63,3 +63,19 @@ def test_table_gives_the_fewest_bits_per_width_with_the_metric_at_and_below():
     assert lines[2] == "| tensor | rounding | e3 | e4 |"
     assert lines[4] == "| classifier weights | nearest | **4** (59.90 ± 0.10 \\| 50.10 ± 0.10) | none |"
     assert len(lines) == 5
+
+
+def test_cells_table_gives_each_cells_metric_and_train_loss_against_fp32(tmp_path):
+    """--cells: the seeds' mean ± std, the gap in points, the mean finite train loss and its change, overflows."""
+    dtype = CELL + [("train_loss", "<f8"), ("weight_non_finite", "<i8")]
+    cells = [(-1, "fp32", "nearest_even", 0, 0, s, 0.60, "ok", 2.0, 0) for s in (0, 1)]
+    cells += [(0, "clf", "stochastic", 2, 1, 0, 0.50, "ok", 3.0, 0), (0, "clf", "stochastic", 2, 1, 1, 0.40, "ok", np.inf, 1)]
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("cells", data=np.array(cells, dtype=dtype))
+        f.create_dataset("frontier", data=np.array([], dtype=LINE))
+        f.attrs["metric"] = "p@1"
+    out = fh.cells_table(str(path))
+    assert out[0] == "fp32: p@1 60.00 %, train loss 2.00 nats/row (2 seeds)"
+    std = np.std([50.0, 40.0], ddof=1)
+    assert out[-1] == f"| clf | stochastic | e2m1 | 2 | 45.00 ± {std:.2f} | -15.00 | 3.00 | +50.0 % | 1 |"
