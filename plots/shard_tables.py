@@ -8,6 +8,8 @@ the CSV files, results/shard.md shows these tables):
                         the median GFLOP/s (6PVD), the communication share and the wait (imbalance) ranges
   --table model         model.csv: per shape, variant and network, the smallest R whose rank fits (the
                         `fits` column), the bytes per rank there and the predicted step (compute + comm)
+  --table comm_share    model.csv: per shape, variant and network, the predicted communication share of the
+                        step at R = 64 and R = 1024 (%)
   --table label_memory  label_memory.csv: per label count, the counted training peak at R = 1 and, for
                         R > 1, the largest rank's and the sum over ranks (MB = 10^6 bytes)
 
@@ -99,6 +101,16 @@ def model(path):
         print(f"| {shape} | {variant} | {network} | {r['R']} | {int(r['rank_bytes']) / 2**30:.2f} GiB | {step} |")
 
 
+def comm_share(path, at=(64, 1024)):
+    share = defaultdict(dict)
+    for r in rows(path):
+        share[(r["shape"], r["variant"], r["network"])][int(r["R"])] = 100 * float(r["comm_share"])
+    print("| shape | variant | network | " + " | ".join(f"comm share at R = {R:,}" for R in at) + " |")
+    print("|---|---|---|" + "---|" * len(at))
+    for (shape, variant, network), by_r in share.items():
+        print(f"| {shape} | {variant} | {network} | " + " | ".join(f"{by_r[R]:.3g} %" if R in by_r else "" for R in at) + " |")
+
+
 def label_memory(path):
     by = defaultdict(lambda: defaultdict(list))
     for r in rows(path):
@@ -115,9 +127,10 @@ def label_memory(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
-    ap.add_argument("--table", required=True, choices=("collectives", "scaling", "model", "label_memory"))
+    ap.add_argument("--table", required=True, choices=("collectives", "scaling", "model", "comm_share", "label_memory"))
     args = ap.parse_args()
-    {"collectives": collectives, "scaling": scaling, "model": model, "label_memory": label_memory}[args.table](args.csv)
+    {"collectives": collectives, "scaling": scaling, "model": model, "comm_share": comm_share,
+     "label_memory": label_memory}[args.table](args.csv)
 
 
 if __name__ == "__main__":

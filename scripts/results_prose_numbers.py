@@ -30,8 +30,9 @@ import sys
 
 import results_tables as rt
 
-# A sentence's full stop may follow a number; a version's next part ("0.3.21") may not.
-DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
+# A sentence's full stop may follow a number and so may a ratio's x ("1.45x"); a version's next part
+# ("0.3.21") and other letters (an exponent, "4.4e-6"; a name) may not.
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?=x\b|(?!\w|\.\d))")
 NOT_RESULTS = re.compile(r"^<!-- not-results: (.*) -->$")
 NO_FILE = re.compile(r"^<!-- no-file: (.+) -->$")
 # One group of a not-results declaration: numbers, then the reason in parentheses.
