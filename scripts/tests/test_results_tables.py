@@ -1,8 +1,8 @@
 """scripts/results_tables.py: a stale block is caught (exit 1 and a diff), a rewrite makes it current, and
 malformed markers, failing commands and uncommitted inputs are refused (exit 2) with every file untouched.
 
-The first test edits one digit of a real generated block of results/elmo-cpu.md (a copy in a temporary
-folder, its commands run from this checkout); the rest use a small git repository of their own."""
+The first test edits one digit of a real generated block of results/elmo-cpu.md and of results/seqrec-cpu.md
+(a copy in a temporary folder, its commands run from this checkout); the rest use a small git repository of their own."""
 import os
 import re
 import shutil
@@ -20,14 +20,19 @@ def tables(*args, root=REPO):
     return subprocess.run([sys.executable, SCRIPT, "--root", str(root), *map(str, args)], capture_output=True, text=True)
 
 
-def test_edited_number_in_a_real_document_is_caught(tmp_path):
-    doc = tmp_path / "elmo-cpu.md"
-    shutil.copy(os.path.join(REPO, "results", "elmo-cpu.md"), doc)
+@pytest.mark.parametrize("name, block, row_start", [
+    ("elmo-cpu.md", "operand_zen5", "| delicious |"),
+    # the same-code ratio of issue 38: an edited ratio of the paper's model to the S3-Rec-settings baseline
+    ("seqrec-cpu.md", "s3rec_baseline", "| beauty_loo_fused_nobias_plateau_cont2_s0 | Beauty | fused, bias none |"),
+])
+def test_edited_number_in_a_real_document_is_caught(tmp_path, name, block, row_start):
+    doc = tmp_path / name
+    shutil.copy(os.path.join(REPO, "results", name), doc)
     assert tables("--check", doc).returncode == 0, "the committed document is not current"
     text = doc.read_text(encoding="utf-8")
-    begin = text.index("<!-- operand_zen5:begin")
-    row = text.index("| delicious |", begin)
-    m = re.compile(r"\d").search(text, row + len("| delicious |"))  # the first digit of the row's numbers
+    begin = text.index(f"<!-- {block}:begin")
+    row = text.index(row_start, begin)
+    m = re.compile(r"\d").search(text, row + len(row_start))  # the first digit of the row's numbers
     edited = text[:m.start()] + str((int(m.group()) + 1) % 10) + text[m.end():]
     doc.write_text(edited, encoding="utf-8")
     r = tables("--check", doc)
