@@ -39,11 +39,23 @@ NO_FILE = re.compile(r"^<!-- no-file: (.+) -->$")
 GROUP = re.compile(r"^((?:\d+\.\d+\s+)+)\(([^()]+)\)$")
 
 
-def declared_not_results(path, lines):
+def fenced_lines(lines):
+    """The indices of the lines in ``` fences, the fence lines included (examples, not prose)."""
+    fenced, inside = set(), False
+    for i, line in enumerate(lines):
+        starts = line.lstrip().startswith("```")
+        if inside or starts:
+            fenced.add(i)
+        if starts:
+            inside = not inside
+    return fenced
+
+
+def declared_not_results(path, lines, fenced):
     """{number: reason} from the document's not-results comments, and the comments' line indices."""
     declared, at = {}, set()
     for i, line in enumerate(lines):
-        m = NOT_RESULTS.match(line.strip())
+        m = None if i in fenced else NOT_RESULTS.match(line.strip())
         if not m:
             continue
         at.add(i)
@@ -56,11 +68,11 @@ def declared_not_results(path, lines):
     return declared, at
 
 
-def no_file_lines(lines):
+def no_file_lines(lines, fenced):
     """The indices of the no-file comments and of the paragraph or table each one marks."""
     marked = set()
     for i, line in enumerate(lines):
-        if not NO_FILE.match(line.strip()):
+        if i in fenced or not NO_FILE.match(line.strip()):
             continue
         marked.add(i)
         j = i + 1
@@ -78,17 +90,15 @@ def unmatched(path):
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     blocks = rt.parse_blocks(path, lines)
-    declared, declarations = declared_not_results(path, lines)
-    no_file = no_file_lines(lines)
+    fenced = fenced_lines(lines)
+    declared, declarations = declared_not_results(path, lines, fenced)
+    no_file = no_file_lines(lines, fenced)
     inside = {i for b in blocks for i in range(b.begin, b.end + 1)}
     known = set(DECIMAL.findall("\n".join(lines[i] for i in sorted(inside))))
     count = dict(total=0, listed=0, not_results=0, no_file=0)
-    fenced, out, used = False, [], set()
+    out, used = [], set()
     for i, line in enumerate(lines):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-            continue
-        if fenced or i in inside or i in declarations:
+        if i in fenced or i in inside or i in declarations:
             continue
         nums = DECIMAL.findall(line)
         count["total"] += len(nums)

@@ -51,3 +51,8 @@ def test_no_file_marks_the_next_paragraph_only(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "1 of 3 prose decimals in no block (set aside: 2 in text marked no-file)" in r.stdout
     assert "[3.75]" in r.stdout and "1.25" not in r.stdout.split("\n", 1)[1]
+
+
+def test_declarations_in_a_code_fence_are_examples(tmp_path):
+    r = listing(tmp_path, "```\n<!-- not-results: 0.5 (dropout) -->\n<!-- no-file: x -->\n```\nlr 0.5 here\n")
+    assert r.returncode == 0 and "1 of 1 prose decimals in no block" in r.stdout and "declared" not in r.stdout, r.stdout
