@@ -85,9 +85,9 @@ def read_run(path, baseline):
     best = best_row(rows, select, path)
     if a["best_dev_epoch"] is not None and int(a["best_dev_epoch"]) != int(best["epoch"]):
         # train-seqrec records its own pick; a disagreement means this rule is not the run's
-        raise Refused(f"{path}: best dev epoch {int(best['epoch'])} by dev {select}, the file says {int(a['best_dev_epoch'])}")
-    return {"dataset": ds, "seed": int(a["seed"] or 0), "finished": not why, "why": why, "rows": rows, "last": last,
-            "best": best, "select": select,
+        raise Refused(f"{path}: best dev epoch {int(best['epoch'])} by dev {select}, "
+                      f"the file says {int(a['best_dev_epoch'])}")
+    return {"dataset": ds, "seed": int(a["seed"] or 0), "finished": not why, "why": why, "best": best, "select": select,
             "name": os.path.basename(path).removesuffix(".h5")}
 
 
@@ -121,6 +121,15 @@ def baseline_table(groups):
         diff = np.mean([float(r["best"]["test_hr_at_10"]) for r in runs]) - p_hr
         print(f"| {ds} | {len(runs)} (seed {seeds}) | {epochs} | {' | '.join(cols)} | {p_hr:.4f} / {p_ndcg:.4f} | "
               f"{diff:+.4f} ({100 * diff / p_hr:+.0f} %) |")
+
+
+def excluded_line(excluded):
+    """The runs left out of the means (each with why, and its best so far, marked as such)."""
+    if not excluded:
+        return "Excluded: none."
+    return "Excluded (not finished, so not averaged): " + "; ".join(
+        f"{r['name']} ({r['why']}; its best dev epoch so far, {int(r['best']['epoch'])}: test HR@10 "
+        f"{float(r['best']['test_hr_at_10']):.4f}, NDCG@10 {float(r['best']['test_ndcg_at_10']):.4f})" for r in excluded) + "."
 
 
 def ratio_table(ours, groups):
@@ -172,12 +181,7 @@ def main(argv=None):
         rs.sort(key=lambda r: r["seed"])
     baseline_table(groups)
     print()
-    if excluded:
-        print("Excluded (not finished, so not averaged): " + "; ".join(f"{r['name']} ({r['why']}; its best dev epoch so far, {int(r['best']['epoch'])}: test HR@10 "
-                                                               f"{float(r['best']['test_hr_at_10']):.4f}, NDCG@10 {float(r['best']['test_ndcg_at_10']):.4f})"
-                                                               for r in excluded) + ".")
-    else:
-        print("Excluded: none.")
+    print(excluded_line(excluded))
     if ours:
         print()
         ratio_table(ours, groups)
