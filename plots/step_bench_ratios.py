@@ -7,6 +7,12 @@ runs with the `_sgemm` rows (the variants with their products through OpenBLAS),
 ratio to their `_sgemm` row per repetition.
 
     python3 plots/step_bench_ratios.py results/cpu/fused_own_step.json
+
+With --table epilogue (runs with the `epilogue` row): per shape, the element-wise work of `fused` alone
+against the products, from CPU time, each repetition's figures from that repetition's rows: its time per
+logit, its time over the yardstick's logit product (e) and over `fused`'s step, the three products' ratio
+to the yardstick (p, `gemm_products_own`), the ceiling these two set on `fused`, 3 / (3/p + e) (the
+products at their own rate plus the element-wise work, nothing else), and `fused`'s measured ratio.
 """
 import argparse
 import json
@@ -23,6 +29,7 @@ def spread(values, fmt="{:.3g}"):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", help="step_bench JSON file")
+    ap.add_argument("--table", choices=["rates", "epilogue"], default="rates")
     args = ap.parse_args()
     with open(args.run) as f:
         run = json.load(f)
@@ -35,6 +42,8 @@ def main():
             continue  # (the peak row)
         reps[(row, shape.replace("/manual_time", ""))][b.get("repetition_index", 0)] = b
     shapes = sorted({s for _, s in reps}, key=lambda s: (int(s.split("/")[1].split(":")[1]), int(s.split("/")[0].split(":")[1])))
+    if args.table == "epilogue":
+        return epilogue_table(reps, shapes)
     own = any(row.endswith("_sgemm") for row, _ in reps)  # the run has the variants on OpenBLAS products beside
     print("| shape | row | GFLOP/s wall | GFLOP/s CPU time | / yardstick, wall | / yardstick, CPU time | / OpenBLAS gemm, CPU time |"
           + (" / its `_sgemm` row, CPU time |" if own else ""))
@@ -60,6 +69,24 @@ def main():
         if key in ctx:
             print(f"\n{key}: {ctx[key]}", end="")
     print()
+
+
+def epilogue_table(reps, shapes):
+    """The --table epilogue rows (see the module's docstring); exit 2 when the run has no epilogue row."""
+    if not any(row == "epilogue" for row, _ in reps):
+        raise SystemExit("step_bench_ratios.py: the run has no `epilogue` row (step_bench --benchmark_filter with epilogue)")
+    print("| shape | epilogue, ns per logit | epilogue / logit product | epilogue / fused step | products / yardstick (p) "
+          "| ceiling 3/(3/p + e) | fused / yardstick |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for shape in shapes:
+        epi, prod, fused = (reps.get((row, shape), {}) for row in ("epilogue", "gemm_products_own", "fused"))
+        if not epi:
+            continue
+        ceiling = [3 / (3 / prod[i]["frac_gemm_cpu"] + b["of_gemm_time_cpu"]) for i, b in epi.items() if i in prod]
+        col = lambda r, key: [b[key] for b in r.values() if key in b]
+        print(f"| {shape} | {spread(col(epi, 'ns_per_logit_cpu'))} | {spread(col(epi, 'of_gemm_time_cpu'))} | "
+              f"{spread(col(epi, 'of_fused_time_cpu'))} | {spread(col(prod, 'frac_gemm_cpu'))} | {spread(ceiling)} | "
+              f"{spread(col(fused, 'frac_gemm_cpu'))} |")
 
 
 if __name__ == "__main__":

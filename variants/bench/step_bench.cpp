@@ -24,6 +24,12 @@
 //   gemm_products_own/V:…/D:…  the same three products through our own micro-kernels (what `fused` makes
 //                          on AVX-512), no element-wise work.
 //   fused/V:…/D:…          the `fused` variant.
+//   epilogue/V:…/D:…       fused's element-wise work alone (loss terms, counts, s·σ of every logit: the
+//                          kernels' sigmoid_epilogue on tiles of logits made beforehand, in place), P·V logits:
+//                          ns_per_logit (wall; _cpu: CPU time per thread), of_gemm_time (its time over the
+//                          yardstick's logit product at the shape) and of_fused_time (over fused's step time
+//                          in this run). With the products at the yardstick's rate, fused's ratio to the
+//                          yardstick is at most 3 / (3 + of_gemm_time): the floor the element-wise work sets.
 //   chunked/V:…/D:…        the `chunked` variant (Cut BCE, logits computed twice).
 //   fused_sgemm, chunked_sgemm/V:…/D:…  the same two variants with their products through cpu::sgemm (the
 //                          library) instead of our own kernels (set_own_tile_kernels_enabled(false)): the
@@ -229,6 +235,56 @@ class OwnProducts {
   std::vector<float> At_, tiles_, dA_, dE_;
 };
 
+// The fused step's element-wise work alone (OwnTileKernels::sigmoid_epilogue: loss terms, counts and
+// s·σ(x) of every logit), tile by tile in the order and on the tiles `fused` uses, on each thread's tile of
+// logits made once beforehand (untimed) and worked on in place: each pass turns the tile's values into s·σ
+// of the last ones, and the work per value does not depend on the values (no branch in the epilogue).
+// What the step pays for its element-wise work when it is not hidden behind the products.
+class OwnEpilogue {
+ public:
+  OwnEpilogue(const StepData& d, const cpu::OwnTileKernels& own)
+      : d_(d), own_(own), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})),
+        ldat_(cpu::transposed_ld(d.P)), At_(size_t(d.D * ldat_)),
+        tiles_(size_t(b_.threads * b_.block_v * cpu::transposed_ld(b_.block_p))), row_scale_(size_t(d.P)),
+        loss_(size_t(b_.threads * d.P)), predicted_(size_t(b_.threads * d.P)) {
+    cpu::transpose_rows(d.A.data(), d.P, d.D, At_.data(), ldat_);
+    cpu::fill_row_scale(d.view(), row_scale_.data());
+    for (int thread = 0; thread < b_.threads; ++thread) own_.logits(tile(thread, 0, 0));
+  }
+
+  void operator()() {
+    const int64_t n_vblocks = (d_.V + b_.block_v - 1) / b_.block_v;
+#pragma omp parallel num_threads(b_.threads)
+    {
+      const int thread = omp_get_thread_num();
+      for (int64_t p0 = 0; p0 < d_.P; p0 += b_.block_p) {
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t vb = 0; vb < n_vblocks; ++vb)
+          own_.sigmoid_epilogue(tile(thread, p0, vb), row_scale_.data() + p0, loss_.data() + thread * d_.P + p0,
+                                predicted_.data() + thread * d_.P + p0);
+      }
+    }
+  }
+
+ private:
+  cpu::TransposedTile tile(int thread, int64_t p0, int64_t vb) {
+    cpu::TransposedTile t;
+    t.rows = std::min(b_.block_p, d_.P - p0), t.n = std::min(b_.block_v, d_.V - vb * b_.block_v), t.D = d_.D;
+    t.At = At_.data() + p0, t.ldat = ldat_;
+    t.A = d_.A.data() + p0 * d_.D;
+    t.E = d_.E.data() + vb * b_.block_v * d_.D;
+    t.Gt = tiles_.data() + thread * b_.block_v * cpu::transposed_ld(b_.block_p), t.ldt = cpu::transposed_ld(t.rows);
+    return t;
+  }
+  const StepData& d_;
+  const cpu::OwnTileKernels& own_;
+  cpu::TileBlocks b_;
+  int64_t ldat_;
+  std::vector<float> At_, tiles_, row_scale_;
+  std::vector<double> loss_;
+  std::vector<int64_t> predicted_;
+};
+
 // The logit products of the tiles with bf16 operands (the tiles fused_bf16 makes): A paired along D once,
 // each vocabulary block of E paired along D and transposed once (untimed), then per tile the one bf16
 // product the variants make.
@@ -388,6 +444,31 @@ void bench_gemm_products(benchmark::State& state, int64_t V, int64_t D) {
   report(state, d, time_iterations(state, three), 6);
 }
 
+// The element-wise work of the fused step alone (OwnEpilogue), as time per logit and as a share of the
+// fused step's time and of the yardstick's logit product at the same shape in this run.
+void bench_epilogue(benchmark::State& state, int64_t V, int64_t D) {
+  const cpu::OwnTileKernels* own = cpu::own_tile_kernels();
+  if (!own) {
+    state.SkipWithError("the micro-kernels of our own need AVX-512 (and LOBENCH_ISA not below avx512)");
+    return;
+  }
+  const StepData& d = inputs(V, D);
+  OwnEpilogue epilogue(d, *own);
+  const Timing t = time_iterations(state, epilogue);
+  const double logits = double(d.P) * double(d.V);
+  state.counters["ns_per_logit"] = t.wall / logits * 1e9;
+  state.counters["ns_per_logit_cpu"] = t.cpu / kThreads / logits * 1e9;
+  // (a time over the yardstick product's: the rates' inverse, 2·P·V·D flops)
+  const Rates g = gemm_rate(d);
+  state.counters["of_gemm_time"] = t.wall / (flops(d, 2) / g.wall / 1e9);
+  state.counters["of_gemm_time_cpu"] = t.cpu / (flops(d, 2) * kThreads / g.cpu / 1e9);
+  const std::string key = "fused/" + std::to_string(V) + "x" + std::to_string(D);
+  if (auto it = fp32_variant_rates().find(key); it != fp32_variant_rates().end()) {
+    state.counters["of_fused_time"] = t.wall / (flops(d, 6) / it->second.wall / 1e9);
+    state.counters["of_fused_time_cpu"] = t.cpu / (flops(d, 6) * kThreads / it->second.cpu / 1e9);
+  }
+}
+
 // Both ceilings once per iteration (0.4 s of bursts per thread), summed over the threads.
 void bench_peaks(benchmark::State& state) {
   if (auto why = cpu::bf16_simd_unavailable()) {
@@ -541,6 +622,7 @@ void register_all() {
     if (V <= 100000) names.push_back("dense");
     for (const std::string& name : names)
       tune(benchmark::RegisterBenchmark((name + args).c_str(), bench_variant, name, "fp32", V, D, false));
+    tune(benchmark::RegisterBenchmark(("epilogue" + args).c_str(), bench_epilogue, V, D));
     for (const std::string& name : {"fused", "chunked"})
       tune(benchmark::RegisterBenchmark((name + "_sgemm" + args).c_str(), bench_variant, name, "fp32", V, D, true));
     tune(benchmark::RegisterBenchmark(("gemm_bf16" + args).c_str(), bench_gemm_bf16, V, D));

@@ -103,6 +103,8 @@ int main(int argc, char** argv) {
       {"logits_sigmoid", 1, [&](int blk) { k->logits_sigmoid(t(blk), b.scale.data(), b.loss.data(), b.predicted.data()); }},
       {"logits_softplus", 1, [&](int blk) { k->logits_softplus(t(blk), b.loss.data(), b.predicted.data()); }},
       {"logits_scaled_sigmoid", 1, [&](int blk) { k->logits_scaled_sigmoid(t(blk), b.scale.data()); }},
+      // (in place: each pass turns the tile's values into s·σ of them; the work per value does not depend on it)
+      {"sigmoid_epilogue (no product)", 1, [&](int blk) { (void)blk; k->sigmoid_epilogue(t(0), b.scale.data(), b.loss.data(), b.predicted.data()); }},
       {"grad_E", 1, [&](int blk) { k->grad_E(t(blk), b.dE.data() + blk * n * D, true); }},
       {"grad_A", 1, [&](int blk) { k->grad_A(t(blk), b.dA.data(), true); }},
       {"products (logits, grad_E, grad_A)", 3, [&](int blk) {

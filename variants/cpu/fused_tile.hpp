@@ -66,6 +66,9 @@ struct OwnTileKernels {
   void (*logits_softplus)(const TransposedTile& t, double* loss, int64_t* predicted);
   // Gt[j, r] = row_scale[r]·σ(x[j, r]) alone (chunked's backward scan).
   void (*logits_scaled_sigmoid)(const TransposedTile& t, const float* row_scale);
+  // logits_sigmoid's element-wise work alone, on the logits x[j, r] already in Gt: the same Gt, loss and
+  // predicted, bit for bit, as logits_sigmoid (the epilogue's own cost: step_bench's `epilogue` row).
+  void (*sigmoid_epilogue)(const TransposedTile& t, const float* row_scale, double* loss, int64_t* predicted);
   // dE[j, d] = (accumulate ? dE[j, d] : 0) + Σ_r Gt[j, r]·A[r, d] (the chain above); dE rows D apart.
   void (*grad_E)(const TransposedTile& t, float* dE, bool accumulate);
   // dA[r, d] = (accumulate ? dA[r, d] : 0) + Σ_j Gt[j, r]·E[j, d] (the chain above); dA rows D apart.

@@ -262,6 +262,32 @@ TEST(FusedTileKernels, EpilogueHalvesEqualTheWholeBitForBit) {
     }
 }
 
+// The epilogue alone (step_bench's `epilogue` row) on the logits `logits` stored does what logits_sigmoid
+// does with them in registers: the same tile, loss and counts, bit for bit, spare columns untouched.
+TEST(FusedTileKernels, EpilogueAloneEqualsTheEpilogueInTheProductBitForBit) {
+  LOBENCH_REQUIRE_OWN_KERNELS();
+  const cpu::OwnTileKernels& k = *cpu::own_tile_kernels();
+  std::mt19937 rng(15);
+  for (int64_t rows : kRows)
+    for (int64_t n : kEntries) {
+      Case in_product(rows, n, 23, rng), alone = in_product;
+      alone.t.At = alone.At.data() + alone.p0, alone.t.A = alone.A_all.data() + alone.p0 * alone.D;
+      alone.t.E = alone.E.data(), alone.t.Gt = alone.Gt.data();
+      const auto scale = random_floats(rows, rng, 2.0f);
+      std::vector<double> loss(static_cast<size_t>(rows), 0.25), loss_alone = loss;
+      std::vector<int64_t> predicted(static_cast<size_t>(rows), 3), predicted_alone = predicted;
+      k.logits_sigmoid(in_product.t, scale.data(), loss.data(), predicted.data());
+      k.logits(alone.t);
+      k.sigmoid_epilogue(alone.t, scale.data(), loss_alone.data(), predicted_alone.data());
+      alone.expect_spare_columns_untouched("sigmoid_epilogue");
+      EXPECT_EQ(loss_alone, loss) << "rows " << rows << " n " << n;
+      EXPECT_EQ(predicted_alone, predicted) << "rows " << rows << " n " << n;
+      for (size_t i = 0; i < in_product.Gt.size(); ++i)
+        ASSERT_TRUE(same_bits(alone.Gt[i], in_product.Gt[i]) || (std::isnan(alone.Gt[i]) && std::isnan(in_product.Gt[i])))
+            << "rows " << rows << " n " << n << " at " << i;
+    }
+}
+
 TEST(FusedTileKernels, GradientProductsEqualTheirChainsBitForBit) {
   LOBENCH_REQUIRE_OWN_KERNELS();
   std::mt19937 rng(13);
