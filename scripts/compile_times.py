@@ -9,7 +9,8 @@ but with this script as the compiler and linker launcher instead of ccache, buil
 and its children), their wall seconds and peak memory, the totals per language and for the links, and the
 build's wall time. CPU seconds are the measure that a shared or loaded machine does not inflate much;
 wall time on N idle cores is about CPU / N when the build keeps N units busy. --json FILE also writes
-every unit's record.
+every unit's record; --compare FILE (an earlier --json) adds that build's CPU seconds beside each unit.
+The compiler's own output goes to BUILD_DIR/build.log (printed when the build fails).
 
 Launcher mode (what CMake calls; not for people): compile_times.py --record LOG COMMAND ARGS... runs the
 command and appends one JSON line (output file, source, cpu_s, wall_s, max_rss_kib, kind) to LOG.
@@ -70,6 +71,7 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--generator", default=None, help="CMake generator (default: CMake's, Unix Makefiles)")
     ap.add_argument("--json", help="also write every unit's record to this file")
+    ap.add_argument("--compare", help="an earlier --json file: its CPU seconds beside this build's")
     args = ap.parse_args(argv)
 
     build = Path(args.build_dir).resolve()
@@ -97,11 +99,14 @@ def main() -> int:
     subprocess.run(configure, check=True, env=env, stdout=subprocess.DEVNULL)
     start = time.monotonic()
     load = os.getloadavg()[0]
-    rc = subprocess.run(["cmake", "--build", str(build), f"-j{args.jobs}", "--target", *args.targets],
-                        env=env, stdout=subprocess.DEVNULL).returncode
+    with open(build / "build.log", "w") as out:
+        rc = subprocess.run(["cmake", "--build", str(build), f"-j{args.jobs}", "--target", *args.targets],
+                            env=env, stdout=out, stderr=subprocess.STDOUT).returncode
     wall = time.monotonic() - start
     if rc != 0:
-        print(f"compile_times: the build of {' '.join(args.targets)} failed (exit {rc})", file=sys.stderr)
+        sys.stderr.write((build / "build.log").read_text()[-20000:])
+        print(f"compile_times: the build of {' '.join(args.targets)} failed (exit {rc}); {build}/build.log",
+              file=sys.stderr)
         return 1
 
     units = [json.loads(line) for line in log.read_text().splitlines()]
@@ -116,11 +121,24 @@ def main() -> int:
     for u in units:
         by_kind.setdefault(u["kind"], []).append(u["cpu_s"])
     print("  " + ", ".join(f"{k}: {sum(v):.1f} CPU-s in {len(v)}" for k, v in sorted(by_kind.items())))
-    print(f"\n{'CPU-s':>7} {'wall-s':>7} {'MiB':>6}  unit (heaviest {min(args.top, len(compiles))})")
+    before = {}
+    if args.compare:
+        for u in json.loads(Path(args.compare).read_text()):
+            before[unit_name(u)] = u["cpu_s"]
+        old_total = sum(before.values())
+        print(f"  before ({args.compare}): {old_total:.1f} CPU-s in {len(before)} steps")
+    head = f"{'before':>7} " if args.compare else ""
+    print(f"\n{head}{'CPU-s':>7} {'wall-s':>7} {'MiB':>6}  unit (heaviest {min(args.top, len(compiles))})")
     for u in compiles[:args.top]:
-        name = short(u["source"], build) or short(u["out"], build)
-        print(f"{u['cpu_s']:7.1f} {u['wall_s']:7.1f} {u['max_rss_kib'] / 1024:6.0f}  {name}")
+        was = f"{before[unit_name(u)]:7.1f} " if unit_name(u) in before else f"{'-':>7} " if args.compare else ""
+        print(f"{was}{u['cpu_s']:7.1f} {u['wall_s']:7.1f} {u['max_rss_kib'] / 1024:6.0f}  {short(unit_name(u), build)}")
     return 0
+
+
+def unit_name(u: dict) -> str:
+    """The unit's source file, the same in any build folder (a generated unity file by its folder's tail)."""
+    name = u["source"] or u["out"]
+    return name.split("/CMakeFiles/", 1)[1] if "/CMakeFiles/" in name else name
 
 
 if __name__ == "__main__":
