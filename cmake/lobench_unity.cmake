@@ -36,15 +36,27 @@ function(lobench_unity_groups target dir)
   endforeach()
 endfunction()
 
-# Two groups per target, so that both cores of a 2-core machine have one to compile. Only targets whose
+# Two groups per target, so that both cores of a 2-core machine have one to compile. Only groups whose
 # objects reach no symbol outside their own link closure: a program that needs one file of a group links
-# the whole group's object. (lobench_harness is not grouped for that reason: its cli/options.cpp calls
-# set_command_exit_code, which only the lobench executable defines, and its sweep files call the float64
-# reference of lobench_variants, which a harness user links itself; grouped, harness_test failed to link.)
+# the whole group's object. (lobench_harness's sweep files are not grouped for that reason: they call the
+# float64 reference of lobench_variants, which a harness user links itself; grouped, harness_test failed
+# to link.)
 # The commands: argument parsing and dispatch to the libraries.
 lobench_unity_groups(lobench ${PROJECT_SOURCE_DIR}/harness/cli
-  GROUP a main.cpp run_command.cpp list_command.cpp check_command.cpp schema_command.cpp
+  GROUP a main.cpp run_command.cpp list_command.cpp check_command.cpp schema_command.cpp tune_command.cpp
   GROUP b quantize_command.cpp train_xmc_command.cpp train_seqrec_command.cpp merge_command.cpp compare_command.cpp)
+# The command line's shared pieces (lobench_cli: the option table, count notation, --plugin, "did you
+# mean"): one group, one CLI11 parse instead of four. Its closure is its own and the harness library's (the
+# commands' exit status, which options.cpp sets, is defined in the group: command_exit_code.cpp).
+lobench_unity_groups(lobench_cli ${PROJECT_SOURCE_DIR}/harness/cli
+  GROUP all options.cpp numbers.cpp plugin_option.cpp suggest.cpp command_exit_code.cpp)
+# The run files' input and output (harness/io: HDF5, rows, merges, partitions; no arithmetic on results;
+# nothing outside the folder but variants/checked_math.hpp, a header). Two groups, because merge_runs.cpp
+# and merge_run_folders.cpp, and h5_io.cpp and merge_runs.cpp, define helpers of the same name.
+lobench_unity_groups(lobench_harness ${PROJECT_SOURCE_DIR}/harness/io
+  GROUP io_a h5_io.cpp interrupt_guard.cpp output_path.cpp partition.cpp provenance_attrs.cpp table_row.cpp
+             merge_run_folders.cpp
+  GROUP io_b result_row.cpp results_file.cpp run_file_writer.cpp recorded_run.cpp merge_runs.cpp)
 # Readers and generators of data sets (no -march: no FMA to contract into).
 lobench_unity_groups(lobench_datasets ${PROJECT_SOURCE_DIR}/datasets
   GROUP a parse_error.cpp line_reader.cpp tokens.cpp sparse_dataset.cpp xc_format.cpp mulan_xml.cpp arff.cpp

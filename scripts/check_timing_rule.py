@@ -43,6 +43,7 @@ ROLES = {
     "plots/gate_trials.py": "how long each gate trial took, reported beside its verdict",
     "plots/perf_paired.py": "the paired gate's time budget for its rounds",
     "scripts/run_readme.py": "how long each README command took",
+    "scripts/compile_times.py": "each compile's and the build's wall time, beside their CPU time",
 }
 
 CLOCK = re.compile(r"\b(steady_clock|system_clock|high_resolution_clock)::now\b|\bclock_gettime\s*\(|\bMPI_Wtime\s*\("

@@ -1,9 +1,9 @@
 // The subcommands of `lobench`, one file each.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
+
+#include "harness/cli/cli_fwd.hpp"
 
 namespace lobench {
 

@@ -10,6 +10,7 @@
 // status (--exit-offset 10); any other ending, a traceback's 1, a signal or a "Python" that does nothing
 // and exits 0 (LOBENCH_PYTHON=/bin/true), is not a verdict: exit 2 with one line saying so. (Without this,
 // a crash would read as "slower" and a missing interpreter as "pass".)
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"
@@ -7,12 +8,6 @@
 #include "variants/variant.hpp"
 
 namespace lobench {
-
-namespace {
-int g_exit_code = 0;
-}
-void set_command_exit_code(int code) { g_exit_code = code; }
-int command_exit_code() { return g_exit_code; }
 
 void register_list_command(CLI::App& app) {
   auto plugins = std::make_shared<std::vector<std::string>>();

@@ -1,5 +1,6 @@
 // `lobench merge OUT PARTS...`: join the run files of a sweep's partitions, or the --out-dir folders of a
 // train-xmc or train-seqrec sweep's partitions, through the one merger (harness/io/merge_runs.hpp).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <memory>

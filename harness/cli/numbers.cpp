@@ -1,5 +1,7 @@
 #include "harness/cli/numbers.hpp"
 
+#include <CLI/CLI.hpp>
+
 namespace lobench::cli {
 
 void accept_count_notation(CLI::App& app) {

@@ -9,11 +9,10 @@
 // which skipped every row of a run that then exited 0.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 
+#include "harness/cli/cli_fwd.hpp"
 #include "harness/config/counts.hpp"
 #include "harness/config/option_checks.hpp"
 

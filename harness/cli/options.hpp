@@ -9,10 +9,11 @@
 // table, with a note on stderr when used.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "harness/cli/cli_fwd.hpp"
 
 namespace lobench::cli {
 

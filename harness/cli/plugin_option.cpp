@@ -1,5 +1,7 @@
 #include "harness/cli/plugin_option.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "harness/cli/options.hpp"
 
 namespace lobench::cli {

@@ -3,10 +3,10 @@
 // it names is harness/plugin/plugin_loader.hpp, a layer below the command line (scripts/check_layers.py).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
+
+#include "harness/cli/cli_fwd.hpp"
 
 namespace lobench::cli {
 

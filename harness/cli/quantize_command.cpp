@@ -1,5 +1,6 @@
 #include "harness/cli/quantize_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cmath>

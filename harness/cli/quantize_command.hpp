@@ -2,10 +2,10 @@
 // rounded float32 values and the packed codes.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
+
+#include "harness/cli/cli_fwd.hpp"
 
 namespace lobench {
 

@@ -1,4 +1,5 @@
 // `lobench run`: a sweep of loss-and-gradient steps on synthetic inputs (harness/sweep/run_sweep.hpp).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <filesystem>

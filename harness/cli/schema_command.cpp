@@ -1,5 +1,6 @@
 // `lobench schema`: the run files' schema (results/SCHEMA.md), generated from the one definition of
 // the row (harness/io/result_row.hpp).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <fstream>

@@ -1,5 +1,6 @@
 #include "harness/cli/suggest.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

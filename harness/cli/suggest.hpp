@@ -1,11 +1,11 @@
 // "Did you mean": the nearest known name to a mistyped option or subcommand.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "harness/cli/cli_fwd.hpp"
 
 namespace lobench {
 

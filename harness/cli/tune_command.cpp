@@ -1,5 +1,6 @@
 // `lobench tune`: the fp32 products choice (harness/meters/products_choice.hpp) measured again on this
 // machine and written to its cache, with both paths' times per shape class.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"

@@ -4,6 +4,7 @@
 // (Registry::register_from, as built-ins and C++ plug-ins) and runs the `run` or `list` command of the
 // C++ program in this process, on this thread, with the GIL held. Built in the build tree
 // (LOBENCH_PYTHON_PACKAGE=ON); the wheel carries the step library (_ext) only.
+#include <CLI/CLI.hpp>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>

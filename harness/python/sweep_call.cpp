@@ -1,5 +1,6 @@
 #include "harness/python/sweep_call.hpp"
 
+#include <CLI/CLI.hpp>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>

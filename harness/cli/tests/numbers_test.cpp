@@ -2,6 +2,7 @@
 // that must carry a unit, and the transform that gives every integer option of a command the same.
 #include "harness/cli/numbers.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include "harness/cli/option_checks.hpp"
