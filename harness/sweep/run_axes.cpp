@@ -57,6 +57,7 @@ int64_t count(const std::string& value) { return std::stoll(value); }  // an int
 
 const char* const kListDetail = "a comma-separated list: one row per value";
 
+// The table itself, one entry per axis (its length is the number of axes, not logic).
 std::vector<RunAxis> built_in_axes() {
   const auto I = AxisKind::integer, T = AxisKind::text;
   std::vector<RunAxis> a;
