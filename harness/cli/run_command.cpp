@@ -14,6 +14,7 @@
 #include "harness/cli/plugin_option.hpp"
 #include "harness/provenance.hpp"
 #include "harness/sweep/isolated_row.hpp"
+#include "harness/sweep/run_axes.hpp"
 #include "harness/sweep/run_sweep.hpp"
 #include "harness/sweep/step_point.hpp"
 #if LOBENCH_HAS_MPI
@@ -106,10 +107,8 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
 
 // The options every command shares get their help and default from one table (harness/cli/options.hpp).
 void declare_shared(CLI::App* cmd) {
-  for (const char* axis : {"--B", "--N", "--D", "--L", "--reduction", "--threads", "--block-v", "--seed"})
-    cli::shared(cmd->get_option(axis), "a comma-separated list: one row per value");
-  cli::shared(cmd->get_option("--operand"), "also tf32 (tensor-core float32, GPU rows); e4m3 and e5m2 on the CPU "
-                                           "variants fused, chunked and dense; a comma-separated list: one row per value");
+  for (const sweep::RunAxis& axis : sweep::run_axes())  // the axes other commands take too, with run's detail
+    if (axis.shared) cli::shared(cmd->get_option("--" + axis.name), axis.help);
   cli::shared(cmd->get_option("--out"), "the run file (HDF5); an existing one is refused unless --resume or --overwrite");
   cli::shared(cmd->get_option("--shard"), "vocab (rows of E), positions, or vocab,positions (a grid)");
   cli::shared(cmd->get_option("--resume"), "appends to --out, skipping the (variant, point) rows already in it");

@@ -1,5 +1,5 @@
 // `lobench schema`: the run files' schema (results/SCHEMA.md), generated from the one definition of
-// the row (harness/io/result_row.hpp).
+// the row (harness/io/result_row.hpp) and of `lobench run`'s axes (harness/sweep/run_axes.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -8,6 +8,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/options.hpp"
 #include "harness/io/result_row.hpp"
+#include "harness/sweep/run_axes.hpp"
 
 namespace lobench {
 
@@ -16,7 +17,7 @@ void register_schema_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("schema", "Print the run files' schema as Markdown (what results/SCHEMA.md holds).");
   cli::shared(cmd->add_option("--out", *out), "Markdown instead of stdout");
   cmd->callback([out] {
-    const std::string md = io::schema_markdown();
+    const std::string md = io::schema_markdown(sweep::run_axes_markdown());
     if (out->empty()) {
       fmt::print("{}", md);
     } else {

@@ -2,8 +2,10 @@
 // struct, the HDF5 compound type (results_file.cpp), the schema document results/SCHEMA.md (`lobench schema`, checked
 // by a test) and what the Python reader (plots/lobench_results.py) is told through the file itself.
 //
-// Every change of columns increases kSchemaVersion; files of every earlier version still read and
-// resume (results_file.cpp, tests keep one small file of each version).
+// Every change of columns increases kSchemaVersion and says what changed in kSchemaHistory; files of every
+// earlier version still read and resume (results_file.cpp, tests keep one small file of each version).
+// The columns before `status` are a row's identity (identity_columns(): the resume and merge key), the
+// columns of the sweep's axes (sweep/run_axes.cpp) among them.
 // Measurements that were not taken are NaN (never 0): a skipped row has NaN times, bytes and errors.
 #pragma once
 
@@ -18,6 +20,20 @@
 namespace lobench::io {
 
 inline constexpr int64_t kSchemaVersion = 4;
+// What each earlier version lacked or wrote otherwise (results/SCHEMA.md): a change of columns adds its
+// sentence here.
+inline constexpr const char* kSchemaHistory =
+    "Files of every earlier schema version still read and resume. Version 1 (before this list was the one\n"
+    "definition) kept the samples in a `time_samples_s` float64[64] column, and wrote 0 (sizes) or −1\n"
+    "(`peak_device_bytes`, `counts_mismatch`) for measurements not taken; the reader turns those into NaN\n"
+    "and the samples into `/samples` rows. A resumed version-1 file keeps its layout. Version 2 lacked the\n"
+    "columns of the measurement yardsticks and meters (`fma_peak_gflops`, `local_gemm_before_gflops`,\n"
+    "`local_gemm_after_gflops`, `flags`, `rss_growth_bytes`, `rank_time_min_s`, `rank_time_max_s`): they read\n"
+    "as NaN (empty `flags`), and its `gemm_gflops` is the SGEMM rate of the point's tile shape, not the\n"
+    "machine's best. A resumed version-2 file keeps its layout (the newer columns are not stored). Version 3\n"
+    "lacked `origin`, `timing_source` and `memory_meter`: they read empty (its rows are built-ins, C++ plug-ins\n"
+    "named in the `plugins` attribute, or Python variants, backend `python`, whose `peak_bytes` is their RSS\n"
+    "growth); a resumed version-3 file keeps its layout.";
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 using Text8 = FixedText<8>;
@@ -134,8 +150,9 @@ using Text256 = FixedText<256>;
 struct ResultRow {
   LOBENCH_ROW_MEMBERS(LOBENCH_RESULT_COLUMNS)
 
-  // The identity of a point for --resume: variant, backend, shape, options and seed (an empty
-  // operand, as in files written before the column existed, counts as fp32; so does an empty format).
+  // The identity of a point for --resume and merge: every identity column (identity_columns()) as
+  // `name=value` (an empty operand, as in files written before the column existed, counts as fp32; so
+  // does an empty format).
   std::string key() const;
   static const std::vector<Column>& columns();  // result_columns()
 };
@@ -153,8 +170,22 @@ struct SampleRow {
 
 // The columns of ResultRow in order.
 const std::vector<Column>& result_columns();
+// The column `name`; throws std::logic_error for a name that is not a column.
+const Column& result_column(const std::string& name);
+// The columns that identify a row (its key): every column before `status` but `row_id` (the order of
+// completion), `P` (B·N) and `e_stored_bytes` (measured) — the variant, its backend, the columns of the
+// sweep's axes (sweep/run_axes.cpp: a new axis's column goes there), `weighted`, `ranks` and `shard`.
+const std::vector<const Column*>& identity_columns();
 
-// results/SCHEMA.md, generated from the column list and the file layout's description.
-std::string schema_markdown();
+// A column of `row` as text: integers in plain digits, text as stored, float64 as fmt's shortest form.
+std::string column_text(const ResultRow& row, const Column& c);
+// Sets a column from text (integers in plain digits). Throws std::invalid_argument naming the column
+// when the text is not an integer or does not fit a text column whole.
+void set_column_text(ResultRow& row, const Column& c, const std::string& text);
+
+// results/SCHEMA.md, generated from the column list and the file layout's description. `axes_rows`: the
+// rows `| option | column | kind | default |` of `lobench run`'s axes, which the sweep declares
+// (sweep/run_axes.hpp: run_axes_markdown()).
+std::string schema_markdown(const std::string& axes_rows);
 
 }  // namespace lobench::io

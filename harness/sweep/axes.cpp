@@ -2,6 +2,8 @@
 
 #include "harness/config/counts.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
 #include <charconv>

@@ -7,12 +7,14 @@
 // named sweep (`lobench run @harness/sweeps/table2.args --B 32`) override the file's values.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;  // CLI11, the heaviest header of the build, is included where options are registered (axes.cpp)
+}
 
 namespace lobench::sweep {
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "harness/sweep/point_inputs.hpp"
+#include "harness/sweep/run_axes.hpp"
 #include "harness/sweep/yardstick.hpp"
 #include "harness/system_memory.hpp"
 
@@ -52,19 +53,15 @@ static_assert(io::Text32::capacity - 1 == kMaxVariantNameBytes,
               "a variant name the registry accepts must fit the run file's variant column whole");
 
 io::ResultRow identity_row(const StepPoint& pt, const Variant& v) {
-  const Shape& s = pt.shape;
   io::ResultRow row;
-  row.variant.set(v.name());
   row.backend.set(v.backend());
   row.origin.set(Registry::instance().origin(v));
-  row.B = s.B, row.N = s.N, row.P = s.P(), row.V = s.V, row.D = s.D, row.L = s.L;
-  row.reduction.set(to_string(s.reduction));
-  row.weighted = s.weighted;
-  row.block_v = pt.options.block_v, row.block_p = pt.options.block_p, row.threads = pt.options.threads;
-  row.seed = int64_t(pt.seed);
-  row.e_format.set(pt.options.e_format);
-  row.e_rounding.set(pt.e_rounding);
-  row.operand.set(pt.options.operand);
+  row.P = pt.shape.P();
+  row.weighted = pt.shape.weighted;
+  // Every axis's canonical value into its column (sweep/run_axes.cpp names the column).
+  for (const RunAxis& axis : run_axes())
+    for (const auto& [name, value] : pt.axis_values)
+      if (name == axis.name) io::set_column_text(row, io::result_column(axis.column), value);
   return row;
 }
 

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "harness/sweep/run_axes.hpp"
 #include "harness/system_memory.hpp"
 
 namespace lobench::sweep {
@@ -63,31 +64,13 @@ void print_summary(std::ostream& os, const RunSummary& s) {
              format_duration(s.wall_seconds), s.file.empty() ? "" : fmt::format("; wrote {}", s.file));
 }
 
-// The table's optional columns: axes shown only when swept, as (axis, header, width, value).
-struct AxisColumn {
-  std::string axis, header;
-  int width;
-  std::string (*value)(const io::ResultRow&);
-};
-
-const std::vector<AxisColumn>& axis_columns() {
-  static const std::vector<AxisColumn> cols = {
-      {"reduction", "red", 4, [](const io::ResultRow& r) { return r.reduction.str(); }},
-      {"block-v", "block_v", 7, [](const io::ResultRow& r) { return std::to_string(r.block_v); }},
-      {"block-p", "block_p", 7, [](const io::ResultRow& r) { return std::to_string(r.block_p); }},
-      {"seed", "seed", 5, [](const io::ResultRow& r) { return std::to_string(r.seed); }},
-      {"e-format", "e_format", 14, [](const io::ResultRow& r) { return r.e_format.str(); }},
-      {"e-rounding", "e_rounding", 12, [](const io::ResultRow& r) { return r.e_rounding.empty() ? std::string("-") : r.e_rounding.str(); }},
-      {"operand", "op", 4, [](const io::ResultRow& r) { return r.operand.str(); }},
-  };
-  return cols;
-}
-
 class TextPrinter final : public Printer {
  public:
+  // The table's optional columns: the axes with a header of their own (sweep/run_axes.cpp), when swept.
   TextPrinter(std::ostream& out, const std::vector<std::string>& swept) : out_(out) {
-    for (const AxisColumn& c : axis_columns())
-      if (std::find(swept.begin(), swept.end(), c.axis) != swept.end()) shown_.push_back(&c);
+    for (const RunAxis& axis : run_axes())
+      if (!axis.header.empty() && std::find(swept.begin(), swept.end(), axis.name) != swept.end())
+        shown_.push_back({axis.header, axis.width, &io::result_column(axis.column)});
   }
   void note(const std::string& line) override {
     fmt::print(out_, "{}\n", line);
@@ -104,7 +87,10 @@ class TextPrinter final : public Printer {
                          format_bytes(double(r.e_stored_bytes)), err(r.rel_loss_err_kernel), err(r.rel_dA_err_kernel),
                          err(r.rel_dE_err_kernel), note);
     std::string axes;
-    for (const AxisColumn* c : shown_) axes += fmt::format(" {:>{}}", c->value(r), c->width);
+    for (const AxisColumn& c : shown_) {
+      const std::string value = io::column_text(r, *c.column);
+      axes += fmt::format(" {:>{}}", value.empty() ? "-" : value, c.width);
+    }
     fmt::print(out_, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>3} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
                r.variant, r.B, r.N, r.V, r.D, r.L, r.threads, axes, r.status,
                ok ? fmt::format("{:.2f}", r.time_median_s * 1e3) : "-",
@@ -123,7 +109,7 @@ class TextPrinter final : public Printer {
  private:
   void header() {
     std::string axes;
-    for (const AxisColumn* c : shown_) axes += fmt::format(" {:>{}}", c->header, c->width);
+    for (const AxisColumn& c : shown_) axes += fmt::format(" {:>{}}", c.header, c.width);
     // The table's short names, in the run file's column names and units (issue 43: they differed unsaid).
     fmt::print(out_, "columns (run file names, results/SCHEMA.md): median_ms = time_median_s in ms, cv% = time_cv "
                      "in %, n = reps, GFLOP/s = effective_gflops, %GEMM = gemm_fraction in %, peak_MiB = "
@@ -134,8 +120,13 @@ class TextPrinter final : public Printer {
                "peak_MiB", "pred_MiB", "rel_loss", "rel_dA", "rel_dE", "[flags] note");
     header_done_ = true;
   }
+  struct AxisColumn {
+    std::string header;
+    int width;
+    const io::Column* column;
+  };
   std::ostream& out_;
-  std::vector<const AxisColumn*> shown_;
+  std::vector<AxisColumn> shown_;
   bool header_done_ = false;
 };
 

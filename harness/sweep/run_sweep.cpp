@@ -440,14 +440,7 @@ class StepSweepJob : public SweepJob {
     return fmt::format("{} of {} rows kept in {}; continue with --resume", file_ ? file_->rows() : 0, r.points, s_.out);
   }
 
-  std::string describe(int64_t index) const override {
-    const StepPoint& p = points_[size_t(index)];
-    return fmt::format("{} B={} N={} V={} D={} L={} reduction={} threads={} block-v={} block-p={} seed={} e-format={}{} "
-                       "operand={}",
-                       p.variant, p.shape.B, p.shape.N, p.shape.V, p.shape.D, p.shape.L, to_string(p.shape.reduction),
-                       p.options.threads, p.options.block_v, p.options.block_p, p.seed, p.options.e_format,
-                       p.e_rounding.empty() ? "" : " e-rounding=" + p.e_rounding, p.options.operand);
-  }
+  std::string describe(int64_t index) const override { return points_[size_t(index)].describe(); }
 
  private:
   const SweepSettings& s_;

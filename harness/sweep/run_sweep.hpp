@@ -1,5 +1,5 @@
-// The sweep engine of `lobench run`: plan → measure → score → record. The axes are expanded once
-// (sweep/axes.hpp) into typed points (sweep/step_point.hpp); the plan decides every row's predicted
+// The sweep engine of `lobench run`: plan → measure → score → record. The axes, declared once
+// (sweep/run_axes.hpp), are expanded once (sweep/axes.hpp) into typed points (sweep/step_point.hpp); the plan decides every row's predicted
 // memory and skip reason before anything runs (sweep/plan.hpp); each runnable row is measured
 // (sweep/measure_row.hpp) on inputs shared by its group (sweep/point_inputs.hpp) against a yardstick
 // measured moments before (sweep/yardstick.hpp), scored against the float64 reference

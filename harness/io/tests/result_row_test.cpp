@@ -2,23 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
+#include <cmath>
+#include <stdexcept>
 #include <set>
 #include <sstream>
 
 namespace lobench {
 namespace {
-
-// results/SCHEMA.md is generated from the column list: regenerate it with
-// `build/lobench schema --out results/SCHEMA.md` when this fails.
-TEST(ResultSchema, TheCommittedSchemaDocumentIsCurrent) {
-  std::ifstream f(std::string(LOBENCH_SOURCE_DIR) + "/results/SCHEMA.md");
-  ASSERT_TRUE(f) << "results/SCHEMA.md missing";
-  std::stringstream committed;
-  committed << f.rdbuf();
-  EXPECT_EQ(committed.str(), io::schema_markdown())
-      << "results/SCHEMA.md is stale: run `build/lobench schema --out results/SCHEMA.md`";
-}
 
 TEST(ResultSchema, ColumnsAreDistinctAndTileTheRowInOrder) {
   std::set<std::string> names;
@@ -46,6 +36,41 @@ TEST(ResultSchema, MeasurementsDefaultToNaNAndTheKeyIgnoresThem) {
   EXPECT_EQ(r.key(), k);
   r.seed = 7;
   EXPECT_NE(r.key(), k);
+}
+
+// The identity columns (the key) are those before `status` but the completion order and what is derived
+// or measured; a file written before `operand` or `e_format` existed matches fp32.
+TEST(ResultSchema, TheKeyIsTheIdentityColumnsBeforeStatus) {
+  std::string names;
+  for (const io::Column* c : io::identity_columns()) names += std::string(names.empty() ? "" : " ") + c->name;
+  EXPECT_EQ(names, "variant backend B N V D L reduction weighted block_v block_p threads seed e_format e_rounding "
+                   "operand ranks shard");
+  io::ResultRow r;
+  const std::string empty = r.key();
+  r.operand.set("fp32");
+  r.e_format.set("fp32");
+  EXPECT_EQ(r.key(), empty);
+  r.e_stored_bytes = 100;  // measured
+  r.P = 12;                // B·N
+  EXPECT_EQ(r.key(), empty);
+  r.shard.set("vocab");
+  EXPECT_NE(r.key(), empty);
+}
+
+TEST(ResultSchema, ColumnsReadAndSetAsText) {
+  io::ResultRow r;
+  io::set_column_text(r, io::result_column("B"), "12345678901");
+  io::set_column_text(r, io::result_column("threads"), "7");
+  io::set_column_text(r, io::result_column("e_format"), "bfloat16");
+  EXPECT_EQ(r.B, 12345678901);
+  EXPECT_EQ(r.threads, 7);
+  EXPECT_EQ(r.e_format.str(), "bfloat16");
+  EXPECT_EQ(io::column_text(r, io::result_column("B")), "12345678901");
+  EXPECT_EQ(io::column_text(r, io::result_column("e_format")), "bfloat16");
+  EXPECT_THROW(io::set_column_text(r, io::result_column("threads"), "3000000000"), std::invalid_argument);
+  EXPECT_THROW(io::set_column_text(r, io::result_column("B"), "1e3"), std::invalid_argument);
+  EXPECT_THROW(io::set_column_text(r, io::result_column("operand"), "a name longer than eight"), std::invalid_argument);
+  EXPECT_THROW(io::result_column("no_such_column"), std::logic_error);
 }
 
 }  // namespace

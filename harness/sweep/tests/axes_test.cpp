@@ -1,5 +1,6 @@
 #include "harness/sweep/axes.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 namespace lobench::sweep {
