@@ -1,5 +1,6 @@
 // `lobench merge OUT PARTS...`: join the run files of a sweep's partitions, or the --out-dir folders of a
-// train-xmc or train-seqrec sweep's partitions, through the one merger (harness/io/merge_runs.hpp).
+// training job's sweep's partitions (train-xmc, train-seqrec, ...: io/job_files.hpp), through the one
+// merger (harness/io/merge_runs.hpp).
 #include <fmt/format.h>
 
 #include <memory>
