@@ -10,7 +10,6 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/merge_runs.hpp"
 #include "harness/provenance.hpp"
-#include "harness/train/frontier_merge.hpp"
 
 namespace lobench {
 
@@ -34,10 +33,7 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
   cli::shared(cmd->add_flag("--overwrite", *overwrite), "OUT, a regular file (not a folder of run files)");
   cmd->callback([out, parts, overwrite, argv] {
     const io::InterruptGuard interrupts;  // a signal leaves OUT as it was (merge writes a temporary file)
-    if (!parts->empty() && train::is_frontier_file(parts->front()))  // train-xmc --frontier's parts
-      fmt::print("{}\n", train::merge_frontier_parts(*out, *parts, collect_provenance(argv), *overwrite));
-    else
-      fmt::print("{}\n", io::merge_parts(*out, *parts, collect_provenance(argv), *overwrite));
+    fmt::print("{}\n", io::merge_parts(*out, *parts, collect_provenance(argv), *overwrite));
     set_command_exit_code(0);
   });
 }

@@ -2,7 +2,8 @@
 // list), its attribute records (e.g. /memory's byte counts) and a paragraph on what a file holds. A
 // training job (sweep/training_job.hpp) writes one run file per point into --out-dir; everything that
 // reads or joins such files finds the job here by the file's `schema` attribute ("lobench NAME run,
-// version V") instead of a list of names: `lobench merge` (io/merge_run_folders.hpp), `--resume`
+// version V") instead of a list of names: `lobench merge` (io/merge_run_folders.hpp, and the job's own
+// rule for parts that are files: PartFileMerge), `--resume`
 // (io/recorded_run.hpp), `lobench schema` (a SCHEMA.md section per job, generated from the declaration)
 // and the job's own writer (its tables created from the same TableSpecs). Registered by
 // sweep::register_training_job; io holds the list so that the layers below the jobs can read it.
@@ -13,6 +14,7 @@
 
 #include "harness/io/run_file_writer.hpp"
 #include "harness/io/table_row.hpp"
+#include "harness/provenance.hpp"
 
 namespace lobench::io {
 
@@ -32,12 +34,23 @@ struct JobRecord {
   std::string what;
 };
 
+// A job's merge rule for parts that are single files of its own (train-xmc --frontier's search files),
+// beside the folders of run files every job's parts are (io/merge_run_folders.hpp): whether a path is
+// such a part, and how the parts join (returns `lobench merge`'s summary line). Functions, not an
+// include: the rule lives with the job, above io.
+struct PartFileMerge {
+  bool (*is_part)(const std::string& path) = nullptr;
+  std::string (*merge)(const std::string& out, const std::vector<std::string>& parts, const Provenance& prov,
+                       bool overwrite) = nullptr;
+};
+
 struct JobFiles {
   std::string command;  // `lobench COMMAND`, e.g. train-xmc
   int version = 1;      // of the run-file layout, in the `schema` attribute
   std::string about;    // Markdown: what a run file holds beside its tables (root attributes, statuses)
   std::vector<JobTable> tables;
   std::vector<JobRecord> records;
+  PartFileMerge part_files;  // empty: the job's parts are only folders of run files
 
   // "lobench train-xmc run": the start of every such file's `schema` attribute.
   std::string schema_prefix() const { return "lobench " + command + " run"; }

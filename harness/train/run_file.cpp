@@ -7,6 +7,7 @@
 
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/provenance_attrs.hpp"
+#include "harness/train/frontier_merge.hpp"
 #include "precision_sim/format.hpp"
 #include "variants/cpu/bf16_products.hpp"
 
@@ -110,6 +111,7 @@ const io::JobFiles& xmc_run_files() {
                  "with `--hist-every`: the logit gradient's histogram, bins as `/grad_hist`"}};
     f.records = {{"memory", {"predicted_"}, &MemoryRow::columns(),
                   "the predicted bytes by part, beside `predicted_eval_extra_bytes` and `predicted_peak_bytes`"}};
+    f.part_files = {&is_frontier_file, &merge_frontier_parts};  // `--frontier --partition K/N`: a file each
     return f;
   }();
   return files;
