@@ -49,7 +49,7 @@ lobench_unity_groups(lobench ${PROJECT_SOURCE_DIR}/harness/cli
 # mean"): one group, one CLI11 parse instead of four. Its closure is its own and the harness library's (the
 # commands' exit status, which options.cpp sets, is defined in the group: command_exit_code.cpp).
 lobench_unity_groups(lobench_cli ${PROJECT_SOURCE_DIR}/harness/cli
-  GROUP all options.cpp numbers.cpp plugin_option.cpp suggest.cpp command_exit_code.cpp)
+  GROUP all options.cpp numbers.cpp plugin_option.cpp suggest.cpp training_commands.cpp command_exit_code.cpp)
 # The run files' input and output (harness/io: HDF5, rows, merges, partitions; no arithmetic on results;
 # nothing outside the folder but variants/checked_math.hpp, a header). Two groups, because merge_runs.cpp
 # and merge_run_folders.cpp, and h5_io.cpp and merge_runs.cpp, define helpers of the same name.

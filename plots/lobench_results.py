@@ -10,8 +10,9 @@ version 1 wrote 0 or -1 for measurements not taken and kept the samples in a tim
 are converted here. The run file's root attributes are in df.attrs.
 
 Every table of every file reads as a pandas.DataFrame through read_table(path, name); tables(path) names
-them. Training files (`lobench train-xmc` / `train-seqrec`, root attribute "schema" = "lobench train-...
-run") have no /results table: read() returns their per-epoch table (/epochs); their tables are /epochs,
+them. Training files (any training job's: `lobench train-xmc`, `train-seqrec`, ...; root attribute
+"schema" = "lobench COMMAND run, version V", kind() gives COMMAND) have no /results table: read() returns
+their per-epoch table (/epochs); their tables are (results/SCHEMA.md lists each job's) /epochs,
 /steps (train-seqrec), /memory (the /memory group's predicted_* and measured_* byte counts as one row per
 meter: a "meter" column, predicted or measured, and one column per part) and, with histograms
 (train-xmc --hist-every), /grad_hist and /logit_grad_hist (one row of counts per epoch, a column per bin).
@@ -26,6 +27,7 @@ SystemExit; paths that are not regular files (FIFOs, devices, directories) are r
 """
 import math
 import os
+import re
 import stat
 
 try:
@@ -43,6 +45,9 @@ import numpy as np
 
 class RunFileError(ValueError):
     """A file that is not a readable lobench run or training file; the message names the file."""
+
+# A training job's run file: "lobench COMMAND run, version V" (harness/io/job_files.hpp: JobFiles::schema).
+_TRAINING_SCHEMA = re.compile(r"^lobench (\S+) run(?:, version \d+)?$")
 
 # Columns that are measurements: NaN when the row was not measured (skipped or failed).
 MEASUREMENTS = ("time_median_s", "time_min_s", "time_max_s", "time_cv", "effective_gflops", "gemm_fraction",
@@ -93,10 +98,18 @@ def _guarded(path, what, fn):
         raise RunFileError(f"{os.fspath(path)}: cannot read {what} ({type(e).__name__}: {e})") from None
 
 
+def training_job(schema):
+    """The training job that wrote a file with this `schema` attribute ("lobench train-xmc run, version 1"
+    -> "train-xmc"), or None. Every training job's run files say so in the same form (harness/io/job_files.hpp),
+    so a new job's files read with no change here."""
+    m = _TRAINING_SCHEMA.match(schema)
+    return m.group(1) if m else None
+
+
 def kind(path):
-    """'run' (a /results table), 'train-xmc', 'train-seqrec' (training files), 'frontier' (`train-xmc
-    --frontier`: /cells and /frontier), 'columns' (equal-length 1-D datasets: --layouts-out, step benches),
-    or RunFileError."""
+    """'run' (a /results table), the training job's command for a training run file ('train-xmc',
+    'train-seqrec', ...: training_job()), 'frontier' (`train-xmc --frontier`: /cells and /frontier),
+    'columns' (equal-length 1-D datasets: --layouts-out, step benches), or RunFileError."""
     def probe():
         with _open(path, table=None) as f:
             schema = text(f.attrs.get("schema", ""))
@@ -104,9 +117,9 @@ def kind(path):
                 return "run"
             if "frontier" in schema:
                 return "frontier"
-            for k in ("train-xmc", "train-seqrec"):
-                if k in schema:
-                    return k
+            job = training_job(schema)
+            if job:
+                return job
             if _column_layout(f) is not None:
                 return "columns"
             raise RunFileError(f"{os.fspath(path)}: neither a /results table, a training file's schema "

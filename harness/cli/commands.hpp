@@ -10,11 +10,9 @@ namespace lobench {
 void register_list_command(CLI::App& app);                               // list_command.cpp
 void register_run_command(CLI::App& app, const std::string& argv);       // run_command.cpp
 void register_check_command(CLI::App& app, const std::string& argv);     // check_command.cpp
-void register_train_xmc_command(CLI::App& app, const std::string& argv); // train_xmc_command.cpp
 void register_schema_command(CLI::App& app);                             // schema_command.cpp
 void register_merge_command(CLI::App& app, const std::string& argv);     // merge_command.cpp
 void register_compare_command(CLI::App& app);                            // compare_command.cpp
-void register_train_seqrec_command(CLI::App& app, const std::string& argv);  // train_seqrec_command.cpp
 void register_tune_command(CLI::App& app);                               // tune_command.cpp
 
 // Commands report their exit status here (0 success, 1 finished with failures, 2 bad input).

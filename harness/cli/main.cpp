@@ -19,6 +19,7 @@
 #include "harness/sweep/isolated_row.hpp"
 #include "harness/cli/quantize_command.hpp"
 #include "harness/cli/suggest.hpp"
+#include "harness/cli/training_commands.hpp"
 #include "precision_sim/cpu_dispatch.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "harness/provenance.hpp"
@@ -90,8 +91,7 @@ int main(int argc, char** argv) {
   lobench::register_list_command(app);
   lobench::register_run_command(app, joined);
   lobench::register_check_command(app, joined);
-  lobench::register_train_xmc_command(app, joined);
-  lobench::register_train_seqrec_command(app, joined);
+  lobench::cli::register_training_commands(app, joined, lobench::set_command_exit_code);  // the registered jobs
   lobench::register_quantize_command(app);
   lobench::register_schema_command(app);
   lobench::register_merge_command(app, joined);

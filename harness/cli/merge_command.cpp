@@ -1,5 +1,6 @@
 // `lobench merge OUT PARTS...`: join the run files of a sweep's partitions, or the --out-dir folders of a
-// train-xmc or train-seqrec sweep's partitions, through the one merger (harness/io/merge_runs.hpp).
+// training job's sweep's partitions (train-xmc, train-seqrec, ...: io/job_files.hpp), through the one
+// merger (harness/io/merge_runs.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -10,7 +11,6 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/merge_runs.hpp"
 #include "harness/provenance.hpp"
-#include "harness/train/frontier_merge.hpp"
 
 namespace lobench {
 
@@ -34,10 +34,7 @@ void register_merge_command(CLI::App& app, const std::string& argv) {
   cli::shared(cmd->add_flag("--overwrite", *overwrite), "OUT, a regular file (not a folder of run files)");
   cmd->callback([out, parts, overwrite, argv] {
     const io::InterruptGuard interrupts;  // a signal leaves OUT as it was (merge writes a temporary file)
-    if (!parts->empty() && train::is_frontier_file(parts->front()))  // train-xmc --frontier's parts
-      fmt::print("{}\n", train::merge_frontier_parts(*out, *parts, collect_provenance(argv), *overwrite));
-    else
-      fmt::print("{}\n", io::merge_parts(*out, *parts, collect_provenance(argv), *overwrite));
+    fmt::print("{}\n", io::merge_parts(*out, *parts, collect_provenance(argv), *overwrite));
     set_command_exit_code(0);
   });
 }

@@ -11,15 +11,16 @@
 
 #include "datasets/public_datasets.hpp"
 #include "harness/cli/args_file.hpp"
-#include "harness/cli/commands.hpp"
 #include "harness/cli/option_checks.hpp"
 #include "harness/cli/options.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/provenance.hpp"
+#include "harness/sweep/training_job.hpp"
 #include "harness/system_memory.hpp"
 #include "harness/train/classifier.hpp"
 #include "harness/train/frontier_sweep.hpp"
+#include "harness/train/run_file.hpp"
 #include "harness/train/sharded_training.hpp"
 #include "harness/train/xmc_sweep.hpp"
 #if LOBENCH_HAS_MPI
@@ -157,168 +158,189 @@ train::FrontierSpec frontier_spec(const train::XmcSweepSpec& xmc, const Frontier
   return s;
 }
 
-}  // namespace
+// `lobench train-xmc` as a training job (sweep/training_job.hpp): its options parse into the job, run()
+// makes the sweep (or --list, --layouts, --frontier) of what they ask for.
+class XmcTrainingJob : public sweep::TrainingJob {
+ public:
+  static const io::JobFiles& run_files() { return train::xmc_run_files(); }
 
-// Long only because it declares the command's options one per statement (their help is the documentation);
-// the logic is in check_xmc_options and harness/train/xmc_sweep.cpp.
-void register_train_xmc_command(CLI::App& app, const std::string& argv) {
-  auto spec = std::make_shared<train::XmcSweepSpec>();
-  auto mem_limit = std::make_shared<std::string>();
-  auto layouts = std::make_shared<std::vector<int64_t>>();
-  auto layout_out = std::make_shared<std::string>();
-  auto quiet = std::make_shared<bool>(false);
-  auto schedule = std::make_shared<std::string>("constant");
-  auto list = std::make_shared<bool>(false);
-  auto partition = std::make_shared<std::string>("0/1");
-  auto shard = std::make_shared<std::string>();
-  auto frontier = std::make_shared<FrontierOptions>();
-  train::TrainConfig& b = spec->base;
-  b.epochs = 20;
-  b.threads = cli::default_threads();
+  XmcTrainingJob() {
+    spec_.base.epochs = 20;
+    spec_.base.threads = cli::default_threads();
+  }
 
-  auto* cmd = app.add_subcommand(
-      "train-xmc",
-      "Train an XMC model the ELMO way: sparse features -> linear+activation+dropout encoder (Adam, fp32 or bf16 with\n"
-      "Kahan compensation) -> classifier [labels x D] stored in fp32/bf16/fp8/any eXmY, BCE with sum reduction, SGD\n"
-      "whose result is rounded (nearest or stochastic) into the format, updated 'separate' (materialized gradient)\n"
-      "or 'fused' (tile by tile, no [labels x D] gradient), in k label chunks; the head's products with fp32 or bf16\n"
-      "operands (--operand). Test P@k/nDCG@k/PSP@k per epoch.\n"
-      "List options take comma-separated values; the runs are their Cartesian product, one HDF5 file each.\n"
-      "A repeated option's last occurrence wins (as for every lobench command).");
-  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--dataset", spec->dataset,
-                  "delicious | bibtex (public sets: DIR/xmc/NAME-{train,test}.arff + NAME.xml under --data-dir, "
-                  "checked against their published sizes and SHA-256, docs/data.md), mulan:DIR/NAME, xc:TRAIN,TEST "
-                  "(XC repository format), synthetic:PRESET (tiny, LF-AmazonTitles-131K, Amazon-670K, Amazon-3M, ...)")
-      ->capture_default_str();
-  cmd->add_option("--data-dir", spec->data_dir,
-                  "data folder holding xmc/ (or the xmc folder itself); default: $LOBENCH_DATA. No other folder is "
-                  "looked at");
-  auto no_verify = std::make_shared<bool>(false);
-  cmd->add_flag("--no-verify", *no_verify,
-                "do not check a public set's files against their sizes and SHA-256 (a modified copy; also "
-                "LOBENCH_NO_VERIFY=1)");
-  spec->axes.register_options(cmd);
-  cmd->add_option("--syn-scale", spec->syn_scale, "synthetic: fraction of the preset's rows to generate")
-      ->capture_default_str();
-  cmd->add_option("--epochs", b.epochs, "epochs")->capture_default_str();
-  cmd->add_option("--max-steps", b.max_steps, "stop after this many steps (0 = no limit)")->capture_default_str();
-  cmd->add_option("--enc-wd", b.enc_wd, "encoder L2 weight decay (weights, not bias)")->capture_default_str();
-  cmd->add_option("--sr-bits", b.sr_bits, "k random bits for --rounding sr (0 = 23 - mantissa bits)")->capture_default_str();
-  cmd->add_option("--tile", b.tile, "labels per tile (0 = 256)")->capture_default_str();
-  cmd->add_option("--schedule", *schedule, "constant | cosine (linear warmup then cosine to 0, as ELMO)")
-      ->check(CLI::IsMember({"constant", "cosine"}))->capture_default_str();
-  cmd->add_option("--warmup-steps", b.warmup_steps, "linear warmup steps")->capture_default_str();
-  cmd->add_option("--eval-every", b.eval_every, "evaluate the test split every N epochs (0: last only, -1: never)")
-      ->capture_default_str();
-  cmd->add_option("--eval-batch", b.eval_batch, "rows per evaluation batch (0 = --batch)")->capture_default_str();
-  cmd->add_option("--hist-every", b.hist_every,
-                  "histogram the classifier weight gradients every N steps (0 = off)")->capture_default_str();
-  cmd->add_option("--propensity-a", b.propensity_a, "PSP propensity A (Jain et al.)")->capture_default_str();
-  cmd->add_option("--propensity-b", b.propensity_b, "PSP propensity B")->capture_default_str();
-  cmd->add_option("--threads", b.threads, "threads (default: all cores); run files do not depend on it")
-      ->capture_default_str();
-  cmd->add_option("--out-dir", spec->out_dir, "folder for the run files (one HDF5 per run)");
-  auto* mem = cmd->add_option("--mem-limit", *mem_limit,
-                  "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction; default: "
-                  "available memory now minus max(1 GiB, 10%)");
-  cmd->add_option("--partition", *partition,
-                  "make only runs i with i % N == K of the sweep, K/N with 0 <= K < N (one part of a job array, "
-                  "its own --out-dir; `lobench merge OUT_DIR PART_DIRS...` joins the parts)")
-      ->capture_default_str();
-  cmd->add_option("--shard", *shard,
-                  "labels: split each run's classifier by labels over the MPI ranks of `mpirun -np R lobench train-xmc "
-                  "...` (encoder replicated, its input gradient summed in rank order); rank 0 writes the run files");
-  cmd->add_flag("--dry-run", spec->dry_run, "write every run's predicted memory without training");
-  cmd->add_flag("--list", *list, "print the runs the sweep would make (their file names) and exit; writes nothing");
-  cmd->add_flag("--quiet", *quiet, "no progress bar or per-epoch lines");
-  cmd->add_option("--layouts", *layouts,
-                  "instead of training: print (and with --layouts-out write) the predicted head memory of Renee, "
-                  "fp32, ELMO bf16 and ELMO fp8 for these label counts, at the first --dim and --batch and --chunks")
-      ->delimiter(',');
-  cmd->add_option("--layouts-out", *layout_out, "HDF5 file for --layouts (refused if it exists, unless --overwrite)");
-  cmd->add_flag("--overwrite", spec->overwrite,
-                "replace run files (and --layouts-out) that exist instead of refusing the sweep before it starts");
-  cmd->add_flag("--resume", spec->resume,
-                "continue a sweep in --out-dir: keep its finished run files (ok, skipped, failed), make the rest "
-                "(missing, interrupted)");
+  std::string description() const override {
+    return "Train an XMC model the ELMO way: sparse features -> linear+activation+dropout encoder (Adam, fp32 or bf16 with\n"
+           "Kahan compensation) -> classifier [labels x D] stored in fp32/bf16/fp8/any eXmY, BCE with sum reduction, SGD\n"
+           "whose result is rounded (nearest or stochastic) into the format, updated 'separate' (materialized gradient)\n"
+           "or 'fused' (tile by tile, no [labels x D] gradient), in k label chunks; the head's products with fp32 or bf16\n"
+           "operands (--operand). Test P@k/nDCG@k/PSP@k per epoch.\n"
+           "List options take comma-separated values; the runs are their Cartesian product, one HDF5 file each.\n"
+           "A repeated option's last occurrence wins (as for every lobench command).";
+  }
 
-  // The shared options: help and default from the one table (harness/cli/options.hpp). The seeds axis
-  // keeps its internal name (run files record it); the option is --seed, as in run and train-seqrec.
-  cli::shared(cmd->add_option_function<std::string>("--seed", [spec](const std::string& t) { spec->axes.set("seeds", t); })
-                  ->type_name("LIST"),
-              "a comma-separated list: one run per value");
-  auto* old_seeds = cmd->get_option("--seeds");
-  old_seeds->description("deprecated: the old spelling of --seed")->default_str("");
-  declare_shared_xmc_options(cmd);
-  declare_frontier_options(cmd, *frontier);
+  void declare(CLI::App* cmd) override {
+    cmd_ = cmd;
+    declare_data_options(cmd);
+    spec_.axes.register_options(cmd);
+    declare_training_options(cmd);
+    declare_sweep_options(cmd);
+    // The shared options: help and default from the one table (harness/cli/options.hpp). The seeds axis
+    // keeps its internal name (run files record it); the option is --seed, as in run and train-seqrec.
+    cli::shared(cmd->add_option_function<std::string>("--seed", [this](const std::string& t) { spec_.axes.set("seeds", t); })
+                    ->type_name("LIST"),
+                "a comma-separated list: one run per value");
+    old_seeds_ = cmd->get_option("--seeds");
+    old_seeds_->description("deprecated: the old spelling of --seed")->default_str("");
+    declare_shared_xmc_options(cmd);
+    declare_frontier_options(cmd, frontier_);
+  }
 
-  cmd->callback([spec, mem_limit, mem, layouts, layout_out, quiet, schedule, list, partition, shard, no_verify, argv,
-                 old_seeds, cmd, frontier] {
-    if (old_seeds->count() > 0) {
-      if (cmd->get_option("--seed")->count() > 0) throw std::invalid_argument("train-xmc: give --seed (--seeds is its old spelling), not both");
-      fmt::print(stderr, "lobench train-xmc: --seeds is deprecated and will be removed in the next release; use --seed\n");
-    }
-    spec->verify = data::verification_wanted(*no_verify);
-    spec->base.schedule = *schedule;
-    spec->partition = sweep::Partition::parse(*partition);
-    if (!shard->empty() && !layouts->empty())
-      throw std::invalid_argument("--layouts predicts one process's head memory; it does not take --shard");
-    check_xmc_options(*spec);
-    // Rounding aliases (rne, sr, elmo) by their canonical names (nearest_even, stochastic, elmo_sr), so that
-    // one rounding gives one run file name, and two spellings of it are the duplicate they are.
-    std::vector<std::string> roundings;
-    for (const auto& r : spec->axes.values("rounding")) roundings.push_back(train::parse_update_rounding(r).name());
-    spec->axes.set("rounding", roundings);
-    if (!frontier->tensors.empty()) {
-      spec->progress = !*quiet;
-      const train::FrontierSpec fs = frontier_spec(*spec, *frontier, cmd);
-      if (*list) {
-        train::list_frontier(fs, std::cout);
-        set_command_exit_code(0);
-        return;
-      }
-      const io::InterruptGuard interrupts;  // a signal stops the search between runs, every finished run kept
-      const int failed = train::run_frontier(fs, collect_provenance(argv), std::cout, std::cerr);
-      set_command_exit_code(failed ? 1 : 0);
-      return;
-    }
-    if (cmd->get_option("--out")->count() > 0)
+  int run(const std::string& argv) override {
+    prepare();
+    if (!frontier_.tensors.empty()) return run_frontier(argv);
+    if (cmd_->get_option("--out")->count() > 0)
       throw std::invalid_argument("train-xmc: --out is the run file of --frontier; a sweep writes --out-dir");
-    if (*list) {
-      train::list_xmc_sweep(*spec, std::cout);
-      set_command_exit_code(0);
-      return;
+    if (list_) {
+      train::list_xmc_sweep(spec_, std::cout);
+      return 0;
     }
-    spec->progress = !*quiet;
-    spec->mem_limit = mem->count() > 0 ? cli::parse_memory_limit("--mem-limit", *mem_limit) : cli::default_memory_limit();
+    spec_.progress = !quiet_;
+    spec_.mem_limit = mem_->count() > 0 ? cli::parse_memory_limit("--mem-limit", mem_limit_) : cli::default_memory_limit();
     const Provenance prov = collect_provenance(argv);
-    if (!layouts->empty()) {
-      std::error_code ec;
-      if (!layout_out->empty() && !spec->overwrite && std::filesystem::exists(std::filesystem::symlink_status(*layout_out, ec)))
-        throw io::PathError(fmt::format("--layouts-out '{}' exists (give --overwrite to replace it)", *layout_out));
-      if (!layout_out->empty() && std::filesystem::path(*layout_out).has_parent_path())
-        std::filesystem::create_directories(std::filesystem::path(*layout_out).parent_path());
-      train::write_layout_table(*layouts, spec->axes.int_values("dim").front(), spec->axes.int_values("batch").front(),
-                                spec->axes.int_values("chunks").front(), prov, *layout_out,
-                                std::cout);
-      set_command_exit_code(0);
-      return;
-    }
-    if (spec->out_dir.empty()) throw std::invalid_argument("train-xmc: --out-dir is required (one HDF5 file per run)");
+    if (!layouts_.empty()) return write_layouts(prov);
+    if (spec_.out_dir.empty()) throw std::invalid_argument("train-xmc: --out-dir is required (one HDF5 file per run)");
     std::unique_ptr<train::ShardedTraining> sharded;
-    if (!shard->empty()) {
+    if (!shard_.empty()) {
 #if LOBENCH_HAS_MPI
-      sharded = shard::make_mpi_label_training(*shard);
-      spec->sharded = sharded.get();
+      sharded = shard::make_mpi_label_training(shard_);
+      spec_.sharded = sharded.get();
 #else
       throw std::invalid_argument("--shard: this lobench was built without MPI (install libopenmpi-dev and rebuild)");
 #endif
     }
     const io::InterruptGuard interrupts;  // SIGINT/SIGTERM/SIGHUP stop the sweep between epochs, files closed
-    const int failed = train::run_xmc_sweep(*spec, prov, std::cout, std::cerr);
-    set_command_exit_code(failed ? 1 : 0);
-  });
-}
+    return train::run_xmc_sweep(spec_, prov, std::cout, std::cerr) ? 1 : 0;
+  }
+
+ private:
+  void declare_data_options(CLI::App* cmd) {
+    cmd->add_option("--dataset", spec_.dataset,
+                    "delicious | bibtex (public sets: DIR/xmc/NAME-{train,test}.arff + NAME.xml under --data-dir, "
+                    "checked against their published sizes and SHA-256, docs/data.md), mulan:DIR/NAME, xc:TRAIN,TEST "
+                    "(XC repository format), synthetic:PRESET (tiny, LF-AmazonTitles-131K, Amazon-670K, Amazon-3M, ...)")
+        ->capture_default_str();
+    cmd->add_option("--data-dir", spec_.data_dir,
+                    "data folder holding xmc/ (or the xmc folder itself); default: $LOBENCH_DATA. No other folder is "
+                    "looked at");
+    cmd->add_flag("--no-verify", no_verify_,
+                  "do not check a public set's files against their sizes and SHA-256 (a modified copy; also "
+                  "LOBENCH_NO_VERIFY=1)");
+  }
+
+  void declare_training_options(CLI::App* cmd) {
+    train::TrainConfig& b = spec_.base;
+    cmd->add_option("--syn-scale", spec_.syn_scale, "synthetic: fraction of the preset's rows to generate")
+        ->capture_default_str();
+    cmd->add_option("--epochs", b.epochs, "epochs")->capture_default_str();
+    cmd->add_option("--max-steps", b.max_steps, "stop after this many steps (0 = no limit)")->capture_default_str();
+    cmd->add_option("--enc-wd", b.enc_wd, "encoder L2 weight decay (weights, not bias)")->capture_default_str();
+    cmd->add_option("--sr-bits", b.sr_bits, "k random bits for --rounding sr (0 = 23 - mantissa bits)")->capture_default_str();
+    cmd->add_option("--tile", b.tile, "labels per tile (0 = 256)")->capture_default_str();
+    cmd->add_option("--schedule", schedule_, "constant | cosine (linear warmup then cosine to 0, as ELMO)")
+        ->check(CLI::IsMember({"constant", "cosine"}))->capture_default_str();
+    cmd->add_option("--warmup-steps", b.warmup_steps, "linear warmup steps")->capture_default_str();
+    cmd->add_option("--eval-every", b.eval_every, "evaluate the test split every N epochs (0: last only, -1: never)")
+        ->capture_default_str();
+    cmd->add_option("--eval-batch", b.eval_batch, "rows per evaluation batch (0 = --batch)")->capture_default_str();
+    cmd->add_option("--hist-every", b.hist_every,
+                    "histogram the classifier weight gradients every N steps (0 = off)")->capture_default_str();
+    cmd->add_option("--propensity-a", b.propensity_a, "PSP propensity A (Jain et al.)")->capture_default_str();
+    cmd->add_option("--propensity-b", b.propensity_b, "PSP propensity B")->capture_default_str();
+    cmd->add_option("--threads", b.threads, "threads (default: all cores); run files do not depend on it")
+        ->capture_default_str();
+  }
+
+  void declare_sweep_options(CLI::App* cmd) {
+    cmd->add_option("--out-dir", spec_.out_dir, "folder for the run files (one HDF5 per run)");
+    mem_ = cmd->add_option("--mem-limit", mem_limit_,
+                           "record runs predicted to need more than this (e.g. 6G) as skipped, with their prediction; "
+                           "default: available memory now minus max(1 GiB, 10%)");
+    cmd->add_option("--partition", partition_,
+                    "make only runs i with i % N == K of the sweep, K/N with 0 <= K < N (one part of a job array, "
+                    "its own --out-dir; `lobench merge OUT_DIR PART_DIRS...` joins the parts)")
+        ->capture_default_str();
+    cmd->add_option("--shard", shard_,
+                    "labels: split each run's classifier by labels over the MPI ranks of `mpirun -np R lobench train-xmc "
+                    "...` (encoder replicated, its input gradient summed in rank order); rank 0 writes the run files");
+    cmd->add_flag("--dry-run", spec_.dry_run, "write every run's predicted memory without training");
+    cmd->add_flag("--list", list_, "print the runs the sweep would make (their file names) and exit; writes nothing");
+    cmd->add_flag("--quiet", quiet_, "no progress bar or per-epoch lines");
+    cmd->add_option("--layouts", layouts_,
+                    "instead of training: print (and with --layouts-out write) the predicted head memory of Renee, "
+                    "fp32, ELMO bf16 and ELMO fp8 for these label counts, at the first --dim and --batch and --chunks")
+        ->delimiter(',');
+    cmd->add_option("--layouts-out", layout_out_, "HDF5 file for --layouts (refused if it exists, unless --overwrite)");
+    cmd->add_flag("--overwrite", spec_.overwrite,
+                  "replace run files (and --layouts-out) that exist instead of refusing the sweep before it starts");
+    cmd->add_flag("--resume", spec_.resume,
+                  "continue a sweep in --out-dir: keep its finished run files (ok, skipped, failed), make the rest "
+                  "(missing, interrupted)");
+  }
+
+  // What every mode needs of the parsed options: the deprecated --seeds, the checks, canonical roundings.
+  void prepare() {
+    if (old_seeds_->count() > 0) {
+      if (cmd_->get_option("--seed")->count() > 0) throw std::invalid_argument("train-xmc: give --seed (--seeds is its old spelling), not both");
+      fmt::print(stderr, "lobench train-xmc: --seeds is deprecated and will be removed in the next release; use --seed\n");
+    }
+    spec_.verify = data::verification_wanted(no_verify_);
+    spec_.base.schedule = schedule_;
+    spec_.partition = sweep::Partition::parse(partition_);
+    if (!shard_.empty() && !layouts_.empty())
+      throw std::invalid_argument("--layouts predicts one process's head memory; it does not take --shard");
+    check_xmc_options(spec_);
+    // Rounding aliases (rne, sr, elmo) by their canonical names (nearest_even, stochastic, elmo_sr), so that
+    // one rounding gives one run file name, and two spellings of it are the duplicate they are.
+    std::vector<std::string> roundings;
+    for (const auto& r : spec_.axes.values("rounding")) roundings.push_back(train::parse_update_rounding(r).name());
+    spec_.axes.set("rounding", roundings);
+  }
+
+  int run_frontier(const std::string& argv) {
+    spec_.progress = !quiet_;
+    const train::FrontierSpec fs = frontier_spec(spec_, frontier_, cmd_);
+    if (list_) {
+      train::list_frontier(fs, std::cout);
+      return 0;
+    }
+    const io::InterruptGuard interrupts;  // a signal stops the search between runs, every finished run kept
+    return train::run_frontier(fs, collect_provenance(argv), std::cout, std::cerr) ? 1 : 0;
+  }
+
+  int write_layouts(const Provenance& prov) {
+    std::error_code ec;
+    if (!layout_out_.empty() && !spec_.overwrite && std::filesystem::exists(std::filesystem::symlink_status(layout_out_, ec)))
+      throw io::PathError(fmt::format("--layouts-out '{}' exists (give --overwrite to replace it)", layout_out_));
+    if (!layout_out_.empty() && std::filesystem::path(layout_out_).has_parent_path())
+      std::filesystem::create_directories(std::filesystem::path(layout_out_).parent_path());
+    train::write_layout_table(layouts_, spec_.axes.int_values("dim").front(), spec_.axes.int_values("batch").front(),
+                              spec_.axes.int_values("chunks").front(), prov, layout_out_, std::cout);
+    return 0;
+  }
+
+  train::XmcSweepSpec spec_;
+  std::string mem_limit_, layout_out_, schedule_ = "constant", partition_ = "0/1", shard_;
+  std::vector<int64_t> layouts_;
+  bool quiet_ = false, list_ = false, no_verify_ = false;
+  FrontierOptions frontier_;
+  CLI::App* cmd_ = nullptr;
+  CLI::Option* mem_ = nullptr;
+  CLI::Option* old_seeds_ = nullptr;
+};
+
+}  // namespace
+
+LOBENCH_REGISTER_TRAINING_JOB(XmcTrainingJob);
 
 }  // namespace lobench

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/job_files.hpp"
 #include "harness/io/partition.hpp"
 
 namespace lobench::io {
@@ -18,14 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The commands that write one run file per run, by the start of their files' `schema` attribute.
-constexpr const char* kSchemaPrefixes[] = {"lobench train-xmc run", "lobench train-seqrec run"};
-
-// "train-xmc" of "lobench train-xmc run, version 1"; empty when it is neither command's schema.
+// The training job (io/job_files.hpp) whose run file has this schema ("train-xmc" of "lobench train-xmc
+// run, version 1"); empty when it is no registered job's.
 std::string command_of(const std::string& schema) {
-  for (const char* prefix : kSchemaPrefixes)
-    if (schema.rfind(prefix, 0) == 0) return std::string(prefix + 8, std::strlen(prefix) - 12);  // between "lobench " and " run"
-  return "";
+  const JobFiles* job = job_files_of_schema(schema);
+  return job ? job->command : "";
 }
 
 std::string schema_of(const std::string& path) {
@@ -55,7 +52,8 @@ struct PartDir {
 
 RunPlace read_place(const std::string& path, const std::string& part) {
   if (!is_run_folder_file(path))
-    throw std::invalid_argument(fmt::format("merge: '{}' in '{}' is not a train-xmc run file (nor a train-seqrec one)", path, part));
+    throw std::invalid_argument(fmt::format("merge: '{}' in '{}' is not a run file of any training job ({})", path, part,
+                                            registered_job_names()));
   auto f = h5::open_file_read(path);
   RunPlace r;
   r.path = path;
@@ -66,7 +64,7 @@ RunPlace read_place(const std::string& path, const std::string& part) {
   if (!sweep || !partition || !index || !runs)
     throw std::invalid_argument(fmt::format(
         "merge: '{}' records no place in a sweep (no sweep, sweep_index, sweep_runs or partition attribute: written "
-        "by a train-xmc or train-seqrec older than --partition), so it cannot be merged",
+        "by a training command older than --partition), so it cannot be merged",
         path));
   r.schema = h5::read_attr_string(f, "schema").value_or("");
   r.sweep = *sweep;
@@ -181,7 +179,8 @@ FolderMergeSummary merge_run_folders(const std::string& out_text, const std::vec
   if (out.filename().empty()) out = out.parent_path();  // "merged/"
   if (fs::exists(fs::symlink_status(out)))
     throw std::invalid_argument(fmt::format(
-        "merge: '{}' exists; the merged train-xmc folder is written new (remove it or choose another name)", out_text));
+        "merge: '{}' exists; the merged folder of run files is written new (remove it or choose another name)",
+        out_text));
   std::vector<PartDir> parts;  // those holding runs; an empty folder is a partition that made none
   for (const auto& d : part_dirs) {
     PartDir p = read_part(d);

@@ -1,7 +1,7 @@
 // The folder half of the one merger (io/merge_runs.hpp: merge_parts): `lobench merge OUT PART_DIRS...` for
-// the commands that write one run file per run into their --out-dir
-// (train-xmc, train-seqrec): their parts (`--partition K/N`, e.g. a Slurm job array) are folders, and so
-// is the merge: OUT is a new folder holding every part's run files, as one process of the whole sweep
+// the training jobs, which write one run file per run into their --out-dir (io/job_files.hpp: whichever
+// are registered, train-xmc and train-seqrec among them): their parts (`--partition K/N`, e.g. a Slurm
+// job array) are folders, and so is the merge: OUT is a new folder holding every part's run files, as one process of the whole sweep
 // would have written them (the figure scripts read it as such). Each run file keeps its own provenance
 // (the root attributes of the process that trained it). Before anything is written the parts are
 // checked: every file a run file of the same command, schema and sweep (attributes `schema`, `sweep`),
@@ -17,11 +17,11 @@
 namespace lobench::io {
 
 struct FolderMergeSummary {
-  std::string command;  // train-xmc or train-seqrec
+  std::string command;  // the training job's, e.g. train-xmc
   int64_t parts = 0, runs = 0;
 };
 
-// Whether `path` is an HDF5 file written by `lobench train-xmc` or `train-seqrec` (its `schema` says so).
+// Whether `path` is a registered training job's run file (its `schema` attribute says so).
 bool is_run_folder_file(const std::string& path);
 
 // Writes the folder `out` (refused if anything is there) from the part folders. Throws

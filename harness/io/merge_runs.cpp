@@ -13,6 +13,7 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/job_files.hpp"
 #include "harness/io/merge_run_folders.hpp"
 #include "harness/io/partition.hpp"
 
@@ -191,6 +192,9 @@ MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& 
 std::string merge_parts(const std::string& out, const std::vector<std::string>& parts, const Provenance& prov,
                         bool overwrite) {
   if (parts.empty()) throw std::invalid_argument("merge: no parts given");
+  for (const JobFiles* job : registered_job_files())  // a training job's own part files (train-xmc --frontier)
+    if (job->part_files.is_part && job->part_files.is_part(parts.front()))
+      return job->part_files.merge(out, parts, prov, overwrite);
   auto is_folder = [](const std::string& p) {
     std::error_code ec;
     return std::filesystem::is_directory(p, ec);

@@ -1,5 +1,7 @@
 #include "harness/io/table_row.hpp"
 
+#include <fmt/format.h>
+
 namespace lobench::io {
 namespace {
 
@@ -8,6 +10,16 @@ h5::Handle text_type(size_t n) {
   H5Tset_size(s, n);
   H5Tset_strpad(s, H5T_STR_NULLTERM);
   return s;
+}
+
+const char* kind_name(ColumnKind k) {
+  switch (k) {
+    case ColumnKind::int32: return "int32";
+    case ColumnKind::int64: return "int64";
+    case ColumnKind::float64: return "float64";
+    case ColumnKind::text: return "string";
+  }
+  return "?";
 }
 
 hid_t native(ColumnKind k) {
@@ -31,6 +43,15 @@ h5::Handle compound_type(size_t row_size, const std::vector<Column>& columns) {
   hid_t t = H5Tcreate(H5T_COMPOUND, row_size);
   for (const Column& c : columns) insert_column(t, c, c.offset);
   return h5::Handle(t, H5Tclose);
+}
+
+std::string column_markdown_rows(const std::vector<Column>& columns) {
+  std::string md;
+  for (const Column& c : columns) {
+    const std::string type = c.kind == ColumnKind::text ? fmt::format("string[{}]", c.size) : kind_name(c.kind);
+    md += fmt::format("| `{}` | {} | {} | {} |\n", c.name, type, c.unit, c.meaning);
+  }
+  return md;
 }
 
 }  // namespace lobench::io

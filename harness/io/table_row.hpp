@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct KindOf<FixedText<N>> : std::integral_constant<ColumnKind, ColumnKind::tex
 
 // Adds column `c` to the compound type `t` at `offset` (its offset in a row that embeds it).
 void insert_column(hid_t t, const Column& c, size_t offset);
+
+// The rows of a Markdown table `| column | type | unit | meaning |` of these columns (results/SCHEMA.md).
+std::string column_markdown_rows(const std::vector<Column>& columns);
 
 // The HDF5 compound type of a row of `row_size` bytes with these columns (text: fixed-length,
 // NUL-terminated strings).

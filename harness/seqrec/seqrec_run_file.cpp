@@ -18,9 +18,21 @@ h5::Handle step_type() { return io::compound_type(sizeof(StepRow), StepRow::colu
 h5::Handle epoch_type() { return io::compound_type(sizeof(EpochRow), EpochRow::columns()); }
 h5::Handle rank_type() { return io::compound_type(sizeof(RankRow), RankRow::columns()); }
 
+// What SCHEMA.md says of a train-seqrec run file beside its tables.
+constexpr const char* kAbout =
+    "One file per point of the sweep, `NAME.h5` in `--out-dir` (or `--out` for a single point). Root "
+    "attributes: the provenance above, the data (`dataset`, `V`, `users`, "
+    "`interactions`, `train_windows`, `eval_users`, the popularity baseline's `popularity_test_*`), the "
+    "configuration (every option by its name: `L`, `N`, `B`, `D`, `layers`, `variant`, `operand`, `lr`, "
+    "`seed`, ...), the run's place in its sweep (`sweep`, `sweep_index`, `sweep_runs`, `partition`), and at "
+    "the end `status` (`ok`, `skipped` with the `reason`, `dry_run`, `failed`, `interrupted`), `steps`, "
+    "`steps_per_s`, `rss_peak_bytes`, `parameters_hash`; with `--early-stop` the best dev epoch "
+    "(`best_dev_epoch`, `best_test_*`), with `--resume-from` `resumed_from` and `resumed_at_epoch`, "
+    "data-parallel `mpi_library`.";
+
 // The root attributes: the configuration and the data.
 void write_config(hid_t file, const SeqrecConfig& c, const DataSummary& d) {
-  h5::write_attr(file, "schema", std::string("lobench train-seqrec run, version 1"));
+  h5::write_attr(file, "schema", seqrec_run_files().schema());
   h5::write_attr(file, "dataset", d.name);
   h5::write_attr(file, "syn_scale", c.syn_scale);
   h5::write_attr(file, "data_seed", int64_t(c.data_seed));
@@ -81,6 +93,22 @@ const std::string& with_folder(const std::string& path) {
 
 }  // namespace
 
+const io::JobFiles& seqrec_run_files() {
+  static const io::JobFiles files = [] {
+    io::JobFiles f;
+    f.command = "train-seqrec";
+    f.about = kAbout;
+    f.tables = {{io::TableSpec::of<StepRow>("steps", /*chunk_rows=*/64), "one row per training step, flushed as it ends"},
+                {io::TableSpec::of<EpochRow>("epochs", /*chunk_rows=*/16), "one row per epoch, flushed as it ends"},
+                {io::TableSpec::of<RankRow>("ranks", /*chunk_rows=*/16),
+                 "data-parallel runs only: one row per rank, gathered on rank 0 at the end"}};
+    f.records = {{"memory", {"predicted_", "measured_"}, &MemoryRow::columns(),
+                  "the bytes by part, predicted before the run and measured by the counting allocators at the end"}};
+    return f;
+  }();
+  return files;
+}
+
 MemoryRow MemoryRow::from(const SeqrecMemory& m) {
   MemoryRow r;
   r.parameters_bytes = m.parameters;
@@ -124,10 +152,8 @@ const std::vector<io::Column>& EpochRow::columns() {
 SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, const SeqrecConfig& c,
                              const DataSummary& d, const SeqrecMemory& predicted, const std::vector<std::string>& inputs)
     : writer_(with_folder(path), "--out") {
-  writer_.create(prov,
-                 {io::TableSpec::of<StepRow>("steps", /*chunk_rows=*/64),
-                  io::TableSpec::of<EpochRow>("epochs", /*chunk_rows=*/16)},
-                 io::Publish::at_finish, inputs, [&](hid_t file) {
+  const io::JobFiles& files = seqrec_run_files();
+  writer_.create(prov, {files.table("steps").spec, files.table("epochs").spec}, io::Publish::at_finish, inputs, [&](hid_t file) {
                    write_config(file, c, d);
                    h5::Handle g(H5Gcreate2(file, "memory", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
                    const MemoryRow m = MemoryRow::from(predicted);
@@ -135,12 +161,7 @@ SeqrecRunFile::SeqrecRunFile(const std::string& path, const Provenance& prov, co
                  });
 }
 
-void SeqrecRunFile::set_place(const SweepPlace& place) {
-  writer_.set_attr("sweep", place.sweep);
-  writer_.set_attr("sweep_index", place.index);
-  writer_.set_attr("sweep_runs", place.runs);
-  writer_.set_attr("partition", place.partition);
-}
+void SeqrecRunFile::set_place(const SweepPlace& place) { io::record_place(writer_, place); }
 
 void SeqrecRunFile::set_products(const std::string& products, const std::string& basis) {
   writer_.set_attr("fp32_products", products);
@@ -155,7 +176,7 @@ void SeqrecRunFile::append_epoch(const EpochRow& r) { writer_.append("epochs", r
 
 void SeqrecRunFile::set_ranks(const std::string& mpi_library, const std::vector<RankRow>& ranks) {
   writer_.set_attr("mpi_library", mpi_library);
-  writer_.add_table(io::TableSpec::of<RankRow>("ranks", /*chunk_rows=*/16));
+  writer_.add_table(seqrec_run_files().table("ranks").spec);
   std::vector<io::RunFileWriter::Row> rows;
   for (const RankRow& r : ranks) rows.push_back({"ranks", &r, sizeof r});
   writer_.append(rows);

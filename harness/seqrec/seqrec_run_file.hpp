@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/job_files.hpp"
+#include "harness/io/sweep_place.hpp"
 #include "harness/io/run_file_writer.hpp"
 #include "harness/io/table_row.hpp"
 #include "harness/provenance.hpp"
@@ -110,19 +112,17 @@ struct DataSummary {
   double popularity_test_hit_at_8 = 0, popularity_test_hr_at_10 = 0, popularity_test_ndcg_at_10 = 0;
 };
 
-// The start of a train-seqrec run file's `schema` attribute (the version follows).
-inline constexpr const char* kRunSchemaPrefix = "lobench train-seqrec run";
-
 // FNV-1a, 64 bits, of n bytes, as 16 hex digits.
 std::string fnv1a_hex(const void* data, int64_t n);
 
-// Where a run sits in its sweep, recorded as the root attributes sweep (what makes processes parts of
-// one sweep), sweep_index, sweep_runs and partition, as train-xmc records them: what `--resume` and
-// `lobench merge` read.
-struct SweepPlace {
-  std::string sweep, partition = "0/1";
-  int64_t index = 0, runs = 1;
-};
+// Where a run sits in its sweep (sweep, sweep_index, sweep_runs, partition), as every training job's run
+// file records it: what `--resume` and `lobench merge` read.
+using SweepPlace = io::SweepPlace;
+
+// The run files of `lobench train-seqrec` as a training job declares them (io/job_files.hpp): the schema,
+// /steps, /epochs, /ranks and /memory's byte counts. SeqrecRunFile creates its tables from these specs;
+// `lobench schema` documents them; merge and --resume know the files by the schema.
+const io::JobFiles& seqrec_run_files();
 
 // Written as every output is (harness/io/output_path.hpp): under OUT's lock (a second writer of the same
 // --out is refused), into a temporary file beside OUT that finish() renames onto it. A run that ends by

@@ -18,7 +18,7 @@
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/io/recorded_run.hpp"
-#include "harness/sweep/driver.hpp"
+#include "harness/sweep/run_folder_sweep.hpp"
 #include "harness/sweep/rank_agreement.hpp"
 #include "harness/seqrec/seqrec_checkpoint.hpp"
 #include "harness/seqrec/seqrec_loss.hpp"
@@ -292,7 +292,7 @@ std::map<std::string, int64_t> check_seqrec_sweep(const SeqrecSweepSpec& spec,
       throw io::PathError(fmt::format("{} '{}': {} is there, not a run file", option, c.out, what));
     std::error_code ec;
     if (spec.resume && fs::exists(c.out, ec))  // this sweep's run file is continued; another sweep's is refused
-      io::recorded_run(c.out, kRunSchemaPrefix, seqrec_sweep_identity(spec));
+      io::recorded_run(c.out, seqrec_run_files().schema_prefix(), seqrec_sweep_identity(spec));
     else if (!spec.overwrite && fs::exists(c.out, ec))
       throw io::PathError(fmt::format("{}: the run file '{}' exists (give --overwrite to replace it, or --resume to "
                                       "continue the sweep; nothing was written)",
@@ -415,14 +415,15 @@ std::ostream& discard() {
   return sink;
 }
 
-// `lobench train-seqrec` as a job of the one sweep driver (sweep/driver.hpp): a point is a training
-// run, recorded as its own run file (key: its file name). Every point of the partition is validated
-// and its path checked in plan(), before anything is written.
-class SeqrecSweepJob : public sweep::SweepJob {
+// `lobench train-seqrec` as a training job's sweep (sweep/run_folder_sweep.hpp: the one driver, a run
+// file per point, key: its file name, kept by --resume when finished). Every point of the partition is
+// validated and its path checked in plan(), before anything is written.
+class SeqrecSweepJob : public sweep::RunFolderSweep {
  public:
   SeqrecSweepJob(const SeqrecSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err)
-      : spec_(spec), prov_(prov), x_(spec.exchange), primary_(!x_ || x_->primary()), out_(primary_ ? out : discard()),
-        err_(primary_ ? err : discard()), points_(expand_seqrec_sweep(spec)), identity_(seqrec_sweep_identity(spec)) {}
+      : RunFolderSweep({&seqrec_run_files(), spec.out_dir, seqrec_sweep_identity(spec), spec.partition}),
+        spec_(spec), prov_(prov), x_(spec.exchange), primary_(!x_ || x_->primary()), out_(primary_ ? out : discard()),
+        err_(primary_ ? err : discard()), points_(expand_seqrec_sweep(spec)) {}
 
   int64_t size() const override { return int64_t(points_.size()); }
 
@@ -452,11 +453,6 @@ class SeqrecSweepJob : public sweep::SweepJob {
     return planned;
   }
 
-  bool recorded(const sweep::PlannedPoint& p) const override {
-    const std::string& path = mine_[slot_.at(p.index)].config.out;
-    return io::recorded_run(path, kRunSchemaPrefix, identity_) == io::RecordedRun::finished;
-  }
-
   sweep::PointStatus execute(const sweep::PlannedPoint& point) override {
     const size_t j = slot_.at(point.index);
     const SeqrecSweepPoint& p = mine_[j];
@@ -471,7 +467,7 @@ class SeqrecSweepJob : public sweep::SweepJob {
       }
       loaded_ = data_key(c);
     }
-    const SweepPlace place{identity_, spec_.partition.str(), point.index, size()};
+    const SweepPlace place = this->place(point.index);
     ProgressContext context;
     context.label = fmt::format("{}/{} {}", point.index + 1, points_.size(), p.name);
     context.later_steps = later_steps(mine_, j, *data_);
@@ -529,6 +525,10 @@ class SeqrecSweepJob : public sweep::SweepJob {
     return fmt::format("{}  ({})", p.name, p.describe);
   }
 
+ protected:
+  // The point's --out: OUT_DIR/NAME.h5, or the single point's own --out.
+  std::string run_path(const sweep::PlannedPoint& p) const override { return mine_[slot_.at(p.index)].config.out; }
+
  private:
   const SeqrecSweepSpec& spec_;
   const Provenance& prov_;
@@ -537,7 +537,6 @@ class SeqrecSweepJob : public sweep::SweepJob {
   std::ostream& out_;
   std::ostream& err_;
   const std::vector<SeqrecSweepPoint> points_;  // the whole sweep
-  const std::string identity_;
   std::vector<SeqrecSweepPoint> mine_;  // this partition's, datasets resolved
   std::map<int64_t, size_t> slot_;      // a point's index in the sweep -> mine_
   std::optional<SeqrecData> data_;

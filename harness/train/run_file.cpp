@@ -7,6 +7,7 @@
 
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/provenance_attrs.hpp"
+#include "harness/train/frontier_merge.hpp"
 #include "precision_sim/format.hpp"
 #include "variants/cpu/bf16_products.hpp"
 
@@ -16,9 +17,19 @@ namespace {
 
 h5::Handle epoch_type() { return io::compound_type(sizeof(EpochRow), EpochRow::columns()); }
 
+// What SCHEMA.md says of a train-xmc run file beside its tables.
+constexpr const char* kAbout =
+    "One file per run of the sweep, `NAME.h5` in `--out-dir` (NAME: the dataset and the values that identify "
+    "the run). Root attributes: the provenance above, the data (`dataset`, `num_features`, "
+    "`num_labels`, `train_rows`, `test_rows`), the configuration (`config`, every option by its name: `D`, "
+    "`clf_format`, `clf_rounding`, `operand`, `epochs`, `seed`, ...), the run's place in its sweep (`sweep`, "
+    "`sweep_index`, `sweep_runs`, `partition`), and at the end `status` (`ok`, `skipped` with the `reason`, "
+    "`failed`, `interrupted`), `steps`, `mean_step_s` and /memory's `measured_train_peak_bytes`, "
+    "`measured_peak_bytes`, `measured_rss_growth_bytes`. Layout for readers: results/elmo/README.md.";
+
 // The root attributes: the data and the configuration.
 void write_config(hid_t file, const std::string& dataset, const TrainConfig& c, const DataShape& s) {
-  h5::write_attr(file, "schema", std::string("lobench train-xmc run, version 1"));
+  h5::write_attr(file, "schema", xmc_run_files().schema());
   h5::write_attr(file, "dataset", dataset);
   h5::write_attr(file, "num_features", s.num_features);
   h5::write_attr(file, "num_labels", s.num_labels);
@@ -87,6 +98,25 @@ void describe_histograms(hid_t file, const TrainConfig& c) {
 
 }  // namespace
 
+const io::JobFiles& xmc_run_files() {
+  static const io::JobFiles files = [] {
+    io::JobFiles f;
+    f.command = "train-xmc";
+    f.about = kAbout;
+    f.tables = {{io::TableSpec::of<EpochRow>("epochs", /*chunk_rows=*/16), "one row per epoch, flushed as it ends"},
+                {io::TableSpec::counts("grad_hist", GradientHistogram::kBins, /*chunk_rows=*/16),
+                 "with `--hist-every`: the classifier weight gradient's histogram, one row per epoch (bins in its "
+                 "`bins` attribute, edges in `/grad_hist_edges_log2`)"},
+                {io::TableSpec::counts("logit_grad_hist", GradientHistogram::kBins, /*chunk_rows=*/16),
+                 "with `--hist-every`: the logit gradient's histogram, bins as `/grad_hist`"}};
+    f.records = {{"memory", {"predicted_"}, &MemoryRow::columns(),
+                  "the predicted bytes by part, beside `predicted_eval_extra_bytes` and `predicted_peak_bytes`"}};
+    f.part_files = {&is_frontier_file, &merge_frontier_parts};  // `--frontier --partition K/N`: a file each
+    return f;
+  }();
+  return files;
+}
+
 MemoryRow MemoryRow::from(const MemoryBreakdown& m) {
   MemoryRow r;
   r.weights_bytes = m.weights;
@@ -139,10 +169,11 @@ const std::vector<io::Column>& EpochRow::columns() {
 TrainRunFile::TrainRunFile(const std::string& path, const Provenance& prov, const std::string& dataset,
                            const TrainConfig& c, const DataShape& s, const MemoryPrediction& predicted)
     : writer_(path, "run file"), histograms_(c.hist_every > 0) {
-  std::vector<io::TableSpec> tables = {io::TableSpec::of<EpochRow>("epochs", /*chunk_rows=*/16)};
+  const io::JobFiles& files = xmc_run_files();
+  std::vector<io::TableSpec> tables = {files.table("epochs").spec};
   if (histograms_) {
-    tables.push_back(io::TableSpec::counts("grad_hist", GradientHistogram::kBins, /*chunk_rows=*/16));
-    tables.push_back(io::TableSpec::counts("logit_grad_hist", GradientHistogram::kBins, /*chunk_rows=*/16));
+    tables.push_back(files.table("grad_hist").spec);
+    tables.push_back(files.table("logit_grad_hist").spec);
   }
   writer_.create(prov, tables, io::Publish::at_finish, {}, [&](hid_t file) {
     write_config(file, dataset, c, s);

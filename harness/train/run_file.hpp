@@ -12,14 +12,13 @@
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/job_files.hpp"
+#include "harness/io/sweep_place.hpp"
 #include "harness/io/run_file_writer.hpp"
 #include "harness/io/table_row.hpp"
 #include "harness/train/trainer.hpp"
 
 namespace lobench::train {
-
-// The start of a train-xmc run file's `schema` attribute (the version follows).
-inline constexpr const char* kRunSchemaPrefix = "lobench train-xmc run";
 
 // The /epochs table, declared once (io/table_row.hpp): X(type, name, default, unit, meaning).
 #define LOBENCH_XMC_EPOCH_COLUMNS(X)                                                                     \
@@ -41,7 +40,7 @@ inline constexpr const char* kRunSchemaPrefix = "lobench train-xmc run";
   X(double, epoch_s, 0, "s", "training time of the epoch")                                               \
   X(double, eval_s, 0, "s", "evaluation time")                                                           \
   X(double, weight_zero_fraction, 0, "", "classifier weights that are exactly 0")                         \
-  X(double, weight_mean_abs, 0, "", "mean |w| of the classifier")                                        \
+  X(double, weight_mean_abs, 0, "", "mean absolute classifier weight")                                     \
   X(int64_t, weight_non_finite, 0, "", "classifier weights that are NaN or infinite")                    \
   X(int64_t, peak_bytes, 0, "bytes", "peak counted bytes so far")                                        \
   X(io::FixedText<24>, utc, {}, "", "when the epoch ended (ISO 8601 UTC)")
@@ -69,6 +68,11 @@ struct MemoryRow {
   static const std::vector<io::Column>& columns();
 };
 
+// The run files of `lobench train-xmc` as a training job declares them (io/job_files.hpp): the schema,
+// /epochs, the histogram tables and /memory's predicted byte counts. TrainRunFile creates its tables from
+// these specs; `lobench schema` documents them; merge and --resume know the files by the schema.
+const io::JobFiles& xmc_run_files();
+
 class TrainRunFile {
  public:
   // Writes provenance, `dataset` (a name) and the configuration into a temporary file beside `path`
@@ -80,7 +84,9 @@ class TrainRunFile {
   ~TrainRunFile();
   const std::string& writing_path() const { return writer_.writing_path(); }
   void append_epoch(const EpochRecord& r, const GradientHistogram* dW_hist, const GradientHistogram* G_hist = nullptr);
-  // A root attribute more (where the run sits in its sweep, how it was sharded), before finish().
+  // Where the run sits in its sweep (io/sweep_place.hpp).
+  void set_place(const io::SweepPlace& place) { io::record_place(writer_, place); }
+  // A root attribute more (how it was sharded), before finish().
   void set_attr(const std::string& name, const std::string& value);
   void set_attr(const std::string& name, int64_t value);
   // status: ok | skipped | failed | interrupted (by a signal, between epochs); reason: why (or empty).

@@ -23,7 +23,7 @@
 #include "harness/io/provenance_attrs.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/io/recorded_run.hpp"
-#include "harness/sweep/driver.hpp"
+#include "harness/sweep/run_folder_sweep.hpp"
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/run_file.hpp"
 #include "harness/train/sharded_training.hpp"
@@ -243,7 +243,7 @@ void check_run_paths(const XmcSweepSpec& spec) {
     if (const std::string what = io::not_regular_file(path); !what.empty())
       throw io::PathError(fmt::format("--out-dir: '{}' is {}, not a run file; refusing to replace it", path, what));
     if (spec.resume) {  // this sweep's run files are continued (another sweep's are refused here)
-      io::recorded_run(path, kRunSchemaPrefix, sweep_identity(spec));
+      io::recorded_run(path, xmc_run_files().schema_prefix(), sweep_identity(spec));
       continue;
     }
     if (!spec.overwrite)
@@ -438,14 +438,15 @@ struct XmcPlan {
   std::string path, head, skip_reason;
 };
 
-// `lobench train-xmc` as a job of the one sweep driver (sweep/driver.hpp): a point is a training run,
-// recorded as its own run file in spec.out_dir (key: the file name). Sharded, every rank runs the same
-// job and passes a checkpoint at every step where one rank alone could fail (on_every_rank).
-class XmcSweepJob : public sweep::SweepJob {
+// `lobench train-xmc` as a training job's sweep (sweep/run_folder_sweep.hpp: the one driver, a run file
+// per point in spec.out_dir, key: the file name, kept by --resume when finished). Sharded, every rank
+// runs the same job and passes a checkpoint at every step where one rank alone could fail (on_every_rank).
+class XmcSweepJob : public sweep::RunFolderSweep {
  public:
   XmcSweepJob(const XmcSweepSpec& spec, const Provenance& prov, std::ostream& out, std::ostream& err)
-      : spec_(spec), prov_(prov), sh_(spec.sharded), records_(!sh_ || sh_->primary()), out_(records_ ? out : discard()),
-        err_(records_ ? err : discard()), points_(expand_sweep(spec)), identity_(sweep_identity(spec)) {}
+      : RunFolderSweep({&xmc_run_files(), spec.out_dir, sweep_identity(spec), spec.partition}),
+        spec_(spec), prov_(prov), sh_(spec.sharded), records_(!sh_ || sh_->primary()), out_(records_ ? out : discard()),
+        err_(records_ ? err : discard()), points_(expand_sweep(spec)) {}
 
   int64_t size() const override { return int64_t(points_.size()); }
   std::ostream& err() { return err_; }
@@ -474,10 +475,6 @@ class XmcSweepJob : public sweep::SweepJob {
                         points_.size(), spec_.out_dir);
   }
 
-  bool recorded(const sweep::PlannedPoint& p) const override {
-    return io::recorded_run(plans_.at(p.index).path, kRunSchemaPrefix, identity_) == io::RecordedRun::finished;
-  }
-
   sweep::PointStatus execute(const sweep::PlannedPoint& point) override {
     const XmcPlan& p = plans_.at(point.index);
     std::optional<TrainRunFile> file;  // the primary's
@@ -485,10 +482,7 @@ class XmcSweepJob : public sweep::SweepJob {
       if (!records_) return;
       make_out_dir(spec_.out_dir);
       file.emplace(p.path, prov_, spec_.dataset, p.point.config, p.shape, p.pred);
-      file->set_attr("sweep", identity_);
-      file->set_attr("sweep_index", point.index);
-      file->set_attr("sweep_runs", size());
-      file->set_attr("partition", spec_.partition.str());
+      file->set_place(place(point.index));
       if (sh_) record_shard(*file, *sh_, p.peak);
       if (p.skip_reason.empty()) return;
       file->finish(nullptr, "skipped", p.skip_reason);
@@ -592,7 +586,6 @@ class XmcSweepJob : public sweep::SweepJob {
   std::ostream& out_;
   std::ostream& err_;
   const std::vector<SweepPoint> points_;  // the whole sweep
-  const std::string identity_;
   int64_t mem_limit_ = 0;
   std::map<int64_t, XmcPlan> plans_;  // this partition's runs, by index in the sweep
   // The dataset as loaded, and grown to a run's --labels-total only when that run trains: appended

@@ -4,11 +4,34 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <sstream>
 
 namespace lobench {
 namespace {
+
+// results/SCHEMA.md is generated from the column lists: regenerate it with
+// `build/lobench schema --out results/SCHEMA.md` when this fails. Compared with what the executable prints,
+// not with io::schema_markdown() in this binary: the training jobs' sections come from the jobs the
+// executable registers (sweep/training_job.hpp), which this test binary does not link.
+#ifdef LOBENCH_EXE
+TEST(ResultSchema, TheCommittedSchemaDocumentIsCurrent) {
+  std::ifstream f(std::string(LOBENCH_SOURCE_DIR) + "/results/SCHEMA.md");
+  ASSERT_TRUE(f) << "results/SCHEMA.md missing";
+  std::stringstream committed;
+  committed << f.rdbuf();
+  FILE* p = popen((std::string("'") + LOBENCH_EXE + "' schema").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string printed;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) printed.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << "`lobench schema` failed";
+  EXPECT_EQ(committed.str(), printed)
+      << "results/SCHEMA.md is stale: run `build/lobench schema --out results/SCHEMA.md`";
+}
+#endif
 
 TEST(ResultSchema, ColumnsAreDistinctAndTileTheRowInOrder) {
   std::set<std::string> names;

@@ -67,6 +67,19 @@ def test_training_tables():
     assert "lobench train-seqrec" in steps.attrs["schema"]
 
 
+def test_a_new_training_jobs_files_read_without_a_change_to_the_reader(tmp_path):
+    # A training job is known by its files' schema attribute (harness/io/job_files.hpp), not by a list:
+    # a job the reader has never heard of (the C++ tests' toy job) reads like train-xmc's.
+    path = tmp_path / "toy_seed-1.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["schema"] = "lobench train-toy run, version 1"
+        f["epochs"] = np.array([(1, 1.0), (2, 0.5)], dtype=[("epoch", "<i8"), ("loss", "<f8")])
+    assert results.kind(path) == "train-toy"
+    assert list(results.read(path)["loss"]) == [1.0, 0.5]
+    assert results.training_job("lobench train-xmc run, version 1") == "train-xmc"
+    assert results.training_job("lobench train-xmc frontier, version 1") is None  # a frontier file
+
+
 def test_fifo_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "pipe.h5"
     os.mkfifo(fifo)

@@ -541,9 +541,9 @@ def register_train_cases():
     def junk_part(d):
         os.mkdir(f"{d}/p0")
         open(f"{d}/p0/run.h5", "wb").write(random.Random(3).randbytes(3000))
-    case("merge train-xmc part with a junk .h5", "merge", ["run.h5", "not a train-xmc run file"],
+    case("merge train-xmc part with a junk .h5", "merge", ["run.h5", "not a run file of any training job"],
          ["merge", "{d}/merged", "{d}/p0"], junk_part)
-    case("merge train-xmc part with an HDF5 file of another kind", "merge", ["run.h5", "not a train-xmc run file"],
+    case("merge train-xmc part with an HDF5 file of another kind", "merge", ["run.h5", "not a run file of any training job"],
          ["merge", "{d}/merged", "{d}/p0"],
          lambda d: (os.mkdir(f"{d}/p0"), h5py.File(f"{d}/p0/run.h5", "w").attrs.__setitem__("schema", "other")))
     case("merge train-xmc part folder empty", "merge", ["p0", "holds no run files"],
