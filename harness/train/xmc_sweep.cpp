@@ -23,6 +23,7 @@
 #include "harness/io/provenance_attrs.hpp"
 #include "harness/io/output_path.hpp"
 #include "harness/io/recorded_run.hpp"
+#include "harness/io/run_file_writer.hpp"
 #include "harness/sweep/driver.hpp"
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/run_file.hpp"
@@ -688,12 +689,9 @@ void write_layout_table(const std::vector<int64_t>& labels, int64_t D, int64_t B
                        double(tot[Layout::renee]) / double(tot[Layout::elmo_fp8]));
   }
   if (path.empty()) return;
-  io::OutputFile output(path, {}, "--layouts-out");  // written beside it, renamed when complete
-  {
-    h5::Handle f = h5::create_file(output.temp_path());
-    write_layouts(f, prov, D, B, chunks, labels, cols);
-  }
-  output.commit();
+  io::RunFileWriter output(path, "--layouts-out");  // written beside it, renamed when complete
+  output.begin_whole({}, /*overwrite=*/true);
+  output.write_whole([&](hid_t f) { write_layouts(f, prov, D, B, chunks, labels, cols); });
 }
 
 }  // namespace lobench::train
