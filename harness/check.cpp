@@ -13,6 +13,7 @@
 #include "harness/system_memory.hpp"
 #include "harness/io/h5_io.hpp"
 #include "harness/io/provenance_attrs.hpp"
+#include "harness/io/run_file_writer.hpp"
 #include "variants/variant.hpp"
 
 namespace lobench {
@@ -116,8 +117,8 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
   config::check_threads("--threads", threads);
   if (mem_limit <= 0) mem_limit = config::default_memory_limit();
   io::require_input_file(in_path, "--in");
-  io::OutputFile output(out_path, {in_path});  // refused before anything is read or computed
-  output.refuse_existing_unless(overwrite);
+  io::RunFileWriter output(out_path, "--out");  // refused before anything is read or computed
+  output.begin_whole({in_path}, overwrite);
 
   // The prediction, from the headers alone: inputs + outputs + the variant's working set.
   RunOptions opts{threads, 0, 0};
@@ -154,8 +155,7 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
     v->run(in, out, ctx);
   }
 
-  {
-    auto f = h5::create_file(output.temp_path());
+  output.write_whole([&](hid_t f) {
     write_provenance(f, collect_provenance(argv_joined));
     h5::write_attr(f, "variant", v->backend() + "/" + v->name());
     h5::write_attr(f, "reduction", to_string(d.reduction));
@@ -168,9 +168,7 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
     h5::write(f, "dA", {d.P, d.D}, out.dA.data());
     h5::write(f, "dE", {d.V, d.D}, out.dE.data());
     h5::write(f, "counts", {d.P, 4}, out.counts.data());
-    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw h5::Error(fmt::format("cannot write '{}'", out_path));
-  }
-  output.commit();
+  });
 }
 
 }  // namespace lobench

@@ -15,6 +15,7 @@
 #include "harness/cli/option_checks.hpp"
 #include "harness/cli/options.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/run_file_writer.hpp"
 #include "harness/system_memory.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/pack.hpp"
@@ -89,11 +90,11 @@ void run_quantize(const QuantizeOptions& opt) {
   if (opt.in.empty() || opt.out.empty()) fail("--in and --out are required");
 
   // 2. The files: IN a regular file, OUT neither IN nor anything but a regular file; written beside OUT.
-  std::unique_ptr<io::OutputFile> output;
+  std::unique_ptr<io::RunFileWriter> output;
   try {
     io::require_input_file(opt.in, "--in");
-    output = std::make_unique<io::OutputFile>(opt.out, std::vector<std::string>{opt.in});
-    output->refuse_existing_unless(opt.overwrite);
+    output = std::make_unique<io::RunFileWriter>(opt.out, "--out");
+    output->begin_whole({opt.in}, opt.overwrite);
   } catch (const io::PathError& e) {
     fail(e.what());
   }
@@ -125,19 +126,18 @@ void run_quantize(const QuantizeOptions& opt) {
     else if (std::fabs(static_cast<double>(v)) > max_finite) ++out_of_range;
   }
 
-  // 5. Write OUT through the temporary file, renamed only when complete, so a failure leaves OUT as it was.
-  const std::string& partial = output->temp_path();
+  std::vector<uint8_t> codes8;
+  std::vector<uint16_t> codes16;
+  if (lp::code_bytes(format) == 1) codes8 = encode_all<uint8_t>(q, x.data, ro, threads);
+  else codes16 = encode_all<uint16_t>(q, x.data, ro, threads);
+
+  // 5. Write OUT (io::RunFileWriter: through a temporary file renamed onto OUT only when complete, so a
+  // failure leaves OUT as it was).
   try {
-    {
-      h5::Handle out = h5::create_file(partial);
+    output->write_whole([&](hid_t out) {
       h5::write<float>(out, "values", x.shape, values.data());
-      if (lp::code_bytes(format) == 1) {
-        const auto codes = encode_all<uint8_t>(q, x.data, ro, threads);
-        h5::write<uint8_t>(out, "codes", x.shape, codes.data());
-      } else {
-        const auto codes = encode_all<uint16_t>(q, x.data, ro, threads);
-        h5::write<uint16_t>(out, "codes", x.shape, codes.data());
-      }
+      if (lp::code_bytes(format) == 1) h5::write<uint8_t>(out, "codes", x.shape, codes8.data());
+      else h5::write<uint16_t>(out, "codes", x.shape, codes16.data());
       h5::write_attr(out, "format", format.name);
       h5::write_attr(out, "format_description", lp::describe(format));
       h5::write_attr(out, "rounding", std::string(lp::rounding_name(mode)));
@@ -146,9 +146,7 @@ void run_quantize(const QuantizeOptions& opt) {
       h5::write_attr(out, "nan_inputs", nan_inputs);
       h5::write_attr(out, "out_of_range_inputs", out_of_range);
       h5::write_attr(out, "source", fmt::format("{}:/x", opt.in));
-      if (H5Fflush(out, H5F_SCOPE_GLOBAL) < 0) throw h5::Error("cannot flush");
-    }
-    output->commit();
+    });
   } catch (const std::exception& e) {
     output.reset();  // removes the temporary file
     fail(fmt::format("output '{}': {}", opt.out, e.what()));

@@ -12,7 +12,6 @@
 #include "harness/io/h5_io.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
-#include "harness/io/output_path.hpp"
 #include "harness/io/job_files.hpp"
 #include "harness/io/merge_run_folders.hpp"
 #include "harness/io/partition.hpp"
@@ -146,34 +145,29 @@ MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& 
       if (!keys.insert(r.key()).second)
         throw std::invalid_argument(fmt::format("merge: row '{}' of '{}' is in another part too", r.key(), p.path));
 
-  // Written to a temporary file beside `out`, renamed onto it once complete: an error or a signal
-  // (io/interrupt_guard.hpp; checked between parts and before the rename) leaves `out` as it was.
+  // Written whole by the one writer (io::RunFileWriter, through ResultsFile): into a temporary file beside
+  // `out`, renamed onto it by close() once complete; an error or a signal (io/interrupt_guard.hpp; checked
+  // between parts and before the close) leaves `out` as it was.
   if (mode != OutMode::overwrite && std::filesystem::exists(std::filesystem::symlink_status(out)))
     throw std::invalid_argument(fmt::format("merge: OUT '{}' exists; give --overwrite to replace it, or another path", out));
-  OutputFile output(out, part_paths, "merge OUT");
   const auto stop_if_interrupted = [&] {
     if (const int sig = interrupt_signal())
       throw Interrupted(sig, fmt::format("merge stopped; '{}' not written{}", out,
                                          mode == OutMode::overwrite ? " (the file there is unchanged)" : ""));
   };
   MergeSummary sum;
-  {
-    ResultsFile file(output.temp_path(), prov, OutMode::overwrite);
-    file.set_attr("sweep_axes", parts.front().axes);
-    file.set_attr("partition", "0/1");
-    file.set_attr("merged_parts", double(parts.size()));
-    for (const Part& p : parts) {
-      std::map<int64_t, std::vector<double>> samples;
-      for (const SampleRow& s : p.samples) samples[s.row_id].push_back(s.seconds);
-      for (const ResultRow& r : p.rows) file.append(r, samples[r.row_id]);
-      sum.rows += int64_t(p.rows.size());
-      stop_if_interrupted();
-    }
-    file.close(utc_now());
+  ResultsFile file(out, prov, mode, ResultsFile::Publishing{/*whole=*/true, part_paths, "merge OUT"});
+  file.set_attr("sweep_axes", parts.front().axes);
+  file.set_attr("partition", "0/1");
+  file.set_attr("merged_parts", double(parts.size()));
+  for (const Part& p : parts) {
+    std::map<int64_t, std::vector<double>> samples;
+    for (const SampleRow& s : p.samples) samples[s.row_id].push_back(s.seconds);
+    for (const ResultRow& r : p.rows) file.append(r, samples[r.row_id]);
+    sum.rows += int64_t(p.rows.size());
+    stop_if_interrupted();
   }
-  {  // each part's provenance, once the merged file is closed
-    const WriteSection writing;
-    auto f = h5::open_file_rw(output.temp_path());
+  file.describe([&](hid_t f) {  // each part's provenance
     h5::Handle group(H5Gcreate2(f, "parts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     for (const Part& p : parts) {
       h5::Handle g(H5Gcreate2(group, fmt::format("part_{}", p.index).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -181,10 +175,9 @@ MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& 
       h5::write_attr(g, "path", p.path);
       write_attributes(p.attributes, g);
     }
-    h5::flush_to_disk(f);
-  }
+  });
   stop_if_interrupted();
-  output.commit();
+  file.close(utc_now());
   sum.parts = int64_t(parts.size());
   return sum;
 }

@@ -83,14 +83,14 @@ int64_t file_version(hid_t file, const std::string& path) { return ResultsFile::
 
 // Refuses to touch what `mode` does not allow: an existing file without --resume or --overwrite,
 // anything that is not a regular file, a file to resume that is not a lobench run file.
-void check_out_path(const std::string& path, OutMode mode) {
+void check_out_path(const std::string& path, OutMode mode, const std::string& option) {
   if (mode == OutMode::overwrite) {
     if (const std::string kind = io::not_regular_file(path); !kind.empty())
-      throw std::invalid_argument(fmt::format("--out '{}' is {}, not a regular file: refusing to replace it", path, kind));
+      throw std::invalid_argument(fmt::format("{} '{}' is {}, not a regular file: refusing to replace it", option, path, kind));
     return;
   }
   try {
-    io::check_append_target(path, mode == OutMode::resume);  // the one check of a file a run grows in place
+    io::check_append_target(path, mode == OutMode::resume, option);  // the one check of a file a run grows in place
   } catch (const io::PathError& e) {
     throw std::invalid_argument(e.what());  // a usage error: exit 2, the file untouched
   }
@@ -100,12 +100,13 @@ void check_out_path(const std::string& path, OutMode mode) {
 
 h5::Handle result_row_type() { return io::compound_type(sizeof(ResultRow), io::result_columns()); }
 
-ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMode mode) : path_(path) {
+ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMode mode, const Publishing& publishing)
+    : path_(path) {
   const io::WriteSection writing;  // a second Ctrl-C waits for the file to be consistent (interrupt_guard.hpp)
   h5::silence_errors();
-  check_out_path(path, mode);
+  check_out_path(path, mode, publishing.option);
   try {
-    writer_ = std::make_unique<io::RunFileWriter>(path, "--out");  // one writer per run file, for the whole run
+    writer_ = std::make_unique<io::RunFileWriter>(path, publishing.option);  // one writer per run file, for the whole run
   } catch (const io::PathError& e) {
     throw std::invalid_argument(e.what());  // a usage error: exit 2, the file untouched
   }
@@ -121,14 +122,19 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
     return;
   }
   // A new file is published at once (rows readable at OUT while the run goes on); one that replaces an
-  // existing OUT (--overwrite) only when the run ends: a crash or a kill before then leaves the old OUT
-  // as it was (its rows are in OUT.partial-XXXXXX meanwhile).
+  // existing OUT (--overwrite), or one written whole (a merge), only when the run ends: a crash or a kill
+  // before then leaves the old OUT as it was (the rows are in OUT.partial-XXXXXX meanwhile).
   std::error_code ec;
   const bool replaces = mode == OutMode::overwrite && std::filesystem::exists(std::filesystem::symlink_status(path, ec));
-  writer_->create(prov,
-                  {io::TableSpec::of<ResultRow>("results", /*chunk_rows=*/64),
-                   io::TableSpec::of<SampleRow>("samples", /*chunk_rows=*/256)},
-                  replaces ? io::Publish::at_finish : io::Publish::at_start, {}, [](hid_t file) { h5::write_attr(file, "schema_version", io::kSchemaVersion); });
+  try {
+    writer_->create(prov,
+                    {io::TableSpec::of<ResultRow>("results", /*chunk_rows=*/64),
+                     io::TableSpec::of<SampleRow>("samples", /*chunk_rows=*/256)},
+                    replaces || publishing.whole ? io::Publish::at_finish : io::Publish::at_start, publishing.inputs,
+                    [](hid_t file) { h5::write_attr(file, "schema_version", io::kSchemaVersion); });
+  } catch (const io::PathError& e) {
+    throw std::invalid_argument(e.what());  // OUT is one of the inputs: a usage error, nothing written
+  }
 }
 
 void ResultsFile::open_for_resume(const Provenance& prov) {

@@ -37,7 +37,14 @@ enum class OutMode {
 // leaves OUT exactly as it was; a run killed by SIGKILL leaves OUT as it was and its copy beside it.
 class ResultsFile {
  public:
-  ResultsFile(const std::string& path, const Provenance& prov, OutMode mode);
+  // How OUT is published beyond what OutMode says; `lobench run` takes the defaults.
+  struct Publishing {
+    bool whole = false;               // published only by close(): OUT complete or not at all (a merge)
+    std::vector<std::string> inputs;  // files OUT must never be (the parts of a merge)
+    std::string option = "--out";     // how messages name OUT
+  };
+  ResultsFile(const std::string& path, const Provenance& prov, OutMode mode) : ResultsFile(path, prov, mode, Publishing{}) {}
+  ResultsFile(const std::string& path, const Provenance& prov, OutMode mode, const Publishing& publishing);
   ~ResultsFile();
 
   bool has(const std::string& key) const { return keys_.count(key) > 0; }
@@ -47,6 +54,11 @@ class ResultsFile {
   void append(ResultRow row, const std::vector<double>& samples);
   void set_attr(const std::string& name, double v);
   void set_attr(const std::string& name, const std::string& v);
+  // f(file) in a write section, then flushed: more content of the file (a merge's /parts).
+  template <typename F>
+  void describe(const F& f) {
+    writer_->describe(f);
+  }
   void close(const std::string& end_utc);
 
   // Every row of a run file of any schema version, columns matched by name (a column the file lacks

@@ -38,8 +38,19 @@ void write_record_attrs(hid_t obj, const std::string& prefix, const void* record
   }
 }
 
+namespace {
+
+// `path`, once io::check_output_place has found nothing in the way there: checked before its lock file
+// is made beside it (no OUT.lock beside a device, in a folder that does not exist).
+const std::string& checked_place(const std::string& path, const std::string& option) {
+  check_output_place(path, {}, option);
+  return path;
+}
+
+}  // namespace
+
 RunFileWriter::RunFileWriter(const std::string& path, const std::string& option)
-    : path_(path), option_(option), lock_(path, option) {
+    : path_(path), option_(option), lock_(checked_place(path, option), option) {
   h5::silence_errors();
 }
 
@@ -71,6 +82,22 @@ void RunFileWriter::create_impl(const Provenance& prov, const std::vector<TableS
     file_ = h5::open_file_rw(path_);
     for (const TableSpec& t : tables) open_table(t.name, t.row_type());
   });
+}
+
+void RunFileWriter::begin_whole(const std::vector<std::string>& inputs, bool overwrite) {
+  pending_ = std::make_unique<OutputFile>(path_, inputs, option_, /*take_lock=*/false);  // lock_ holds OUT
+  pending_->refuse_existing_unless(overwrite);
+}
+
+void RunFileWriter::write_whole_impl(Header content, const void* context) {
+  if (!pending_ || file_.valid()) throw std::logic_error("RunFileWriter::write_whole() without begin_whole()");
+  const WriteSection writing;  // up to the rename: a second signal waits for it
+  write([&] {
+    file_ = h5::create_file(pending_->temp_path());
+    content(file_, context);
+    h5::flush_to_disk(file_);
+  });
+  close_and_publish();
 }
 
 void RunFileWriter::write_section(const std::function<void()>& f) {

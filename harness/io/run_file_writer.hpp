@@ -1,7 +1,9 @@
-// The one run-file writer. Every HDF5 file a command records a run in (the run file of `lobench run`,
-// the file of one train-xmc run, of one train-seqrec run) is made, grown and closed here; the command's
-// own class (ResultsFile, train::TrainRunFile, seqrec::SeqrecRunFile) only says what goes in it: its
-// attributes and its tables, each table declared once by a column list (io/table_row.hpp).
+// The one writer of HDF5 files. Every HDF5 file lobench writes is made here: the files a command records a
+// run in (the run file of `lobench run`, of a `merge`, of one train-xmc run, of one train-seqrec run, of a
+// frontier search) are made, grown and closed here, and the files written whole in one go (the output
+// of `lobench check` and `quantize`, a train-seqrec checkpoint, `--layouts-out`, a bench's table) are
+// made by begin_whole() / write_whole(). The command's own code only says what goes in a file: its
+// attributes, datasets and tables, each table declared once by a column list (io/table_row.hpp).
 //
 // How a file is written, the same for all:
 // - one writer per file: OUT's lock (io::OutputLock) is held from create() or resume() to destruction;
@@ -15,6 +17,9 @@
 //   complete run; destroyed unfinished (an exception), the temporary file is removed and OUT is as it was;
 // - resume(): OUT is copied beside itself, rows are appended to the copy, and the copy is renamed onto OUT
 //   by finish() or, if every write to it succeeded, by the destructor; a failed write discards it;
+// - a file written whole (begin_whole(), write_whole()): its whole content is written into the temporary
+//   file, flushed and fsynced, and renamed onto OUT; an error or a signal before the rename (a full
+//   disk, an exception) removes the temporary file and OUT is as it was;
 // - every append and attribute is flushed before the call returns (rows and the close also fsynced,
 //   unless asked not to), inside an io::WriteSection (a second Ctrl-C waits for it: io/README.md).
 #pragma once
@@ -68,7 +73,8 @@ class RunFileWriter {
   // Writes the file's content: attributes and groups of the root `file`.
   using Header = void (*)(hid_t file, const void* context);
 
-  // Takes OUT's lock (one writer per file). Throws PathError naming `option` and `path`.
+  // Checks OUT's place (io::check_output_place: nothing but a regular file there, its folder exists), then
+  // takes OUT's lock (one writer per file). Throws PathError naming `option` and `path`.
   RunFileWriter(const std::string& path, const std::string& option);
   ~RunFileWriter();
   RunFileWriter(const RunFileWriter&) = delete;
@@ -87,6 +93,20 @@ class RunFileWriter {
   // caller checks the copy (file()) and opens its tables (open_table). Throws std::invalid_argument
   // naming `path` when it cannot be copied.
   void resume();
+
+  // A file written whole (the output of a check, a quantized array, a checkpoint replacing the previous
+  // one, a table). begin_whole() checks OUT against `inputs` (never one of them) and, unless `overwrite`,
+  // refuses a file already there (PathError "OPTION 'OUT' exists; give --overwrite ..."), and makes the
+  // temporary file beside OUT: called before the work whose result OUT holds, so that a refused OUT
+  // costs nothing. write_whole(content) then calls content(file) on the new, empty temporary file (it
+  // writes everything the file holds, provenance included where the file has it: nothing is added),
+  // flushes and fsyncs it, and renames it onto OUT. An exception from content, the disk or the rename
+  // removes the temporary file: OUT is as it was. Nothing may be written afterwards.
+  void begin_whole(const std::vector<std::string>& inputs, bool overwrite);
+  template <typename Content>
+  void write_whole(const Content& content) {
+    write_whole_impl([](hid_t f, const void* c) { (*static_cast<const Content*>(c))(f); }, &content);
+  }
 
   hid_t file() const { return file_; }
   // f(file) in a write section, then flushed: more of a new file's content (e.g. attributes of its tables).
@@ -139,6 +159,7 @@ class RunFileWriter {
   void write_section(const std::function<void()>& f);
   void create_impl(const Provenance& prov, const std::vector<TableSpec>& tables, Publish publish,
                    const std::vector<std::string>& inputs, Header header, const void* context);
+  void write_whole_impl(Header content, const void* context);
   template <typename F>
   void write(const F& f);
   template <typename T>

@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "harness/io/h5_io.hpp"
-#include "harness/io/interrupt_guard.hpp"
 #include "harness/io/output_path.hpp"
+#include "harness/io/run_file_writer.hpp"
 #include "harness/io/table_row.hpp"
 #include "harness/seqrec/seqrec_memory.hpp"
 
@@ -112,11 +112,9 @@ std::string identity_differences(const std::string& checkpoint, const std::strin
 
 void write_checkpoint(const std::string& path, const SeqrecCheckpoint& k, const std::vector<std::string>& inputs,
                       const std::string& option) {
-  const io::WriteSection writing;  // a second signal waits for the rename
-  io::OutputFile out(path, inputs, option);
-  out.refuse_existing_unless(true);  // the previous checkpoint of this run is replaced (the run checked it at start)
-  {
-    const h5::Handle f = h5::create_file(out.temp_path());
+  io::RunFileWriter out(path, option);
+  out.begin_whole(inputs, /*overwrite=*/true);  // the previous checkpoint of this run is replaced (checked at start)
+  out.write_whole([&](hid_t f) {
     h5::write_attr(f, "schema", std::string(kSchema));
     h5::write_attr(f, "identity", k.identity);
     h5::write_attr(f, "epoch", k.epoch);
@@ -135,9 +133,7 @@ void write_checkpoint(const std::string& path, const SeqrecCheckpoint& k, const 
     }
     write_rows(f, "epochs", k.epochs, path);
     write_rows(f, "early_stop_best", k.best.epoch > 0 ? std::vector<EpochRow>{k.best} : std::vector<EpochRow>{}, path);
-    h5::flush_to_disk(f);
-  }
-  out.commit();
+  });
 }
 
 namespace {

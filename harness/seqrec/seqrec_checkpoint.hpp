@@ -4,8 +4,8 @@
 // negatives) is a counter-based stream keyed by (seed, epoch) or (seed, step), so the position in the
 // run is its whole random state. Beside it, the early-stopping state and the /epochs rows so far, so
 // that the continued run's file holds the whole curve. Written at the end of an evaluated epoch,
-// atomically (a temporary file renamed onto FILE, harness/io/output_path.hpp): a run killed while
-// writing leaves the previous checkpoint.
+// atomically by the one writer (io::RunFileWriter::write_whole: a temporary file renamed onto FILE): a run
+// killed while writing, or a full disk, leaves the previous checkpoint.
 //
 // Its identity is every setting that changes the bits trained, the data by the SHA-256 of its content
 // (not its file name and counts: another file of the same name and size is other data), so that a run

@@ -10,7 +10,7 @@
 
 #include "harness/shard/collectives.hpp"
 #include "harness/shard/label_shard.hpp"
-#include "harness/shard/sharded_measure.hpp"
+#include "harness/shard/mpi_session.hpp"
 
 namespace lobench::shard {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "harness/shard/collectives.hpp"
 #include "harness/shard/layout.hpp"
+#include "harness/shard/mpi_session.hpp"
 #include "harness/shard/sharded_measure.hpp"
 #include "harness/sweep/score.hpp"
 #include "variants/counting_allocator.hpp"

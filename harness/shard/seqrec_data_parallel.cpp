@@ -8,7 +8,7 @@
 
 #include "harness/seqrec/fixed_order_sum.hpp"
 #include "harness/shard/collectives.hpp"
-#include "harness/shard/sharded_measure.hpp"
+#include "harness/shard/mpi_session.hpp"
 
 namespace lobench::shard {
 namespace {

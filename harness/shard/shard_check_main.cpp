@@ -10,6 +10,7 @@
 
 #include "harness/shard/collectives.hpp"
 #include "harness/shard/compare.hpp"
+#include "harness/shard/mpi_session.hpp"
 #include "harness/shard/sharded_measure.hpp"
 #include "harness/system_memory.hpp"
 #include "variants/reference.hpp"

@@ -201,15 +201,4 @@ bool mpi_world_size_above_one() {
   return false;
 }
 
-MpiSession::MpiSession(int* argc, char*** argv) {
-  int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-}
-
-MpiSession::~MpiSession() {
-  int finalised = 0;
-  MPI_Finalized(&finalised);
-  if (!finalised) MPI_Finalize();
-}
-
 }  // namespace lobench::shard

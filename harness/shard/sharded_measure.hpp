@@ -79,13 +79,4 @@ ShardedMeasurement measure_sharded_point(MPI_Comm comm, const Shape& shape, cons
 // command line can decide before initialising MPI.
 bool mpi_world_size_above_one();
 
-// MPI_Init_thread (MPI_THREAD_FUNNELED: OpenMP threads never call MPI) and MPI_Finalize, once.
-class MpiSession {
- public:
-  MpiSession(int* argc, char*** argv);
-  ~MpiSession();
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-};
-
 }  // namespace lobench::shard

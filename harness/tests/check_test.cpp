@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/tests/h5_content.hpp"
 #include "harness/meters/products_choice.hpp"
 #include "variants/tests/temp_path.hpp"
 #include "variants/variant.hpp"
@@ -191,6 +192,22 @@ TEST(Check, ExistingOutIsRefusedUnlessOverwrite) {
   EXPECT_NE(std::system((cli + " 2>/dev/null >/dev/null").c_str()), 0);
   EXPECT_EQ(std::system((cli + " --overwrite >/dev/null").c_str()), 0);
   EXPECT_NO_THROW(h5::read<float>(h5::open_file_read(f.out), "dA"));
+}
+
+// The output's content is what lobench wrote before its writer moved to io::RunFileWriter (issue 42):
+// data/check_chunked.h5, written by lobench 5f272d9 (`check --variant chunked --threads 1`) from
+// data/check_in.h5, has the same groups, datasets, attributes and types; the numbers that depend on the
+// CPU (the loss, the gradients, the products chosen, the peak) are compared by type and shape only, the
+// counts exactly.
+TEST(Check, WritesTheContentEarlierLobenchWrote) {
+  Files f;
+  const std::string data = std::string(LOBENCH_SOURCE_DIR) + "/harness/tests/data/";
+  run_check(data + "check_in.h5", "chunked", f.out, 1, "test");
+  const std::set<std::string> cpu_dependent = {"input", "loss", "per_position_loss", "dA", "dE",
+                                               "peak_working_bytes", "fp32_products", "fp32_products_basis"};
+  EXPECT_EQ(testing::content_differences(testing::h5_content(f.out, cpu_dependent, /*without_provenance=*/true),
+                                               testing::h5_content(data + "check_chunked.h5", cpu_dependent, /*without_provenance=*/true)),
+            "");
 }
 
 TEST(Check, CommandLineExitsNonZeroAndPrintsTheProblem) {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/tests/h5_content.hpp"
 #include "variants/tests/temp_path.hpp"
 
 namespace lobench {
@@ -43,6 +44,22 @@ TEST(QuantizeCommand, WritesValuesAndCodesLikeMlDtypes) {
   EXPECT_TRUE(std::isnan(values.data[2]));
   EXPECT_EQ(values.data[4], -2.5f);
   fs::remove(in);
+  fs::remove(out);
+}
+
+// The file is what lobench wrote before its writer moved to io::RunFileWriter (issue 42): the files in
+// data/, written by lobench 5f272d9 from data/quantize_in.h5 with these options, hold the same values,
+// codes and attributes, of the same types, but for the input's path.
+TEST(QuantizeCommand, WritesTheFileEarlierLobenchWrote) {
+  const std::string data = std::string(LOBENCH_SOURCE_DIR) + "/harness/tests/data/";
+  const std::string out = testing::temp_path("q_same.h5");
+  for (const auto& [options, kept] : {std::pair{"--to e4m3fn --rounding stochastic --seed 7", "quantize_e4m3fn_sr.h5"},
+                                      std::pair{"--to bf16 --rounding nearest_even", "quantize_bf16.h5"}}) {
+    ASSERT_EQ(quantize(std::string(options) + " --overwrite --in " + data + "quantize_in.h5 --out " + out), 0) << options;
+    EXPECT_EQ(testing::content_differences(testing::h5_content(out, {"source"}),
+                                               testing::h5_content(data + kept, {"source"})),
+            "") << options;
+  }
   fs::remove(out);
 }
 

@@ -24,6 +24,8 @@
 #include "harness/io/output_path.hpp"
 #include "harness/io/recorded_run.hpp"
 #include "harness/sweep/run_folder_sweep.hpp"
+#include "harness/io/run_file_writer.hpp"
+#include "harness/sweep/driver.hpp"
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/run_file.hpp"
 #include "harness/train/sharded_training.hpp"
@@ -681,12 +683,9 @@ void write_layout_table(const std::vector<int64_t>& labels, int64_t D, int64_t B
                        double(tot[Layout::renee]) / double(tot[Layout::elmo_fp8]));
   }
   if (path.empty()) return;
-  io::OutputFile output(path, {}, "--layouts-out");  // written beside it, renamed when complete
-  {
-    h5::Handle f = h5::create_file(output.temp_path());
-    write_layouts(f, prov, D, B, chunks, labels, cols);
-  }
-  output.commit();
+  io::RunFileWriter output(path, "--layouts-out");  // written beside it, renamed when complete
+  output.begin_whole({}, /*overwrite=*/true);
+  output.write_whole([&](hid_t f) { write_layouts(f, prov, D, B, chunks, labels, cols); });
 }
 
 }  // namespace lobench::train

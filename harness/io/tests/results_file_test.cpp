@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "harness/io/merge_runs.hpp"
+#include "harness/io/tests/h5_content.hpp"
 #include "variants/tests/temp_path.hpp"
 
 namespace lobench {
@@ -323,6 +324,30 @@ TEST(ResultsFile, MergeReadsTheKeptVersion3File) {
     ResultsFile f(out, collect_provenance("t"), OutMode::resume);
     EXPECT_EQ(f.schema_version(), 4);
   }
+  std::filesystem::remove(out);
+}
+
+// The merged file is what `lobench merge` wrote before it moved onto io::RunFileWriter's whole-file
+// publishing (issue 42): data/merged_v3.h5 (lobench 5f272d9: `merge OUT results/schema/run_v3.h5`) and
+// this merge hold the same tables, rows, attributes and /parts, but for the merge's own provenance and
+// the part's path.
+TEST(ResultsFile, MergeWritesTheContentEarlierLobenchWrote) {
+  const std::string kept = std::string(LOBENCH_SOURCE_DIR) + "/results/schema/run_v3.h5";
+  const std::string out = testing::temp_path("results_v3_merged_again.h5");
+  std::filesystem::remove(out);
+  io::merge_runs(out, {kept}, collect_provenance("t"), OutMode::create_new);
+  const std::string earlier = std::string(LOBENCH_SOURCE_DIR) + "/harness/io/tests/data/merged_v3.h5";
+  EXPECT_EQ(testing::content_differences(testing::h5_content(out, {"path"}, /*without_provenance=*/true),
+                                               testing::h5_content(earlier, {"path"}, /*without_provenance=*/true)),
+            "");
+  // OUT there is refused, and replaced only with --overwrite, by a complete file; a part is never OUT.
+  EXPECT_THROW(io::merge_runs(out, {kept}, collect_provenance("t"), OutMode::create_new), std::invalid_argument);
+  const std::string part = testing::temp_path("results_v3_part.h5");
+  std::filesystem::copy_file(kept, part, std::filesystem::copy_options::overwrite_existing);
+  EXPECT_THROW(io::merge_runs(part, {part}, collect_provenance("t"), OutMode::overwrite), std::invalid_argument);
+  std::filesystem::remove(part);
+  io::merge_runs(out, {kept}, collect_provenance("t"), OutMode::overwrite);
+  EXPECT_EQ(ResultsFile::read_all(out).size(), 12u);
   std::filesystem::remove(out);
 }
 

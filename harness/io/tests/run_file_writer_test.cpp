@@ -1,11 +1,17 @@
-// The one run-file writer (harness/io/run_file_writer.hpp): when OUT appears, what a reader sees while the
-// run goes on, what an unfinished run leaves, and tables and records declared by column lists.
+// The one writer of HDF5 files (harness/io/run_file_writer.hpp): when OUT appears, what a reader sees while
+// the run goes on, what an unfinished run leaves, tables and records declared by column lists, and files
+// written whole (a check's output, a quantized array, a checkpoint): OUT replaced only by a complete file,
+// never on an error, a full disk or an OUT that is an input.
 #include "harness/io/run_file_writer.hpp"
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "variants/tests/temp_path.hpp"
@@ -47,6 +53,12 @@ std::vector<std::string> others(const std::string& dir, const std::string& keep)
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().filename() != keep) out.push_back(e.path().filename().string());
   return out;
+}
+
+std::string contents(const std::string& path) {
+  std::ostringstream s;
+  s << std::ifstream(path, std::ios::binary).rdbuf();
+  return s.str();
 }
 
 std::string fresh_dir(const std::string& name) {
@@ -149,6 +161,85 @@ TEST(RunFileWriter, TablesAddedLaterCountTablesAndRecordsAsAttributes) {
   EXPECT_EQ(h5::read_attr_int64(g, "predicted_step").value(), 5);
   EXPECT_DOUBLE_EQ(h5::read_attr_double(g, "predicted_loss").value(), 0.125);
   EXPECT_EQ(h5::read_attr_string(g, "predicted_tag").value(), "rec");
+  fs::remove_all(dir);
+}
+
+TEST(RunFileWriter, AWholeFileReplacesOutOnlyWhenCompleteAndOnlyWhenAsked) {
+  const std::string dir = fresh_dir("writer_whole");
+  const std::string out = dir + "/out.h5", in = dir + "/in.h5";
+  std::ofstream(out) << "an earlier file";
+  std::ofstream(in) << "an input";
+  {  // an OUT there is refused unless overwriting, before anything is written
+    RunFileWriter w(out, "--out");
+    EXPECT_THROW(w.begin_whole({}, /*overwrite=*/false), PathError);
+  }
+  {  // never an input (the same file under another name too)
+    fs::create_symlink(in, dir + "/alias.h5");
+    RunFileWriter w(dir + "/alias.h5", "--out");
+    EXPECT_THROW(w.begin_whole({in}, /*overwrite=*/true), PathError);
+  }
+  EXPECT_EQ(contents(out), "an earlier file");
+  EXPECT_EQ(contents(in), "an input");
+  {
+    RunFileWriter w(out, "--out");
+    w.begin_whole({in}, /*overwrite=*/true);
+    EXPECT_EQ(contents(out), "an earlier file");  // nothing replaced before the content is written
+    w.write_whole([](hid_t f) { h5::write_attr(f, "format", std::string("e4m3fn")); });
+    EXPECT_THROW(w.write_whole([](hid_t) {}), std::logic_error);  // one file, written once
+  }
+  h5::Handle f = h5::open_file_read(out);
+  EXPECT_EQ(h5::read_attr_string(f, "format").value(), "e4m3fn");
+  EXPECT_FALSE(h5::read_attr_string(f, "end_utc"));  // nothing added to what the content wrote
+  EXPECT_FALSE(h5::read_attr_string(f, "argv"));
+  f.reset();
+  const std::vector<std::string> left = others(dir, "out.h5");
+  EXPECT_EQ(left.size(), 2u) << "a temporary or lock file was left";  // in.h5 and alias.h5 only
+  fs::remove_all(dir);
+}
+
+TEST(RunFileWriter, AWholeFileThatFailsLeavesOutAsItWasAndNothingBehind) {
+  const std::string dir = fresh_dir("writer_whole_fails");
+  const std::string out = dir + "/out.h5";
+  {
+    RunFileWriter w(out, "--out");
+    w.begin_whole({}, true);
+    w.write_whole([](hid_t f) { h5::write_attr(f, "epoch", int64_t(1)); });
+  }
+  const std::string before = contents(out);
+  try {  // the content fails half-way (an exception while writing)
+    RunFileWriter w(out, "--out");
+    w.begin_whole({}, true);
+    w.write_whole([](hid_t f) {
+      h5::write_attr(f, "epoch", int64_t(2));
+      throw std::runtime_error("the write failed");
+    });
+    ADD_FAILURE() << "write_whole did not pass the exception on";
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(contents(out), before);
+  EXPECT_TRUE(others(dir, "out.h5").empty());
+  // A full disk: a file-size limit below the content (SIGXFSZ ignored, so writes fail with EFBIG as
+  // they would with ENOSPC), lifted again afterwards.
+  rlimit was{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &was), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = was;
+  small.rlim_cur = 64 * 1024;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool threw = false;
+  try {
+    RunFileWriter w(out, "--out");
+    w.begin_whole({}, true);
+    const std::vector<double> big(1 << 16, 1.0);  // 512 KiB
+    w.write_whole([&](hid_t f) { h5::write<double>(f, "parameters", {int64_t(big.size())}, big.data()); });
+  } catch (const std::exception&) {
+    threw = true;
+  }
+  setrlimit(RLIMIT_FSIZE, &was);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(threw) << "a write past the disk's room must fail";
+  EXPECT_EQ(contents(out), before);
+  EXPECT_TRUE(others(dir, "out.h5").empty());
   fs::remove_all(dir);
 }
 

@@ -2,17 +2,23 @@
 // into 2 + 2 epochs by a checkpoint equals the 4-epoch run bit for bit (parameters, every step's loss,
 // every epoch's metrics), in both optimizer precisions and for the sampled objective (its negatives are
 // keyed by the step); a checkpoint of another training, or one with nothing left to train, is refused;
+// one written by an earlier lobench reads, and is written again the same;
 // early stopping stops where the dev curve says and records the best dev epoch's test metrics.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cmath>
+#include <csignal>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "harness/io/h5_io.hpp"
+#include "harness/io/tests/h5_content.hpp"
 #include "harness/seqrec/early_stopping.hpp"
 #include "harness/seqrec/seqrec_checkpoint.hpp"
 #include "harness/seqrec/seqrec_run_file.hpp"
@@ -98,6 +104,52 @@ TEST(SeqrecCheckpoint, TwoPlusTwoEpochsThroughACheckpointEqualFourEpochsBitForBi
       EXPECT_EQ(rest_epochs[e].test_ndcg_at_10, whole_epochs[e].test_ndcg_at_10) << tag << " epoch " << e + 1;
     }
   }
+}
+
+// A checkpoint written before its writer moved to io::RunFileWriter (issue 42): data/checkpoint_v2.h5,
+// written by lobench 5f272d9 (data/README.md: `train-seqrec --epochs 2 --checkpoint`; the
+// train_seqrec_checkpoint_cli test continues it to 4 epochs) still reads, and written again by
+// this lobench it has the same content (every attribute, dataset, table and type, bit for bit); a write
+// that fails (here a full disk) leaves the previous checkpoint as it was, and nothing beside it.
+TEST(SeqrecCheckpoint, AnEarlierLobenchsCheckpointReadsAndIsWrittenAgainTheSame) {
+  const std::string kept = std::string(LOBENCH_SOURCE_DIR) + "/harness/seqrec/tests/data/checkpoint_v2.h5";
+  const SeqrecCheckpoint k = read_checkpoint(kept);
+  EXPECT_EQ(k.epoch, 2);
+  EXPECT_EQ(k.steps, 4);
+  EXPECT_EQ(k.optimizer.precision, OptimizerPrecision::fp32);
+  ASSERT_EQ(k.epochs.size(), 2u);
+  EXPECT_EQ(k.epochs[1].epoch, 2);
+  EXPECT_EQ(int64_t(k.parameters.size()), k.parameter_count);
+
+  TempDir dir;
+  const std::string again = (dir.path / "ck.h5").string();
+  write_checkpoint(again, k, {});
+  EXPECT_EQ(lobench::testing::content_differences(lobench::testing::h5_content(again),
+                                               lobench::testing::h5_content(kept)),
+            "");
+
+  std::ifstream in(again, std::ios::binary);
+  const std::string before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  rlimit was{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &was), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = was;
+  small.rlim_cur = before.size() / 2;  // room for half a checkpoint
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  SeqrecCheckpoint later = k;
+  later.epoch = 3;
+  bool threw = false;
+  try {
+    write_checkpoint(again, later, {});
+  } catch (const std::exception&) {
+    threw = true;
+  }
+  setrlimit(RLIMIT_FSIZE, &was);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(threw);
+  std::ifstream after(again, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(after)), std::istreambuf_iterator<char>()), before);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);  // no temporary file
 }
 
 TEST(SeqrecCheckpoint, RefusesACheckpointOfAnotherTrainingOrWithNothingLeft) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/shard/collectives.hpp"
+#include "harness/shard/mpi_session.hpp"
 
 namespace {
 
@@ -41,7 +42,7 @@ Stats time_calls(const std::function<void()>& fn, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const lobench::shard::MpiSession mpi(&argc, &argv);
   int rank = 0, R = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &R);
@@ -62,6 +63,5 @@ int main(int argc, char** argv) {
           MPI_Allreduce(MPI_IN_PLACE, x.data(), int(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         }, r));
   }
-  MPI_Finalize();
   return 0;
 }

@@ -15,9 +15,10 @@
 
 #include "datasets/synthetic_xmc.hpp"
 #include "harness/shard/label_shard.hpp"
+#include "harness/shard/mpi_session.hpp"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const lobench::shard::MpiSession mpi(&argc, &argv);
   int rank = 0, R = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &R);
@@ -56,6 +57,5 @@ int main(int argc, char** argv) {
                     (long long)all[size_t(3 * r)], (long long)all[size_t(3 * r + 1)], (long long)all[size_t(3 * r + 2)]);
     std::fflush(stdout);
   }
-  MPI_Finalize();
   return 0;
 }

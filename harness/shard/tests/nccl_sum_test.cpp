@@ -7,16 +7,16 @@
 #include <cstdio>
 #include <vector>
 
+#include "harness/shard/mpi_session.hpp"
 #include "harness/shard/nccl_sum.hpp"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const lobench::shard::MpiSession mpi(&argc, &argv);  // MPI_Finalize when main returns
   int rank = 0, R = 1, devices = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &R);
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
     if (rank == 0) std::printf("nccl_sum_test: skipped: no CUDA device\n");
-    MPI_Finalize();
     return 0;
   }
   int bad = 0;
@@ -45,6 +45,5 @@ int main(int argc, char** argv) {
   }
   int worst = 0;
   MPI_Allreduce(&bad, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
   return worst == 0 ? 0 : 1;
 }

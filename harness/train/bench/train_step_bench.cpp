@@ -28,7 +28,7 @@
 
 #include "harness/train/classifier.hpp"
 #include "harness/io/h5_io.hpp"
-#include "harness/io/output_path.hpp"
+#include "harness/io/run_file_writer.hpp"
 #include "harness/measure.hpp"
 #include "precision_sim/format.hpp"
 #include "harness/io/provenance_attrs.hpp"
@@ -169,11 +169,8 @@ void print_row(const Row& r) {
   std::fflush(stdout);
 }
 
-// Written as every output is (io/output_path.hpp): into a temporary file beside OUT, renamed onto it when
-// complete, so a failed write never leaves a half-written OUT.
-void write_rows(const std::string& out, const std::vector<Row>& rows, int reps, const std::string& argv_joined) {
-  io::OutputFile output(out, {}, "--out");
-  h5::Handle f = h5::create_file(output.temp_path());
+// The file's content: provenance, the settings, one float64 column per quantity (a row per config).
+void write_table(hid_t f, const std::vector<Row>& rows, int reps, const std::string& argv_joined) {
   write_provenance(f, collect_provenance(argv_joined));
   h5::write_attr(f, "what", std::string("classifier training step vs registry variants fused/chunked, same shape, "
                                         "interleaved repetitions; seconds are medians; bf16-operand rows also time the fp32-operand "
@@ -206,9 +203,15 @@ void write_rows(const std::string& out, const std::vector<Row>& rows, int reps, 
   for (const Row& r : rows) names += (names.empty() ? "" : ",") + r.config;
   h5::write_attr(f, "configs", names);
   h5::write_attr(f, "end_utc", utc_now());
-  h5::flush_to_disk(f);
-  f.reset();
-  output.commit();
+}
+
+// Written as every HDF5 file is (io::RunFileWriter::write_whole): into a temporary file beside OUT, renamed
+// onto it when complete, so a failed write never leaves a half-written OUT. An OUT already there is
+// replaced, as it always was.
+void write_rows(const std::string& out, const std::vector<Row>& rows, int reps, const std::string& argv_joined) {
+  io::RunFileWriter output(out, "--out");
+  output.begin_whole({}, /*overwrite=*/true);
+  output.write_whole([&](hid_t f) { write_table(f, rows, reps, argv_joined); });
 }
 
 }  // namespace

@@ -3,11 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <sstream>
 
+#include "harness/io/h5_io.hpp"
+#include "harness/io/tests/h5_content.hpp"
 #include "harness/train/memory_layouts.hpp"
 #include "harness/train/tests/tiny_data.hpp"
 #include "harness/train/trainer.hpp"
+#include "harness/train/xmc_sweep.hpp"
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/tests/temp_path.hpp"
 
 namespace lobench::train {
 namespace {
@@ -143,6 +149,25 @@ TEST(TrainMemory, LayoutModels) {
   // the head alone: Renee needs ~15x the fp8 head at 3M labels
   EXPECT_GT(double(renee.total()) / double(fp8.total()), 14.0);
   EXPECT_THROW(parse_layout("deepspeed"), std::invalid_argument);
+}
+
+// `--layouts-out` writes what it always wrote (issue 42: the file moved onto io::RunFileWriter): the same
+// settings as the committed results/elmo/exp4/layouts.h5 give the same groups, datasets, attributes,
+// types and values, but for the provenance.
+TEST(TrainMemory, LayoutsFileHoldsWhatTheCommittedOneHolds) {
+  const std::string kept = std::string(LOBENCH_SOURCE_DIR) + "/results/elmo/exp4/layouts.h5";
+  const std::string out = lobench::testing::temp_path("layouts_again.h5");
+  std::vector<int64_t> labels;
+  {
+    const h5::Handle f = h5::open_file_read(kept);
+    labels = h5::read<int64_t>(f, "V").data;
+  }
+  std::ostringstream table;
+  write_layout_table(labels, 768, 128, 8, collect_provenance("test"), out, table);
+  EXPECT_EQ(lobench::testing::content_differences(lobench::testing::h5_content(out, {}, /*without_provenance=*/true),
+                                               lobench::testing::h5_content(kept, {}, /*without_provenance=*/true)),
+            "");
+  std::filesystem::remove(out);
 }
 
 }  // namespace
