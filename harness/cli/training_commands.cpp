@@ -1,5 +1,7 @@
 #include "harness/cli/training_commands.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <memory>
 
 #include "harness/sweep/training_job.hpp"

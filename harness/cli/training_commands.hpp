@@ -3,7 +3,7 @@
 // that a new job needs no line in main.cpp or commands.hpp.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "harness/cli/cli_fwd.hpp"
 
 #include <functional>
 #include <string>

@@ -5,6 +5,7 @@
 // (sweep/run_folder_sweep.hpp over sweep::drive), the one writer (io::RunFileWriter, its table created
 // from the job's declaration), --resume (io/recorded_run.hpp), `lobench merge` (io/merge_runs.hpp)
 // and `lobench schema` (io/job_files.hpp).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
