@@ -109,14 +109,22 @@ def input_problem(root, tracked, word):
         return None
     if os.path.isfile(full):
         rel = os.path.relpath(full, root)
-        return None if rel in tracked else f"reads {rel}, which git does not track (commit it, or leave it out)"
+        return None if rel in tracked else f"reads {rel}, which git does not track (commit it, or leave it out){in_progress(os.path.basename(rel))}"
     for d, dirs, files in os.walk(full):
         dirs[:] = sorted(x for x in dirs if x != "__pycache__")
         for name in sorted(files):
             rel = os.path.relpath(os.path.join(d, name), root)
             if rel not in tracked:
-                return f"reads {rel}, which git does not track (commit it, or leave it out)"
+                return f"reads {rel}, which git does not track (commit it, or leave it out){in_progress(name)}"
     return None
+
+
+def in_progress(name):
+    """What an untracked file's name says of it: a lobench run still writing beside its OUT (OUT.lock, or
+    OUT.partial-* before it is published), else nothing."""
+    if name.endswith(".lock") or ".partial-" in name:
+        return "; its name is that of a run still writing there (lobench's lock or unpublished file): check again when it has finished"
+    return ""
 
 
 def command_argv(root, command, where):

@@ -115,3 +115,23 @@ def test_double_star_reads_a_folder_and_its_subfolders(repo):
     (repo / "runs" / "partial" / "c.txt").write_text("5 6\n")  # a new file the glob now reads, not committed
     r = tables("--check", doc, root=repo)
     assert r.returncode == 2 and "runs/partial/c.txt, which git does not track" in r.stderr
+
+
+def test_an_untracked_file_of_a_run_still_writing_is_named_as_such(repo):
+    # A lobench run writing into a folder a block reads leaves OUT.lock and OUT.partial-* there until it
+    # publishes OUT: the refusal says so, so that the user waits for the run instead of committing them.
+    os.makedirs(repo / "runs")
+    (repo / "runs" / "a.txt").write_text("1 2\n")
+    (repo / "cat.py").write_text("import sys, os\nfor p in sys.argv[1:]:\n    print(p, sorted(os.listdir(p)))\n")
+    subprocess.run(["git", "-C", str(repo), "add", "runs", "cat.py"], check=True)
+    doc = doc_with(repo, "<!-- t:begin (generated: python3 cat.py runs) -->\n<!-- t:end -->\n")
+    assert tables(doc, root=repo).returncode == 0
+    (repo / "runs" / "b.h5.lock").write_text("")
+    r = tables("--check", doc, root=repo)
+    assert r.returncode == 2 and "runs/b.h5.lock, which git does not track" in r.stderr
+    assert "a run still writing there" in r.stderr
+    os.remove(repo / "runs" / "b.h5.lock")
+    (repo / "runs" / "notes.txt").write_text("x\n")  # any other untracked file: no such guess
+    r = tables("--check", doc, root=repo)
+    assert r.returncode == 2 and "runs/notes.txt, which git does not track" in r.stderr
+    assert "still writing" not in r.stderr
