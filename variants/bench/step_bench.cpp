@@ -187,6 +187,19 @@ class Products {
   std::vector<float> tiles_, dA_, dE_;
 };
 
+// Tile (p0, vb) of a step as `fused` hands it to the kernels of our own: positions [p0, p0 + block_p) of Aᵀ
+// (ldat floats per row), vocabulary block vb of E, the tile's Gᵀ at `Gt`.
+cpu::TransposedTile step_tile(const StepData& d, const cpu::TileBlocks& b, const float* At, int64_t ldat, float* Gt,
+                              int64_t p0, int64_t vb) {
+  cpu::TransposedTile t;
+  t.rows = std::min(b.block_p, d.P - p0), t.n = std::min(b.block_v, d.V - vb * b.block_v), t.D = d.D;
+  t.At = At + p0, t.ldat = ldat;
+  t.A = d.A.data() + p0 * d.D;
+  t.E = d.E.data() + vb * b.block_v * d.D;
+  t.Gt = Gt, t.ldt = cpu::transposed_ld(t.rows);
+  return t;
+}
+
 // The products of the tiles through our own micro-kernels, on transposed tiles as `fused` makes them (Aᵀ
 // made once, untimed, as the library reads A in place), blocks handed out as in Products: the logits only
 // (products == 1), or logits, dE and dA (products == 3) with no element-wise work.
@@ -210,12 +223,7 @@ class OwnProducts {
       for (int64_t p0 = 0; p0 < P; p0 += b_.block_p) {
 #pragma omp for schedule(dynamic, 1)
         for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-          cpu::TransposedTile t;
-          t.rows = std::min(b_.block_p, P - p0), t.n = std::min(b_.block_v, V - vb * b_.block_v), t.D = D;
-          t.At = At_.data() + p0, t.ldat = ldat_;
-          t.A = d_.A.data() + p0 * D;
-          t.E = d_.E.data() + vb * b_.block_v * D;
-          t.Gt = Gt, t.ldt = cpu::transposed_ld(t.rows);
+          const cpu::TransposedTile t = step_tile(d_, b_, At_.data(), ldat_, Gt, p0, vb);
           own_.logits(t);
           if (products_ == 3) {
             own_.grad_E(t, dE_.data() + vb * b_.block_v * D, /*accumulate=*/p0 != 0);
@@ -268,13 +276,7 @@ class OwnEpilogue {
 
  private:
   cpu::TransposedTile tile(int thread, int64_t p0, int64_t vb) {
-    cpu::TransposedTile t;
-    t.rows = std::min(b_.block_p, d_.P - p0), t.n = std::min(b_.block_v, d_.V - vb * b_.block_v), t.D = d_.D;
-    t.At = At_.data() + p0, t.ldat = ldat_;
-    t.A = d_.A.data() + p0 * d_.D;
-    t.E = d_.E.data() + vb * b_.block_v * d_.D;
-    t.Gt = tiles_.data() + thread * b_.block_v * cpu::transposed_ld(b_.block_p), t.ldt = cpu::transposed_ld(t.rows);
-    return t;
+    return step_tile(d_, b_, At_.data(), ldat_, tiles_.data() + thread * b_.block_v * cpu::transposed_ld(b_.block_p), p0, vb);
   }
   const StepData& d_;
   const cpu::OwnTileKernels& own_;
