@@ -20,6 +20,8 @@ import re
 import subprocess
 import sys
 
+import checker_main
+
 FORBIDDEN = re.compile(r"DESIGN\.md")
 CITATION = re.compile(r"([\w./-]*\.md)#([\w-]+)")
 TEXT_SUFFIXES = (".md", ".hpp", ".cpp", ".cu", ".cuh", ".h", ".py", ".sh", ".txt", ".cmake", ".toml", ".args",
@@ -127,17 +129,7 @@ def self_test():
 
 
 def main(argv):
-    if len(argv) > 1 and argv[1] == "--self-test":
-        return self_test()
-    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    errors = check(root)
-    for e in errors:
-        print("error:", e)
-    if errors:
-        print(f"{len(errors)} citation(s) of a missing document or section")
-        return 1
-    print("every cited document and section exists")
-    return 0
+    return checker_main.run(argv, check, self_test, "{n} citation(s) of a missing document or section", "every cited document and section exists")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import os
 import re
 import sys
 
+import checker_main
+
 # file -> why it may make or open an HDF5 file for writing
 ALLOWED = {
     "harness/io/run_file_writer.cpp": "the one writer",
@@ -94,17 +96,7 @@ def self_test():
 
 
 def main(argv):
-    if len(argv) > 1 and argv[1] == "--self-test":
-        return self_test()
-    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    errors = check(root)
-    for e in errors:
-        print("error:", e)
-    if errors:
-        print(f"{len(errors)} HDF5 writer(s) outside io::RunFileWriter")
-        return 1
-    print("every HDF5 file is written through io::RunFileWriter")
-    return 0
+    return checker_main.run(argv, check, self_test, "{n} HDF5 writer(s) outside io::RunFileWriter", "every HDF5 file is written through io::RunFileWriter")
 
 
 if __name__ == "__main__":
