@@ -24,33 +24,33 @@
 
 namespace lobench::h5 {
 
-// Also turns HDF5's own cleanup at exit off, before the library's first use (H5dont_atexit must come
-// first): after a close that failed (a full disk: the flush inside H5Fclose fails and HDF5 1.10 keeps the
+// HDF5's own cleanup at exit goes off before the library's first use (H5dont_atexit must come first):
+// after a close that failed (a full disk: the flush inside H5Fclose fails and HDF5 1.10 keeps the
 // half-closed file in its tables), that cleanup crashed the process at exit (SIGSEGV in H5F__close_cb),
 // turning a clean error and exit status into a crash (RunFileWriter.AWholeFileThatFails…). Every file
 // lobench opens is closed by its Handle, so the cleanup has nothing else to do.
-void silence_errors() {
+void prepare_library() {
   static const bool no_cleanup_at_exit = H5dont_atexit() >= 0;
   (void)no_cleanup_at_exit;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
 Handle create_file(const std::string& path) {
-  silence_errors();
+  prepare_library();
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f < 0) throw Error(fmt::format("cannot create HDF5 file '{}'", path));
   return Handle(f, H5Fclose);
 }
 
 Handle open_file_read(const std::string& path) {
-  silence_errors();
+  prepare_library();
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) throw Error(fmt::format("cannot open '{}' as an HDF5 file (missing, unreadable or corrupt)", path));
   return Handle(f, H5Fclose);
 }
 
 Handle open_file_rw(const std::string& path) {
-  silence_errors();
+  prepare_library();
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   if (f < 0) throw Error(fmt::format("cannot open '{}' for appending (missing, unreadable or corrupt)", path));
   return Handle(f, H5Fclose);
@@ -202,7 +202,7 @@ void require_virtual_sources(hid_t loc, hid_t dcpl, const std::string& name) {
 }  // namespace
 
 DatasetInfo inspect(hid_t loc, const std::string& name) {
-  silence_errors();
+  prepare_library();
   if (!exists(loc, name)) throw Error(fmt::format("dataset '{}' is missing", name));
   {
     Handle obj(H5Oopen(loc, name.c_str(), H5P_DEFAULT), H5Oclose);
@@ -450,7 +450,7 @@ namespace {
 // The attribute `name` of `obj`, opened after checking that it holds exactly one value; its stored type
 // in `type`. Nothing when absent.
 std::optional<Handle> open_single_value_attr(hid_t obj, const std::string& name, Handle& type) {
-  silence_errors();
+  prepare_library();
   const htri_t present = H5Aexists(obj, name.c_str());
   if (present < 0) throw Error(fmt::format("attribute '{}' cannot be looked up", name));
   if (present == 0) return std::nullopt;

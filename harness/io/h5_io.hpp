@@ -52,8 +52,10 @@ class Handle {
   Closer close_ = nullptr;
 };
 
-// Turns off HDF5's own error printing (we throw messages of our own instead). Idempotent.
-void silence_errors();
+// Called before any use of HDF5 (every open and create here calls it): turns off HDF5's own error printing
+// (we throw messages of our own instead) and, at the first call, its cleanup at exit (h5_io.cpp says
+// why). Idempotent.
+void prepare_library();
 
 Handle create_file(const std::string& path);     // truncates
 Handle open_file_read(const std::string& path);  // throws Error("cannot open ...") if unreadable

@@ -26,7 +26,7 @@ std::string command_of(const std::string& schema) {
 }
 
 std::string schema_of(const std::string& path) {
-  h5::silence_errors();
+  h5::prepare_library();
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || H5Fis_hdf5(path.c_str()) <= 0) return "";
   try {

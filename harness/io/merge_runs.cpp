@@ -60,7 +60,7 @@ std::vector<Attribute> root_attributes(hid_t f) {
 Part read_part(const std::string& path) {
   Part p;
   p.path = path;
-  h5::silence_errors();
+  h5::prepare_library();
   // A missing or unreadable part is named as such: HDF5 says only "not an HDF5 file" for both.
   require_input_file(path, "merge: part");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw std::invalid_argument(fmt::format("merge: '{}' is not an HDF5 file", path));

@@ -14,7 +14,7 @@ RecordedRun recorded_run(const std::string& path, const std::string& schema_pref
   if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return RecordedRun::absent;
   std::optional<std::string> schema, recorded_sweep, status, reason;
   try {
-    h5::silence_errors();
+    h5::prepare_library();
     auto f = h5::open_file_read(path);
     schema = h5::read_attr_string(f, "schema");
     recorded_sweep = h5::read_attr_string(f, "sweep");

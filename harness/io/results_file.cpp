@@ -103,7 +103,7 @@ h5::Handle result_row_type() { return io::compound_type(sizeof(ResultRow), io::r
 ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMode mode, const Publishing& publishing)
     : path_(path) {
   const io::WriteSection writing;  // a second Ctrl-C waits for the file to be consistent (interrupt_guard.hpp)
-  h5::silence_errors();
+  h5::prepare_library();
   check_out_path(path, mode, publishing.option);
   try {
     writer_ = std::make_unique<io::RunFileWriter>(path, publishing.option);  // one writer per run file, for the whole run
@@ -228,13 +228,13 @@ int64_t ResultsFile::schema_version_of(hid_t file, const std::string& path) {
 }
 
 std::vector<ResultRow> ResultsFile::read_all(const std::string& path) {
-  h5::silence_errors();
+  h5::prepare_library();
   auto f = h5::open_file_read(path);
   return read_rows(f, path);
 }
 
 std::vector<SampleRow> ResultsFile::read_samples(const std::string& path) {
-  h5::silence_errors();
+  h5::prepare_library();
   auto f = h5::open_file_read(path);
   if (file_version(f, path) >= 2) return h5::read_table<SampleRow>(f, "samples", sample_row_type(), path);
   struct V1Samples {

@@ -51,7 +51,7 @@ const std::string& checked_place(const std::string& path, const std::string& opt
 
 RunFileWriter::RunFileWriter(const std::string& path, const std::string& option)
     : path_(path), option_(option), lock_(checked_place(path, option), option) {
-  h5::silence_errors();
+  h5::prepare_library();
 }
 
 template <typename F>

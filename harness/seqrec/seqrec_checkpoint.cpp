@@ -158,7 +158,7 @@ SeqrecCheckpoint read_checkpoint(const std::string& path, const std::string& opt
     return std::runtime_error(fmt::format("{} '{}': {}", option, path, why));
   };
   io::require_input_file(path, option);
-  h5::silence_errors();
+  h5::prepare_library();
   if (H5Fis_hdf5(path.c_str()) <= 0) throw fail("not an HDF5 file (empty, truncated, or another kind of file)");
   SeqrecCheckpoint k;
   try {

@@ -54,7 +54,7 @@ const std::vector<io::Column>& FrontierLineRow::columns() {
 FrontierRunFile::FrontierRunFile(const std::string& path, const Provenance& prov, const FrontierHeader& header,
                                  bool overwrite, bool resume) {
   const io::WriteSection writing;
-  h5::silence_errors();
+  h5::prepare_library();
   std::error_code ec;
   const bool exists = std::filesystem::exists(std::filesystem::symlink_status(path, ec));
   try {
@@ -114,7 +114,7 @@ void FrontierRunFile::set_attr(const std::string& name, double value) { writer_-
 void FrontierRunFile::close() { writer_->finish(utc_now()); }
 
 FrontierHeader FrontierRunFile::read_header(const std::string& path) {
-  h5::silence_errors();
+  h5::prepare_library();
   if (H5Fis_hdf5(path.c_str()) <= 0) throw std::invalid_argument(fmt::format("'{}' is not an HDF5 file", path));
   auto f = h5::open_file_read(path);
   if (h5::read_attr_string(f, "schema") != std::string(kFrontierSchema))

@@ -134,7 +134,7 @@ inline const std::set<std::string>& provenance_attributes() {
 // value; without the root's provenance attributes when `without_provenance`.
 inline std::map<std::string, std::string> h5_content(const std::string& path, const std::set<std::string>& values_ignored = {},
                                                      bool without_provenance = false) {
-  h5::silence_errors();
+  h5::prepare_library();
   const h5::Handle f = h5::open_file_read(path);
   std::map<std::string, std::string> out;
   h5_content_detail::add_object(f, "/", values_ignored, out);
