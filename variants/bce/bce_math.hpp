@@ -8,13 +8,14 @@
 //
 // Per logit x, with a = |x| and e = exp(−a) ∈ (0, 1]:
 //   softplus(x) = max(x, 0) + log1p(e)           (the stable form of the contract)
-//   σ(x)        = 1/(1+e) for x > 0, e/(1+e) otherwise
+//   σ(x)        = 1/(1+e) for x > 0, e/(1+e) otherwise (each one division)
 // so one exponential, one log1p of an argument in [0, 1] and one division serve both. Neither needs a
 // general-purpose exp or log: exp's argument is never positive and log1p's lies in [0, 1], which is what
 // lets these be short polynomials (coefficients from tools/fit_bce_polynomials.py).
 //
 // What `S` provides (F: a vector of `S::width` floats, M: a lane mask):
-//   set1, add, sub, mul, div, fma (a·b + c, fused where the ISA has it), abs,
+//   set1, add, sub, mul, div, fma (a·b + c, fused where the ISA has it), abs, negative_abs (−|a|: the sign
+//   bit set, one operation where abs and a subtraction from 0 were two),
 //   min(a, b) and max(a, b) returning b when either is NaN (x86 semantics), round (to nearest even),
 //   ldexp(p, n) = p·2^n for integral n ∈ [−150, 0] rounded once (subnormal results included),
 //   greater(a, b) → M, select(M, a, b).
@@ -50,14 +51,13 @@ LOBENCH_BCE_INLINE typename S::F horner(typename S::F t, const float (&c)[N]) {
   return acc;
 }
 
-// e^{−a} for a ≥ 0 (a = +inf gives 0, NaN gives NaN). Relative error ≲ 1.5e-7 down to the subnormals.
+// e^{−|x|} (x = ±inf gives 0, NaN gives NaN). Relative error ≲ 1.5e-7 down to the subnormals.
 template <class S>
-LOBENCH_BCE_INLINE typename S::F exp_neg(typename S::F a) {
+LOBENCH_BCE_INLINE typename S::F exp_neg_abs(typename S::F x) {
   using F = typename S::F;
-  a = S::min(S::set1(kExpArgLimit), a);  // operand order: a NaN `a` passes through
-  const F minus_a = S::sub(S::set1(0.0f), a);
-  const F n = S::round(S::mul(minus_a, S::set1(kLog2e)));  // e^{−a} = 2^n · e^f
-  F f = S::fma(n, S::set1(-kLn2Hi), minus_a);              // exact (Cody–Waite)
+  const F minus_a = S::max(S::set1(-kExpArgLimit), S::negative_abs(x));  // operand order: a NaN passes through
+  const F n = S::round(S::mul(minus_a, S::set1(kLog2e)));                 // e^{−a} = 2^n · e^f
+  F f = S::fma(n, S::set1(-kLn2Hi), minus_a);                             // exact (Cody–Waite)
   f = S::fma(n, S::set1(-kLn2Lo), f);
   return S::ldexp(horner<S>(f, kExpCoeffs), n);
 }
@@ -80,26 +80,28 @@ LOBENCH_BCE_INLINE typename S::F softplus_from(typename S::F x, typename S::F e)
   return S::add(S::max(x, S::set1(0.0f)), log1p_unit<S>(e));
 }
 
+// σ(x) = (x > 0 ? 1 : e)/(1 + e): one division and one rounding of it. (Until 2026-12-06 e/(1 + e) was
+// e·(1/(1 + e)): a multiplication and a second rounding more, on the pipes the epilogue is short of.)
 template <class S>
 LOBENCH_BCE_INLINE typename S::F sigmoid_from(typename S::F x, typename S::F e) {
-  const typename S::F r = S::div(S::set1(1.0f), S::add(S::set1(1.0f), e));
-  return S::select(S::greater(x, S::set1(0.0f)), r, S::mul(e, r));
+  const typename S::F numerator = S::select(S::greater(x, S::set1(0.0f)), S::set1(1.0f), e);
+  return S::div(numerator, S::add(S::set1(1.0f), e));
 }
 
 template <class S>
 LOBENCH_BCE_INLINE SoftplusSigmoid<S> softplus_sigmoid(typename S::F x) {
-  const typename S::F e = exp_neg<S>(S::abs(x));
+  const typename S::F e = exp_neg_abs<S>(x);
   return {softplus_from<S>(x, e), sigmoid_from<S>(x, e)};
 }
 
 template <class S>
 LOBENCH_BCE_INLINE typename S::F softplus(typename S::F x) {
-  return softplus_from<S>(x, exp_neg<S>(S::abs(x)));
+  return softplus_from<S>(x, exp_neg_abs<S>(x));
 }
 
 template <class S>
 LOBENCH_BCE_INLINE typename S::F sigmoid(typename S::F x) {
-  return sigmoid_from<S>(x, exp_neg<S>(S::abs(x)));
+  return sigmoid_from<S>(x, exp_neg_abs<S>(x));
 }
 
 // ---- The loss of a block of logits from one logarithm (the fused tile kernels, cpu/fused_tile.hpp) ----

@@ -44,6 +44,7 @@ struct Vectors {
   static F div(F a, F b) { return a / b; }
   static F fma(F a, F b, F c) { return a * b + c; }  // -ffp-contract=off: not fused
   static F abs(F a) { return (F)((Ints)a & 0x7fffffff); }
+  static F negative_abs(F a) { return (F)((Ints)a | int32_t(0x80000000u)); }
   static F min(F a, F b) { return a < b ? a : b; }  // b when either is NaN, as on x86
   static F max(F a, F b) { return a > b ? a : b; }
   // Round to nearest even by the 1.5·2^23 trick (|a| < 2^22 here); exact in IEEE float arithmetic, and

@@ -22,7 +22,7 @@
 // keep each chain short. So the results depend on the shapes only, never on threads.
 // The per-position loss: for each register block of kTransposedBlockRows entries (j0 = 0, 14, 28, …), the
 // float sum P of the positive x in increasing j from +0, and q from +0 by q ← fma(q, e, q + e) in
-// increasing j with e = e^−|x| (bce_math::exp_neg, the e of σ), so that 1 + q = Π (1 + e); the block's
+// increasing j with e = e^−|x| (bce_math::exp_neg_abs, the e of σ), so that 1 + q = Π (1 + e); the block's
 // loss P + log1p(q) (bce_math::log1p_nonnegative), which is Σ softplus(x) with one logarithm per block
 // instead of a log1p per logit; these block sums added in increasing j0 into a float64 sum from 0; that
 // added into loss[r]. (Before 2026-12-02 the block's loss was the float sum of softplus(x) per logit: the

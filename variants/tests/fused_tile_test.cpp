@@ -59,6 +59,7 @@ struct Scalar {
   static F div(F a, F b) { return a / b; }
   static F fma(F a, F b, F c) { return __builtin_fmaf(a, b, c); }
   static F abs(F a) { return std::fabs(a); }
+  static F negative_abs(F a) { return -std::fabs(a); }
   static F min(F a, F b) { return a < b ? a : b; }
   static F max(F a, F b) { return a > b ? a : b; }
   static F round(F a) { return std::nearbyint(a); }
@@ -75,7 +76,7 @@ struct BlockLossModel {
   float positive_sum = 0.0f, q = 0.0f;
   void add(float x) {
     if (x > 0.0f) positive_sum += x;
-    q = cpu::bce_math::log1p_product_step<Scalar>(q, cpu::bce_math::exp_neg<Scalar>(std::fabs(x)));
+    q = cpu::bce_math::log1p_product_step<Scalar>(q, cpu::bce_math::exp_neg_abs<Scalar>(x));
   }
   float total() const { return positive_sum + cpu::bce_math::log1p_nonnegative<Scalar>(q); }
 };
