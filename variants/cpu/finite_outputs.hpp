@@ -5,12 +5,12 @@
 // overflow instead of returning a silent NaN.
 #pragma once
 
-#include <Eigen/Core>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,8 +25,23 @@ struct Float32Overflow : std::range_error {
 };
 
 namespace detail {
+// Whether none of x[0, n) is ±inf or NaN (its exponent bits all ones). Tested 1,024 values at a time with
+// no exit inside a block, so that the compiler vectorizes the test: as an early-exit loop (Eigen's
+// allFinite), one value per cycle, it took about 1 % of the fused step, checking each block of dE.
 inline bool all_finite(const float* x, int64_t n) {
-  return n == 0 || Eigen::Map<const Eigen::ArrayXf>(x, Eigen::Index(n)).allFinite();
+  constexpr int64_t kBlock = 1024;
+  constexpr uint32_t kExponent = 0x7f800000u;
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const int64_t m = std::min(kBlock, n - i0);
+    uint32_t non_finite = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, x + i0 + i, sizeof bits);
+      non_finite |= uint32_t((bits & kExponent) == kExponent);
+    }
+    if (non_finite) return false;
+  }
+  return true;
 }
 inline int64_t first_non_finite(const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i)

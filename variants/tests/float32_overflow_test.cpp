@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "variants/cpu/finite_outputs.hpp"
 #include "variants/packed_matrix.hpp"
@@ -18,6 +20,28 @@ StepData huge_logits(float scale) {
   for (auto& a : d.A) a = std::copysign(scale, a);
   for (auto& e : d.E) e = std::copysign(scale, e);
   return d;
+}
+
+// detail::all_finite, the check every float32 variant's outputs pass through: one non-finite value
+// anywhere (either side of its blocks' edges, the last value of a ragged length) is found; the largest
+// finite values, subnormals and −0 are finite.
+TEST(Float32Overflow, AllFiniteFindsOneNonFiniteValueAnywhere) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float finite_edges[] = {std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                                std::numeric_limits<float>::denorm_min(), -0.0f, 0.0f, 1.0f};
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(17), int64_t(1023), int64_t(1024), int64_t(1025), int64_t(3000)}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = finite_edges[i % 6];
+    EXPECT_TRUE(cpu::detail::all_finite(x.data(), n)) << "n " << n;
+    for (int64_t at : {int64_t(0), n / 2, int64_t(1023), int64_t(1024), n - 1}) {
+      if (at < 0 || at >= n) continue;
+      for (float bad : {inf, -inf, nan, -nan}) {
+        std::vector<float> y = x;
+        y[size_t(at)] = bad;
+        EXPECT_FALSE(cpu::detail::all_finite(y.data(), n)) << "n " << n << " at " << at << " value " << bad;
+      }
+    }
+  }
 }
 
 TEST(Float32Overflow, TheFloat32VariantsRefuseInsteadOfReturningNaN) {
