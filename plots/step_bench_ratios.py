@@ -13,6 +13,11 @@ against the products, from CPU time, each repetition's figures from that repetit
 logit, its time over the yardstick's logit product (e) and over `fused`'s step, the three products' ratio
 to the yardstick (p, `gemm_products_own`), the ceiling these two set on `fused`, 3 / (3/p + e) (the
 products at their own rate plus the element-wise work, nothing else), and `fused`'s measured ratio.
+
+With --table fused RUN...: one row per run and shape, the runs in the order given (e.g. before and after a
+change, alternated in one session), from CPU time: the run's commit, the epilogue's time per logit (runs
+with the `epilogue` row), p, and `fused`'s and `chunked`'s ratios to the yardstick (`chunked` on the
+8·P·V·D it computes).
 """
 import argparse
 import json
@@ -28,10 +33,22 @@ def spread(values, fmt="{:.3g}"):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("run", help="step_bench JSON file")
-    ap.add_argument("--table", choices=["rates", "epilogue"], default="rates")
+    ap.add_argument("run", nargs="+", help="step_bench JSON file (--table fused: one or more)")
+    ap.add_argument("--table", choices=["rates", "epilogue", "fused"], default="rates")
     args = ap.parse_args()
-    with open(args.run) as f:
+    if args.table == "fused":
+        return fused_table(args.run)
+    if len(args.run) > 1:
+        ap.error(f"--table {args.table} reads one run; --table fused compares several")
+    run, reps, shapes = read_run(args.run[0])
+    if args.table == "epilogue":
+        return epilogue_table(reps, shapes)
+    print_rates(run, reps, shapes)
+
+
+def read_run(path):
+    """The run's JSON, its repetitions by (row, shape) then repetition index, and its shapes in order."""
+    with open(path) as f:
         run = json.load(f)
     reps = defaultdict(dict)  # (row, shape) -> repetition -> benchmark entry
     for b in run["benchmarks"]:
@@ -42,8 +59,11 @@ def main():
             continue  # (the peak row)
         reps[(row, shape.replace("/manual_time", ""))][b.get("repetition_index", 0)] = b
     shapes = sorted({s for _, s in reps}, key=lambda s: (int(s.split("/")[1].split(":")[1]), int(s.split("/")[0].split(":")[1])))
-    if args.table == "epilogue":
-        return epilogue_table(reps, shapes)
+    return run, reps, shapes
+
+
+def print_rates(run, reps, shapes):
+    """The default table (see the module's docstring)."""
     own = any(row.endswith("_sgemm") for row, _ in reps)  # the run has the variants on OpenBLAS products beside
     print("| shape | row | GFLOP/s wall | GFLOP/s CPU time | / yardstick, wall | / yardstick, CPU time | / OpenBLAS gemm, CPU time |"
           + (" / its `_sgemm` row, CPU time |" if own else ""))
@@ -87,6 +107,22 @@ def epilogue_table(reps, shapes):
         print(f"| {shape} | {spread(col(epi, 'ns_per_logit_cpu'))} | {spread(col(epi, 'of_gemm_time_cpu'))} | "
               f"{spread(col(epi, 'of_fused_time_cpu'))} | {spread(col(prod, 'frac_gemm_cpu'))} | {spread(ceiling)} | "
               f"{spread(col(fused, 'frac_gemm_cpu'))} |")
+
+
+def fused_table(paths):
+    """The --table fused rows (see the module's docstring)."""
+    print("| run | commit | shape | epilogue, ns per logit | products / yardstick (p) | fused / yardstick | chunked / yardstick (8·P·V·D) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for path in paths:
+        run, reps, shapes = read_run(path)
+        commit = run.get("context", {}).get("commit", "")[:7]
+        for shape in shapes:
+            col = lambda row, key: [b[key] for b in reps.get((row, shape), {}).values() if key in b]
+            if not col("fused", "frac_gemm_cpu"):
+                continue
+            print(f"| {path.rsplit('/', 1)[-1]} | {commit} | {shape} | {spread(col('epilogue', 'ns_per_logit_cpu'))} | "
+                  f"{spread(col('gemm_products_own', 'frac_gemm_cpu'))} | {spread(col('fused', 'frac_gemm_cpu'))} | "
+                  f"{spread(col('chunked', 'frac_gemm_cpu_8PVD'))} |")
 
 
 if __name__ == "__main__":
