@@ -19,6 +19,12 @@ constexpr int64_t kMinBlocks = 4 * 16;
 
 }  // namespace
 
+int64_t balanced_chunk(int64_t P, int64_t fit) {
+  fit = std::max<int64_t>(16, fit / 16 * 16);
+  const int64_t chunks = (P + fit - 1) / fit;
+  return std::min(P, round_up_16((P + chunks - 1) / chunks));
+}
+
 TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, const CacheSizes& caches) {
   const int64_t threads = std::max(o.threads, 1);
   TileBlocks b;
@@ -33,13 +39,12 @@ TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, c
   // Positions per tile: as many as keep one thread's tile and the panels it multiplies with — the logit
   // tile [block_p, ld], the chunk's rows of A and of its dA share (block_p × D each) — within the
   // per-core L2, so that the four passes over a tile (product, element-wise sweep, two products) find
-  // it there. A multiple of 16, at least 16, at most P. Larger chunks also mean fewer passes over E and
-  // dE, which cost 12 bytes per V·D element per chunk: negligible beside 6·block_p flops per element.
+  // it there. Larger chunks also mean fewer passes over E and dE, which cost 12 bytes per V·D element per
+  // chunk: negligible beside 6·block_p flops per element.
   if (o.block_p > 0) {
     b.block_p = std::min(o.block_p, P);
   } else {
-    const int64_t fit = caches.l2 / (4 * (b.ld + 2 * D));
-    b.block_p = std::min(std::max<int64_t>(16, fit / 16 * 16), P);
+    b.block_p = balanced_chunk(P, caches.l2 / (4 * (b.ld + 2 * D)));
   }
 
   const int64_t n_vblocks = (V + b.block_v - 1) / b.block_v;

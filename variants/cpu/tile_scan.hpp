@@ -338,17 +338,15 @@ struct TiledRun {
   }
 
   // choose_blocks' tiles, except that with bf16 operands (and no block_p set) a position chunk is as large
-  // as l2 / (4·(ld + D)) allows, counting one row of A per position instead of two, and the chunks are
-  // balanced: fewer passes over E and dE, which a bf16 step streams from memory at twice the fp32 step's
-  // rate. (Zen 5, one thread, V = 50k, D = 256, three alternating runs: block_p 512 228–242 ms against
-  // choose_blocks' 336 272–283 ms (chunks 336, 336, 336, 16) and 256 248–273 ms; at D = 128 both give 512.)
-  // The same for every bf16 kernel: block sizes fix the order of the sums.
+  // as l2 / (4·(ld + D)) allows, counting one row of A per position instead of two: fewer passes over E and
+  // dE, which a bf16 step streams from memory at twice the fp32 step's rate. (Zen 5, one thread, V = 50k,
+  // D = 256, three alternating runs: block_p 512 228–242 ms against 336 272–283 ms (chunks 336, 336, 336,
+  // 16) and 256 248–273 ms; at D = 128 both give 512.) The same for every bf16 kernel: block sizes fix the
+  // order of the sums.
   static TileBlocks tile_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o) {
     TileBlocks b = choose_blocks(P, V, D, o);
     if (!uses_bf16(o) || o.block_p > 0) return b;
-    const int64_t fit = std::max<int64_t>(16, cache_sizes().l2 / (4 * (b.ld + D)) / 16 * 16);
-    const int64_t chunks = (P + fit - 1) / fit;
-    b.block_p = std::min(P, ((P + chunks - 1) / chunks + 15) / 16 * 16);
+    b.block_p = balanced_chunk(P, cache_sizes().l2 / (4 * (b.ld + D)));
     return b;
   }
   // Whether a run that wants fused bf16 tiles gets them: bf16 operands, the tile's epilogue runs here
