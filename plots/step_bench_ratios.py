@@ -15,9 +15,10 @@ to the yardstick (p, `gemm_products_own`), the ceiling these two set on `fused`,
 products at their own rate plus the element-wise work, nothing else), and `fused`'s measured ratio.
 
 With --table fused RUN...: one row per run and shape, the runs in the order given (e.g. before and after a
-change, alternated in one session), from CPU time: the run's commit, the epilogue's time per logit (runs
-with the `epilogue` row), p, and `fused`'s and `chunked`'s ratios to the yardstick (`chunked` on the
-8·P·V·D it computes).
+change, alternated in one session), from CPU time: the run's commit, the yardstick's and `fused`'s GFLOP/s
+(a change of tiles changes the yardstick too: it is the logit product on `fused`'s tiles), the epilogue's
+time per logit (runs with the `epilogue` row), p, and `fused`'s and `chunked`'s ratios to the yardstick
+(`chunked` on the 8·P·V·D it computes).
 """
 import argparse
 import json
@@ -111,8 +112,9 @@ def epilogue_table(reps, shapes):
 
 def fused_table(paths):
     """The --table fused rows (see the module's docstring)."""
-    print("| run | commit | shape | epilogue, ns per logit | products / yardstick (p) | fused / yardstick | chunked / yardstick (8·P·V·D) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| run | commit | shape | yardstick GFLOP/s | fused GFLOP/s | epilogue, ns per logit | products / yardstick (p) "
+          "| fused / yardstick | chunked / yardstick (8·P·V·D) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for path in paths:
         run, reps, shapes = read_run(path)
         commit = run.get("context", {}).get("commit", "")[:7]
@@ -120,7 +122,11 @@ def fused_table(paths):
             col = lambda row, key: [b[key] for b in reps.get((row, shape), {}).values() if key in b]
             if not col("fused", "frac_gemm_cpu"):
                 continue
-            print(f"| {path.rsplit('/', 1)[-1]} | {commit} | {shape} | {spread(col('epilogue', 'ns_per_logit_cpu'))} | "
+            # (the yardstick's rate: the fused row's own GFLOP/s over its ratio to it, per repetition)
+            fused = reps.get(("fused", shape), {}).values()
+            yardstick = [b["GFLOP/s_cpu"] / b["frac_gemm_cpu"] for b in fused if "GFLOP/s_cpu" in b and b.get("frac_gemm_cpu")]
+            print(f"| {path.rsplit('/', 1)[-1]} | {commit} | {shape} | {spread(yardstick, '{:.0f}')} | "
+                  f"{spread(col('fused', 'GFLOP/s_cpu'), '{:.0f}')} | {spread(col('epilogue', 'ns_per_logit_cpu'))} | "
                   f"{spread(col('gemm_products_own', 'frac_gemm_cpu'))} | {spread(col('fused', 'frac_gemm_cpu'))} | "
                   f"{spread(col('chunked', 'frac_gemm_cpu_8PVD'))} |")
 

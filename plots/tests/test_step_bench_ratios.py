@@ -12,7 +12,7 @@ def write_run(path, commit, fused, chunked, products, epilogue_ns):
     """A step_bench-shaped run of one shape whose repetitions carry the given counter values."""
     benchmarks = []
     shape = "V:100000/D:128/manual_time"
-    rows = {"fused": [{"frac_gemm_cpu": v} for v in fused],
+    rows = {"fused": [{"frac_gemm_cpu": v, "GFLOP/s_cpu": 500 * v} for v in fused],
             "chunked": [{"frac_gemm_cpu_8PVD": v} for v in chunked],
             "gemm_products_own": [{"frac_gemm_cpu": v} for v in products],
             "epilogue": [{"ns_per_logit_cpu": v} for v in epilogue_ns]}
@@ -38,8 +38,10 @@ def test_fused_table_has_a_row_per_run_in_order(tmp_path):
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("| after") or line.startswith("| before")]
     assert rows == [
-        "| after.json | 5e230ac | V:100000/D:128 | 0.107 [0.1–0.108] | 0.96 [0.95–0.97] | 0.9 [0.89–0.91] | 0.92 [0.9–0.93] |",
-        "| before.json | 03acbef | V:100000/D:128 | 0.12 [0.118–0.121] | 0.96 [0.95–0.97] | 0.87 [0.86–0.88] | 0.9 [0.89–0.91] |",
+        "| after.json | 5e230ac | V:100000/D:128 | 500 [500–500] | 450 [445–455] | 0.107 [0.1–0.108] | 0.96 [0.95–0.97] "
+        "| 0.9 [0.89–0.91] | 0.92 [0.9–0.93] |",
+        "| before.json | 03acbef | V:100000/D:128 | 500 [500–500] | 435 [430–440] | 0.12 [0.118–0.121] | 0.96 [0.95–0.97] "
+        "| 0.87 [0.86–0.88] | 0.9 [0.89–0.91] |",
     ]
 
 

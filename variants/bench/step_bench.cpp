@@ -303,12 +303,8 @@ class Bf16Logits {
     }
   }
 
-  // The tiles fused_bf16 makes (TiledRun::tile_blocks).
-  static cpu::TileBlocks bf16_blocks(const StepData& d) {
-    RunOptions o{kThreads, 0, 0};
-    o.operand = "bf16";
-    return cpu::TiledRun::tile_blocks(d.P, d.V, d.D, o);
-  }
+  // The tiles fused_bf16 makes (choose_blocks: the same for every operand).
+  static cpu::TileBlocks bf16_blocks(const StepData& d) { return cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0}); }
 
   void operator()() {
 #pragma omp parallel num_threads(b_.threads)
@@ -662,12 +658,6 @@ int main(int argc, char** argv) {
     const auto b = lobench::cpu::choose_blocks(1024, 100000, D, lobench::RunOptions{kThreads, 0, 0});
     benchmark::AddCustomContext("tile_D" + std::to_string(D),
                                 std::to_string(b.block_p) + " positions x " + std::to_string(b.block_v) + " entries");
-    // (the bf16 rows' tiles: TiledRun::tile_blocks)
-    lobench::RunOptions bf16{kThreads, 0, 0};
-    bf16.operand = "bf16";
-    const auto b16 = lobench::cpu::TiledRun::tile_blocks(1024, 100000, D, bf16);
-    benchmark::AddCustomContext("tile_bf16_D" + std::to_string(D),
-                                std::to_string(b16.block_p) + " positions x " + std::to_string(b16.block_v) + " entries");
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -16,13 +16,16 @@ int64_t round_up_16(int64_t n) { return (n + 15) / 16 * 16; }
 // floating-point sums, and results must not depend on how many threads made them.
 constexpr int64_t kBlockV = 256;
 constexpr int64_t kMinBlocks = 4 * 16;
+// Position chunks are whole panels of the transposed tile's logit product (kTransposedPanel = 32 positions):
+// a chunk of 336 had left its last panel half empty.
+constexpr int64_t kChunkStep = 32;
 
 }  // namespace
 
 int64_t balanced_chunk(int64_t P, int64_t fit) {
-  fit = std::max<int64_t>(16, fit / 16 * 16);
+  fit = std::max<int64_t>(kChunkStep, fit / kChunkStep * kChunkStep);
   const int64_t chunks = (P + fit - 1) / fit;
-  return std::min(P, round_up_16((P + chunks - 1) / chunks));
+  return std::min(P, ((P + chunks - 1) / chunks + kChunkStep - 1) / kChunkStep * kChunkStep);
 }
 
 TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, const CacheSizes& caches) {
@@ -36,15 +39,17 @@ TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, c
   }
   b.ld = round_up_16(b.block_v);
 
-  // Positions per tile: as many as keep one thread's tile and the panels it multiplies with — the logit
-  // tile [block_p, ld], the chunk's rows of A and of its dA share (block_p × D each) — within the
-  // per-core L2, so that the four passes over a tile (product, element-wise sweep, two products) find
-  // it there. Larger chunks also mean fewer passes over E and dE, which cost 12 bytes per V·D element per
-  // chunk: negligible beside 6·block_p flops per element.
+  // Positions per tile: as many as keep one thread's logit tile [block_p, ld] and one row of A per position
+  // within the per-core L2 (the four passes over a tile, product, element-wise sweep and two products,
+  // find it there), in balanced chunks. Counting A's rows twice (for the chunk's dA share as well), as
+  // this rule did until 2026-12-06, made D = 256 tiles of 336 (then 256) positions where 512 ran faster:
+  // fused 446, 450 and 475 GFLOP/s at V = 100000, D = 256, P = 1024 (step_bench, 2 threads, Zen 5 with
+  // 1 MiB L2, CPU time; results/cpu/performance.md), as the bf16 step had measured before. Larger chunks
+  // also mean fewer passes over E and dE.
   if (o.block_p > 0) {
     b.block_p = std::min(o.block_p, P);
   } else {
-    b.block_p = balanced_chunk(P, caches.l2 / (4 * (b.ld + 2 * D)));
+    b.block_p = balanced_chunk(P, caches.l2 / (4 * (b.ld + D)));
   }
 
   const int64_t n_vblocks = (V + b.block_v - 1) / b.block_v;

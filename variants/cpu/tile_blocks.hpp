@@ -16,8 +16,8 @@ struct TileBlocks {
 };
 
 // Positions per chunk when at most `fit` fit in cache: the P positions cut into the fewest chunks of at
-// most `fit` (rounded down to a multiple of 16, at least 16), all of one size, a multiple of 16, the last
-// no larger. Equal chunks, not full ones and a remainder: at P = 1024, D = 256 a fit of 336 had made
+// most `fit` (rounded down to a multiple of 32, at least 32), all of one size, a multiple of 32 (or P), the
+// last no larger. Equal chunks, not full ones and a remainder: at P = 1024, D = 256 a fit of 336 had made
 // chunks of 336, 336, 336 and 16, the last a tile of 16 positions whose products run far below the rate
 // of a full one; balanced they are 4 × 256.
 int64_t balanced_chunk(int64_t P, int64_t fit);

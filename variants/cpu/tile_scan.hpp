@@ -292,7 +292,7 @@ struct TiledRun {
       : in(in_),
         bf16_tiles_fused(fused_bf16_tiles(ctx.options, want_fused_bf16_tiles)),
         own(own_products(ctx.options)),
-        blocks(tile_blocks(in.P, in.V, in.D, ctx.options)),
+        blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
         kernels(active_bce_tile_kernels()),
         targets(in, ctx.alloc),
         row_scale(ctx.alloc, in.P),
@@ -313,7 +313,7 @@ struct TiledRun {
 
   // Exactly what the constructor allocates: the variants' predicted working bytes.
   static int64_t bytes(const Shape& s, const RunOptions& o, bool want_fused_bf16_tiles = false) {
-    const TileBlocks b = tile_blocks(s.P(), s.V, s.D, o);
+    const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
     const bool transposed = own_products(o) != nullptr;
     return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D, transposed) +
            (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) + EmbeddingBlocks::bytes(b, s.D, o) +
@@ -337,18 +337,6 @@ struct TiledRun {
     return A_fp8.data();
   }
 
-  // choose_blocks' tiles, except that with bf16 operands (and no block_p set) a position chunk is as large
-  // as l2 / (4·(ld + D)) allows, counting one row of A per position instead of two: fewer passes over E and
-  // dE, which a bf16 step streams from memory at twice the fp32 step's rate. (Zen 5, one thread, V = 50k,
-  // D = 256, three alternating runs: block_p 512 228–242 ms against 336 272–283 ms (chunks 336, 336, 336,
-  // 16) and 256 248–273 ms; at D = 128 both give 512.) The same for every bf16 kernel: block sizes fix the
-  // order of the sums.
-  static TileBlocks tile_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o) {
-    TileBlocks b = choose_blocks(P, V, D, o);
-    if (!uses_bf16(o) || o.block_p > 0) return b;
-    b.block_p = balanced_chunk(P, cache_sizes().l2 / (4 * (b.ld + D)));
-    return b;
-  }
   // Whether a run that wants fused bf16 tiles gets them: bf16 operands, the tile's epilogue runs here
   // (AVX512_BF16), and the element-wise kernels are the AVX-512 ones (whose bits it reproduces). Every bf16
   // kernel then takes this path (the logits made in the epilogue's kernel with avx512_bf16, by the

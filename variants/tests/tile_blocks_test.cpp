@@ -40,7 +40,7 @@ TEST(TileBlocks, AutomaticTilesFitTheSecondLevelCache) {
         EXPECT_LE(b.block_p, P);
         EXPECT_EQ(b.block_v % 16, 0) << "whole vectors per tile row";
         if (b.block_p > 16) {
-          EXPECT_LE(b.block_p * (b.ld + 2 * D) * 4, c.l2) << "D " << D << " P " << P << " L2 " << c.l2;
+          EXPECT_LE(b.block_p * (b.ld + D) * 4, c.l2) << "D " << D << " P " << P << " L2 " << c.l2;
         }
       }
 }
@@ -57,27 +57,27 @@ TEST(TileBlocks, SmallVocabulariesAreSplitIntoBlocksIndependentOfTheThreadCount)
 
 TEST(TileBlocks, TheDevelopmentMachineGetsTheMeasuredTiles) {
   EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{2, 0, 0}, kZen4).block_p, 512);
-  // (336 fit: four equal chunks of 256, not 336, 336, 336 and 16)
-  EXPECT_EQ(choose_blocks(1024, 100000, 256, RunOptions{2, 0, 0}, kZen4).block_p, 256);
+  EXPECT_EQ(choose_blocks(1024, 100000, 256, RunOptions{2, 0, 0}, kZen4).block_p, 512);
   EXPECT_EQ(choose_blocks(100, 100000, 256, RunOptions{2, 0, 0}, kZen4).block_p, 100);
 }
 
-// Balanced chunks: the fewest that fit, all of one size (a multiple of 16), none left small at the end.
+// Balanced chunks: the fewest that fit, all of one size (a multiple of 32), none left small at the end.
 TEST(TileBlocks, PositionChunksAreBalanced) {
-  for (int64_t fit : {1, 15, 16, 100, 336, 512, 4096})
-    for (int64_t P : {1, 15, 16, 17, 100, 337, 1000, 1024, 1025, 100000}) {
-      const int64_t c = cpu::balanced_chunk(P, fit), usable = std::max<int64_t>(16, fit / 16 * 16);
+  for (int64_t fit : {1, 31, 32, 100, 336, 512, 682, 4096})
+    for (int64_t P : {1, 31, 32, 33, 100, 337, 1000, 1024, 1025, 4096, 100000}) {
+      const int64_t c = cpu::balanced_chunk(P, fit), usable = std::max<int64_t>(32, fit / 32 * 32);
       const int64_t chunks = (P + c - 1) / c;
       EXPECT_LE(c, usable) << "P " << P << " fit " << fit;
-      EXPECT_TRUE(c == P || c % 16 == 0) << "P " << P << " fit " << fit;
+      EXPECT_TRUE(c == P || c % 32 == 0) << "whole panels of 32 positions: P " << P << " fit " << fit;
       EXPECT_EQ(chunks, (P + usable - 1) / usable) << "the fewest chunks: P " << P << " fit " << fit;
       const int64_t last = P - (chunks - 1) * c;  // each chunk but the last is c positions
-      EXPECT_GT(last, c - 16 * chunks) << "the last chunk is not left small: P " << P << " fit " << fit;
+      EXPECT_GT(last, c - 32 * chunks) << "the last chunk is not left small: P " << P << " fit " << fit;
     }
-  EXPECT_EQ(cpu::balanced_chunk(1024, 336), 256);
+  EXPECT_EQ(cpu::balanced_chunk(1024, 336), 256);  // 4 chunks, not 320, 320, 320, 64
   EXPECT_EQ(cpu::balanced_chunk(1024, 512), 512);
-  EXPECT_EQ(cpu::balanced_chunk(1000, 336), 336);  // 3 chunks: 336, 336, 328
-  EXPECT_EQ(cpu::balanced_chunk(1030, 336), 272);  // 4 chunks: 272, 272, 272, 214 (not 336, 336, 336, 22)
+  EXPECT_EQ(cpu::balanced_chunk(1024, 682), 512);
+  EXPECT_EQ(cpu::balanced_chunk(4096, 682), 608);  // 7 chunks of 19 panels: 608 × 6 and 448
+  EXPECT_EQ(cpu::balanced_chunk(20, 682), 20);
 }
 
 TEST(TileBlocks, MachineCacheSizesAreSane) {
