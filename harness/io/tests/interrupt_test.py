@@ -7,7 +7,13 @@ and `--resume` must finish the sweep; the exit status is 128 + the signal. Then 
 merge` (never a half-written OUT), `train-xmc` and `train-seqrec` (the run in progress kept with status
 "interrupted").
 
+Two tiers (issue 43): `--tier full` (the default; ctest interrupted_runs_full, label slow) runs every case
+below; `--tier fast` (ctest interrupted_runs, what CI runs) keeps a case of every class: each signal between
+rows, a signal while the file is created, before the first row and inside a row, two signals within the
+file's creation and within a row, one interruption at a random time, and every other check as it is.
+
 Usage: interrupt_test.py --lobench build/lobench --shim build/.../libsignal_at_write.so --plots plots
+                         [--tier fast|full] [--random N]
 """
 import argparse
 import glob
@@ -109,11 +115,19 @@ def between_rows():
             print(f"ok: {label} ({printed} rows kept)", flush=True)
 
 
+# Where during_writes signals (write k, signal): writes 1-5 create the file (in a temporary file, renamed),
+# the run's attributes and the machine limits follow; the first row's append is past 25, then about 7
+# writes a row (8 rows: ~115 writes). The fast tier keeps one of each place: creation, before the first
+# row, inside a row.
+DURING_WRITES = {"full": ((1, signal.SIGTERM), (3, signal.SIGINT), (28, signal.SIGTERM), (57, signal.SIGHUP),
+                          (75, signal.SIGTERM), (95, signal.SIGINT)),
+                 "fast": ((3, signal.SIGINT), (28, signal.SIGTERM), (57, signal.SIGHUP))}
+# Two signals within one write (the write numbers, as above): the fast tier keeps the file's creation and a row.
+SECOND_SIGNAL = {"full": ("2,3", "45,46", "90,91"), "fast": ("2,3", "45,46")}
+
+
 def during_writes():
-    # Writes 1-5 create the file (in a temporary file, renamed), the run's attributes and the machine
-    # limits follow; the first row's append is past 25, then about 7 writes a row (8 rows: ~115 writes).
-    for k, sig in ((1, signal.SIGTERM), (3, signal.SIGINT), (28, signal.SIGTERM), (57, signal.SIGHUP),
-                   (75, signal.SIGTERM), (95, signal.SIGINT)):
+    for k, sig in DURING_WRITES[args.tier]:
         with tempfile.TemporaryDirectory() as d:
             label = f"{sig.name} at write {k}"
             r = subprocess.run([args.lobench] + SWEEP + ["--out", f"{d}/run.h5"], env=shim_env(k, sig),
@@ -127,7 +141,7 @@ def during_writes():
 
 def second_signal_in_a_write():
     # Two signals within one write: the process dies of the second, but only once the write is flushed.
-    for ks in ("2,3", "45,46", "90,91"):
+    for ks in SECOND_SIGNAL[args.tier]:
         with tempfile.TemporaryDirectory() as d:
             label = f"SIGINT twice at writes {ks}"
             out = f"{d}/run.h5"
@@ -309,8 +323,12 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--lobench", required=True)
 parser.add_argument("--shim", required=True)
 parser.add_argument("--plots", required=True)
-parser.add_argument("--random", type=int, default=3, help="interruptions at random times")
+parser.add_argument("--tier", choices=("fast", "full"), default="full",
+                    help="full: every case; fast: a case of every class (module docstring)")
+parser.add_argument("--random", type=int, help="interruptions at random times (default 3, or 1 in the fast tier)")
 args = parser.parse_args()
+if args.random is None:
+    args.random = 1 if args.tier == "fast" else 3
 sys.path.insert(0, args.plots)
 import lobench_results as lr  # noqa: E402
 

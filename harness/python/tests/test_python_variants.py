@@ -220,6 +220,7 @@ def test_wrong_names_are_usage_errors(tmp_path, spec, message):
     assert not out.exists()
 
 
+@pytest.mark.slow  # the same run and checks, stricter, in the fast tier: test_jax_peers.py's jax_dense case
 def test_the_jax_dense_peer_is_a_row_with_accuracy(tmp_path):
     pytest.importorskip("jax")
     out = tmp_path / "run.h5"

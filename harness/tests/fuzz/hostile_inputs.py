@@ -736,6 +736,11 @@ FULL_TIER_FAMILIES = [
     (r"^(\S+)(?: --resume)?, \d+ bytes free$", 1),
     (r"^(train-seqrec|run) two writers", 1),
     (r"^mpirun (run|train-xmc) ranks differ in ", 1),
+    # a non-numeric dtype of each kind once: every dataset meets a wrong numeric dtype and rank 0 above
+    (r"^check \w+ (fixed strings|vlen strings|compound|bool)$", 1),
+    # train-xmc's xc content defects: the reader's own cases (`xc reader ...`, a tenth of the time each)
+    # check every message; two through lobench check its refusal (the path defects all stay)
+    (r"^(xc) (?!reader |train |without )", 2),
 ]
 
 
