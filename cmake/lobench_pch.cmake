@@ -2,7 +2,7 @@
 # units: the standard headers most of them include and fmt, parsed once per flag set instead of once per
 # unit (issue 43's compile budget; scripts/compile_times.py). A unit then starts from the parsed headers;
 # what it compiles is the same, and the objects' code is the same instruction for instruction (checked
-# with objdump -d on every unit of these targets; docs/reliability.md, "Compile time").
+# with objdump -d on every unit of these targets; docs/reliability.md, "Build time").
 #
 # GCC takes a precompiled header only where the unit's flags match the ones it was made with (-fPIC,
 # -march, the optimisation options: functions defined in the header keep the header's), and otherwise
