@@ -7,7 +7,7 @@
 # GCC takes a precompiled header only where the unit's flags match the ones it was made with (-fPIC,
 # -march, the optimisation options: functions defined in the header keep the header's), and otherwise
 # reads the headers again (-Winvalid-pch says so in the build log). So each flag set has one header
-# (REUSE_FROM for a target whose flags equal another's), and a file with options of its own (-O1 for
+# (REUSE_FROM for a target whose flags equal another's), and a file with options of its own (-Og for
 # argument parsing, -ffp-contract=off) is compiled without it.
 #
 # ccache caches a unit that uses a precompiled header only with sloppiness pch_defines,time_macros (no
