@@ -136,13 +136,15 @@ void write_xc(const SparseDataset& d, std::ostream& out) {
   for (int64_t r = 0; r < d.rows(); ++r) {
     line.clear();
     const auto labels = d.labels.row(r);
+    // fmt::format appended, not fmt::format_to(std::back_inserter(line), ...): fmt 9 compiles its formatting
+    // engine into every file that formats into an iterator (about 2 CPU-s), fmt::format is in libfmt.
     for (size_t k = 0; k < labels.size(); ++k) {
       if (k > 0) line += ',';
-      fmt::format_to(std::back_inserter(line), "{}", labels[k]);
+      line += fmt::format("{}", labels[k]);
     }
     const auto idx = d.features.row_indices(r);
     const auto val = d.features.row_values(r);
-    for (size_t k = 0; k < idx.size(); ++k) fmt::format_to(std::back_inserter(line), " {}:{}", idx[k], val[k]);
+    for (size_t k = 0; k < idx.size(); ++k) line += fmt::format(" {}:{}", idx[k], val[k]);
     line += '\n';
     out << line;
   }

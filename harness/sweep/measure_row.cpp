@@ -80,7 +80,10 @@ std::optional<std::string> memory_over_prediction(const io::ResultRow& row) {
 
 std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction) {
   std::string flags;
-  auto add = [&](const char* f) { flags += (flags.empty() ? "" : ",") + std::string(f); };
+  auto add = [&](const char* f) {
+    if (!flags.empty()) flags += ',';
+    flags += f;
+  };
   const double before = row.local_gemm_before_gflops, after = row.local_gemm_after_gflops;
   const bool drifted = before > 0 && after > 0 && std::abs(after - before) > kBusyThreshold * std::max(before, after);
   if (drifted || cpu_wait_fraction > kBusyThreshold) add("busy");

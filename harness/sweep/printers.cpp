@@ -1,7 +1,6 @@
 #include "harness/sweep/printers.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ostream.h>
 
 #include <algorithm>
 #include <cmath>
@@ -54,14 +53,17 @@ std::string column_value(const io::ResultRow& r, const io::Column& c, bool json)
   return out + "\"";
 }
 
+// The printers stream strings made by fmt::format instead of calling fmt::print(stream, ...): fmt 9's
+// <fmt/ostream.h> compiles fmt's whole formatting engine into the file (about 2 CPU-s), while fmt::format
+// is compiled once in libfmt (docs/reliability.md, "Build time").
 void print_summary(std::ostream& os, const RunSummary& s) {
   if (s.dry_run) {
-    fmt::print(os, "summary: {} planned ({} would be skipped){}\n", s.ok + s.skipped, s.skipped,
-               s.file.empty() ? "" : fmt::format("; wrote {}", s.file));
+    os << fmt::format("summary: {} planned ({} would be skipped){}\n", s.ok + s.skipped, s.skipped,
+                      s.file.empty() ? "" : fmt::format("; wrote {}", s.file));
     return;
   }
-  fmt::print(os, "summary: {} ok, {} skipped, {} failed in {}{}\n", s.ok, s.skipped, s.failed,
-             format_duration(s.wall_seconds), s.file.empty() ? "" : fmt::format("; wrote {}", s.file));
+  os << fmt::format("summary: {} ok, {} skipped, {} failed in {}{}\n", s.ok, s.skipped, s.failed,
+                    format_duration(s.wall_seconds), s.file.empty() ? "" : fmt::format("; wrote {}", s.file));
 }
 
 class TextPrinter final : public Printer {
@@ -73,7 +75,7 @@ class TextPrinter final : public Printer {
         shown_.push_back({axis.header, axis.width, &io::result_column(axis.column)});
   }
   void note(const std::string& line) override {
-    fmt::print(out_, "{}\n", line);
+    out_ << fmt::format("{}\n", line);
     out_.flush();
   }
   void row(const io::ResultRow& r) override {
@@ -91,17 +93,17 @@ class TextPrinter final : public Printer {
       const std::string value = io::column_text(r, *c.column);
       axes += fmt::format(" {:>{}}", value.empty() ? "-" : value, c.width);
     }
-    fmt::print(out_, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>3} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
-               r.variant, r.B, r.N, r.V, r.D, r.L, r.threads, axes, r.status,
-               ok ? fmt::format("{:.2f}", r.time_median_s * 1e3) : "-",
-               ok && std::isfinite(r.time_cv) ? fmt::format("{:.1f}", 100 * r.time_cv) : "-",
-               ok ? std::to_string(r.reps) : "-",
-               ok ? fmt::format("{:.1f}", r.effective_gflops) : "-",
-               !ok || !std::isfinite(r.gemm_fraction) ? "-"
-               : r.gemm_fraction > 1.0                 ? "error"  // above the yardstick: see the note
-                                                       : fmt::format("{:.0f}%", 100 * r.gemm_fraction),
-               mib(r.peak_bytes), mib(double(r.predicted_bytes)), err(r.rel_loss_err), err(r.rel_dA_err),
-               err(r.rel_dE_err), r.flags.empty() ? note : fmt::format("[{}] {}", r.flags, note));
+    out_ << fmt::format("{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>3} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
+                        r.variant, r.B, r.N, r.V, r.D, r.L, r.threads, axes, r.status,
+                        ok ? fmt::format("{:.2f}", r.time_median_s * 1e3) : "-",
+                        ok && std::isfinite(r.time_cv) ? fmt::format("{:.1f}", 100 * r.time_cv) : "-",
+                        ok ? std::to_string(r.reps) : "-",
+                        ok ? fmt::format("{:.1f}", r.effective_gflops) : "-",
+                        !ok || !std::isfinite(r.gemm_fraction) ? "-"
+                        : r.gemm_fraction > 1.0                 ? "error"  // above the yardstick: see the note
+                                                                : fmt::format("{:.0f}%", 100 * r.gemm_fraction),
+                        mib(r.peak_bytes), mib(double(r.predicted_bytes)), err(r.rel_loss_err), err(r.rel_dA_err),
+                        err(r.rel_dE_err), r.flags.empty() ? note : fmt::format("[{}] {}", r.flags, note));
     out_.flush();
   }
   void summary(const RunSummary& s) override { print_summary(out_, s); }
@@ -111,13 +113,13 @@ class TextPrinter final : public Printer {
     std::string axes;
     for (const AxisColumn& c : shown_) axes += fmt::format(" {:>{}}", c.header, c.width);
     // The table's short names, in the run file's column names and units (issue 43: they differed unsaid).
-    fmt::print(out_, "columns (run file names, results/SCHEMA.md): median_ms = time_median_s in ms, cv% = time_cv "
-                     "in %, n = reps, GFLOP/s = effective_gflops, %GEMM = gemm_fraction in %, peak_MiB = "
-                     "peak_bytes in MiB, pred_MiB = predicted_bytes in MiB, rel_loss/rel_dA/rel_dE = "
-                     "rel_loss_err/rel_dA_err/rel_dE_err\n");
-    fmt::print(out_, "{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>3} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
-               "variant", "B", "N", "V", "D", "L", "T", axes, "status", "median_ms", "cv%", "n", "GFLOP/s", "%GEMM",
-               "peak_MiB", "pred_MiB", "rel_loss", "rel_dA", "rel_dE", "[flags] note");
+    out_ << fmt::format("columns (run file names, results/SCHEMA.md): median_ms = time_median_s in ms, cv% = time_cv "
+                        "in %, n = reps, GFLOP/s = effective_gflops, %GEMM = gemm_fraction in %, peak_MiB = "
+                        "peak_bytes in MiB, pred_MiB = predicted_bytes in MiB, rel_loss/rel_dA/rel_dE = "
+                        "rel_loss_err/rel_dA_err/rel_dE_err\n");
+    out_ << fmt::format("{:<12} {:>4} {:>4} {:>8} {:>4} {:>3} {:>2}{} {:>7} {:>10} {:>5} {:>3} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n",
+                        "variant", "B", "N", "V", "D", "L", "T", axes, "status", "median_ms", "cv%", "n", "GFLOP/s", "%GEMM",
+                        "peak_MiB", "pred_MiB", "rel_loss", "rel_dA", "rel_dE", "[flags] note");
     header_done_ = true;
   }
   struct AxisColumn {
@@ -133,17 +135,23 @@ class TextPrinter final : public Printer {
 class CsvPrinter final : public Printer {
  public:
   CsvPrinter(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
-  void note(const std::string& line) override { fmt::print(err_, "{}\n", line); }
+  void note(const std::string& line) override { err_ << fmt::format("{}\n", line); }
   void row(const io::ResultRow& r) override {
     if (!header_done_) {
       std::string h;
-      for (const io::Column& c : io::result_columns()) h += (h.empty() ? "" : ",") + std::string(c.name);
-      fmt::print(out_, "{}\n", h);
+      for (const io::Column& c : io::result_columns()) {
+        if (!h.empty()) h += ',';
+        h += c.name;
+      }
+      out_ << fmt::format("{}\n", h);
       header_done_ = true;
     }
     std::string line;
-    for (const io::Column& c : io::result_columns()) line += (line.empty() ? "" : ",") + column_value(r, c, false);
-    fmt::print(out_, "{}\n", line);
+    for (const io::Column& c : io::result_columns()) {
+      if (!line.empty()) line += ',';
+      line += column_value(r, c, false);
+    }
+    out_ << fmt::format("{}\n", line);
     out_.flush();
   }
   void summary(const RunSummary& s) override { print_summary(err_, s); }
@@ -157,12 +165,12 @@ class CsvPrinter final : public Printer {
 class JsonlPrinter final : public Printer {
  public:
   JsonlPrinter(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
-  void note(const std::string& line) override { fmt::print(err_, "{}\n", line); }
+  void note(const std::string& line) override { err_ << fmt::format("{}\n", line); }
   void row(const io::ResultRow& r) override {
     std::string line;
     for (const io::Column& c : io::result_columns())
       line += fmt::format("{}\"{}\":{}", line.empty() ? "{" : ",", c.name, column_value(r, c, true));
-    fmt::print(out_, "{}}}\n", line);
+    out_ << fmt::format("{}}}\n", line);
     out_.flush();
   }
   void summary(const RunSummary& s) override { print_summary(err_, s); }

@@ -1,7 +1,6 @@
 #include "harness/sweep/run_sweep.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ostream.h>
 
 #include <algorithm>
 #include <charconv>
