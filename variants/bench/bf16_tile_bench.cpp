@@ -41,7 +41,7 @@ std::vector<float> normal(int64_t n, uint32_t seed, float scale) {
 
 int main(int argc, char** argv) {
   const int64_t D = argc > 1 ? std::atoll(argv[1]) : 128;
-  const int64_t rows = argc > 2 ? std::atoll(argv[2]) : (D == 128 ? 512 : 336);
+  const int64_t rows = argc > 2 ? std::atoll(argv[2]) : 512;  // (the step's tiles at P = 1024, D = 128 and 256)
   const int64_t n = argc > 3 ? std::atoll(argv[3]) : 256;
   const int64_t Dw = D / 2, ld = (n + 15) / 16 * 16;
   const double flops = 2.0 * rows * n * D;
