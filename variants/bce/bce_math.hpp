@@ -14,8 +14,8 @@
 // lets these be short polynomials (coefficients from tools/fit_bce_polynomials.py).
 //
 // What `S` provides (F: a vector of `S::width` floats, M: a lane mask):
-//   set1, add, sub, mul, div, fma (a·b + c, fused where the ISA has it), abs, negative_abs (−|a|: the sign
-//   bit set, one operation where abs and a subtraction from 0 were two),
+//   set1, add, sub, mul, div, fma (a·b + c, fused where the ISA has it), negative_abs (−|a|: the sign bit
+//   set, one operation where abs and a subtraction from 0 were two),
 //   min(a, b) and max(a, b) returning b when either is NaN (x86 semantics), round (to nearest even),
 //   ldexp(p, n) = p·2^n for integral n ∈ [−150, 0] rounded once (subnormal results included),
 //   greater(a, b) → M, select(M, a, b).

@@ -22,7 +22,6 @@ struct Avx512 {
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F div(F a, F b) { return _mm512_div_ps(a, b); }
   static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
-  static F abs(F a) { return _mm512_abs_ps(a); }
   static F negative_abs(F a) { return _mm512_or_ps(a, _mm512_set1_ps(-0.0f)); }
   static F min(F a, F b) { return _mm512_min_ps(a, b); }
   static F max(F a, F b) { return _mm512_max_ps(a, b); }

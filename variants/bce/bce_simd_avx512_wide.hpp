@@ -30,7 +30,6 @@ struct Avx512Wide {
   static F mul(F a, F b) { LOBENCH_WIDE_LANEWISE(_mm512_mul_ps(a.v[i], b.v[i])) }
   static F div(F a, F b) { LOBENCH_WIDE_LANEWISE(_mm512_div_ps(a.v[i], b.v[i])) }
   static F fma(F a, F b, F c) { LOBENCH_WIDE_LANEWISE(_mm512_fmadd_ps(a.v[i], b.v[i], c.v[i])) }
-  static F abs(F a) { LOBENCH_WIDE_LANEWISE(_mm512_abs_ps(a.v[i])) }
   static F negative_abs(F a) { LOBENCH_WIDE_LANEWISE(_mm512_or_ps(a.v[i], _mm512_set1_ps(-0.0f))) }
   static F min(F a, F b) { LOBENCH_WIDE_LANEWISE(_mm512_min_ps(a.v[i], b.v[i])) }
   static F max(F a, F b) { LOBENCH_WIDE_LANEWISE(_mm512_max_ps(a.v[i], b.v[i])) }

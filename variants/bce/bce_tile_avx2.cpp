@@ -30,7 +30,6 @@ struct Avx2 {
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F div(F a, F b) { return _mm256_div_ps(a, b); }
   static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  static F abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static F negative_abs(F a) { return _mm256_or_ps(_mm256_set1_ps(-0.0f), a); }
   static F min(F a, F b) { return _mm256_min_ps(a, b); }
   static F max(F a, F b) { return _mm256_max_ps(a, b); }

@@ -43,7 +43,6 @@ struct Vectors {
   static F mul(F a, F b) { return a * b; }
   static F div(F a, F b) { return a / b; }
   static F fma(F a, F b, F c) { return a * b + c; }  // -ffp-contract=off: not fused
-  static F abs(F a) { return (F)((Ints)a & 0x7fffffff); }
   static F negative_abs(F a) { return (F)((Ints)a | int32_t(0x80000000u)); }
   static F min(F a, F b) { return a < b ? a : b; }  // b when either is NaN, as on x86
   static F max(F a, F b) { return a > b ? a : b; }

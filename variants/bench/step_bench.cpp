@@ -293,7 +293,7 @@ class OwnEpilogue {
 class Bf16Logits {
  public:
   explicit Bf16Logits(const StepData& d)
-      : d_(d), b_(bf16_blocks(d)), Dw_((d.D + 1) / 2),
+      : d_(d), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})), Dw_((d.D + 1) / 2),
         tiles_(size_t(b_.threads * b_.block_p * b_.ld)), A_(size_t(d.P * Dw_)),
         E_(size_t(n_vblocks() * Dw_ * b_.block_v)) {
     cpu::pair_columns(d.A.data(), d.D, d.P, d.D, A_.data(), Dw_);
@@ -302,9 +302,6 @@ class Bf16Logits {
       cpu::pair_columns_transposed(d.E.data() + v0 * d.D, d.D, n, d.D, E_.data() + vb * Dw_ * b_.block_v, b_.block_v);
     }
   }
-
-  // The tiles fused_bf16 makes (choose_blocks: the same for every operand).
-  static cpu::TileBlocks bf16_blocks(const StepData& d) { return cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0}); }
 
   void operator()() {
 #pragma omp parallel num_threads(b_.threads)

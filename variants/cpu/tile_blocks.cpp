@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "variants/cpu/fused_tile.hpp"
+
 namespace lobench::cpu {
 namespace {
 
@@ -16,9 +18,9 @@ int64_t round_up_16(int64_t n) { return (n + 15) / 16 * 16; }
 // floating-point sums, and results must not depend on how many threads made them.
 constexpr int64_t kBlockV = 256;
 constexpr int64_t kMinBlocks = 4 * 16;
-// Position chunks are whole panels of the transposed tile's logit product (kTransposedPanel = 32 positions):
-// a chunk of 336 had left its last panel half empty.
-constexpr int64_t kChunkStep = 32;
+// Position chunks are whole panels of the transposed tile's logit product: a chunk of 336 had left its last
+// panel of kTransposedPanel = 32 positions half empty.
+constexpr int64_t kChunkStep = kTransposedPanel;
 
 }  // namespace
 

@@ -58,7 +58,6 @@ struct Scalar {
   static F mul(F a, F b) { return a * b; }
   static F div(F a, F b) { return a / b; }
   static F fma(F a, F b, F c) { return __builtin_fmaf(a, b, c); }
-  static F abs(F a) { return std::fabs(a); }
   static F negative_abs(F a) { return -std::fabs(a); }
   static F min(F a, F b) { return a < b ? a : b; }
   static F max(F a, F b) { return a > b ? a : b; }
