@@ -85,7 +85,7 @@ foreach(lib IN LISTS HDF5_HL_LIBRARIES)  # hdf5.pc lists the C library only
   endif()
 endforeach()
 if(LOBENCH_HAS_CUDA)
-  list(APPEND LOBENCH_PC_PRIVATE_LIBS -L${CUDAToolkit_LIBRARY_DIR} -lcublas -lcudart)
+  list(APPEND LOBENCH_PC_PRIVATE_LIBS -L${CUDAToolkit_LIBRARY_DIR} -lcudart -ldl)  # cuBLAS is opened at run time (variants/cuda/cublas_on_demand.cpp)
 endif()
 list(JOIN LOBENCH_PC_PRIVATE_LIBS " " LOBENCH_PC_PRIVATE_LIBS)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/lobench.pc.in ${CMAKE_BINARY_DIR}/cmake/lobench.pc @ONLY)

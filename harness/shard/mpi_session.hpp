@@ -6,7 +6,8 @@
 namespace lobench::shard {
 
 // MPI_Init_thread with MPI_THREAD_FUNNELED (OpenMP threads never call MPI; only the thread that made the
-// session does), and MPI_Finalize once, when it is destroyed, unless MPI was finalised already.
+// session does), and MPI_Finalize once, when it is destroyed, unless MPI was finalised already. Destroyed
+// by an exception on its way to main (which prints it), it finalises at exit instead, after the report.
 class MpiSession {
  public:
   MpiSession(int* argc, char*** argv);

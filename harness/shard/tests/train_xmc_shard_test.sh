@@ -86,7 +86,7 @@ test "$(grep -c "rank 0: --out-dir '$d/not_a_folder' exists and is not a folder"
 
 # Rank 1 alone runs out of memory inside the training (its address space capped below its label shard of
 # 3M labels x 64 x fp32 = 384 MB, above the ~210 MB a rank maps before training, plus the shared
-# libraries it maps, which a CUDA build makes larger by its cuBLAS): every rank ends with status 2 and
+# libraries it maps): every rank ends with status 2 and
 # rank 1's message, at once (no rank left waiting in a collective).
 # An AddressSanitizer build cannot start under an address-space cap (it reserves terabytes of shadow
 # memory first): the case is for uninstrumented builds (scripts/sanitize.sh runs this script too).

@@ -1,6 +1,8 @@
 // What can be checked of the GPU variants without a GPU (label cpu, so CI runs it): they are compiled
 // in and registered, their memory models keep the promises the issue makes, and without a device they
 // skip with a reason instead of failing.
+#include <cublas_v2.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "variants/cuda/cublas_on_demand.hpp"
 #include "variants/cuda/device_allocator.hpp"
 #include "variants/cuda/fused_limits.hpp"
 #include "variants/cuda/fused_sr_sgd.hpp"
@@ -15,6 +18,28 @@
 
 namespace lobench {
 namespace {
+
+bool cublas_mapped() {
+  void* h = dlopen(LOBENCH_TEST_CUBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD);
+  if (h) dlclose(h);
+  return h != nullptr;
+}
+
+// First in the file: ctest runs each test in a process of its own, and a plain run of the binary runs this
+// one before anything could have called cuBLAS.
+TEST(CublasOnDemand, IsNotLoadedAtStartAndLoadsOnFirstCall) {
+  EXPECT_FALSE(cublas_mapped()) << "libcublas is linked again: every process start pays ~70 ms for it";
+  ASSERT_TRUE(cuda::cublas_loadable()) << cuda::cublas_load_error();
+  EXPECT_TRUE(cublas_mapped());
+  EXPECT_TRUE(cuda::cublas_load_error().empty());
+  // Through the real library (its own name for the status; no device needed)
+  EXPECT_STREQ(cublasGetStatusName(CUBLAS_STATUS_INVALID_VALUE), "CUBLAS_STATUS_INVALID_VALUE");
+  // cublasCreate without a device fails with cuBLAS's own status, not a crash (with one, it succeeds)
+  cublasHandle_t handle = nullptr;
+  const cublasStatus_t s = cublasCreate(&handle);
+  if (s == CUBLAS_STATUS_SUCCESS) EXPECT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
+  else EXPECT_EQ(s, CUBLAS_STATUS_NOT_INITIALIZED) << cublasGetStatusString(s);
+}
 
 std::vector<const Variant*> gpu_variants() {
   std::vector<const Variant*> out;
