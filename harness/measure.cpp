@@ -10,7 +10,7 @@
 
 namespace lobench {
 
-double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads) {
+double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads, double sample_s) {
   // The product the tiled variants are built from, [P×D]·[D×block], run the way they run it: each of
   // `threads` threads computes its own products on its own core (Eigen single-threaded inside), so the
   // ratio variant/yardstick isolates the algorithm, not Eigen's threading of one small product.
@@ -27,10 +27,9 @@ double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads) {
       for (int i = 0; i < per_thread; ++i) c.noalias() = A * B.transpose();
     }
   };
-  // Calibrate: enough products per thread for about 0.03 s, whatever the shape's efficiency (measured
-  // before and after every point, so kept short).
+  // Calibrate: enough products per thread for about sample_s, whatever the shape's efficiency.
   const Samples probe = collect_samples([&] { return seconds_of([&] { products(1); }); }, 1, RepPolicy::fixed(2));
-  const int inner = calls_per_sample(probe.min(), 0.03, 1000000);
+  const int inner = calls_per_sample(probe.min(), sample_s, 1000000);
   const Samples s = collect_samples([&] { return seconds_of([&] { products(inner); }); }, 1, RepPolicy::fixed(5));
   Eigen::setNbThreads(saved);
   return flops * inner * threads / s.median() / 1e9;

@@ -24,6 +24,7 @@ build, a random seed) is its author's responsibility: this script cannot see it.
     python3 scripts/results_tables.py --check         exit 1 and a unified diff when a block is stale
     python3 scripts/results_tables.py --list          the blocks and their commands
     python3 scripts/results_tables.py DOC.md ...      only these documents (commands still run from --root)
+    python3 scripts/results_tables.py --block NAME    only the blocks of that name (repeatable; others kept)
 
 Exit status: 0 current (or rewritten), 1 stale (--check), 2 a command failed, was refused or printed a
 marker, or a marker is malformed or unbalanced; then no file is written.
@@ -178,11 +179,12 @@ def generate(root, tracked, block, where, timeout):
     return out
 
 
-def regenerate(root, tracked, path, timeout):
-    """The document's old and new lines (every block's content replaced by what its command prints)."""
+def regenerate(root, tracked, path, timeout, only=None):
+    """The document's old and new lines (every block's content, or only that of the blocks named in `only`,
+    replaced by what its command prints) and the blocks made."""
     with open(path, encoding="utf-8") as f:
         old = f.read().split("\n")
-    blocks = parse_blocks(path, old)
+    blocks = [b for b in parse_blocks(path, old) if only is None or b.name in only]
     new, last = [], 0
     for b in blocks:
         content = generate(root, tracked, b, f"{path}:{b.begin + 1}", timeout)
@@ -220,8 +222,11 @@ def main(argv=None):
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="change nothing; exit 1 with a diff when a block is stale")
     mode.add_argument("--list", action="store_true", help="print each block's document, name and command")
+    ap.add_argument("--block", action="append", metavar="NAME",
+                    help="only the blocks of this name (repeatable); the documents' other blocks are left as they are")
     ap.add_argument("--timeout", type=float, default=600, help="seconds a command may run (default 600)")
     args = ap.parse_args(argv)
+    only = set(args.block) if args.block else None
     root = os.path.abspath(args.root)
     docs = documents(root, args.docs)
     for d in docs:
@@ -240,9 +245,13 @@ def main(argv=None):
                     for b in parse_blocks(d, f.read().split("\n")):
                         print(f"{os.path.relpath(d)}\t{b.name}\t{b.command}")
                 continue
-            results.append((d,) + regenerate(root, tracked, d, args.timeout))
+            results.append((d,) + regenerate(root, tracked, d, args.timeout, only))
         except (BlockError, OSError, UnicodeDecodeError) as e:
             errors.append(str(e))
+    if only is not None and not errors and not args.list:
+        missing = only - {b.name for *_, blocks in results for b in blocks}
+        if missing:
+            errors.append(f"--block {', '.join(sorted(missing))}: no such block in {len(docs)} documents")
     for e in errors:
         print(f"results_tables: {e}", file=sys.stderr)
     if errors:

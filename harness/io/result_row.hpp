@@ -100,7 +100,8 @@ using Text256 = FixedText<256>;
     "CPU rows: the physical ceiling, fused multiply-adds from registers on the row's threads (the fma_peak_* "      \
     "attributes)")                                                                                                  \
   X(double, local_gemm_before_gflops, kNotMeasured, "GFLOP/s",                                                      \
-    "CPU rows: Eigen SGEMM of the point's tile shape ([P×D]·[D×512]) just before the point")                        \
+    "CPU rows: Eigen SGEMM of the point's tile shape ([P×D]·[D×512]) just before the point (median of 5 samples, " \
+    "each about one step of the point at the machine's best SGEMM, 3 to 30 ms)")                                    \
   X(double, local_gemm_after_gflops, kNotMeasured, "GFLOP/s",                                                       \
     "the same just after the point; the two more than 10 % apart flag the row `busy`")                              \
   X(double, peak_bytes, kNotMeasured, "bytes",                                                                      \

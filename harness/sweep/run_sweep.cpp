@@ -240,7 +240,8 @@ class RowRunner {
     // The previous point's "after" is this one's "before" when they share the tile shape.
     const auto key = std::tuple(sh.P(), sh.D, threads);
     row.local_gemm_before_gflops =
-        key == last_local_key_ ? last_local_ : yardsticks_.measure_local(sh.P(), sh.D, threads);
+        key == last_local_key_ ? last_local_
+                               : yardsticks_.measure_local(sh.P(), sh.D, threads, local_sample_s(plan, limits));
   }
 
   // A row faster than the machine's limits says they were measured while the machine was busy: they
@@ -261,8 +262,13 @@ class RowRunner {
     if (is_gpu(*plan.variant)) return;
     const Shape& sh = plan.point.shape;
     const int threads = plan.point.options.threads;
-    last_local_ = row.local_gemm_after_gflops = yardsticks_.measure_local(sh.P(), sh.D, threads);
+    last_local_ = row.local_gemm_after_gflops =
+        yardsticks_.measure_local(sh.P(), sh.D, threads, local_sample_s(plan, yardsticks_.machine(threads)));
     last_local_key_ = std::tuple(sh.P(), sh.D, threads);
+  }
+
+  static double local_sample_s(const PlannedRow& plan, const meters::MachineLimits& limits) {
+    return local_sample_seconds(plan.row.flops, limits.best_sgemm_gflops());
   }
 
   // The machine's limits on a thread count, into the file's attributes (the first thread count under

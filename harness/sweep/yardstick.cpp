@@ -1,6 +1,7 @@
 #include "harness/sweep/yardstick.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "harness/measure.hpp"
 
@@ -39,8 +40,15 @@ const meters::MachineLimits& Yardsticks::remeasure_machine(int threads) {
   return kept;
 }
 
-double Yardsticks::measure_local(int64_t P, int64_t D, int threads) {
-  const double r = measure_sgemm_gflops(P, D, 512, threads);
+double local_sample_seconds(double step_flops, double machine_gflops) {
+  constexpr double kShortest = 0.003, kLongest = 0.03;
+  const double step_s = step_flops / (machine_gflops * 1e9);
+  if (!(std::isfinite(step_s) && step_s > 0)) return kLongest;
+  return std::clamp(step_s, kShortest, kLongest);
+}
+
+double Yardsticks::measure_local(int64_t P, int64_t D, int threads, double sample_s) {
+  const double r = measure_sgemm_gflops(P, D, 512, threads, sample_s);
   cpu_[std::tuple(P, D, threads)] = r;
   return r;
 }

@@ -28,6 +28,12 @@ struct GpuRates {
 // stores logits; variants/cuda/bench/cuda_step_bench reports both.)
 inline constexpr int64_t kGpuGemmN = 8192;
 
+// How long each sample of the local yardstick around a point lasts: about one step of the point at the
+// machine's best SGEMM rate, within [3 ms, 30 ms]. The yardstick watches the machine on the point's own
+// time scale; at 30 ms for every point, the two yardsticks around a step of 50 µs cost 0.3 s, thousands of
+// times the point (a small sweep, a test) while saying no more about it. A step of unknown work gets 30 ms.
+double local_sample_seconds(double step_flops, double machine_gflops);
+
 class Yardsticks {
  public:
   explicit Yardsticks(int64_t sgemm_n = 4096) : sgemm_n_(sgemm_n) {}
@@ -41,8 +47,9 @@ class Yardsticks {
   const meters::MachineLimits& machine_with_bf16(int threads);
   // The limits measured so far (none before the first CPU row).
   const std::map<int, meters::MachineLimits>& machines() const { return machine_; }
-  // Measures the local SGEMM rate for this (P, D, threads) now and remembers it.
-  double measure_local(int64_t P, int64_t D, int threads);
+  // Measures the local SGEMM rate for this (P, D, threads) now, in samples of about sample_s
+  // (local_sample_seconds), and remembers it.
+  double measure_local(int64_t P, int64_t D, int threads, double sample_s);
   // The last local rate measured at this (P, D, threads), if any.
   std::optional<double> last_local(int64_t P, int64_t D, int threads) const;
   // cuBLAS rates, measured on the first call; nothing (with the reason in *why) without a device.

@@ -34,6 +34,17 @@ def unavailable() -> str | None:
     return None
 
 
+SLOTS = 8  # the CPUs the node offers (_write_conf says why not the machine's own count)
+
+
+def _with_slots(node_line: str, cpus: int) -> str:
+    """`slurmd -C`'s NodeName line with `cpus` CPUs: one socket of that many cores, one thread each."""
+    words = [w for w in node_line.split()
+             if w.split("=", 1)[0] not in ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")]
+    return " ".join(words[:1] + [f"CPUs={cpus}", "Boards=1", "SocketsPerBoard=1", f"CoresPerSocket={cpus}",
+                                 "ThreadsPerCore=1"] + words[1:])
+
+
 def _which(tool: str) -> str | None:
     # The daemons are in /usr/sbin, which a non-login PATH may lack.
     return shutil.which(tool) or shutil.which(tool, path="/usr/sbin:/sbin")
@@ -100,6 +111,7 @@ class OneNodeSlurm:
         hardware = subprocess.run([_which("slurmd"), "-C"], capture_output=True, text=True, check=True).stdout
         node_line = next(line for line in hardware.splitlines() if line.startswith("NodeName="))
         node = node_line.split()[0].split("=", 1)[1]
+        node_line = _with_slots(node_line.split(" UpTime=")[0], SLOTS)
         d = self.folder
         self.conf.write_text(f"""# A one-node cluster for a test (scripts/tests/slurm_cluster.py).
 ClusterName=lobenchtest
@@ -132,7 +144,11 @@ KillWait=5
 # default (300) it sleeps 2, 8, then 32 s between looks, which makes a 3-second job array take up to 40 s.
 # A record must outlive one look (2 s) or sbatch --wait exits 0 without the job's exit code: 5 s.
 MinJobAge=5
-{node_line.split(' UpTime=')[0]} NodeAddr=127.0.0.1 State=UNKNOWN
+# The node offers SLOTS CPUs whatever the machine has (config_overrides: slurmd takes them as given):
+# the docs' blocks are job arrays of tasks that mostly wait (start-up, Slurm's own latencies), so with one
+# task per real core a 2-core machine ran an 8-task array in 4 waves, most of the test's time idle.
+SlurmdParameters=config_overrides
+{node_line} NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=test Nodes={node} Default=YES MaxTime=INFINITE State=UP
 """)
         return node

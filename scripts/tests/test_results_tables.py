@@ -36,12 +36,29 @@ def test_edited_number_in_a_real_document_is_caught(tmp_path, name, block, row_s
     m = re.compile(r"\d").search(text, row + len(row_start))  # the first digit of the row's numbers
     edited = text[:m.start()] + str((int(m.group()) + 1) % 10) + text[m.end():]
     doc.write_text(edited, encoding="utf-8")
-    r = tables("--check", doc)
+    # (--block: only the edited block is made again, seconds less than the whole document's)
+    r = tables("--check", doc, "--block", block)
     assert r.returncode == 1, r.stderr
     assert "-" + edited[row:edited.index("\n", row)] in r.stdout  # the diff shows the edited line
     assert doc.read_text(encoding="utf-8") == edited  # --check writes nothing
-    assert tables(doc).returncode == 0
+    assert tables(doc, "--block", block).returncode == 0
     assert doc.read_text(encoding="utf-8") == text, "the rewrite gives another document: is the committed one current?"
+
+
+def test_block_remakes_only_the_named_blocks(repo):
+    doc = repo / "doc.md"
+    stale = "<!-- {0}:begin (generated: python3 show.py data.txt) -->\n| stale |\n<!-- {0}:end -->\n"
+    doc.write_text("# doc\n" + stale.format("one") + "text\n" + stale.format("two"))
+    subprocess.run(["git", "-C", str(repo), "add", "doc.md"], check=True)
+    r = tables("--check", doc, "--block", "two", root=repo)
+    assert r.returncode == 1 and "(1 blocks checked)" in r.stderr, r
+    assert tables(doc, "--block", "two", root=repo).returncode == 0
+    text = doc.read_text()
+    assert text.count("| stale |") == 1 and text.index("| stale |") < text.index("text")  # block one as it was
+    assert "| 3 | 4 |" in text[text.index("two:begin"):]
+    r = tables("--check", doc, "--block", "three", root=repo)
+    assert r.returncode == 2 and "--block three: no such block" in r.stderr, r
+    assert doc.read_text() == text
 
 
 @pytest.fixture
