@@ -58,12 +58,12 @@ double fma_chains_portable(int64_t iters, float seed) {
 }
 constexpr double kFlopsPerIterPortable = 8 * 2;
 
-// One thread's rate: its fastest run of about 2 ms among 30. Runs that short let one of them fall in a
+// One thread's rate: its fastest run of about 2 ms among `runs`. Runs that short let one of them fall in a
 // time slice the scheduler gives this thread alone on a shared machine: a peak is the rate when
 // nothing competes. (Each thread times itself: a fork or barrier per run would time the scheduler's
 // wake-up latency, tens of ms on an oversubscribed machine, instead of the FMA units.)
 template <typename Loop>
-double thread_peak(Loop loop, double flops_per_iter, float seed) {
+double thread_peak(Loop loop, double flops_per_iter, float seed, int runs) {
   double sink = 0;
   auto fastest_of = [&](int64_t n, int runs) {  // lobench's one timing rule, a fixed count, the fastest run
     return collect_samples([&] { return seconds_of([&] { sink += loop(n, seed); }); }, 0, RepPolicy::fixed(runs)).min();
@@ -71,23 +71,23 @@ double thread_peak(Loop loop, double flops_per_iter, float seed) {
   int64_t iters = 1 << 10;
   while (fastest_of(iters, 3) < 0.001 && iters < (int64_t(1) << 40)) iters *= 2;
   iters = int64_t(double(iters) * 0.002 / std::max(fastest_of(iters, 3), 1e-7)) + 1;
-  const double best = fastest_of(iters, 30);
+  const double best = fastest_of(iters, runs);
   g_sink = g_sink + sink;  // every chain's value is observable, so none is dead code
   return flops_per_iter * double(iters) / best / 1e9;
 }
 
 // The threads run at once (one parallel region), each timing itself; the peak is the sum of their rates.
 template <typename Loop>
-double peak_of(Loop loop, double flops_per_iter, int threads) {
+double peak_of(Loop loop, double flops_per_iter, int threads, int runs) {
   double total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
-  total += thread_peak(loop, flops_per_iter, float(omp_get_thread_num()));
+  total += thread_peak(loop, flops_per_iter, float(omp_get_thread_num()), runs);
   return total;
 }
 
 }  // namespace
 
-FmaPeak fma_peak(int threads) {
+FmaPeak fma_peak(int threads, int runs) {
   using cpu_dispatch::Isa;
   FmaPeak p;
   const Isa isa = cpu_dispatch::cpu_supports(Isa::avx512) ? Isa::avx512
@@ -95,9 +95,9 @@ FmaPeak fma_peak(int threads) {
                                                           : Isa::portable;
   p.isa = std::string(cpu_dispatch::name(isa));
   switch (isa) {
-    case Isa::avx512: p.gflops = peak_of(fma_chains_avx512, kFlopsPerIterAvx512, threads); break;
-    case Isa::avx2: p.gflops = peak_of(fma_chains_avx2, kFlopsPerIterAvx2, threads); break;
-    case Isa::portable: p.gflops = peak_of(fma_chains_portable, kFlopsPerIterPortable, threads); break;
+    case Isa::avx512: p.gflops = peak_of(fma_chains_avx512, kFlopsPerIterAvx512, threads, runs); break;
+    case Isa::avx2: p.gflops = peak_of(fma_chains_avx2, kFlopsPerIterAvx2, threads, runs); break;
+    case Isa::portable: p.gflops = peak_of(fma_chains_portable, kFlopsPerIterPortable, threads, runs); break;
   }
   return p;
 }

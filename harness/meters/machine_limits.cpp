@@ -24,16 +24,20 @@ double MachineLimits::yardstick_gflops(const std::string& operand) const {
 MachineLimits measure_machine_limits(int threads, int64_t sgemm_n) {
   MachineLimits m;
   m.threads = threads;
+  // The FMA peak's window (runs of 2 ms) in proportion to the SGEMM's size, which the sweep's work sets
+  // (run_sweep.cpp, auto_sgemm_n): 60 ms at 4096³; 20 ms at 512³ for a sweep of seconds (a test's), where
+  // three 60 ms windows were most of a small run's time.
+  const int runs = sgemm_n >= 4096 ? 30 : 10;
   // OpenBLAS last: its thread pool is the one thing here that outlives its measurement.
-  m.fma = fma_peak(threads);
+  m.fma = fma_peak(threads, runs);
   m.eigen = eigen_square_sgemm(sgemm_n, threads);
   m.own = own_square_sgemm(sgemm_n, threads);
   m.openblas = openblas_square_sgemm(sgemm_n, threads);
   // The FMA peak is a ceiling, the fastest moment: measured again after the products and kept at its
-  // highest, and while it is below an SGEMM rate (impossible on quiet cores: its 60 ms window fell on a
+  // highest, and while it is below an SGEMM rate (impossible on quiet cores: its window fell on a
   // busy moment) up to three times more.
   for (int again = 0; again < 4; ++again) {
-    const FmaPeak p = fma_peak(threads);
+    const FmaPeak p = fma_peak(threads, runs);
     if (p.gflops > m.fma.gflops) m.fma = p;
     if (again >= 1 && !(m.fma.gflops < m.best_sgemm_gflops())) break;
   }
