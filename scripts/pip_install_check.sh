@@ -76,4 +76,23 @@ grep -Eq '^fused .* ok ' <<<"$log" && grep -Eq '^numpy_dense .* ok ' <<<"$log" &
   || { echo "$log"; echo "pip_install_check: expected rows fused and numpy_dense, both ok" >&2; exit 1; }
 [ -s "$venv/run.h5" ] || { echo "pip_install_check: no run file" >&2; exit 1; }
 echo "pip_install_check: the wheel's lobench ran fused and a Python variant into one run file"
+# The notebook API in the same environment: the `results` extra from the same wheel (Python packages only,
+# nothing compiles), then lobench.run(...) and the command on the same points give the same rows (times
+# apart), as harness/python/tests/test_sweep_api.py checks on the build tree.
+"$venv/bin/python" -m pip install -q "lobench[results] @ file://$wheel"
+LOBENCH_PRODUCTS=library "$venv/bin/lobench" run --variants fused,chunked --B 1 --N 8 --V 300,517 --D 16 --reps 2 \
+  --warmup 0 --seed 3 --out "$venv/cmd.h5" > /dev/null 2>&1 || { echo "pip_install_check: the command's run failed" >&2; exit 1; }
+LOBENCH_PRODUCTS=library "$venv/bin/python" - "$venv/cmd.h5" <<'PY'
+import sys
+import lobench
+from lobench import results
+
+df = lobench.run(["fused", "chunked"], B=1, N=8, V=[300, 517], D=16, reps=2, warmup=0, seed=3)
+ref = results.read(sys.argv[1])
+same = ["variant", "V", "D", "status", "reps", "loss", "ref_loss", "rel_loss_err", "rel_dA_err", "rel_dE_err",
+        "peak_bytes", "predicted_bytes", "flops"]
+assert len(df) == len(ref) == 4, (len(df), len(ref))
+assert df[same].equals(ref[same]), (df[same], ref[same])
+print(f"pip_install_check: lobench.run gives the command's {len(df)} rows ({', '.join(same)} equal)")
+PY
 echo "pip_install_check: ok ($((SECONDS - start)) s)"
