@@ -81,13 +81,13 @@ echo "pip_install_check: the wheel's lobench ran fused and a Python variant into
 # apart), as harness/python/tests/test_sweep_api.py checks on the build tree.
 "$venv/bin/python" -m pip install -q "lobench[results] @ file://$wheel"
 LOBENCH_PRODUCTS=library "$venv/bin/lobench" run --variants fused,chunked --B 1 --N 8 --V 300,517 --D 16 --reps 2 \
-  --warmup 0 --seed 3 --out "$venv/cmd.h5" > /dev/null 2>&1 || { echo "pip_install_check: the command's run failed" >&2; exit 1; }
+  --warmup 0 --seed 3 --threads 1 --out "$venv/cmd.h5" > /dev/null 2>&1 || { echo "pip_install_check: the command's run failed" >&2; exit 1; }
 LOBENCH_PRODUCTS=library "$venv/bin/python" - "$venv/cmd.h5" <<'PY'
 import sys
 import lobench
 from lobench import results
 
-df = lobench.run(["fused", "chunked"], B=1, N=8, V=[300, 517], D=16, reps=2, warmup=0, seed=3)
+df = lobench.run(["fused", "chunked"], B=1, N=8, V=[300, 517], D=16, reps=2, warmup=0, seed=3, threads=1)
 ref = results.read(sys.argv[1])
 same = ["variant", "V", "D", "status", "reps", "loss", "ref_loss", "rel_loss_err", "rel_dA_err", "rel_dE_err",
         "peak_bytes", "predicted_bytes", "flops"]

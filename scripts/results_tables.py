@@ -243,7 +243,8 @@ def main(argv=None):
             if args.list:
                 with open(d, encoding="utf-8") as f:
                     for b in parse_blocks(d, f.read().split("\n")):
-                        print(f"{os.path.relpath(d)}\t{b.name}\t{b.command}")
+                        if only is None or b.name in only:
+                            print(f"{os.path.relpath(d)}\t{b.name}\t{b.command}")
                 continue
             results.append((d,) + regenerate(root, tracked, d, args.timeout, only))
         except (BlockError, OSError, UnicodeDecodeError) as e:
@@ -251,7 +252,9 @@ def main(argv=None):
     if only is not None and not errors and not args.list:
         missing = only - {b.name for *_, blocks in results for b in blocks}
         if missing:
-            errors.append(f"--block {', '.join(sorted(missing))}: no such block in {len(docs)} documents")
+            print(f"results_tables: --block {', '.join(sorted(missing))}: no such block in {len(docs)} documents; "
+                  "nothing written", file=sys.stderr)
+            return 2
     for e in errors:
         print(f"results_tables: {e}", file=sys.stderr)
     if errors:

@@ -24,9 +24,9 @@ double MachineLimits::yardstick_gflops(const std::string& operand) const {
 MachineLimits measure_machine_limits(int threads, int64_t sgemm_n) {
   MachineLimits m;
   m.threads = threads;
-  // The FMA peak's window (runs of 2 ms) in proportion to the SGEMM's size, which the sweep's work sets
-  // (run_sweep.cpp, auto_sgemm_n): 60 ms at 4096³; 20 ms at 512³ for a sweep of seconds (a test's), where
-  // three 60 ms windows were most of a small run's time.
+  // The FMA peak's window (runs of 2 ms) follows the SGEMM's size, which the sweep's work sets
+  // (run_sweep.cpp, auto_sgemm_n): 60 ms from 4096³ up; 20 ms below, e.g. at 512³ for a sweep of seconds (a
+  // test's), where three 60 ms windows were most of a small run's time.
   const int runs = sgemm_n >= 4096 ? 30 : 10;
   // OpenBLAS last: its thread pool is the one thing here that outlives its measurement.
   m.fma = fma_peak(threads, runs);

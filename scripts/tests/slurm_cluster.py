@@ -106,8 +106,8 @@ class OneNodeSlurm:
 
     def _write_conf(self, socket_path: str) -> str:
         """slurm.conf for this machine; returns the node's name."""
-        # `slurmd -C`: this machine's NodeName, CPUs, sockets, cores, threads and RealMemory as slurmd sees
-        # them, so that slurmd does not drain the node for a mismatch.
+        # `slurmd -C`: this machine's NodeName and RealMemory as slurmd sees them, so that slurmd does not
+        # drain the node for a mismatch; its CPUs are replaced by SLOTS (config_overrides, below).
         hardware = subprocess.run([_which("slurmd"), "-C"], capture_output=True, text=True, check=True).stdout
         node_line = next(line for line in hardware.splitlines() if line.startswith("NodeName="))
         node = node_line.split()[0].split("=", 1)[1]

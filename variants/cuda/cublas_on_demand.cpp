@@ -12,6 +12,10 @@
 // (the link fails until it has one). Where the library cannot be loaded, every call returns
 // CUBLAS_STATUS_NOT_INITIALIZED and cublasGetStatusString says why (the loader's message), so the GPU
 // variant's row fails with the reason, as for any other cuBLAS error.
+//
+// These definitions are hidden (compiled with -fvisibility=hidden, variants/CMakeLists.txt): lobench's calls
+// bind to them inside its own binary or module, never to another cuBLAS a process has loaded globally
+// (PyTorch's, of another major version, in the same Python process).
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
@@ -30,11 +34,14 @@ struct Library {
 const Library& library() {
   static const Library lib = [] {
     Library l;
-    // The toolkit's library found at configure time first (the executable's run path does not apply to
-    // dlopen from a Python extension), then the soname through the loader's search path.
+    // The toolkit's versioned library found at configure time first (an installed wheel's modules carry
+    // no run path to it), then the soname through the loader's search path.
     for (const char* name : {LOBENCH_CUBLAS_PATH, LOBENCH_CUBLAS_SONAME}) {
       l.handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (l.handle) return l;
+      if (l.handle) {
+        l.error.clear();
+        return l;
+      }
       if (const char* e = dlerror()) l.error += (l.error.empty() ? "" : "; ") + std::string(e);
     }
     return l;
