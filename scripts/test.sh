@@ -14,12 +14,7 @@ scripts/wheel.sh   # the wheel scripts/pip_install_check.sh installs, from build
 # The tests' caches (the measured kernel choice of `lobench tune`, harness/meters/products_cache.hpp) go
 # under build/, not into the user's ~/.cache: a test run leaves the home folder as it found it.
 export XDG_CACHE_HOME="$PWD/build/test-cache"
-# Idle OpenMP threads sleep instead of spinning (libgomp spins by default). Two tests side by side put
-# four threads on two cores, and a spinning thread takes its core from the thread it waits for: a training
-# test of 0.2 s alone took 1–1.5 s beside one busy core and 15 s beside another test, against 0.3 s with
-# passive waiting. (The tests judge results, not speed; the one timed test, gate_paired_injected_fails,
-# runs alone and compares two binaries run under the same policy.)
-export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+# (ctest itself sets the tests' OpenMP wait policy: cmake/ctest_environment.cmake)
 # Both cores (-j; a later -jN in the arguments wins): the suite's long tests run side by side.
 ctest --test-dir build --output-on-failure -LE slow -j"$(nproc)" "$@"
 scripts/slow_tests.sh build
