@@ -10,7 +10,8 @@ namespace lobench {
 
 // Effective single-precision GEMM rate (GFLOP/s) of Eigen for [P×D]·[D×block] products, `threads`
 // threads each computing their own: the product shape and threading every tiled variant is built from.
-// Median of 5 samples of about `sample_s` seconds each (calibrated per shape).
-double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads, double sample_s = 0.03);
+// Median of 5 samples of about `sample_s` seconds each (calibrated per shape; how long: the sweep's
+// local_sample_seconds).
+double measure_sgemm_gflops(int64_t P, int64_t D, int64_t block, int threads, double sample_s);
 
 }  // namespace lobench

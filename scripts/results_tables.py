@@ -179,12 +179,17 @@ def generate(root, tracked, block, where, timeout):
     return out
 
 
+def selected_blocks(path, lines, only):
+    """The document's blocks, or those named in `only` (--block) where it is given."""
+    return [b for b in parse_blocks(path, lines) if only is None or b.name in only]
+
+
 def regenerate(root, tracked, path, timeout, only=None):
     """The document's old and new lines (every block's content, or only that of the blocks named in `only`,
     replaced by what its command prints) and the blocks made."""
     with open(path, encoding="utf-8") as f:
         old = f.read().split("\n")
-    blocks = [b for b in parse_blocks(path, old) if only is None or b.name in only]
+    blocks = selected_blocks(path, old, only)
     new, last = [], 0
     for b in blocks:
         content = generate(root, tracked, b, f"{path}:{b.begin + 1}", timeout)
@@ -242,9 +247,8 @@ def main(argv=None):
         try:
             if args.list:
                 with open(d, encoding="utf-8") as f:
-                    for b in parse_blocks(d, f.read().split("\n")):
-                        if only is None or b.name in only:
-                            print(f"{os.path.relpath(d)}\t{b.name}\t{b.command}")
+                    for b in selected_blocks(d, f.read().split("\n"), only):
+                        print(f"{os.path.relpath(d)}\t{b.name}\t{b.command}")
                 continue
             results.append((d,) + regenerate(root, tracked, d, args.timeout, only))
         except (BlockError, OSError, UnicodeDecodeError) as e:

@@ -65,8 +65,8 @@ constexpr double kFlopsPerIterPortable = 8 * 2;
 template <typename Loop>
 double thread_peak(Loop loop, double flops_per_iter, float seed, int runs) {
   double sink = 0;
-  auto fastest_of = [&](int64_t n, int runs) {  // lobench's one timing rule, a fixed count, the fastest run
-    return collect_samples([&] { return seconds_of([&] { sink += loop(n, seed); }); }, 0, RepPolicy::fixed(runs)).min();
+  auto fastest_of = [&](int64_t n, int count) {  // lobench's one timing rule, a fixed count, the fastest run
+    return collect_samples([&] { return seconds_of([&] { sink += loop(n, seed); }); }, 0, RepPolicy::fixed(count)).min();
   };
   int64_t iters = 1 << 10;
   while (fastest_of(iters, 3) < 0.001 && iters < (int64_t(1) << 40)) iters *= 2;

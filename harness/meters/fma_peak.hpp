@@ -15,7 +15,8 @@ struct FmaPeak {
 };
 
 // Independent chains of vector FMAs, enough of them to cover the FMA latency of every current x86 core
-// (12 on AVX2: 16 registers; 16 on AVX-512); per thread the fastest of `runs` runs of about 2 ms.
-FmaPeak fma_peak(int threads, int runs = 30);
+// (12 on AVX2: 16 registers; 16 on AVX-512); per thread the fastest of `runs` runs of about 2 ms (how many:
+// measure_machine_limits).
+FmaPeak fma_peak(int threads, int runs);
 
 }  // namespace lobench::meters

@@ -239,7 +239,7 @@ class RowRunner {
     if (s_.sharded) return;  // the local yardstick would time the other ranks' waiting too
     // The previous point's "after" is this one's "before" when they share the tile shape and the sample
     // length (before and after a point are measured alike).
-    const double sample_s = local_sample_s_ = local_sample_s(plan, limits);
+    const double sample_s = point_sample_s_ = local_sample_s(plan, limits);
     const auto key = std::tuple(sh.P(), sh.D, threads, sample_s);
     row.local_gemm_before_gflops =
         key == last_local_key_ ? last_local_ : yardsticks_.measure_local(sh.P(), sh.D, threads, sample_s);
@@ -264,7 +264,7 @@ class RowRunner {
     const Shape& sh = plan.point.shape;
     const int threads = plan.point.options.threads;
     // (the sample length of the point's "before": the limits may have been measured again since)
-    const double sample_s = local_sample_s_;
+    const double sample_s = point_sample_s_;
     last_local_ = row.local_gemm_after_gflops = yardsticks_.measure_local(sh.P(), sh.D, threads, sample_s);
     last_local_key_ = std::tuple(sh.P(), sh.D, threads, sample_s);
   }
@@ -340,7 +340,7 @@ class RowRunner {
   const int64_t mem_limit_;  // the host limit the plan used: an isolated row's process maps no more
   const meters::ProductsChoice* products_;  // null: no CPU row with fp32 operands in this run
   std::tuple<int64_t, int64_t, int, double> last_local_key_{-1, -1, -1, 0.0};
-  double local_sample_s_ = 0.03;  // the current point's local yardstick samples (set_yardstick)
+  double point_sample_s_ = 0.03;  // the current point's local yardstick samples (set_yardstick)
   double last_local_ = io::kNotMeasured;
   int first_threads_ = -1;
   bool gpu_noted_ = false;

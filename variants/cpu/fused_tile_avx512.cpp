@@ -201,8 +201,10 @@ template <int M, bool kLoss, bool kSigmoid>
         _mm512_mask_storeu_ps(c + i * ldc + 16 * v, store_lanes, _mm512_mul_ps(scale, bce_math::sigmoid_from<Avx512>(x, e)));
     }
     // (lanes outside the matrix hold x = 0: their sums and counts are dropped in add_into)
-    if constexpr (kLoss) sums.positive[v] = positive;
-    positive_sums[v] = positive_sum, qs[v] = q;
+    if constexpr (kLoss) {
+      sums.positive[v] = positive;
+      positive_sums[v] = positive_sum, qs[v] = q;
+    }
   }
   if constexpr (kLoss) sums.add_block(positive_sums, qs);
 }

@@ -9,12 +9,11 @@ import pytest
 import lobench  # noqa: F401
 
 
-
 def pytest_configure(config):
     # Two tiers (issue 43; docs/reliability.md#the-slow-tier): ctest python_pytest* runs -m "not slow" (what
-    # CI runs), python_pytest*_full (label slow) -m slow. A case is slow only where a fast one of its class
+    # CI runs), python_pytest*_slow (label slow) -m slow. A case is slow only where a fast one of its class
     # stays: another combination of an enumeration, or the same check made by another fast test (named there).
-    config.addinivalue_line("markers", "slow: the full tier only (ctest python_pytest*_full, label slow)")
+    config.addinivalue_line("markers", "slow: the full tier only (ctest python_pytest*_slow, label slow)")
 
 
 LOSS_TOL = 1e-6  # relative, as the C++ conformance tests (variants/tests/reference_checks.hpp)
