@@ -19,7 +19,7 @@
 
 namespace lobench::io {
 
-inline constexpr int64_t kSchemaVersion = 4;
+inline constexpr int64_t kSchemaVersion = 5;
 // What each earlier version lacked or wrote otherwise (results/SCHEMA.md): a change of columns adds its
 // sentence here.
 inline constexpr const char* kSchemaHistory =
@@ -33,7 +33,10 @@ inline constexpr const char* kSchemaHistory =
     "machine's best. A resumed version-2 file keeps its layout (the newer columns are not stored). Version 3\n"
     "lacked `origin`, `timing_source` and `memory_meter`: they read empty (its rows are built-ins, C++ plug-ins\n"
     "named in the `plugins` attribute, or Python variants, backend `python`, whose `peak_bytes` is their RSS\n"
-    "growth); a resumed version-3 file keeps its layout.";
+    "growth); a resumed version-3 file keeps its layout. Version 4 lacked `shape_gemm_gflops`: it reads as NaN,\n"
+    "and its `gemm_gflops` is the machine's best square SGEMM alone (which `fused` could exceed at shapes where\n"
+    "its products run faster than the square product: 100–101 % at D = 256 on a Zen 5); a resumed version-4\n"
+    "file keeps its layout.";
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 using Text8 = FixedText<8>;
@@ -89,11 +92,16 @@ using Text256 = FixedText<256>;
   X(double, flops, kNotMeasured, "flop", "6·P·V·D, the useful work of one loss-and-gradient step")                  \
   X(double, effective_gflops, kNotMeasured, "GFLOP/s", "flops / time_median_s / 1e9")                              \
   X(double, gemm_gflops, kNotMeasured, "GFLOP/s",                                                                   \
-    "the yardstick: CPU rows the machine's best SGEMM on the row's threads, measured in the same run (the "      \
-    "fastest of Eigen, OpenBLAS and lobench's own micro-kernels at a large square size, the sgemm_* attributes), " \
-    "for --operand bf16, e4m3 and e5m2 the bf16 "                                                                  \
-    "products' rate at the same size (the bf16_gemm_* attributes); GPU rows the cuBLAS rate for "                   \
+    "the yardstick: CPU rows with fp32 operands the larger of the machine's best SGEMM on the row's threads "     \
+    "(the fastest of Eigen, OpenBLAS and lobench's own micro-kernels at a large square size, the sgemm_* "          \
+    "attributes) and shape_gemm_gflops, both measured in the same run; for --operand bf16, e4m3 and e5m2 the bf16 " \
+    "products' rate at the square size (the bf16_gemm_* attributes); GPU rows the cuBLAS rate for "                 \
     "the operand on an 8192³ product (the gpu_gemm_* attributes)")                                                  \
+  X(double, shape_gemm_gflops, kNotMeasured, "GFLOP/s",                                                             \
+    "CPU rows with fp32 operands (not sharded): the logit product A·Eᵀ at the row's P, V, D on its threads, on "    \
+    "the tiles `fused` chooses, the faster of the library's products and lobench's own micro-kernels, measured "    \
+    "once per shape in the same run (on whole vocabulary blocks of about one step's time; NaN otherwise and before " \
+    "version 5)")                                                                                                   \
   X(double, gemm_fraction, kNotMeasured, "",                                                                        \
     "effective_gflops / gemm_gflops; above 1 is a measurement error (flagged `above_yardstick`)")                  \
   X(double, fma_peak_gflops, kNotMeasured, "GFLOP/s",                                                               \

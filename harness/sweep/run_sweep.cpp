@@ -201,8 +201,11 @@ class RowRunner {
     }
   }
 
+  // The row's yardstick: the machine's limit for its operand, or the product at the row's own shape
+  // (shape_gemm_gflops, where it was measured) when that is faster.
   static void set_limits(const meters::MachineLimits& limits, io::ResultRow& row, const std::string& operand) {
     row.gemm_gflops = limits.yardstick_gflops(operand);
+    if (row.shape_gemm_gflops > row.gemm_gflops) row.gemm_gflops = row.shape_gemm_gflops;
     row.fma_peak_gflops = limits.fma.gflops;
   }
 
@@ -235,28 +238,36 @@ class RowRunner {
                             yardsticks_.machines().at(threads).bf16.n == 0;
     const meters::MachineLimits& limits = bf16_first ? yardsticks_.machine_with_bf16(threads) : yardsticks_.machine(threads);
     if (first || bf16_first) machine_note(limits);
+    // (not on a sharded run: these yardsticks would time the other ranks' waiting too)
+    const double sample_s = point_sample_s_ = local_sample_s(plan, limits);
+    if (!s_.sharded && plan.point.options.operand_is_fp32())
+      row.shape_gemm_gflops = yardsticks_.shape(sh.P(), sh.V, sh.D, threads, sample_s).gflops;
     set_limits(limits, row, plan.point.options.operand);
-    if (s_.sharded) return;  // the local yardstick would time the other ranks' waiting too
+    if (s_.sharded) return;
     // The previous point's "after" is this one's "before" when they share the tile shape and the sample
     // length (before and after a point are measured alike).
-    const double sample_s = point_sample_s_ = local_sample_s(plan, limits);
     const auto key = std::tuple(sh.P(), sh.D, threads, sample_s);
     row.local_gemm_before_gflops =
         key == last_local_key_ ? last_local_ : yardsticks_.measure_local(sh.P(), sh.D, threads, sample_s);
   }
 
-  // A row faster than the machine's limits says they were measured while the machine was busy: they
-  // are measured again, kept if higher (for this row and the rest of the run; earlier rows keep the
-  // value they were compared with, in their gemm_gflops), and the row is flagged only if it still
-  // exceeds them.
+  // A row faster than its yardstick says it was measured while the machine was busy: the machine's
+  // limits and the product at the row's shape are measured again, each kept if higher (for this row and
+  // the rest of the run; earlier rows keep the value they were compared with, in their gemm_gflops), and
+  // the row is flagged only if it still exceeds them.
   void recheck_machine(const PlannedRow& plan, io::ResultRow& row, const std::vector<double>& samples) {
     const double before = row.gemm_gflops;
     const std::string& operand = plan.point.options.operand;
-    const meters::MachineLimits& limits = yardsticks_.remeasure_machine(plan.point.options.threads);
-    if (!(limits.yardstick_gflops(operand) > before)) return;
-    machine_note(limits, /*remeasured=*/true);
+    const int threads = plan.point.options.threads;
+    const double machine_was = yardsticks_.machine(threads).yardstick_gflops(operand);
+    const meters::MachineLimits& limits = yardsticks_.remeasure_machine(threads);
+    if (!std::isnan(row.shape_gemm_gflops)) {
+      const Shape& sh = plan.point.shape;
+      row.shape_gemm_gflops = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads, point_sample_s_).gflops;
+    }
     set_limits(limits, row, operand);
-    fill_timing(row, samples);
+    if (limits.yardstick_gflops(operand) > machine_was) machine_note(limits, /*remeasured=*/true);
+    if (row.gemm_gflops > before) fill_timing(row, samples);
   }
 
   void measure_local_after(const PlannedRow& plan, io::ResultRow& row) {

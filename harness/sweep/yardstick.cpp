@@ -40,6 +40,23 @@ const meters::MachineLimits& Yardsticks::remeasure_machine(int threads) {
   return kept;
 }
 
+const meters::ShapeGemmRate& Yardsticks::shape(int64_t P, int64_t V, int64_t D, int threads, double sample_s) {
+  const auto key = std::tuple(P, V, D, threads);
+  auto it = shape_.find(key);
+  if (it == shape_.end())
+    it = shape_.emplace(key, meters::measure_shape_gemm(P, V, D, threads, sample_s, machine_.at(threads).best_sgemm_gflops()))
+             .first;
+  return it->second;
+}
+
+const meters::ShapeGemmRate& Yardsticks::remeasure_shape(int64_t P, int64_t V, int64_t D, int threads, double sample_s) {
+  shape(P, V, D, threads, sample_s);
+  meters::ShapeGemmRate& kept = shape_.at(std::tuple(P, V, D, threads));
+  meters::ShapeGemmRate again = meters::measure_shape_gemm(P, V, D, threads, sample_s, machine_.at(threads).best_sgemm_gflops());
+  if (again.gflops > kept.gflops) kept = std::move(again);
+  return kept;
+}
+
 double local_sample_seconds(double step_flops, double machine_gflops) {
   constexpr double kShortest = 0.003, kLongest = 0.03;
   const double step_s = step_flops / (machine_gflops * 1e9);

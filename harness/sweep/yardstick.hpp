@@ -1,6 +1,7 @@
 // The yardsticks a row's rate is compared with, measured in the same run. CPU rows: the machine's limits
 // on the row's threads (the best of Eigen's, OpenBLAS's and our own micro-kernels' SGEMM at a large square size, and the FMA
-// peak; harness/meters/), measured once per thread count before the first such row; and a local
+// peak; harness/meters/), measured once per thread count before the first such row; for rows with fp32
+// operands the logit product at the row's shape (meters/shape_gemm.hpp), once per (P, V, D, threads); and a local
 // yardstick, Eigen's SGEMM of the point's tile shape ([P×D]·[D×512]), measured before and after each
 // point, whose drift flags a row measured while the machine was busy (these machines are shared).
 // GPU rows: cuBLAS's rates per operand precision on one 8192³ product, measured once, when the first
@@ -15,6 +16,7 @@
 #include <utility>
 
 #include "harness/meters/machine_limits.hpp"
+#include "harness/meters/shape_gemm.hpp"
 
 namespace lobench::sweep {
 
@@ -47,6 +49,11 @@ class Yardsticks {
   const meters::MachineLimits& machine_with_bf16(int threads);
   // The limits measured so far (none before the first CPU row).
   const std::map<int, meters::MachineLimits>& machines() const { return machine_; }
+  // The logit product at (P, V, D) on `threads` (meters/shape_gemm.hpp), measured on the first call for
+  // that shape in samples of about sample_s; machine(threads) must have been measured.
+  const meters::ShapeGemmRate& shape(int64_t P, int64_t V, int64_t D, int threads, double sample_s);
+  // Measures it again (a row ran faster than its yardstick) and keeps the faster of the two.
+  const meters::ShapeGemmRate& remeasure_shape(int64_t P, int64_t V, int64_t D, int threads, double sample_s);
   // Measures the local SGEMM rate for this (P, D, threads) now, in samples of about sample_s
   // (local_sample_seconds), and remembers it.
   double measure_local(int64_t P, int64_t D, int threads, double sample_s);
@@ -60,6 +67,7 @@ class Yardsticks {
   int64_t sgemm_n_;
   std::map<int, meters::MachineLimits> machine_;
   std::map<std::tuple<int64_t, int64_t, int>, double> cpu_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, meters::ShapeGemmRate> shape_;
   bool gpu_measured_ = false;
   std::optional<GpuRates> gpu_;
   std::string gpu_why_;

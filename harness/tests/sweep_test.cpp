@@ -21,6 +21,7 @@
 #include "precision_sim/quantizer.hpp"
 #include "variants/step.hpp"
 #include "variants/tests/temp_path.hpp"
+#include "harness/io/h5_io.hpp"
 #include "harness/io/results_file.hpp"
 
 namespace lobench {
@@ -53,8 +54,13 @@ TEST(Sweep, RecordsEveryPointWithAccuracyAndResumesWithoutDuplicates) {
   ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0);
   auto rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 4u);
+  const double best_sgemm = *h5::read_attr_double(h5::open_file_read(path), "sgemm_best_gflops");
   for (const auto& r : rows) {
     EXPECT_EQ(r.status.str(), "ok");
+    // The yardstick of a row with fp32 operands: the larger of the best square SGEMM and the logit
+    // product at the row's own shape, both recorded.
+    EXPECT_GT(r.shape_gemm_gflops, 0.0);
+    EXPECT_EQ(r.gemm_gflops, std::max(best_sgemm, r.shape_gemm_gflops));
     EXPECT_LE(r.rel_loss_err, 1e-6);
     EXPECT_LE(r.rel_dA_err, 1e-5);
     EXPECT_LE(r.rel_dE_err, 1e-5);

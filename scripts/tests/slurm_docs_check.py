@@ -48,7 +48,7 @@ BLOCK_TIMEOUT_S = 300
 MEASURED_ROW_COLUMNS = {
     "row_id", "reason", "flags", "utc", "time_median_s", "time_min_s", "time_max_s", "time_cv",
     "effective_gflops", "gemm_gflops", "gemm_fraction", "fma_peak_gflops", "local_gemm_before_gflops",
-    "local_gemm_after_gflops", "rss_growth_bytes", "comm_time_s", "rank_time_min_s", "rank_time_max_s",
+    "local_gemm_after_gflops", "shape_gemm_gflops", "rss_growth_bytes", "comm_time_s", "rank_time_min_s", "rank_time_max_s",
 }
 # Fields of a training run file's tables that are measured (seconds, dates); the rest must be equal.
 MEASURED_FIELD = re.compile(r"(_s|_utc|^utc|_per_s|rss.*)$")

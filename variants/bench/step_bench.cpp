@@ -90,6 +90,7 @@
 #include "variants/cpu/cpu_model.hpp"
 #include "variants/cpu/eigen_maps.hpp"
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/logit_tile_products.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 #include "variants/cpu/tile_scan.hpp"
@@ -145,103 +146,18 @@ Timing time_iterations(benchmark::State& state, Step&& step) {
   return {median(wall), median(cpu)};
 }
 
-// The products of the tiled variants without their element-wise work, on the same tiles: the logits
-// only (products == 1), or logits, dE and dA (products == 3). Blocks are handed out dynamically here,
-// round-robin in the variants (schedule(static, 1), for bit-reproducible dA); with equal blocks the two
-// take the same time, and the committed baseline was measured with this schedule, so it stays.
-class Products {
- public:
-  Products(const StepData& d, int products)
-      : d_(d), products_(products), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})),
-        tiles_(size_t(b_.threads * b_.block_p * b_.ld)), dA_(size_t(b_.threads * d.P * d.D)),
-        dE_(products == 3 ? size_t(d.V * d.D) : 0) {}
+// The operands of a shape, as the tile products read them.
+cpu::LogitOperands operands(const StepData& d) { return {d.A.data(), d.E.data(), d.P, d.V, d.D}; }
 
-  void operator()() {
-    const int64_t P = d_.P, V = d_.V, D = d_.D;
-    const int64_t n_vblocks = (V + b_.block_v - 1) / b_.block_v;
-    cpu::ProductsOnCallingThread products_on_calling_thread;
-#pragma omp parallel num_threads(b_.threads)
-    {
-      const int t = omp_get_thread_num();
-      float* X = tiles_.data() + t * b_.block_p * b_.ld;
-      for (int64_t p0 = 0; p0 < P; p0 += b_.block_p) {
-        const int64_t rows = std::min(b_.block_p, P - p0);
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-          const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, V - v0);
-          const float* A_rows = d_.A.data() + p0 * D;
-          const float* E_rows = d_.E.data() + v0 * D;
-          cpu::tile_logits(A_rows, E_rows, rows, n, D, X, b_.ld);
-          if (products_ == 3)
-            cpu::tile_gradients(X, b_.ld, A_rows, E_rows, rows, n, D, dE_.data() + v0 * D, p0 == 0,
-                                dA_.data() + (t * P + p0) * D);
-        }
-      }
-    }
-  }
-
- private:
-  const StepData& d_;
-  int products_;
-  cpu::TileBlocks b_;
-  std::vector<float> tiles_, dA_, dE_;
-};
-
-// Tile (p0, vb) of a step as `fused` hands it to the kernels of our own: positions [p0, p0 + block_p) of Aᵀ
-// (ldat floats per row), vocabulary block vb of E, the tile's Gᵀ at `Gt`.
-cpu::TransposedTile step_tile(const StepData& d, const cpu::TileBlocks& b, const float* At, int64_t ldat, float* Gt,
-                              int64_t p0, int64_t vb) {
-  cpu::TransposedTile t;
-  t.rows = std::min(b.block_p, d.P - p0), t.n = std::min(b.block_v, d.V - vb * b.block_v), t.D = d.D;
-  t.At = At + p0, t.ldat = ldat;
-  t.A = d.A.data() + p0 * d.D;
-  t.E = d.E.data() + vb * b.block_v * d.D;
-  t.Gt = Gt, t.ldt = cpu::transposed_ld(t.rows);
-  return t;
+// The products of the tiled variants without their element-wise work (variants/cpu/logit_tile_products.hpp):
+// the library's and our own, the logits only (products == 1) or the three of a fused pass (products == 3).
+cpu::TileBlocks fused_blocks(const StepData& d) { return cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0}); }
+cpu::LibraryTileProducts Products(const StepData& d, int products) {
+  return cpu::LibraryTileProducts(operands(d), fused_blocks(d), products);
 }
-
-// The products of the tiles through our own micro-kernels, on transposed tiles as `fused` makes them (Aᵀ
-// made once, untimed, as the library reads A in place), blocks handed out as in Products: the logits only
-// (products == 1), or logits, dE and dA (products == 3) with no element-wise work.
-class OwnProducts {
- public:
-  OwnProducts(const StepData& d, const cpu::OwnTileKernels& own, int products)
-      : d_(d), own_(own), products_(products), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})),
-        ldat_(cpu::transposed_ld(d.P)), At_(size_t(d.D * ldat_)),
-        tiles_(size_t(b_.threads * b_.block_v * cpu::transposed_ld(b_.block_p))),
-        dA_(products == 3 ? size_t(b_.threads * d.P * d.D) : 0), dE_(products == 3 ? size_t(d.V * d.D) : 0) {
-    cpu::transpose_rows(d.A.data(), d.P, d.D, At_.data(), ldat_);
-  }
-
-  void operator()() {
-    const int64_t P = d_.P, V = d_.V, D = d_.D;
-    const int64_t n_vblocks = (V + b_.block_v - 1) / b_.block_v;
-#pragma omp parallel num_threads(b_.threads)
-    {
-      const int thread = omp_get_thread_num();
-      float* Gt = tiles_.data() + thread * b_.block_v * cpu::transposed_ld(b_.block_p);
-      for (int64_t p0 = 0; p0 < P; p0 += b_.block_p) {
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-          const cpu::TransposedTile t = step_tile(d_, b_, At_.data(), ldat_, Gt, p0, vb);
-          own_.logits(t);
-          if (products_ == 3) {
-            own_.grad_E(t, dE_.data() + vb * b_.block_v * D, /*accumulate=*/p0 != 0);
-            own_.grad_A(t, dA_.data() + (thread * P + p0) * D, /*accumulate=*/true);
-          }
-        }
-      }
-    }
-  }
-
- private:
-  const StepData& d_;
-  const cpu::OwnTileKernels& own_;
-  int products_;
-  cpu::TileBlocks b_;
-  int64_t ldat_;
-  std::vector<float> At_, tiles_, dA_, dE_;
-};
+cpu::OwnTileProducts OwnProducts(const StepData& d, const cpu::OwnTileKernels& own, int products) {
+  return cpu::OwnTileProducts(operands(d), fused_blocks(d), own, products);
+}
 
 // The fused step's element-wise work alone (OwnTileKernels::sigmoid_epilogue: loss terms, counts and
 // s·σ(x) of every logit), tile by tile in the order and on the tiles `fused` uses, on each thread's tile of
@@ -276,7 +192,8 @@ class OwnEpilogue {
 
  private:
   cpu::TransposedTile tile(int thread, int64_t p0, int64_t vb) {
-    return step_tile(d_, b_, At_.data(), ldat_, tiles_.data() + thread * b_.block_v * cpu::transposed_ld(b_.block_p), p0, vb);
+    return cpu::transposed_step_tile(operands(d_), b_, At_.data(), ldat_,
+                                     tiles_.data() + thread * b_.block_v * cpu::transposed_ld(b_.block_p), p0, vb);
   }
   const StepData& d_;
   const cpu::OwnTileKernels& own_;
@@ -403,7 +320,7 @@ void report(benchmark::State& state, const StepData& d, const Timing& t, double 
 
 void bench_gemm(benchmark::State& state, int64_t V, int64_t D) {
   const StepData& d = inputs(V, D);
-  Products logits(d, 1);
+  auto logits = Products(d, 1);
   const Timing t = time_iterations(state, logits);
   gemm_rates()[{V, D}] = rates_of(d, 2, t);
   report(state, d, t, 2);
@@ -416,7 +333,7 @@ void bench_gemm_own(benchmark::State& state, int64_t V, int64_t D) {
     return;
   }
   const StepData& d = inputs(V, D);
-  OwnProducts logits(d, *own, 1);
+  auto logits = OwnProducts(d, *own, 1);
   const Timing t = time_iterations(state, logits);
   gemm_own_rates()[{V, D}] = rates_of(d, 2, t);
   report(state, d, t, 2);
@@ -429,13 +346,13 @@ void bench_gemm_products_own(benchmark::State& state, int64_t V, int64_t D) {
     return;
   }
   const StepData& d = inputs(V, D);
-  OwnProducts three(d, *own, 3);
+  auto three = OwnProducts(d, *own, 3);
   report(state, d, time_iterations(state, three), 6);
 }
 
 void bench_gemm_products(benchmark::State& state, int64_t V, int64_t D) {
   const StepData& d = inputs(V, D);
-  Products three(d, 3);
+  auto three = Products(d, 3);
   report(state, d, time_iterations(state, three), 6);
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "harness/io/merge_runs.hpp"
 #include "harness/io/tests/h5_content.hpp"
@@ -322,7 +323,7 @@ TEST(ResultsFile, MergeReadsTheKeptVersion3File) {
   EXPECT_TRUE(rows[2].origin.empty());
   {
     ResultsFile f(out, collect_provenance("t"), OutMode::resume);
-    EXPECT_EQ(f.schema_version(), 4);
+    EXPECT_EQ(f.schema_version(), io::kSchemaVersion);
   }
   std::filesystem::remove(out);
 }
@@ -337,9 +338,17 @@ TEST(ResultsFile, MergeWritesTheContentEarlierLobenchWrote) {
   std::filesystem::remove(out);
   io::merge_runs(out, {kept}, collect_provenance("t"), OutMode::create_new);
   const std::string earlier = std::string(LOBENCH_SOURCE_DIR) + "/harness/io/tests/data/merged_v3.h5";
-  EXPECT_EQ(testing::content_differences(testing::h5_content(out, {"path"}, /*without_provenance=*/true),
-                                               testing::h5_content(earlier, {"path"}, /*without_provenance=*/true)),
+  // That file is version 4: its /results lacks the columns added since, and says so in schema_version;
+  // the rows themselves are compared column by column below (the newer columns NaN on both sides).
+  const std::set<std::string> since_version_4 = {"path", "results", "schema_version"};
+  EXPECT_EQ(testing::content_differences(testing::h5_content(out, since_version_4, /*without_provenance=*/true),
+                                         testing::h5_content(earlier, since_version_4, /*without_provenance=*/true)),
             "");
+  const auto merged = ResultsFile::read_all(out), written = ResultsFile::read_all(earlier);
+  ASSERT_EQ(merged.size(), written.size());
+  for (size_t i = 0; i < merged.size(); ++i)
+    for (const io::Column& c : io::result_columns())
+      EXPECT_EQ(io::column_text(merged[i], c), io::column_text(written[i], c)) << "row " << i << ", " << c.name;
   // OUT there is refused, and replaced only with --overwrite, by a complete file; a part is never OUT.
   EXPECT_THROW(io::merge_runs(out, {kept}, collect_provenance("t"), OutMode::create_new), std::invalid_argument);
   const std::string part = testing::temp_path("results_v3_part.h5");
@@ -351,21 +360,56 @@ TEST(ResultsFile, MergeWritesTheContentEarlierLobenchWrote) {
   std::filesystem::remove(out);
 }
 
-// A new file is the current version and keeps the new columns.
-TEST(ResultsFile, VersionFourKeepsWhereARowCameFromAndHowItWasMeasured) {
-  const std::string path = testing::temp_path("results_v4.h5");
+// Version 4 lacked shape_gemm_gflops: it reads as NaN, and a resumed version-4 file grows in its own
+// layout (rows of built-ins and of a Python variant, torch_dense).
+TEST(ResultsFile, ReadsAndResumesTheKeptVersion4File) {
+  const std::string kept = std::string(LOBENCH_SOURCE_DIR) + "/results/schema/run_v4.h5";
+  ASSERT_TRUE(std::filesystem::exists(kept)) << kept;
+  const std::string path = testing::temp_path("results_v4_copy.h5");
+  std::filesystem::copy_file(kept, path, std::filesystem::copy_options::overwrite_existing);
+  auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 12u);
+  int python = 0;
+  for (const auto& r : rows) {
+    EXPECT_TRUE(std::isnan(r.shape_gemm_gflops));
+    EXPECT_GT(r.gemm_gflops, 0);
+    EXPECT_EQ(r.status, "ok");
+    EXPECT_FALSE(r.origin.empty());
+    python += r.backend == "python";
+  }
+  EXPECT_EQ(python, 4);
+  {
+    ResultsFile f(path, collect_provenance("t"), OutMode::resume);
+    EXPECT_EQ(f.schema_version(), 4);
+    ResultRow r = rows[0];
+    r.V = 4242;
+    r.shape_gemm_gflops = 123;  // not in that layout: dropped
+    f.append(r, {0.25});
+  }
+  rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 13u);
+  EXPECT_EQ(rows[12].V, 4242);
+  EXPECT_TRUE(std::isnan(rows[12].shape_gemm_gflops));
+  std::filesystem::remove(path);
+}
+
+// A new file is the current version and keeps the columns of version 4 and 5.
+TEST(ResultsFile, VersionFiveKeepsWhereARowCameFromHowItWasMeasuredAndItsShapesProduct) {
+  const std::string path = testing::temp_path("results_v5.h5");
   {
     ResultsFile f(path, collect_provenance("t"), OutMode::overwrite);
-    EXPECT_EQ(f.schema_version(), 4);
+    EXPECT_EQ(f.schema_version(), 5);
     ResultRow r;
     r.variant.set("naive_loop");
     r.origin.set("plugin /x/naive_loop.so sha256=" + std::string(64, 'a') + " abi=2");
     r.timing_source.set("self_timed");
     r.memory_meter.set("framework_counter");
+    r.shape_gemm_gflops = 512.5;
     f.append(r, {});
   }
   const auto rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].shape_gemm_gflops, 512.5);
   EXPECT_EQ(rows[0].origin, "plugin /x/naive_loop.so sha256=" + std::string(64, 'a') + " abi=2");
   EXPECT_EQ(rows[0].timing_source, "self_timed");
   EXPECT_EQ(rows[0].memory_meter, "framework_counter");

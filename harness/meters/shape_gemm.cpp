@@ -1,0 +1,60 @@
+#include "harness/meters/shape_gemm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "variants/cpu/logit_tile_products.hpp"
+#include "variants/cpu/sgemm.hpp"
+#include "variants/timing.hpp"
+
+namespace lobench::meters {
+namespace {
+
+// The vocabulary rows timed: whole blocks for about sample_s at machine_gflops, two per thread at least.
+int64_t timed_rows(int64_t P, int64_t V, int64_t D, const cpu::TileBlocks& b, double sample_s, double machine_gflops) {
+  const int64_t unit = b.block_v * b.threads;
+  const double rows = sample_s * machine_gflops * 1e9 / (2.0 * double(P) * double(D));
+  if (!(std::isfinite(rows) && rows > 0)) return V;
+  const int64_t blocks = std::max<int64_t>(2, int64_t(std::ceil(rows / double(unit))));
+  return std::min(V, blocks * unit);
+}
+
+std::vector<float> fixed_values(int64_t n, uint32_t step) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(int64_t(i * step % 2000) - 1000) / 1000.0f;
+  return v;
+}
+
+}  // namespace
+
+ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, double sample_s, double machine_gflops) {
+  RunOptions fused_defaults;  // no block sizes given: the tiles `fused` chooses
+  fused_defaults.threads = threads;
+  const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, fused_defaults);
+  ShapeGemmRate r;
+  r.timed_v = timed_rows(P, V, D, b, sample_s, machine_gflops);
+  const std::vector<float> A = fixed_values(P * D, 2654435761u), E = fixed_values(r.timed_v * D, 40503u);
+  const cpu::LogitOperands x{A.data(), E.data(), P, r.timed_v, D};
+  cpu::LibraryTileProducts library(x, b, 1);
+  std::vector<Contender> contenders{{cpu::sgemm_library_name(), [&] { library(); }, {}, {}}};
+  const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels();
+  std::optional<cpu::OwnTileProducts> own;
+  if (own_kernels) {
+    own.emplace(x, b, *own_kernels, 1);
+    contenders.push_back({"own", [&] { (*own)(); }, {}, {}});
+  }
+  time_interleaved(contenders, 1, RepPolicy::fixed(5));
+  const double flops = 2.0 * double(P) * double(r.timed_v) * double(D);
+  r.library_gflops = flops / contenders[0].wall.median() / 1e9;
+  r.gflops = r.library_gflops;
+  r.faster = contenders[0].name;
+  if (own) {
+    r.own_gflops = flops / contenders[1].wall.median() / 1e9;
+    if (r.own_gflops > r.gflops) r.gflops = r.own_gflops, r.faster = "own";
+  }
+  return r;
+}
+
+}  // namespace lobench::meters

@@ -1,0 +1,31 @@
+// The best product at a row's shape: the logit product A[P×D]·Eᵀ[D×V] on the tiles `fused` chooses for
+// that shape, through the library (cpu::sgemm: OpenBLAS or Eigen, one tile per call on its thread) and
+// through our own micro-kernels (where the CPU runs them), timed interleaved in one measurement; the
+// faster is the rate (variants/cpu/logit_tile_products.hpp: the products step_bench's gemm and gemm_own
+// rows time). A CPU row's fp32 yardstick is the larger of this and the machine's best square SGEMM
+// (machine_limits.hpp): the square product is not where every kernel is fastest. On a Zen 5 at P = 1024,
+// D = 256, V = 100000 (2 threads) `fused` ran at 475–480 GFLOP/s, 100–101 % of our kernels' 4096³
+// product (474–478), and was flagged a measurement error while its own products ran faster than that.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace lobench::meters {
+
+struct ShapeGemmRate {
+  double gflops = std::numeric_limits<double>::quiet_NaN();  // the faster path's median, on 2·P·timed_v·D
+  double library_gflops = std::numeric_limits<double>::quiet_NaN();
+  double own_gflops = std::numeric_limits<double>::quiet_NaN();  // NaN where our kernels do not run
+  std::string faster;  // "own" or the library's name (cpu::sgemm_library_name())
+  int64_t timed_v = 0;  // the vocabulary rows of the timed product (whole tiles; at most V)
+};
+
+// Each path's samples last about `sample_s`: V is cut to the whole vocabulary blocks that take that
+// long at `machine_gflops` (at least two per thread; all of V when it is smaller), since every block is
+// the same product and the rate does not grow with more of them, then 5 interleaved rounds after one
+// untimed. Results do not depend on the values, which are fixed.
+ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, double sample_s, double machine_gflops);
+
+}  // namespace lobench::meters

@@ -1,0 +1,64 @@
+// The tiled variants' products without their element-wise work, on tiles the caller gives (those `fused`
+// chooses: choose_blocks with no block sizes given, for the step's full V): the logit product A[P×D]·Eᵀ[D×V] alone, or the three
+// products of a fused pass (logits, dE_b += Gᵀ·A, dA += G·E_b). Two paths, as `fused` has them: the
+// library's (cpu::sgemm on each tile, tile_products.hpp) and our own micro-kernels on transposed tiles
+// (fused_tile.hpp, where the CPU runs them). What the yardstick at a row's shape times
+// (harness/meters/shape_gemm.hpp) and what step_bench's gemm, gemm_own and gemm_products* rows time:
+// one definition of "the product at this shape".
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/tile_blocks.hpp"
+
+namespace lobench::cpu {
+
+// The operands the products read: A [P, D] and E [V, D], row-major, owned by the caller.
+struct LogitOperands {
+  const float* A = nullptr;
+  const float* E = nullptr;
+  int64_t P = 0, V = 0, D = 0;
+};
+
+// Tile (p0, vb) as `fused` hands it to our kernels: positions [p0, p0 + block_p) of Aᵀ (ldat floats per
+// row), vocabulary block vb of E, the tile's Gᵀ at `Gt`.
+TransposedTile transposed_step_tile(const LogitOperands& x, const TileBlocks& b, const float* At, int64_t ldat,
+                                    float* Gt, int64_t p0, int64_t vb);
+
+// The products through cpu::sgemm, every tile on the calling thread of its block: products == 1 (the
+// logits) or 3 (logits, dE, dA). Blocks are handed out dynamically here, round-robin in the variants
+// (schedule(static, 1), for bit-reproducible dA); with equal blocks the two take the same time.
+class LibraryTileProducts {
+ public:
+  // (x.V may be fewer rows than the shape `b` was chosen for: whole blocks of it, as the yardstick times)
+  LibraryTileProducts(const LogitOperands& x, const TileBlocks& b, int products);
+  void operator()();
+  const TileBlocks& blocks() const { return b_; }
+
+ private:
+  LogitOperands x_;
+  int products_;
+  TileBlocks b_;
+  std::vector<float> tiles_, dA_, dE_;
+};
+
+// The same products through our own micro-kernels on transposed tiles as `fused` makes them (Aᵀ made
+// once here, untimed, as the library reads A in place). `own` must outlive this object.
+class OwnTileProducts {
+ public:
+  OwnTileProducts(const LogitOperands& x, const TileBlocks& b, const OwnTileKernels& own, int products);
+  void operator()();
+  const TileBlocks& blocks() const { return b_; }
+
+ private:
+  LogitOperands x_;
+  const OwnTileKernels& own_;
+  int products_;
+  TileBlocks b_;
+  int64_t ldat_;
+  std::vector<float> At_, tiles_, dA_, dE_;
+};
+
+}  // namespace lobench::cpu
