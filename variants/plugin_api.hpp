@@ -18,7 +18,9 @@ class Registry;
 // CountingAllocator, Registry): a plug-in built for another version is refused, never called.
 // 2: DeviceSession::timing_source() and memory_meter() (what a row records as its timing_source and
 // memory_meter, results/SCHEMA.md version 4).
-#define LOBENCH_PLUGIN_ABI 2
+// 3: RunOptions::epilogue (the precision of the element-wise work, variants/epilogue.hpp; Variant's default
+// skip_reason refuses all but fp32).
+#define LOBENCH_PLUGIN_ABI 3
 #define LOBENCH_PLUGIN_ENTRY_POINT "lobench_register_v1"
 
 extern "C" {

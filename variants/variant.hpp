@@ -25,9 +25,13 @@ struct RunOptions {
   // gradient tile rounded to bfloat16, nearest-even). The CPU variants compute fp32 and bf16 (the latter on
   // CPUs with AVX512_BF16, variants/cpu/bf16_products.hpp); tf32 is a GPU format.
   std::string operand = "fp32";
+  // Precision of the element-wise work on each logit (variants/epilogue.hpp): "fp32" (or ""), "bf16" or
+  // "fp16", the latter two an emulation the built-in CPU variants compute for the study of accuracy.
+  std::string epilogue = "fp32";
 
   bool e_is_float32() const { return e_format.empty() || e_format == "fp32" || e_format == "float32"; }
   bool operand_is_fp32() const { return operand.empty() || operand == "fp32"; }
+  bool epilogue_is_fp32() const { return epilogue.empty() || epilogue == "fp32"; }
 };
 
 // What a variant gets to run with: the only allocator it may use for working memory.
@@ -46,10 +50,11 @@ class Variant {
   virtual std::string description() const = 0;  // one line for `lobench list`
   virtual std::string supports() const { return "reductions mean|sum, weights, padding, duplicates; E in fp32"; }
   // A reason this variant cannot run this point (unsupported shape, no device), or nothing.
-  // The default accepts every shape and only float32 E and operands.
+  // The default accepts every shape and only float32 E, operands and epilogue.
   virtual std::optional<std::string> skip_reason(const Shape&, const RunOptions& o) const {
     if (!o.e_is_float32()) return "reads E in float32 only (no storage format support)";
     if (!o.operand_is_fp32()) return "computes in fp32 only (operand " + o.operand + " not supported)";
+    if (!o.epilogue_is_fp32()) return "computes its element-wise work in fp32 only (epilogue " + o.epilogue + " not supported)";
     return std::nullopt;
   }
   // Analytic peak of the working bytes the variant allocates through RunContext::alloc (inputs and

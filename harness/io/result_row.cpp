@@ -103,7 +103,8 @@ std::string ResultRow::key() const {
   for (const Column* c : identity_columns()) {
     std::string value = column_text(*this, *c);
     const std::string_view name = c->name;
-    if (value.empty() && (name == "e_format" || name == "operand")) value = "fp32";  // files before the column
+    if (value.empty() && (name == "e_format" || name == "operand" || name == "epilogue"))
+      value = "fp32";  // files before the column
     key += fmt::format("{}{}={}", key.empty() ? "" : " ", name, value);
   }
   return key;

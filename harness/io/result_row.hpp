@@ -33,7 +33,9 @@ inline constexpr const char* kSchemaHistory =
     "machine's best. A resumed version-2 file keeps its layout (the newer columns are not stored). Version 3\n"
     "lacked `origin`, `timing_source` and `memory_meter`: they read empty (its rows are built-ins, C++ plug-ins\n"
     "named in the `plugins` attribute, or Python variants, backend `python`, whose `peak_bytes` is their RSS\n"
-    "growth); a resumed version-3 file keeps its layout. Version 4 lacked `shape_gemm_gflops`: it reads as NaN,\n"
+    "growth); a resumed version-3 file keeps its layout. Version 4 lacked `epilogue` (its rows are fp32's: it\n"
+    "reads empty, which the row key counts as fp32; a row of another epilogue cannot be appended to such a\n"
+    "file) and `shape_gemm_gflops`: it reads as NaN,\n"
     "and its `gemm_gflops` is the machine's best square SGEMM alone (which `fused` could exceed at shapes where\n"
     "its products run faster than the square product: 100–101 % at D = 256 on a Zen 5); a resumed version-4\n"
     "file keeps its layout.";
@@ -72,6 +74,9 @@ using Text256 = FixedText<256>;
   X(Text8, operand, {}, "", "precision of the products' operands: `fp32`, `tf32`, `bf16`, `e4m3` or `e5m2` (fp32 " \
                             "accumulation); CPU variants compute fp32, and bf16 and the fp8 operands (AVX512_BF16; "  \
                             "the fp8 rows' per-tensor scales are in `reason`), and skip tf32")                        \
+  X(Text8, epilogue, {}, "", "precision of the element-wise work on each logit (exp, softplus, σ): `fp32`, or "    \
+                             "`bf16` / `fp16`, every operation rounded to that format (an emulation of the built-in " \
+                             "CPU variants, docs/method.md#the-epilogue-precision); empty before version 5 (fp32)")   \
   X(int32_t, ranks, 1, "", "processes the step ran on (MPI ranks; 1: one process)")                                 \
   X(Text16, shard, {}, "", "how the step was split over the ranks: empty (not sharded), `vocab`, `positions`, "    \
                            "`vocab,positions`")                                                                     \

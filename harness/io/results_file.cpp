@@ -185,6 +185,11 @@ void ResultsFile::append(ResultRow row, const std::vector<double>& samples) {
                                   "it (write a new run file)",
                                   path_, row.operand, row.ranks));
   }
+  // (versions before 5 have no epilogue column: their rows are fp32's)
+  if (version_ < 5 && !(row.epilogue.empty() || row.epilogue == "fp32"))
+    throw h5::Error(fmt::format("'{}' has an older layout (schema version {}): a row with epilogue {} cannot be "
+                                "recorded in it (write a new run file)",
+                                path_, version_, row.epilogue));
   try {
     if (version_ == 1) {
       writer_->append("results", to_v1(row, samples));

@@ -10,6 +10,7 @@
 #include "harness/sweep/python_peers.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/rounding.hpp"
+#include "variants/epilogue.hpp"
 #include "variants/operand.hpp"
 #include "variants/problem.hpp"
 #include "variants/variant.hpp"
@@ -136,6 +137,15 @@ std::vector<RunAxis> built_in_axes() {
                [](const std::string& v, StepPoint& p) {
                  return p.options.operand =
                             to_string(parsed("--operand", v, [](const std::string& t) { return parse_operand(t); }));
+               }});
+  a.push_back({"epilogue", T, {"fp32"},
+               "precision of the element-wise work on each logit: fp32, or bf16 / fp16 with every operation rounded "
+               "to that format (the CPU variants fused, chunked and dense; an emulation, slower than fp32; "
+               "docs/method.md#the-epilogue-precision)",
+               false, "epilogue", "epi", 4, {"fp32", "bf16"},
+               [](const std::string& v, StepPoint& p) {
+                 return p.options.epilogue =
+                            to_string(parsed("--epilogue", v, [](const std::string& t) { return parse_epilogue(t); }));
                }});
   a.push_back({"variants", T, {"dense", "chunked", "fused"}, "variants to run (see `lobench list`)", false, "variant",
                "", 0, {"dense", "chunked"},

@@ -96,6 +96,15 @@ const BceTileKernels& active_bce_tile_kernels() {
   return *automatic;
 }
 
+const BceTileKernels& bce_tile_kernels_for(Epilogue e) {
+  switch (e) {
+    case Epilogue::fp32: break;
+    case Epilogue::bf16: return kBceTileKernelsBf16Epilogue;
+    case Epilogue::fp16: return kBceTileKernelsFp16Epilogue;
+  }
+  return active_bce_tile_kernels();
+}
+
 void set_active_simd_path(std::optional<SimdPath> path) {
   forced.store(path ? &bce_tile_kernels(*path) : nullptr, std::memory_order_release);
 }

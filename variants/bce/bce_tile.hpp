@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "variants/bce/bce_tile_kernels.hpp"
+#include "variants/epilogue.hpp"
 
 namespace lobench::cpu {
 
@@ -33,6 +34,15 @@ const BceTileKernels& bce_tile_kernels(SimdPath path);
 // The kernels the variants use: the best available path, unless the environment variable
 // LOBENCH_ISA forces one (portable, avx2, avx512; precision_sim/cpu_dispatch.hpp) or set_active_simd_path chose one.
 const BceTileKernels& active_bce_tile_kernels();
+
+// The kernels of an epilogue precision (variants/epilogue.hpp): active_bce_tile_kernels() for fp32, the
+// rounded kernels of bce_tile_rounded.cpp for bf16 and fp16.
+const BceTileKernels& bce_tile_kernels_for(Epilogue e);
+
+// in rounded to the grid of bfloat16 or binary16 (nearest even; overflow to ±inf), as the rounded kernels
+// round each operation (their tests compare this with precision_sim's rounding).
+void round_to_bf16_grid(const float* in, int64_t n, float* out);
+void round_to_fp16_grid(const float* in, int64_t n, float* out);
 
 // Forces a path for every later run in this process (tests and benchmarks compare the paths);
 // std::nullopt returns to the automatic choice. Throws if the path is not available. Not for use while

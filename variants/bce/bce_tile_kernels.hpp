@@ -35,5 +35,9 @@ struct BceTileKernels {
 extern const BceTileKernels kBceTileKernelsPortable;
 extern const BceTileKernels kBceTileKernelsAvx2;
 extern const BceTileKernels kBceTileKernelsAvx512;
+// The portable kernels with every operation rounded to bfloat16 or binary16 (bce_tile_rounded.cpp; the
+// epilogue precisions of variants/epilogue.hpp).
+extern const BceTileKernels kBceTileKernelsBf16Epilogue;
+extern const BceTileKernels kBceTileKernelsFp16Epilogue;
 
 }  // namespace lobench::cpu

@@ -18,6 +18,20 @@
 
 namespace lobench::cpu::bce_loops {
 
+// The gradient's row scale s and s·σ: S::set1 and S::mul, unless S keeps the scale apart from its own
+// arithmetic (S::scale_constant, S::scaled: the rounded epilogues of bce_tile_rounded.cpp apply it in
+// float32, epilogue.hpp says why).
+template <class S>
+LOBENCH_BCE_INLINE typename S::F scale_constant(float s) {
+  if constexpr (requires { S::scale_constant(s); }) return S::scale_constant(s);
+  else return S::set1(s);
+}
+template <class S>
+LOBENCH_BCE_INLINE typename S::F scaled(typename S::F c, typename S::F g) {
+  if constexpr (requires { S::scaled(c, g); }) return S::scaled(c, g);
+  else return S::mul(c, g);
+}
+
 template <class S>
 void softplus_rows(const float* X, int64_t rows, int64_t cols, int64_t ld, double* loss_rows,
                    int64_t* predicted_rows) {
@@ -51,16 +65,16 @@ void sigmoid_scaled(float* X, int64_t rows, int64_t cols, int64_t ld, const floa
   constexpr int W = S::width;
   for (int64_t r = 0; r < rows; ++r) {
     float* x = X + r * ld;
-    const F c = S::set1(row_scale[r]);
+    const F c = scale_constant<S>(row_scale[r]);
     int64_t j = 0;
     for (; j + 2 * W <= cols; j += 2 * W) {
       const F a = S::load(x + j), b = S::load(x + j + W);
-      S::store(x + j, S::mul(c, bce_math::sigmoid<S>(a)));
-      S::store(x + j + W, S::mul(c, bce_math::sigmoid<S>(b)));
+      S::store(x + j, scaled<S>(c, bce_math::sigmoid<S>(a)));
+      S::store(x + j + W, scaled<S>(c, bce_math::sigmoid<S>(b)));
     }
     for (; j < cols; j += W) {
       const int n = cols - j < W ? int(cols - j) : W;
-      S::store_first(x + j, S::mul(c, bce_math::sigmoid<S>(S::load_first(x + j, n))), n);
+      S::store_first(x + j, scaled<S>(c, bce_math::sigmoid<S>(S::load_first(x + j, n))), n);
     }
   }
 }
@@ -73,7 +87,7 @@ void softplus_and_sigmoid(float* X, int64_t rows, int64_t cols, int64_t ld, doub
   const F zero = S::set1(0.0f);
   for (int64_t r = 0; r < rows; ++r) {
     float* x = X + r * ld;
-    const F c = S::set1(row_scale[r]);
+    const F c = scale_constant<S>(row_scale[r]);
     typename S::Acc acc = S::acc_zero();
     int64_t positive = 0;
     int64_t j = 0;
@@ -82,8 +96,8 @@ void softplus_and_sigmoid(float* X, int64_t rows, int64_t cols, int64_t ld, doub
       positive += S::count(S::greater(a, zero)) + S::count(S::greater(b, zero));
       const auto ta = bce_math::softplus_sigmoid<S>(a), tb = bce_math::softplus_sigmoid<S>(b);
       S::acc_add(acc, S::add(ta.softplus, tb.softplus));
-      S::store(x + j, S::mul(c, ta.sigmoid));
-      S::store(x + j + W, S::mul(c, tb.sigmoid));
+      S::store(x + j, scaled<S>(c, ta.sigmoid));
+      S::store(x + j + W, scaled<S>(c, tb.sigmoid));
     }
     for (; j < cols; j += W) {
       const int n = cols - j < W ? int(cols - j) : W;
@@ -91,7 +105,7 @@ void softplus_and_sigmoid(float* X, int64_t rows, int64_t cols, int64_t ld, doub
       positive += S::count(S::greater(a, zero));
       const auto ta = bce_math::softplus_sigmoid<S>(a);
       S::acc_add(acc, S::select(S::first_lanes(n), ta.softplus, zero));
-      S::store_first(x + j, S::mul(c, ta.sigmoid), n);
+      S::store_first(x + j, scaled<S>(c, ta.sigmoid), n);
     }
     loss_rows[r] += S::acc_total(acc);
     predicted_rows[r] += positive;

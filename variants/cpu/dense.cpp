@@ -29,10 +29,11 @@ namespace {
 // the targets, then enters at the target ids only, each distinct id once (y holds 1 there, so a
 // repeated id finds it already counted: it is marked 2 while the position is processed).
 void dense_element_pass(const StepInputs& in, const float* logits, float* multi_hot, float* grad, StepOutputs& out,
-                        int threads) {
+                        const RunOptions& o) {
   constexpr int64_t kChunk = 4096;  // 16 KiB of logits
   const int64_t V = in.V, L = in.L;
-  const BceTileKernels& kernels = active_bce_tile_kernels();
+  const int threads = o.threads;
+  const BceTileKernels& kernels = bce_tile_kernels_for(parse_epilogue(o.epilogue));
   const double s = in.gradient_scale();
   const double V_div = in.reduction == Reduction::mean ? double(in.mean_V()) : 1.0;
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -145,9 +146,12 @@ class DenseVariant final : public Variant {
   }
   std::string supports() const override {
     return "reductions mean|sum, weights, padding, duplicates; E in fp32; operands fp32, or bf16, e4m3, e5m2 "
-           "(AVX512_BF16)";
+           "(AVX512_BF16); epilogue fp32, bf16, fp16 (emulated)";
   }
-  std::optional<std::string> skip_reason(const Shape& s, const RunOptions& o) const override {
+  // Any epilogue precision (variants/epilogue.hpp: its element pass takes the rounded kernels).
+  std::optional<std::string> skip_reason(const Shape& s, const RunOptions& options) const override {
+    RunOptions o = options;
+    o.epilogue = "fp32";
     if (!o.e_is_float32() || !uses_bf16(o)) return Variant::skip_reason(s, o);
     return bf16_products_unavailable();
   }
@@ -189,7 +193,7 @@ class DenseVariant final : public Variant {
       }
     }
 
-    dense_element_pass(in, logits.data(), multi_hot.data(), grad.data(), out, threads);
+    dense_element_pass(in, logits.data(), multi_hot.data(), grad.data(), out, ctx.options);
     out.reduce_loss(in);
 
     if (bf16) {

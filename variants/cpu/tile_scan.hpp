@@ -293,7 +293,7 @@ struct TiledRun {
         bf16_tiles_fused(fused_bf16_tiles(ctx.options, want_fused_bf16_tiles)),
         own(own_products(ctx.options)),
         blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
-        kernels(active_bce_tile_kernels()),
+        kernels(bce_tile_kernels_for(parse_epilogue(ctx.options.epilogue))),
         targets(in, ctx.alloc),
         row_scale(ctx.alloc, in.P),
         ws(blocks, in.D, ctx.alloc, own != nullptr),
@@ -342,11 +342,14 @@ struct TiledRun {
   // kernel then takes this path (the logits made in the epilogue's kernel with avx512_bf16, by the
   // products' kernel otherwise), so all give the same bits.
   static bool fused_bf16_tiles(const RunOptions& o, bool wanted) {
-    return wanted && uses_bf16(o) && Bf16TileProducts::fused_tiles_run() &&
+    return wanted && uses_bf16(o) && o.epilogue_is_fp32() && Bf16TileProducts::fused_tiles_run() &&
            active_bce_tile_kernels().path == SimdPath::avx512;
   }
-  // The kernels of our own when a run with these options uses them, else nullptr.
-  static const OwnTileKernels* own_products(const RunOptions& o) { return uses_bf16(o) ? nullptr : own_tile_kernels(); }
+  // The kernels of our own when a run with these options uses them, else nullptr (their element-wise work
+  // is fp32's: an epilogue in another precision takes the library path, whose sweep is a separate kernel).
+  static const OwnTileKernels* own_products(const RunOptions& o) {
+    return uses_bf16(o) || !o.epilogue_is_fp32() ? nullptr : own_tile_kernels();
+  }
 
   // ---- transposed tiles (own != nullptr) ----
 
@@ -472,10 +475,11 @@ class TiledVariant : public Variant {
   std::string backend() const override { return "cpu"; }
   std::string supports() const override {
     return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block); "
-           "operands fp32, or bf16, e4m3, e5m2 (AVX512_BF16)";
+           "operands fp32, or bf16, e4m3, e5m2 (AVX512_BF16); epilogue fp32, bf16, fp16 (emulated)";
   }
   // Any storage format of E; products in fp32, or with bf16 or fp8 operands where the CPU has AVX512_BF16
   // (tf32 is a GPU tensor-core format).
+  // Any epilogue precision (variants/epilogue.hpp: the library path with the rounded kernels).
   std::optional<std::string> skip_reason(const Shape&, const RunOptions& o) const override {
     if (o.operand_is_fp32()) return std::nullopt;
     if (products_in_bf16(parse_operand(o.operand))) return bf16_products_unavailable();

@@ -99,6 +99,8 @@ std::vector<__nv_bfloat16> to_bf16(const float* x, int64_t n) {
 EStorage planned_e_storage(const RunOptions& o) { return plan_e(o, parse_operand(o.operand)).storage; }
 
 std::string common_skip_reason(const RunOptions& o) {
+  if (!o.epilogue_is_fp32())
+    return "computes its element-wise work in fp32 (the epilogue precision " + o.epilogue + " is the CPU variants' emulation)";
   if (is_fp8(parse_operand(o.operand)))
     return "computes fp32, tf32 and bf16 operands (fp8 operands " + o.operand + " run on the CPU variants)";
   std::string why;

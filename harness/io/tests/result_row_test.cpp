@@ -67,12 +67,16 @@ TEST(ResultSchema, TheKeyIsTheIdentityColumnsBeforeStatus) {
   std::string names;
   for (const io::Column* c : io::identity_columns()) names += std::string(names.empty() ? "" : " ") + c->name;
   EXPECT_EQ(names, "variant backend B N V D L reduction weighted block_v block_p threads seed e_format e_rounding "
-                   "operand ranks shard");
+                   "operand epilogue ranks shard");
   io::ResultRow r;
   const std::string empty = r.key();
   r.operand.set("fp32");
   r.e_format.set("fp32");
+  r.epilogue.set("fp32");
   EXPECT_EQ(r.key(), empty);
+  r.epilogue.set("bf16");
+  EXPECT_NE(r.key(), empty);
+  r.epilogue.set("");
   r.e_stored_bytes = 100;  // measured
   r.P = 12;                // B·N
   EXPECT_EQ(r.key(), empty);

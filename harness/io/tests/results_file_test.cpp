@@ -372,6 +372,8 @@ TEST(ResultsFile, ReadsAndResumesTheKeptVersion4File) {
   int python = 0;
   for (const auto& r : rows) {
     EXPECT_TRUE(std::isnan(r.shape_gemm_gflops));
+    EXPECT_TRUE(r.epilogue.empty());
+    EXPECT_NE(r.key().find("epilogue=fp32"), std::string::npos) << r.key();
     EXPECT_GT(r.gemm_gflops, 0);
     EXPECT_EQ(r.status, "ok");
     EXPECT_FALSE(r.origin.empty());
@@ -385,6 +387,10 @@ TEST(ResultsFile, ReadsAndResumesTheKeptVersion4File) {
     r.V = 4242;
     r.shape_gemm_gflops = 123;  // not in that layout: dropped
     f.append(r, {0.25});
+    // ... but a row of another epilogue would read back as fp32's: refused, the file keeps its rows
+    r.V = 4343;
+    r.epilogue.set("bf16");
+    EXPECT_THROW(f.append(r, {0.25}), h5::Error);
   }
   rows = ResultsFile::read_all(path);
   ASSERT_EQ(rows.size(), 13u);

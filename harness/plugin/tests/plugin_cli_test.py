@@ -19,7 +19,7 @@ ARGS = None
 SWEEP = ["--B", "1", "--N", "9", "--V", "300", "--D", "8", "--L", "3", "--reduction", "mean,sum", "--weighted",
          "--pad-fraction", "0.2", "--dup-fraction", "0.2", "--reps", "2", "--threads", "1", "--mem-limit", "1G"]
 REASONS = {  # what the message says for each broken library (harness/plugin/tests/broken_plugin.cpp)
-    "wrong_abi": "built for plug-in ABI 999, but this lobench loads ABI 2",
+    "wrong_abi": "built for plug-in ABI 999, but this lobench loads ABI 3",
     "no_entry_point": "no lobench_register_v1 entry point",
     "duplicate_name": "variant cpu/fused is already registered (built-in)",
     "throws": "its registration failed: no device of the kind this plug-in needs",
@@ -85,7 +85,7 @@ class PluginCli(unittest.TestCase):
             self.assertIn("plugin " + os.path.realpath(ARGS.good), df.attrs.get("plugins", ""))
             # each row says where its variant came from and how it was measured (schema version 4)
             for origin in naive["origin"]:
-                self.assertRegex(origin, "^plugin " + re.escape(os.path.realpath(ARGS.good)) + " sha256=[0-9a-f]{64} abi=2$")
+                self.assertRegex(origin, "^plugin " + re.escape(os.path.realpath(ARGS.good)) + " sha256=[0-9a-f]{64} abi=3$")
             self.assertTrue((df[df["variant"] == "fused"]["origin"] == "built-in").all())
             self.assertTrue((df["timing_source"] == "host_clock").all() and (df["memory_meter"] == "counting_allocator").all())
 

@@ -38,7 +38,7 @@ TEST(PluginLoader, TheExampleLoadsWithItsOriginOnce) {
   ASSERT_NE(v, nullptr);
   const std::string origin = r.origin(*v);
   EXPECT_EQ(origin.rfind("plugin " + std::filesystem::canonical(NAIVE_LOOP_PLUGIN).string() + " sha256=", 0), 0u) << origin;
-  EXPECT_NE(origin.find(" abi=2"), std::string::npos) << origin;
+  EXPECT_NE(origin.find(" abi=3"), std::string::npos) << origin;
   const size_t count = r.all().size();
   plugin::load_plugin(NAIVE_LOOP_PLUGIN);  // the same library again (e.g. --plugin and LOBENCH_PLUGIN_PATH)
   EXPECT_EQ(r.all().size(), count);
@@ -74,7 +74,7 @@ struct BrokenCase {
 
 TEST(PluginLoader, EveryBrokenLibraryIsRefusedNamingTheFileAndNothingIsRegistered) {
   const std::vector<BrokenCase> cases = {
-      {"wrong_abi", "built for plug-in ABI 999, but this lobench loads ABI 2"},
+      {"wrong_abi", "built for plug-in ABI 999, but this lobench loads ABI 3"},
       {"no_entry_point", "no lobench_register_v1 entry point"},
       {"duplicate_name", "variant cpu/fused is already registered (built-in)"},
       {"throws", "its registration failed: no device of the kind this plug-in needs"},

@@ -538,7 +538,10 @@ def on_small_disk(setup, room_bytes):
             tmp = d + ".in"
             shutil.move(d, tmp)
             os.makedirs(d)
-            used = sum(os.path.getsize(os.path.join(r, n)) for r, _, fs in os.walk(tmp) for n in fs)
+            # (tmpfs holds a file in whole pages: counted in bytes, two files' partial pages could leave the
+            # filler below one page short and the setup itself failing with ENOSPC)
+            used = sum((os.path.getsize(os.path.join(r, n)) + 4095) // 4096 * 4096
+                       for r, _, fs in os.walk(tmp) for n in fs)
             size = (used + room_bytes + 4096 * 64) // 4096 * 4096
             subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", d], check=True)
             for n in os.listdir(tmp):

@@ -1,0 +1,130 @@
+// The tile kernels with the element-wise work computed in bfloat16 or binary16 (variants/epilogue.hpp): the
+// portable path's operations (bce_vectors_portable.hpp), each result rounded to the format, nearest even,
+// over the same templates (bce_math.hpp, bce_tile_loops.hpp), so that the algorithm is the fp32 kernels'
+// and only the precision differs. Compiled with the build's own flags and -ffp-contract=off (CMake), as
+// the portable file: the same bits on every CPU.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "variants/bce/bce_tile_kernels.hpp"
+#include "variants/bce/bce_tile_loops.hpp"
+
+namespace lobench::cpu {
+namespace {
+
+#include "variants/bce/bce_vectors_portable.hpp"
+
+typedef uint32_t Words __attribute__((vector_size(kLanes * sizeof(uint32_t))));
+
+inline Words bits_of(Floats x) {
+  Words w;
+  std::memcpy(&w, &x, sizeof w);
+  return w;
+}
+inline Floats floats_of(Words w) {
+  Floats x;
+  std::memcpy(&x, &w, sizeof x);
+  return x;
+}
+
+// A format with kE exponent bits and kM mantissa bits (IEEE layout: subnormals, inf, NaN), kE ≤ 8.
+template <int kE, int kM>
+struct Grid {
+  static_assert(kE >= 2 && kE <= 8 && kM >= 1 && kM <= 22);
+  static constexpr int kShift = 23 - kM;  // the float32 mantissa bits dropped
+  static constexpr int kBias = (1 << (kE - 1)) - 1;
+  static constexpr uint32_t kMinNormalBits = uint32_t(127 + 1 - kBias) << 23;  // 2^(1 − bias)
+  // The largest finite value, as float32 bits: exponent bias, every kept mantissa bit set.
+  static constexpr uint32_t kMaxFiniteBits = (uint32_t(127 + kBias) << 23) | (((1u << kM) - 1) << kShift);
+  // A float32 whose spacing is the format's subnormal spacing 2^(1 − bias − kM): adding it rounds a value
+  // below the smallest normal onto the subnormal grid (nearest even), subtracting it gives that value.
+  static constexpr uint32_t kSubnormalShifterBits = uint32_t(127 + 1 - kBias - kM + 23) << 23;
+
+  // x rounded to the format (nearest even; above the largest finite: ±inf; inf and NaN as they are).
+  static Floats round(Floats x) {
+    const Words u = bits_of(x), magnitude = u & 0x7fffffffu;
+    // Nearest even at kM mantissa bits, on the bits: a carry into the exponent is the next binade (or inf).
+    const Words rounded = (u + ((1u << (kShift - 1)) - 1) + ((u >> kShift) & 1u)) & ~((1u << kShift) - 1);
+    Floats y = floats_of(rounded);
+    if constexpr (kE < 8) {  // (bfloat16 shares float32's exponent range: its subnormals are float32's)
+      const Floats shifter = floats_of(Words{} + kSubnormalShifterBits);
+      const Floats tiny = (floats_of(magnitude) + shifter) - shifter;  // |x| < 2^(1 − bias): exact steps
+      const Words tiny_signed = bits_of(tiny) | (u & 0x80000000u);
+      y = floats_of(magnitude < kMinNormalBits ? tiny_signed : bits_of(y));
+      const Words y_magnitude = bits_of(y) & 0x7fffffffu;
+      y = floats_of(y_magnitude > kMaxFiniteBits ? (u & 0x80000000u) | 0x7f800000u : bits_of(y));
+    }
+    return floats_of(magnitude >= 0x7f800000u ? u : bits_of(y));
+  }
+};
+
+// bce_math's `S` with every arithmetic result rounded to Grid G. Comparisons, selections, min, max, −|a|
+// and rounding to an integer are exact; loads read values rounded; the row scale and the float64 sums
+// stay wide (epilogue.hpp).
+template <class G>
+struct RoundedVectors : Vectors {
+  static F set1(float s) { return G::round(Vectors::set1(s)); }
+  static F load(const float* p) { return G::round(Vectors::load(p)); }
+  static F load_first(const float* p, int n) { return G::round(Vectors::load_first(p, n)); }
+  static F add(F a, F b) { return G::round(a + b); }
+  static F sub(F a, F b) { return G::round(a - b); }
+  static F mul(F a, F b) { return G::round(a * b); }
+  static F div(F a, F b) { return G::round(a / b); }
+  // a·b + c exactly in float64 (a·b has at most 48 bits), rounded to odd at float32 (so that rounding that
+  // to the format's fewer bits is rounding the exact value once), then to the format.
+  static F fma(F a, F b, F c) {
+    F odd;
+    for (int i = 0; i < kLanes; ++i) {
+      const double exact = double(a[i]) * double(b[i]) + double(c[i]);
+      float f = float(exact);
+      if (double(f) != exact && std::isfinite(f)) {
+        if (std::fabs(double(f)) > std::fabs(exact)) f = std::nextafter(f, 0.0f);  // truncated
+        uint32_t w;
+        std::memcpy(&w, &f, sizeof w);
+        w |= 1u;  // the odd one of the two neighbours
+        std::memcpy(&f, &w, sizeof f);
+      }
+      odd[i] = f;
+    }
+    return G::round(odd);
+  }
+  static F ldexp(F p, F n) { return G::round(Vectors::ldexp(p, n)); }
+  // The row scale of s·σ, in float32 (bce_tile_loops.hpp).
+  static F scale_constant(float s) { return Vectors::set1(s); }
+  static F scaled(F c, F g) { return c * g; }
+};
+
+using Bf16 = RoundedVectors<Grid<8, 7>>;
+using Fp16 = RoundedVectors<Grid<5, 10>>;
+
+template <class G>
+void round_elements(const float* in, int64_t n, float* out) {
+  for (int64_t j = 0; j < n; j += kLanes) {
+    const int k = n - j < kLanes ? int(n - j) : kLanes;
+    Vectors::store_first(out + j, G::round(Vectors::load_first(in + j, k)), k);
+  }
+}
+
+}  // namespace
+
+extern const BceTileKernels kBceTileKernelsBf16Epilogue = {
+    SimdPath::portable,
+    bce_loops::softplus_rows<Bf16>,
+    bce_loops::sigmoid_scaled<Bf16>,
+    bce_loops::softplus_and_sigmoid<Bf16>,
+    bce_loops::softplus_sigmoid_elements<Bf16>,
+};
+
+extern const BceTileKernels kBceTileKernelsFp16Epilogue = {
+    SimdPath::portable,
+    bce_loops::softplus_rows<Fp16>,
+    bce_loops::sigmoid_scaled<Fp16>,
+    bce_loops::softplus_and_sigmoid<Fp16>,
+    bce_loops::softplus_sigmoid_elements<Fp16>,
+};
+
+void round_to_bf16_grid(const float* in, int64_t n, float* out) { round_elements<Grid<8, 7>>(in, n, out); }
+void round_to_fp16_grid(const float* in, int64_t n, float* out) { round_elements<Grid<5, 10>>(in, n, out); }
+
+}  // namespace lobench::cpu
