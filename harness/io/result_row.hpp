@@ -105,8 +105,8 @@ using Text256 = FixedText<256>;
   X(double, shape_gemm_gflops, kNotMeasured, "GFLOP/s",                                                             \
     "CPU rows with fp32 operands (not sharded): the logit product A·Eᵀ at the row's P, V, D on its threads, on "    \
     "the tiles `fused` chooses, the faster of the library's products and lobench's own micro-kernels, measured "    \
-    "once per shape in the same run (on whole vocabulary blocks of about one step's time; NaN otherwise and before " \
-    "version 5)")                                                                                                   \
+    "once per shape in the same run (on all of V, or whole vocabulary blocks of it for a product of at most "       \
+    "0.25 s; NaN otherwise and before version 5)")                                                                  \
   X(double, gemm_fraction, kNotMeasured, "",                                                                        \
     "effective_gflops / gemm_gflops; above 1 is a measurement error (flagged `above_yardstick`)")                  \
   X(double, fma_peak_gflops, kNotMeasured, "GFLOP/s",                                                               \

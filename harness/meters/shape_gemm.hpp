@@ -1,7 +1,7 @@
 // The best product at a row's shape: the logit product A[P×D]·Eᵀ[D×V] on the tiles `fused` chooses for
 // that shape, through the library (cpu::sgemm: OpenBLAS or Eigen, one tile per call on its thread) and
 // through our own micro-kernels (where the CPU runs them), timed interleaved in one measurement; the
-// faster is the rate (variants/cpu/logit_tile_products.hpp: the products step_bench's gemm and gemm_own
+// faster path's fastest round is the rate (variants/cpu/logit_tile_products.hpp: the products step_bench's gemm and gemm_own
 // rows time). A CPU row's fp32 yardstick is the larger of this and the machine's best square SGEMM
 // (machine_limits.hpp): the square product is not where every kernel is fastest. On a Zen 5 at P = 1024,
 // D = 256, V = 100000 (2 threads) `fused` ran at 475–480 GFLOP/s, 100–101 % of our kernels' 4096³
@@ -15,17 +15,23 @@
 namespace lobench::meters {
 
 struct ShapeGemmRate {
-  double gflops = std::numeric_limits<double>::quiet_NaN();  // the faster path's median, on 2·P·timed_v·D
+  double gflops = std::numeric_limits<double>::quiet_NaN();  // the faster path's fastest round, on 2·P·timed_v·D
   double library_gflops = std::numeric_limits<double>::quiet_NaN();
   double own_gflops = std::numeric_limits<double>::quiet_NaN();  // NaN where our kernels do not run
   std::string faster;  // "own" or the library's name (cpu::sgemm_library_name())
   int64_t timed_v = 0;  // the vocabulary rows of the timed product (whole tiles; at most V)
 };
 
-// Each path's samples last about `sample_s`: V is cut to the whole vocabulary blocks that take that
-// long at `machine_gflops` (at least two per thread; all of V when it is smaller), since every block is
-// the same product and the rate does not grow with more of them, then 5 interleaved rounds after one
-// untimed. Results do not depend on the values, which are fixed.
-ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, double sample_s, double machine_gflops);
+// The longest sample the sweep's yardstick takes (run_sweep): all of V up to a product of this long, so
+// that E streams from memory as in the step. A V cut to samples of about one step's time (30 ms at most)
+// held E in the L3 cache at V = 100000 (28 MiB of 32 at D = 128) and read 502–530 GFLOP/s over three runs
+// on the Zen 5 where the whole product reads (below); 0.25 s costs a shape about 3 s at most.
+inline constexpr double kShapeSampleSeconds = 0.25;
+
+// Each path's samples last at most about `longest_sample_s`: V is cut to the whole vocabulary blocks that
+// take that long at `machine_gflops` (at least two per thread; all of V when it is smaller), then 5
+// interleaved rounds after one untimed. Results do not depend on the values, which are fixed.
+ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, double longest_sample_s,
+                                 double machine_gflops);
 
 }  // namespace lobench::meters

@@ -241,7 +241,7 @@ class RowRunner {
     // (not on a sharded run: these yardsticks would time the other ranks' waiting too)
     const double sample_s = point_sample_s_ = local_sample_s(plan, limits);
     if (!s_.sharded && plan.point.options.operand_is_fp32())
-      row.shape_gemm_gflops = yardsticks_.shape(sh.P(), sh.V, sh.D, threads, sample_s).gflops;
+      row.shape_gemm_gflops = yardsticks_.shape(sh.P(), sh.V, sh.D, threads).gflops;
     set_limits(limits, row, plan.point.options.operand);
     if (s_.sharded) return;
     // The previous point's "after" is this one's "before" when they share the tile shape and the sample
@@ -263,7 +263,7 @@ class RowRunner {
     const meters::MachineLimits& limits = yardsticks_.remeasure_machine(threads);
     if (!std::isnan(row.shape_gemm_gflops)) {
       const Shape& sh = plan.point.shape;
-      row.shape_gemm_gflops = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads, point_sample_s_).gflops;
+      row.shape_gemm_gflops = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads).gflops;
     }
     set_limits(limits, row, operand);
     if (limits.yardstick_gflops(operand) > machine_was) machine_note(limits, /*remeasured=*/true);

@@ -40,19 +40,21 @@ const meters::MachineLimits& Yardsticks::remeasure_machine(int threads) {
   return kept;
 }
 
-const meters::ShapeGemmRate& Yardsticks::shape(int64_t P, int64_t V, int64_t D, int threads, double sample_s) {
+const meters::ShapeGemmRate& Yardsticks::shape(int64_t P, int64_t V, int64_t D, int threads) {
   const auto key = std::tuple(P, V, D, threads);
   auto it = shape_.find(key);
   if (it == shape_.end())
-    it = shape_.emplace(key, meters::measure_shape_gemm(P, V, D, threads, sample_s, machine_.at(threads).best_sgemm_gflops()))
+    it = shape_.emplace(key, meters::measure_shape_gemm(P, V, D, threads, meters::kShapeSampleSeconds,
+                                                               machine_.at(threads).best_sgemm_gflops()))
              .first;
   return it->second;
 }
 
-const meters::ShapeGemmRate& Yardsticks::remeasure_shape(int64_t P, int64_t V, int64_t D, int threads, double sample_s) {
-  shape(P, V, D, threads, sample_s);
+const meters::ShapeGemmRate& Yardsticks::remeasure_shape(int64_t P, int64_t V, int64_t D, int threads) {
+  shape(P, V, D, threads);
   meters::ShapeGemmRate& kept = shape_.at(std::tuple(P, V, D, threads));
-  meters::ShapeGemmRate again = meters::measure_shape_gemm(P, V, D, threads, sample_s, machine_.at(threads).best_sgemm_gflops());
+  meters::ShapeGemmRate again = meters::measure_shape_gemm(P, V, D, threads, meters::kShapeSampleSeconds,
+                                                               machine_.at(threads).best_sgemm_gflops());
   if (again.gflops > kept.gflops) kept = std::move(again);
   return kept;
 }

@@ -49,11 +49,11 @@ class Yardsticks {
   const meters::MachineLimits& machine_with_bf16(int threads);
   // The limits measured so far (none before the first CPU row).
   const std::map<int, meters::MachineLimits>& machines() const { return machine_; }
-  // The logit product at (P, V, D) on `threads` (meters/shape_gemm.hpp), measured on the first call for
-  // that shape in samples of about sample_s; machine(threads) must have been measured.
-  const meters::ShapeGemmRate& shape(int64_t P, int64_t V, int64_t D, int threads, double sample_s);
+  // The logit product at (P, V, D) on `threads` (meters/shape_gemm.hpp, samples of at most
+  // kShapeSampleSeconds), measured on the first call for that shape; machine(threads) must have been measured.
+  const meters::ShapeGemmRate& shape(int64_t P, int64_t V, int64_t D, int threads);
   // Measures it again (a row ran faster than its yardstick) and keeps the faster of the two.
-  const meters::ShapeGemmRate& remeasure_shape(int64_t P, int64_t V, int64_t D, int threads, double sample_s);
+  const meters::ShapeGemmRate& remeasure_shape(int64_t P, int64_t V, int64_t D, int threads);
   // Measures the local SGEMM rate for this (P, D, threads) now, in samples of about sample_s
   // (local_sample_seconds), and remembers it.
   double measure_local(int64_t P, int64_t D, int threads, double sample_s);

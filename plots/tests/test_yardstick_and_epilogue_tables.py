@@ -1,0 +1,56 @@
+"""plots/yardstick_table.py and plots/epilogue_table.py on committed run files (schema version 5): every row
+that ran is a line, and the numbers in it are the row's own (%GEMM over the larger yardstick, the errors over
+the epilogue's unit roundoff, the times over the fp32 epilogue's)."""
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from lobench_results import load, text  # noqa: E402
+
+YARDSTICK_RUN = os.path.join(ROOT, "results/cpu/zen5_shape_yardstick_1_20261206.h5")
+EPILOGUE_RUN = os.path.join(ROOT, "results/cpu/epilogue_fp32_operands_zen5_20261206.h5")
+
+
+def table(script, *runs):
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "plots", script), *runs], capture_output=True, text=True,
+                         check=True).stdout
+    return [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines()
+            if line.startswith("| ") and not line.startswith("| ---")]
+
+
+def test_yardstick_table_divides_by_the_larger_yardstick():
+    header, *lines = table("yardstick_table.py", YARDSTICK_RUN)
+    rows, attrs = load(YARDSTICK_RUN)
+    assert len(lines) == len(rows) > 0
+    for cells, r in zip(lines, rows):
+        line = dict(zip(header, cells))
+        rate, square, shape = float(r["effective_gflops"]), float(attrs["sgemm_best_gflops"]), float(r["shape_gemm_gflops"])
+        assert line["variant"] == text(r["variant"])
+        assert float(line["%GEMM"].rstrip(" %")) == pytest.approx(100 * rate / max(square, shape), abs=0.05)
+        assert float(line["over the square alone"].rstrip(" %")) == pytest.approx(100 * rate / square, abs=0.05)
+        assert float(line["square SGEMM"]) == pytest.approx(square, abs=0.05)
+
+
+def test_epilogue_table_measures_errors_in_the_formats_unit_roundoff():
+    header, *lines = table("epilogue_table.py", EPILOGUE_RUN)
+    rows, _ = load(EPILOGUE_RUN)
+    assert len(lines) == sum(text(r["status"]) == "ok" for r in rows) > 0
+    seen = set()
+    for cells in lines:
+        line = dict(zip(header, cells))
+        seen.add(line["epilogue"])
+        if line["epilogue"] == "fp32":
+            assert line["largest / u"] == "–" and line["× fp32 epilogue's time"] == "1"
+            continue
+        u = {"bf16": 2.0 ** -8, "fp16": 2.0 ** -11}[line["epilogue"]]
+        largest = max(float(line[c]) for c in ("rel. loss error", "rel. dA error", "rel. dE error"))
+        # (the errors are printed to two digits)
+        assert float(line["largest / u"]) == pytest.approx(largest / u, rel=0.06)
+        assert float(line["× fp32 epilogue's time"]) > 1
+    assert seen == {"fp32", "bf16", "fp16"}
