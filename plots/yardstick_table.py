@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Markdown table of the CPU rows of lobench run files with their two fp32 yardsticks
-(docs/method.md#the-yardstick): the machine's best square SGEMM (the run's sgemm_best_gflops, for the row's threads) and the
+"""Markdown table of the CPU rows of lobench run files with their two yardsticks
+(docs/method.md#the-yardstick): the machine's square product for the row's operands (the run's
+sgemm_best_gflops for fp32, bf16_gemm_gflops for bf16 and fp8 operands, for the row's threads) and the
 logit product at the row's own shape (shape_gemm_gflops, schema version 5), the row's yardstick being the
 larger. One line per row: its rate on 6·P·V·D, both yardsticks, %GEMM (over the larger), the ratio over the
 square product alone (what a version-4 file reported) and, for chunked, %GEMM on the 8·P·V·D it computes.
@@ -14,10 +15,12 @@ import os
 from lobench_results import load, text
 
 
-def square_best(attrs, threads):
-    """sgemm_best_gflops for the row's threads (the first thread count's has no suffix)."""
+def square_best(attrs, threads, operand):
+    """The square product's rate for the row's operands and threads (the first thread count's attributes
+    have no suffix)."""
     first = attrs.get("sgemm_threads")
-    key = "sgemm_best_gflops" if first is None or int(first) == threads else f"sgemm_best_gflops_t{threads}"
+    name = "sgemm_best_gflops" if operand in ("", "fp32") else "bf16_gemm_gflops"
+    key = name if first is None or int(first) == threads else f"{name}_t{threads}"
     return float(attrs.get(key, math.nan))
 
 
@@ -25,9 +28,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+")
     args = ap.parse_args()
-    print("| run file | variant | P | V | D | threads | GFLOP/s | square SGEMM | product at the shape | %GEMM "
-          "| over the square alone | %GEMM on 8·P·V·D |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| run file | variant | operand | P | V | D | threads | GFLOP/s | square product | product at the shape "
+          "| %GEMM | over the square alone | %GEMM on 8·P·V·D |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cpus = set()
     for path in args.runs:
         rows, attrs = load(path)
@@ -36,10 +39,11 @@ def main():
             if text(r["status"]) != "ok" or text(r["backend"]) == "cuda":
                 continue
             rate, threads = float(r["effective_gflops"]), int(r["threads"])
-            square = square_best(attrs, threads)
+            operand = text(r["operand"]) if "operand" in r.dtype.names else ""
+            square = square_best(attrs, threads, operand)
             shape = float(r["shape_gemm_gflops"]) if "shape_gemm_gflops" in r.dtype.names else math.nan
             chunked = f"{800 / 6 * rate / float(r['gemm_gflops']):.1f} %" if text(r["variant"]) == "chunked" else "–"
-            print(f"| {os.path.basename(path)} | {text(r['variant'])} | {int(r['P'])} | {int(r['V'])} | {int(r['D'])} "
+            print(f"| {os.path.basename(path)} | {text(r['variant'])} | {operand or 'fp32'} | {int(r['P'])} | {int(r['V'])} | {int(r['D'])} "
                   f"| {threads} | {rate:.1f} | {square:.1f} | {shape:.1f} | {100 * float(r['gemm_fraction']):.1f} % "
                   f"| {100 * rate / square:.1f} % | {chunked} |")
     print()

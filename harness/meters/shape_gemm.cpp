@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/logit_tile_products.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/timing.hpp"
@@ -29,8 +30,8 @@ std::vector<float> fixed_values(int64_t n, uint32_t step) {
 
 }  // namespace
 
-ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, double longest_sample_s,
-                                 double machine_gflops) {
+ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, ShapeProducts products,
+                                 double longest_sample_s, double machine_gflops) {
   RunOptions fused_defaults;  // no block sizes given: the tiles `fused` chooses
   fused_defaults.threads = threads;
   const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, fused_defaults);
@@ -38,24 +39,29 @@ ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, d
   r.timed_v = timed_rows(P, V, D, b, longest_sample_s, machine_gflops);
   const std::vector<float> A = fixed_values(P * D, 2654435761u), E = fixed_values(r.timed_v * D, 40503u);
   const cpu::LogitOperands x{A.data(), E.data(), P, r.timed_v, D};
-  cpu::LibraryTileProducts library(x, b, 1);
-  std::vector<Contender> contenders{{cpu::sgemm_library_name(), [&] { library(); }, {}, {}}};
-  const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels();
+  std::vector<Contender> contenders;
+  std::optional<cpu::LibraryTileProducts> library;
   std::optional<cpu::OwnTileProducts> own;
-  if (own_kernels) {
-    own.emplace(x, b, *own_kernels, 1);
-    contenders.push_back({"own", [&] { (*own)(); }, {}, {}});
+  std::optional<cpu::Bf16TileLogits> bf16;
+  if (products == ShapeProducts::bf16) {
+    bf16.emplace(x, b);
+    contenders.push_back({std::string("bf16 products (") + cpu::to_string(cpu::active_bf16_kernel()) + ")", [&] { (*bf16)(); }, {}, {}});
+  } else {
+    library.emplace(x, b, 1);
+    contenders.push_back({cpu::sgemm_library_name(), [&] { (*library)(); }, {}, {}});
+    if (const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels()) {
+      own.emplace(x, b, *own_kernels, 1);
+      contenders.push_back({"own", [&] { (*own)(); }, {}, {}});
+    }
   }
   time_interleaved(contenders, 1, RepPolicy::fixed(5));
-  const double flops = 2.0 * double(P) * double(r.timed_v) * double(D);
   // The fastest round, not the median: a limit, as the FMA peak is. On the shared Zen 5 the median of 5
   // rounds at D = 256 read 488–544 GFLOP/s over three runs minutes apart, and `fused` ran above the lowest.
-  r.library_gflops = flops / contenders[0].wall.min() / 1e9;
-  r.gflops = r.library_gflops;
-  r.faster = contenders[0].name;
-  if (own) {
-    r.own_gflops = flops / contenders[1].wall.min() / 1e9;
-    if (r.own_gflops > r.gflops) r.gflops = r.own_gflops, r.faster = "own";
+  const double flops = 2.0 * double(P) * double(r.timed_v) * double(D);
+  for (const Contender& c : contenders) {
+    const double rate = flops / c.wall.min() / 1e9;
+    r.paths.emplace_back(c.name, rate);
+    if (!(rate <= r.gflops)) r.gflops = rate, r.fastest = c.name;
   }
   return r;
 }

@@ -1,24 +1,32 @@
 // The best product at a row's shape: the logit product A[P×D]·Eᵀ[D×V] on the tiles `fused` chooses for
-// that shape, through the library (cpu::sgemm: OpenBLAS or Eigen, one tile per call on its thread) and
-// through our own micro-kernels (where the CPU runs them), timed interleaved in one measurement; the
-// faster path's fastest round is the rate (variants/cpu/logit_tile_products.hpp: the products step_bench's gemm and gemm_own
-// rows time). A CPU row's fp32 yardstick is the larger of this and the machine's best square SGEMM
-// (machine_limits.hpp): the square product is not where every kernel is fastest. On a Zen 5 at P = 1024,
-// D = 256, V = 100000 (2 threads) `fused` ran at 475–480 GFLOP/s, 100–101 % of our kernels' 4096³
-// product (474–478), and was flagged a measurement error while its own products ran faster than that.
+// that shape (variants/cpu/logit_tile_products.hpp: the products step_bench's gemm, gemm_own and gemm_bf16
+// rows time), timed in one measurement through every path the row's operands have: with fp32 operands the
+// library's (cpu::sgemm: OpenBLAS or Eigen, one tile per call on its thread) and our own micro-kernels
+// (where the CPU runs them), interleaved; with bf16 or fp8 operands the bf16 products (AMX-BF16 where the
+// CPU has it). The fastest path's fastest round is the rate. A CPU row's yardstick is the larger of this
+// and the machine's square product for its operands (machine_limits.hpp): the square product is not where
+// every kernel is fastest. On a Zen 5 at P = 1024, D = 256, V = 100000 (2 threads) `fused` ran at 475–480
+// GFLOP/s, 100–101 % of our kernels' 4096³ product (474–478), and was flagged a measurement error while
+// its own products ran faster than that.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lobench::meters {
 
+// Which products a row's operands are computed with.
+enum class ShapeProducts { fp32, bf16 };
+
 struct ShapeGemmRate {
-  double gflops = std::numeric_limits<double>::quiet_NaN();  // the faster path's fastest round, on 2·P·timed_v·D
-  double library_gflops = std::numeric_limits<double>::quiet_NaN();
-  double own_gflops = std::numeric_limits<double>::quiet_NaN();  // NaN where our kernels do not run
-  std::string faster;  // "own" or the library's name (cpu::sgemm_library_name())
+  double gflops = std::numeric_limits<double>::quiet_NaN();  // the fastest path's fastest round, on 2·P·timed_v·D
+  // Every path timed, (name, GFLOP/s): "own" (our micro-kernels), the library's name
+  // (cpu::sgemm_library_name()), or "bf16 products (KERNEL)".
+  std::vector<std::pair<std::string, double>> paths;
+  std::string fastest;  // the name of the path whose rate is `gflops`
   int64_t timed_v = 0;  // the vocabulary rows of the timed product (whole tiles; at most V)
 };
 
@@ -30,8 +38,9 @@ inline constexpr double kShapeSampleSeconds = 0.25;
 
 // Each path's samples last at most about `longest_sample_s`: V is cut to the whole vocabulary blocks that
 // take that long at `machine_gflops` (at least two per thread; all of V when it is smaller), then 5
-// interleaved rounds after one untimed. Results do not depend on the values, which are fixed.
-ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, double longest_sample_s,
-                                 double machine_gflops);
+// interleaved rounds after one untimed. Results do not depend on the values, which are fixed. With
+// ShapeProducts::bf16 the caller checks that the bf16 products run (cpu::bf16_products_unavailable()).
+ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, ShapeProducts products,
+                                 double longest_sample_s, double machine_gflops);
 
 }  // namespace lobench::meters

@@ -26,6 +26,7 @@
 #include "harness/sweep/step_point.hpp"
 #include "harness/sweep/yardstick.hpp"
 #include "harness/system_memory.hpp"
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/operand.hpp"
 
 namespace lobench::sweep {
@@ -240,8 +241,8 @@ class RowRunner {
     if (first || bf16_first) machine_note(limits);
     // (not on a sharded run: these yardsticks would time the other ranks' waiting too)
     const double sample_s = point_sample_s_ = local_sample_s(plan, limits);
-    if (!s_.sharded && plan.point.options.operand_is_fp32())
-      row.shape_gemm_gflops = yardsticks_.shape(sh.P(), sh.V, sh.D, threads).gflops;
+    if (const auto products = shape_products(plan); products && !s_.sharded)
+      row.shape_gemm_gflops = yardsticks_.shape(sh.P(), sh.V, sh.D, threads, *products).gflops;
     set_limits(limits, row, plan.point.options.operand);
     if (s_.sharded) return;
     // The previous point's "after" is this one's "before" when they share the tile shape and the sample
@@ -249,6 +250,16 @@ class RowRunner {
     const auto key = std::tuple(sh.P(), sh.D, threads, sample_s);
     row.local_gemm_before_gflops =
         key == last_local_key_ ? last_local_ : yardsticks_.measure_local(sh.P(), sh.D, threads, sample_s);
+  }
+
+  // The products a CPU row's operands are computed with, for the product at its shape: fp32's, or the bf16
+  // products for bf16 and fp8 operands where they run; nothing for others (tf32 is a GPU format).
+  static std::optional<meters::ShapeProducts> shape_products(const PlannedRow& plan) {
+    const RunOptions& o = plan.point.options;
+    if (o.operand_is_fp32()) return meters::ShapeProducts::fp32;
+    if (products_in_bf16(parse_operand(o.operand)) && !cpu::bf16_products_unavailable())
+      return meters::ShapeProducts::bf16;
+    return std::nullopt;
   }
 
   // A row faster than its yardstick says it was measured while the machine was busy: the machine's
@@ -263,7 +274,7 @@ class RowRunner {
     const meters::MachineLimits& limits = yardsticks_.remeasure_machine(threads);
     if (!std::isnan(row.shape_gemm_gflops)) {
       const Shape& sh = plan.point.shape;
-      row.shape_gemm_gflops = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads).gflops;
+      row.shape_gemm_gflops = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads, *shape_products(plan)).gflops;
     }
     set_limits(limits, row, operand);
     if (limits.yardstick_gflops(operand) > machine_was) machine_note(limits, /*remeasured=*/true);

@@ -51,9 +51,11 @@ class Yardsticks {
   const std::map<int, meters::MachineLimits>& machines() const { return machine_; }
   // The logit product at (P, V, D) on `threads` (meters/shape_gemm.hpp, samples of at most
   // kShapeSampleSeconds), measured on the first call for that shape; machine(threads) must have been measured.
-  const meters::ShapeGemmRate& shape(int64_t P, int64_t V, int64_t D, int threads);
+  // With ShapeProducts::bf16, machine_with_bf16(threads) must have been measured.
+  const meters::ShapeGemmRate& shape(int64_t P, int64_t V, int64_t D, int threads, meters::ShapeProducts products);
   // Measures it again (a row ran faster than its yardstick) and keeps the faster of the two.
-  const meters::ShapeGemmRate& remeasure_shape(int64_t P, int64_t V, int64_t D, int threads);
+  const meters::ShapeGemmRate& remeasure_shape(int64_t P, int64_t V, int64_t D, int threads,
+                                               meters::ShapeProducts products);
   // Measures the local SGEMM rate for this (P, D, threads) now, in samples of about sample_s
   // (local_sample_seconds), and remembers it.
   double measure_local(int64_t P, int64_t D, int threads, double sample_s);
@@ -67,7 +69,9 @@ class Yardsticks {
   int64_t sgemm_n_;
   std::map<int, meters::MachineLimits> machine_;
   std::map<std::tuple<int64_t, int64_t, int>, double> cpu_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int>, meters::ShapeGemmRate> shape_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int, meters::ShapeProducts>, meters::ShapeGemmRate> shape_;
+  // The square product's rate of these products on `threads`: where the shape's samples are sized from.
+  double square_rate(int threads, meters::ShapeProducts products) const;
   bool gpu_measured_ = false;
   std::optional<GpuRates> gpu_;
   std::string gpu_why_;

@@ -19,6 +19,7 @@
 #include "harness/sweep/step_point.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/step.hpp"
 #include "variants/tests/temp_path.hpp"
 #include "harness/io/h5_io.hpp"
@@ -360,6 +361,27 @@ class InstantCpuVariant : public Variant {
   void run(const StepInputs&, StepOutputs&, RunContext&) const override {}
 };
 LOBENCH_REGISTER_VARIANT(InstantCpuVariant);
+
+// A row with bf16 operands is compared with the larger of the bf16 products' square rate and their logit
+// product at the row's shape, both recorded.
+TEST(Sweep, Bf16RowsAreComparedWithTheBf16ProductAtTheirShape) {
+  if (auto why = cpu::bf16_products_unavailable()) GTEST_SKIP() << *why;
+  const std::string path = testing::temp_path("sweep_bf16_shape.h5");
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("variants", "fused");
+  spec.axes.set("operand", "bf16");
+  std::ostringstream table, progress;
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
+  const double bf16_square = *h5::read_attr_double(h5::open_file_read(path), "bf16_gemm_gflops");
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    ASSERT_EQ(r.status.str(), "ok") << r.reason;
+    EXPECT_GT(r.shape_gemm_gflops, 0.0);
+    EXPECT_EQ(r.gemm_gflops, std::max(bf16_square, r.shape_gemm_gflops));
+  }
+  std::filesystem::remove(path);
+}
 
 TEST(Sweep, ARowAboveTheMachineLimitRemeasuresItAndIsFlaggedAMeasurementError) {
   const std::string path = testing::temp_path("sweep_instant.h5");

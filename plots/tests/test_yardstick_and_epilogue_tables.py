@@ -34,7 +34,8 @@ def test_yardstick_table_divides_by_the_larger_yardstick():
         assert line["variant"] == text(r["variant"])
         assert float(line["%GEMM"].rstrip(" %")) == pytest.approx(100 * rate / max(square, shape), abs=0.05)
         assert float(line["over the square alone"].rstrip(" %")) == pytest.approx(100 * rate / square, abs=0.05)
-        assert float(line["square SGEMM"]) == pytest.approx(square, abs=0.05)
+        assert float(line["square product"]) == pytest.approx(square, abs=0.05)
+        assert line["operand"] == "fp32"
 
 
 def test_epilogue_table_measures_errors_in_the_formats_unit_roundoff():

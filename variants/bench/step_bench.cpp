@@ -204,49 +204,6 @@ class OwnEpilogue {
   std::vector<int64_t> predicted_;
 };
 
-// The logit products of the tiles with bf16 operands (the tiles fused_bf16 makes): A paired along D once,
-// each vocabulary block of E paired along D and transposed once (untimed), then per tile the one bf16
-// product the variants make.
-class Bf16Logits {
- public:
-  explicit Bf16Logits(const StepData& d)
-      : d_(d), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})), Dw_((d.D + 1) / 2),
-        tiles_(size_t(b_.threads * b_.block_p * b_.ld)), A_(size_t(d.P * Dw_)),
-        E_(size_t(n_vblocks() * Dw_ * b_.block_v)) {
-    cpu::pair_columns(d.A.data(), d.D, d.P, d.D, A_.data(), Dw_);
-    for (int64_t vb = 0; vb < n_vblocks(); ++vb) {
-      const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, d.V - v0);
-      cpu::pair_columns_transposed(d.E.data() + v0 * d.D, d.D, n, d.D, E_.data() + vb * Dw_ * b_.block_v, b_.block_v);
-    }
-  }
-
-  void operator()() {
-#pragma omp parallel num_threads(b_.threads)
-    {
-      float* X = tiles_.data() + omp_get_thread_num() * b_.block_p * b_.ld;
-      for (int64_t p0 = 0; p0 < d_.P; p0 += b_.block_p) {
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t vb = 0; vb < n_vblocks(); ++vb) {
-          cpu::Bf16Product p;
-          p.M = std::min(b_.block_p, d_.P - p0), p.N = std::min(b_.block_v, d_.V - vb * b_.block_v), p.K2 = Dw_;
-          p.a = A_.data() + p0 * Dw_, p.lda = Dw_;
-          p.b = E_.data() + vb * Dw_ * b_.block_v, p.ldb = b_.block_v;
-          p.c = X, p.ldc = b_.ld;
-          cpu::bf16_product(p);
-        }
-      }
-    }
-  }
-
- private:
-  int64_t n_vblocks() const { return (d_.V + b_.block_v - 1) / b_.block_v; }
-  const StepData& d_;
-  cpu::TileBlocks b_;
-  int64_t Dw_;
-  std::vector<float> tiles_;
-  std::vector<uint32_t> A_, E_;
-};
-
 struct Rates {
   double wall = 0, cpu = 0;  // GFLOP/s
 };
@@ -419,7 +376,7 @@ void bench_gemm_bf16(benchmark::State& state, int64_t V, int64_t D) {
     return;
   }
   const StepData& d = inputs(V, D);
-  Bf16Logits logits(d);
+  cpu::Bf16TileLogits logits(operands(d), fused_blocks(d));
   const Timing t = time_iterations(state, logits);
   gemm_bf16_rates()[{V, D}] = rates_of(d, 2, t);
   report(state, d, t, 2);

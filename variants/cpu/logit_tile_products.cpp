@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_products.hpp"
 
@@ -81,6 +82,35 @@ void OwnTileProducts::operator()() {
           own_.grad_E(t, dE_.data() + vb * b_.block_v * D, /*accumulate=*/p0 != 0);
           own_.grad_A(t, dA_.data() + (thread * P + p0) * D, /*accumulate=*/true);
         }
+      }
+    }
+  }
+}
+
+Bf16TileLogits::Bf16TileLogits(const LogitOperands& x, const TileBlocks& b)
+    : x_(x), b_(for_operands(x, b)), Dw_((x.D + 1) / 2), tiles_(size_t(b_.threads * b_.block_p * b_.ld)),
+      A_(size_t(x.P * Dw_)), E_(size_t(vocabulary_blocks(x, b_) * Dw_ * b_.block_v)) {
+  pair_columns(x.A, x.D, x.P, x.D, A_.data(), Dw_);
+  for (int64_t vb = 0; vb < vocabulary_blocks(x, b_); ++vb) {
+    const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, x.V - v0);
+    pair_columns_transposed(x.E + v0 * x.D, x.D, n, x.D, E_.data() + vb * Dw_ * b_.block_v, b_.block_v);
+  }
+}
+
+void Bf16TileLogits::operator()() {
+  const int64_t n_vblocks = vocabulary_blocks(x_, b_);
+#pragma omp parallel num_threads(b_.threads)
+  {
+    float* X = tiles_.data() + omp_get_thread_num() * b_.block_p * b_.ld;
+    for (int64_t p0 = 0; p0 < x_.P; p0 += b_.block_p) {
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
+        Bf16Product p;
+        p.M = std::min(b_.block_p, x_.P - p0), p.N = std::min(b_.block_v, x_.V - vb * b_.block_v), p.K2 = Dw_;
+        p.a = A_.data() + p0 * Dw_, p.lda = Dw_;
+        p.b = E_.data() + vb * Dw_ * b_.block_v, p.ldb = b_.block_v;
+        p.c = X, p.ldc = b_.ld;
+        bf16_product(p);
       }
     }
   }

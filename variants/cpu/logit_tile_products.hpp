@@ -61,4 +61,22 @@ class OwnTileProducts {
   std::vector<float> At_, tiles_, dA_, dE_;
 };
 
+// The logit products of the tiles with bf16 operands (the tiles fused_bf16 makes): A paired along D once,
+// each vocabulary block of E paired along D and transposed once (here, untimed), then per tile the one bf16
+// product the variants make (bf16_products.hpp: AMX-BF16 where the CPU has it). The caller checks that the
+// bf16 products run (bf16_products_unavailable()).
+class Bf16TileLogits {
+ public:
+  Bf16TileLogits(const LogitOperands& x, const TileBlocks& b);
+  void operator()();
+  const TileBlocks& blocks() const { return b_; }
+
+ private:
+  LogitOperands x_;
+  TileBlocks b_;
+  int64_t Dw_;
+  std::vector<float> tiles_;
+  std::vector<uint32_t> A_, E_;
+};
+
 }  // namespace lobench::cpu

@@ -20,7 +20,9 @@
 #include "harness/meters/run_queue_wait.hpp"
 #include "harness/meters/sgemm_rate.hpp"
 #include "harness/meters/shape_gemm.hpp"
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 
 namespace lobench::meters {
@@ -107,28 +109,39 @@ TEST(Meters, BestSgemmIsTheFastestMeasured) {
   EXPECT_EQ(m.best_sgemm_gflops(), 150.0);
 }
 
-// The product at a row's shape: the faster of the library's and our own (where they run), on whole
-// vocabulary blocks of fused's tiles, about sample_s long at the machine rate given (at least two blocks
-// per thread, never more than V).
-TEST(Meters, ShapeGemmIsTheFasterPathOnWholeBlocksOfTheShape) {
+// The product at a row's shape: the fastest of the paths the operands have (fp32: the library's and our
+// own where they run; bf16: the bf16 products), on whole vocabulary blocks of fused's tiles, at most about
+// longest_sample_s long at the machine rate given (at least two blocks per thread, never more than V).
+TEST(Meters, ShapeGemmIsTheFastestPathOnWholeBlocksOfTheShape) {
   const int64_t P = 64, V = 50000, D = 32;
   RunOptions o;
   o.threads = 2;
   const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, o);
-  const ShapeGemmRate r = measure_shape_gemm(P, V, D, 2, 0.003, 1.0);
-  ASSERT_GT(r.library_gflops, 0.0);
-  EXPECT_EQ(std::isnan(r.own_gflops), cpu::own_tile_kernels() == nullptr);
-  EXPECT_EQ(r.gflops, std::max(r.library_gflops, std::isnan(r.own_gflops) ? 0.0 : r.own_gflops));
-  EXPECT_EQ(r.faster == "own", r.gflops == r.own_gflops);
+  const ShapeGemmRate r = measure_shape_gemm(P, V, D, 2, ShapeProducts::fp32, 0.003, 1.0);
+  ASSERT_EQ(r.paths.size(), cpu::own_tile_kernels() ? 2u : 1u);
+  EXPECT_EQ(r.paths[0].first, cpu::sgemm_library_name());
+  double fastest = 0;
+  for (const auto& [name, gflops] : r.paths) {
+    EXPECT_GT(gflops, 0.0) << name;
+    fastest = std::max(fastest, gflops);
+    if (gflops == r.gflops) EXPECT_EQ(r.fastest, name);
+  }
+  EXPECT_EQ(r.gflops, fastest);
   // 0.003 s at 1 GFLOP/s is 732 rows of 2·P·D flops: two blocks per thread at least
   EXPECT_EQ(r.timed_v, 2 * b.block_v * b.threads);
   // a sample longer than all of V: all of V
-  EXPECT_EQ(measure_shape_gemm(P, 3000, D, 2, 0.003, 1e6).timed_v, 3000);
+  EXPECT_EQ(measure_shape_gemm(P, 3000, D, 2, ShapeProducts::fp32, 0.003, 1e6).timed_v, 3000);
   // otherwise whole blocks for about the sample: 0.01 s at 40 GFLOP/s is 97657 rows of 2·P·D flops
-  const ShapeGemmRate longer = measure_shape_gemm(P, 1000000, D, 2, 0.01, 40.0);
+  const ShapeGemmRate longer = measure_shape_gemm(P, 1000000, D, 2, ShapeProducts::fp32, 0.01, 40.0);
   EXPECT_EQ(longer.timed_v % (b.block_v * b.threads), 0);
   EXPECT_GE(longer.timed_v, 97657);
   EXPECT_LT(longer.timed_v, 97657 + b.block_v * b.threads);
+  // bf16 operands: the one path of the bf16 products, where they run
+  if (cpu::bf16_products_unavailable()) return;
+  const ShapeGemmRate bf16 = measure_shape_gemm(P, 3000, D, 2, ShapeProducts::bf16, 0.003, 1e6);
+  ASSERT_EQ(bf16.paths.size(), 1u);
+  EXPECT_EQ(bf16.paths[0].first.rfind("bf16 products (", 0), 0u) << bf16.paths[0].first;
+  EXPECT_GT(bf16.gflops, 0.0);
 }
 
 // The own-kernel SGEMM behind the yardstick computes C = A·B: against a float64 product on ragged shapes
