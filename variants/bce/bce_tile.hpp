@@ -43,6 +43,9 @@ const BceTileKernels& bce_tile_kernels_for(Epilogue e);
 // round each operation (their tests compare this with precision_sim's rounding).
 void round_to_bf16_grid(const float* in, int64_t n, float* out);
 void round_to_fp16_grid(const float* in, int64_t n, float* out);
+// out[i] = a[i]·b[i] + c[i] as the rounded kernels compute a multiply-add in epilogue e (fp32: std::fma),
+// for their tests.
+void epilogue_fma(Epilogue e, const float* a, const float* b, const float* c, int64_t n, float* out);
 
 // Forces a path for every later run in this process (tests and benchmarks compare the paths);
 // std::nullopt returns to the automatic choice. Throws if the path is not available. Not for use while

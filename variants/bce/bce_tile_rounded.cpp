@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "variants/bce/bce_tile.hpp"
 #include "variants/bce/bce_tile_kernels.hpp"
 #include "variants/bce/bce_tile_loops.hpp"
 
@@ -16,6 +17,7 @@ namespace {
 #include "variants/bce/bce_vectors_portable.hpp"
 
 typedef uint32_t Words __attribute__((vector_size(kLanes * sizeof(uint32_t))));
+typedef int64_t Longs __attribute__((vector_size(kLanes * sizeof(int64_t))));
 
 inline Words bits_of(Floats x) {
   Words w;
@@ -26,6 +28,22 @@ inline Floats floats_of(Words w) {
   Floats x;
   std::memcpy(&x, &w, sizeof x);
   return x;
+}
+
+inline Doubles widened(Floats x) { return __builtin_convertvector(x, Doubles); }
+
+// x rounded to float32 to odd: where x is not a float, the one of its two float neighbours whose last bit is
+// 1 (truncate, then set that bit); exact values, infinities and NaN as float32 gives them.
+inline Floats round_to_odd_float(Doubles x) {
+  const Floats nearest = __builtin_convertvector(x, Floats);
+  const Doubles back = widened(nearest);
+  const Ints inexact = __builtin_convertvector((Longs)(back != x), Ints);
+  const Ints overshot = __builtin_convertvector((Longs)((back > x) & (x > 0.0)) | (Longs)((back < x) & (x < 0.0)), Ints);
+  Words w = bits_of(nearest);
+  const Ints finite = (Ints)((w & 0x7fffffffu) < 0x7f800000u);
+  w -= (Words)(overshot & finite) & 1u;  // the truncated neighbour (one step toward zero in magnitude)
+  w |= (Words)(inexact & finite) & 1u;   // its odd neighbour
+  return floats_of(w);
 }
 
 // A format with kE exponent bits and kM mantissa bits (IEEE layout: subnormals, inf, NaN), kE ≤ 8.
@@ -71,24 +89,10 @@ struct RoundedVectors : Vectors {
   static F sub(F a, F b) { return G::round(a - b); }
   static F mul(F a, F b) { return G::round(a * b); }
   static F div(F a, F b) { return G::round(a / b); }
-  // a·b + c exactly in float64 (a·b has at most 48 bits), rounded to odd at float32 (so that rounding that
-  // to the format's fewer bits is rounding the exact value once), then to the format.
-  static F fma(F a, F b, F c) {
-    F odd;
-    for (int i = 0; i < kLanes; ++i) {
-      const double exact = double(a[i]) * double(b[i]) + double(c[i]);
-      float f = float(exact);
-      if (double(f) != exact && std::isfinite(f)) {
-        if (std::fabs(double(f)) > std::fabs(exact)) f = std::nextafter(f, 0.0f);  // truncated
-        uint32_t w;
-        std::memcpy(&w, &f, sizeof w);
-        w |= 1u;  // the odd one of the two neighbours
-        std::memcpy(&f, &w, sizeof f);
-      }
-      odd[i] = f;
-    }
-    return G::round(odd);
-  }
+  // a·b + c in float64 (a·b has at most 48 bits: exact; the sum too unless c and a·b are more than 2^29
+  // apart, which no multiply-add of the polynomials and the reduction here meets), rounded to odd at float32
+  // (so that rounding that to the format's fewer bits is rounding the float64 value once), then to the format.
+  static F fma(F a, F b, F c) { return G::round(round_to_odd_float(widened(a) * widened(b) + widened(c))); }
   static F ldexp(F p, F n) { return G::round(Vectors::ldexp(p, n)); }
   // The row scale of s·σ, in float32 (bce_tile_loops.hpp).
   static F scale_constant(float s) { return Vectors::set1(s); }
@@ -123,6 +127,22 @@ extern const BceTileKernels kBceTileKernelsFp16Epilogue = {
     bce_loops::softplus_and_sigmoid<Fp16>,
     bce_loops::softplus_sigmoid_elements<Fp16>,
 };
+
+template <class S>
+void fma_elements(const float* a, const float* b, const float* c, int64_t n, float* out) {
+  for (int64_t j = 0; j < n; j += kLanes) {
+    const int k = n - j < kLanes ? int(n - j) : kLanes;
+    Vectors::store_first(out + j, S::fma(Vectors::load_first(a + j, k), Vectors::load_first(b + j, k),
+                                         Vectors::load_first(c + j, k)), k);
+  }
+}
+
+void epilogue_fma(Epilogue e, const float* a, const float* b, const float* c, int64_t n, float* out) {
+  if (e == Epilogue::bf16) fma_elements<Bf16>(a, b, c, n, out);
+  if (e == Epilogue::fp16) fma_elements<Fp16>(a, b, c, n, out);
+  if (e == Epilogue::fp32)
+    for (int64_t i = 0; i < n; ++i) out[i] = std::fma(a[i], b[i], c[i]);
+}
 
 void round_to_bf16_grid(const float* in, int64_t n, float* out) { round_elements<Grid<8, 7>>(in, n, out); }
 void round_to_fp16_grid(const float* in, int64_t n, float* out) { round_elements<Grid<5, 10>>(in, n, out); }

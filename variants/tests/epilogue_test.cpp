@@ -79,6 +79,39 @@ TEST(EpilogueRounding, EqualsPrecisionSimsNearestEvenBitForBit) {
   }
 }
 
+// The multiply-add of the rounded kernels is the float64 value a·b + c rounded once to the format: against
+// a scalar model (round to odd at float32 by nextafter, then precision_sim's nearest-even rounding) on
+// operands of the format's grid, including exact results, ties of the format, signs and cancellation.
+TEST(EpilogueRounding, MultiplyAddIsRoundedOnceFromFloat64) {
+  for (const auto& [e, format] : {std::pair{Epilogue::bf16, "bfloat16"}, std::pair{Epilogue::fp16, "float16"}}) {
+    const precision::Quantizer q(precision::parse_format(format));
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> mantissa(-2.0f, 2.0f);
+    std::uniform_int_distribution<int> exponent(-12, 12);
+    std::vector<float> a, b, c;
+    for (int i = 0; i < 100000; ++i) {
+      a.push_back(q.round(std::ldexp(mantissa(rng), exponent(rng))));
+      b.push_back(q.round(std::ldexp(mantissa(rng), exponent(rng))));
+      c.push_back(i % 4 == 0 ? -a.back() * b.back() : q.round(std::ldexp(mantissa(rng), exponent(rng))));
+    }
+    std::vector<float> ours(a.size());
+    cpu::epilogue_fma(e, a.data(), b.data(), c.data(), int64_t(a.size()), ours.data());
+    int64_t differ = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const double exact = double(a[i]) * double(b[i]) + double(c[i]);
+      float f = float(exact);
+      if (double(f) != exact) {
+        if (std::fabs(double(f)) > std::fabs(exact)) f = std::nextafter(f, 0.0f);
+        f = from_bits(bits(f) | 1u);
+      }
+      const float model = q.round(f);
+      if (bits(model) != bits(ours[i]) && differ++ < 5)
+        ADD_FAILURE() << format << ": " << a[i] << "·" << b[i] << " + " << c[i] << " gives " << ours[i] << ", model " << model;
+    }
+    EXPECT_EQ(differ, 0) << format;
+  }
+}
+
 // The kernels compute in the format: with a row scale of 1 every σ they store and every softplus lies on
 // its grid, and both stay within the error of the fp32 algorithm computed at that precision, per element
 // against float64 on |x| ≤ 8 (σ ≥ 3e-4). The bounds follow from the algorithm, not from a run: bfloat16
