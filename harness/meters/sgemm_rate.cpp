@@ -19,6 +19,13 @@
 #include "variants/cpu/sgemm.hpp"
 
 namespace lobench::meters {
+
+std::vector<float> fixed_operand(int64_t n, uint32_t step) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(int64_t(i * step % 2000) - 1000) / 1000.0f;
+  return v;
+}
+
 namespace {
 
 // One untimed product, then timed ones until at least 3 and 1 s of them, at most 20 (no CV target:
@@ -29,16 +36,11 @@ Samples time_products(const std::function<void()>& product) {
   return collect_samples([&] { return seconds_of(product); }, 1, policy);
 }
 
-// The n×n operands of the OpenBLAS, own and bf16 products: values in [-1, 1), as Eigen's Random, the
-// same for every library so that none is timed on easier numbers.
+// The n×n operands of the OpenBLAS, own and bf16 products, the same for every library so that none is
+// timed on easier numbers.
 struct SquareOperands {
   std::vector<float> a, b;
-  explicit SquareOperands(int64_t n) : a(size_t(n * n)), b(size_t(n * n)) {
-    for (size_t i = 0; i < a.size(); ++i) {
-      a[i] = float(int64_t(i * 2654435761u % 2000) - 1000) / 1000.0f;
-      b[i] = float(int64_t(i * 40503u % 2000) - 1000) / 1000.0f;
-    }
-  }
+  explicit SquareOperands(int64_t n) : a(fixed_operand(n * n, kOperandStepA)), b(fixed_operand(n * n, kOperandStepB)) {}
 };
 
 // A rate that was not measured, with the reason.

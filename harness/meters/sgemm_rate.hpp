@@ -14,6 +14,12 @@
 
 namespace lobench::meters {
 
+// The values every product a meter times reads: n floats in [-1, 1) on a 0.001 grid, from the index times
+// `step` (kOperandStepA for the left operand, kOperandStepB for the right), as Eigen's Random but the same
+// in every run and for every library.
+inline constexpr uint32_t kOperandStepA = 2654435761u, kOperandStepB = 40503u;
+std::vector<float> fixed_operand(int64_t n, uint32_t step);
+
 struct SgemmRate {
   double gflops = std::numeric_limits<double>::quiet_NaN();  // median of the timed products
   int64_t n = 0;                                              // the product was n×n · n×n

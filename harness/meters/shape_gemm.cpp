@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "harness/meters/sgemm_rate.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/logit_tile_products.hpp"
 #include "variants/cpu/sgemm.hpp"
@@ -22,12 +23,6 @@ int64_t timed_rows(int64_t P, int64_t V, int64_t D, const cpu::TileBlocks& b, do
   return std::min(V, blocks * unit);
 }
 
-std::vector<float> fixed_values(int64_t n, uint32_t step) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = float(int64_t(i * step % 2000) - 1000) / 1000.0f;
-  return v;
-}
-
 }  // namespace
 
 ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, ShapeProducts products,
@@ -37,7 +32,7 @@ ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, S
   const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, fused_defaults);
   ShapeGemmRate r;
   r.timed_v = timed_rows(P, V, D, b, longest_sample_s, machine_gflops);
-  const std::vector<float> A = fixed_values(P * D, 2654435761u), E = fixed_values(r.timed_v * D, 40503u);
+  const std::vector<float> A = fixed_operand(P * D, kOperandStepA), E = fixed_operand(r.timed_v * D, kOperandStepB);
   const cpu::LogitOperands x{A.data(), E.data(), P, r.timed_v, D};
   std::vector<Contender> contenders;
   std::optional<cpu::LibraryTileProducts> library;
