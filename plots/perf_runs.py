@@ -213,7 +213,8 @@ def load_google_benchmark(path, clock=DEFAULT_CLOCK):
     return run
 
 
-LOBENCH_KEY = ("variant", "B", "N", "V", "D", "L", "threads", "reduction", "e_format", "e_rounding", "operand")
+LOBENCH_KEY = ("variant", "B", "N", "V", "D", "L", "threads", "reduction", "e_format", "e_rounding", "operand",
+               "epilogue")
 
 
 def _row_name(row, varying):

@@ -21,7 +21,10 @@ def main():
     names = rows.dtype.names
 
     def operand(r):
-        return (text(r["operand"]) if "operand" in names else "") or "fp32"
+        """The operand precision, and the epilogue's where it is not fp32 (each its own column)."""
+        op = (text(r["operand"]) if "operand" in names else "") or "fp32"
+        epilogue = (text(r["epilogue"]) if "epilogue" in names else "") or "fp32"
+        return op if epilogue == "fp32" else f"{op} epilogue {epilogue}"
 
     def col(r):
         v = text(r["variant"])

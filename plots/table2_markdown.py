@@ -66,6 +66,9 @@ class Rows:
         self.by_point = {}
         for r in rows:
             op = (text(r["operand"]) if "operand" in names else "") or "fp32"
+            epilogue = (text(r["epilogue"]) if "epilogue" in names else "") or "fp32"
+            if epilogue != "fp32":  # (another precision of the element-wise work: its own implementation)
+                op = f"{op} epilogue {epilogue}" if op != "fp32" else f"epilogue {epilogue}"
             point = (int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"]))
             impl = (text(r["variant"]), op, int(r["threads"]), int(r["block_v"]) if "block_v" in names else 0)
             self.by_point.setdefault(point, {})[impl] = r  # a later row of the same key wins (a rerun)

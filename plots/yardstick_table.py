@@ -5,6 +5,9 @@ sgemm_best_gflops for fp32, bf16_gemm_gflops for bf16 and fp8 operands, for the 
 logit product at the row's own shape (shape_gemm_gflops, schema version 5), the row's yardstick being the
 larger. One line per row: its rate on 6·P·V·D, both yardsticks, %GEMM (over the larger), the ratio over the
 square product alone (what a version-4 file reported) and, for chunked, %GEMM on the 8·P·V·D it computes.
+The square product is the file's attribute: where a row above its yardstick made the run measure it again
+higher (attribute sgemm_remeasured), earlier rows were compared with the lower value (their gemm_gflops).
+Rows of an epilogue other than fp32 (an emulation, docs/method.md#the-epilogue-precision) are left out.
 
 Usage: python3 plots/yardstick_table.py RUN.h5 [MORE.h5 ...]
 """
@@ -36,7 +39,8 @@ def main():
         rows, attrs = load(path)
         cpus.add(attrs.get("cpu_model", "?"))
         for r in rows:
-            if text(r["status"]) != "ok" or text(r["backend"]) == "cuda":
+            epilogue = (text(r["epilogue"]) if "epilogue" in r.dtype.names else "") or "fp32"
+            if text(r["status"]) != "ok" or text(r["backend"]) == "cuda" or epilogue != "fp32":
                 continue
             rate, threads = float(r["effective_gflops"]), int(r["threads"])
             operand = text(r["operand"]) if "operand" in r.dtype.names else ""

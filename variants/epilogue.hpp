@@ -6,7 +6,7 @@
 // float32 result is the correctly rounded operation on the format's values), each multiply-add (exact in
 // float64, rounded to odd at float32, then to the format: rounded once), and the scaling by 2^n: what an
 // AVX512-FP16 or bf16 implementation of these kernels would compute. What stays wider, as a kernel's
-// accumulators would: the loss terms' sums (float64), the counts, the row scale s of the gradient s·σ
+// accumulators would: the loss terms' sums (float64), the counts (on the float32 logits), the row scale s of the gradient s·σ
 // (1/(P·V) under mean reduction is below binary16's smallest subnormal at these sizes: applied in float32
 // to the rounded σ, as loss scaling would), and the sparse corrections at the targets (−x, −s·w).
 // An emulation for the study of accuracy (variants/bce/bce_tile_rounded.cpp), not a fast path: the

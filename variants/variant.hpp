@@ -31,7 +31,7 @@ struct RunOptions {
 
   bool e_is_float32() const { return e_format.empty() || e_format == "fp32" || e_format == "float32"; }
   bool operand_is_fp32() const { return operand.empty() || operand == "fp32"; }
-  bool epilogue_is_fp32() const { return epilogue.empty() || epilogue == "fp32"; }
+  bool epilogue_is_fp32() const { return epilogue.empty() || epilogue == "fp32" || epilogue == "float32"; }
 };
 
 // What a variant gets to run with: the only allocator it may use for working memory.

@@ -107,7 +107,7 @@ using Text256 = FixedText<256>;
     "chooses, the fastest round of the fastest path its operands have (fp32: the library's products and lobench's " \
     "own micro-kernels; bf16, e4m3, e5m2: the bf16 products), measured "                                           \
     "once per shape in the same run (on all of V, or whole vocabulary blocks of it for a product of at most "       \
-    "0.25 s; NaN otherwise and before version 5)")                                                                  \
+    "0.25 s); NaN for GPU, sharded and tf32 rows and before version 5)")                                           \
   X(double, gemm_fraction, kNotMeasured, "",                                                                        \
     "effective_gflops / gemm_gflops; above 1 is a measurement error (flagged `above_yardstick`)")                  \
   X(double, fma_peak_gflops, kNotMeasured, "GFLOP/s",                                                               \

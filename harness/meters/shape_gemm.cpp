@@ -14,41 +14,60 @@
 namespace lobench::meters {
 namespace {
 
-// The vocabulary rows timed: whole blocks for about sample_s at machine_gflops, two per thread at least, V at most.
-int64_t timed_rows(int64_t P, int64_t V, int64_t D, const cpu::TileBlocks& b, double sample_s, double machine_gflops) {
-  const int64_t unit = b.block_v * b.threads;
-  const double rows = sample_s * machine_gflops * 1e9 / (2.0 * double(P) * double(D));
-  if (!(std::isfinite(rows) && rows > 0)) return V;
+// Each path's product of the operands x on the tiles b, and its contender (which calls it).
+struct Paths {
+  std::optional<cpu::LibraryTileProducts> library;
+  std::optional<cpu::OwnTileProducts> own;
+  std::optional<cpu::Bf16TileLogits> bf16;
+  std::vector<Contender> contenders;
+  Paths(const cpu::LogitOperands& x, const cpu::TileBlocks& b, ShapeProducts products) {
+    if (products == ShapeProducts::bf16) {
+      bf16.emplace(x, b);
+      contenders.push_back({std::string("bf16 products (") + cpu::to_string(cpu::active_bf16_kernel()) + ")",
+                            [this] { (*bf16)(); }, {}, {}});
+      return;
+    }
+    library.emplace(x, b, 1);
+    contenders.push_back({cpu::sgemm_library_name(), [this] { (*library)(); }, {}, {}});
+    if (const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels()) {
+      own.emplace(x, b, *own_kernels, 1);
+      contenders.push_back({"own", [this] { (*own)(); }, {}, {}});
+    }
+  }
+  Paths(const Paths&) = delete;
+  Paths& operator=(const Paths&) = delete;
+};
+
+// The vocabulary rows timed: whole blocks of `unit` rows for about sample_s at `gflops`, two blocks at
+// least, V and kShapeOperandBytes of E at most.
+int64_t timed_rows(int64_t P, int64_t V, int64_t D, int64_t unit, double sample_s, double gflops) {
+  const double rows = sample_s * gflops * 1e9 / (2.0 * double(P) * double(D));
+  const int64_t most = std::min(V, std::max(2 * unit, kShapeOperandBytes / (4 * D) / unit * unit));
+  if (!(std::isfinite(rows) && rows > 0)) return most;
   const int64_t blocks = std::max<int64_t>(2, int64_t(std::ceil(rows / double(unit))));
-  return std::min(V, blocks * unit);
+  return std::min(most, blocks * unit);
 }
 
 }  // namespace
 
 ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, ShapeProducts products,
-                                 double longest_sample_s, double machine_gflops) {
+                                 double longest_sample_s) {
   RunOptions fused_defaults;  // no block sizes given: the tiles `fused` chooses
   fused_defaults.threads = threads;
   const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, fused_defaults);
+  const int64_t unit = b.block_v * b.threads;
+  const std::vector<float> A = fixed_operand(P * D, kOperandStepA);
+  // The samples sized from this shape's own rate, on two blocks per thread (the square product's rate
+  // would make samples far longer where the shape runs far slower, as at small P).
+  const int64_t probe_v = std::min(V, 2 * unit);
+  const std::vector<float> probe_E = fixed_operand(probe_v * D, kOperandStepB);
+  Paths probe({A.data(), probe_E.data(), P, probe_v, D}, b, products);
+  const Samples once = collect_samples([&] { return seconds_of(probe.contenders[0].run); }, 1, RepPolicy::fixed(1));
   ShapeGemmRate r;
-  r.timed_v = timed_rows(P, V, D, b, longest_sample_s, machine_gflops);
-  const std::vector<float> A = fixed_operand(P * D, kOperandStepA), E = fixed_operand(r.timed_v * D, kOperandStepB);
-  const cpu::LogitOperands x{A.data(), E.data(), P, r.timed_v, D};
-  std::vector<Contender> contenders;
-  std::optional<cpu::LibraryTileProducts> library;
-  std::optional<cpu::OwnTileProducts> own;
-  std::optional<cpu::Bf16TileLogits> bf16;
-  if (products == ShapeProducts::bf16) {
-    bf16.emplace(x, b);
-    contenders.push_back({std::string("bf16 products (") + cpu::to_string(cpu::active_bf16_kernel()) + ")", [&] { (*bf16)(); }, {}, {}});
-  } else {
-    library.emplace(x, b, 1);
-    contenders.push_back({cpu::sgemm_library_name(), [&] { (*library)(); }, {}, {}});
-    if (const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels()) {
-      own.emplace(x, b, *own_kernels, 1);
-      contenders.push_back({"own", [&] { (*own)(); }, {}, {}});
-    }
-  }
+  r.timed_v = timed_rows(P, V, D, unit, longest_sample_s, 2.0 * double(P) * double(probe_v) * double(D) / once.min() / 1e9);
+  const std::vector<float> E = fixed_operand(r.timed_v * D, kOperandStepB);
+  Paths paths({A.data(), E.data(), P, r.timed_v, D}, b, products);
+  std::vector<Contender>& contenders = paths.contenders;
   time_interleaved(contenders, 1, RepPolicy::fixed(5));
   // The fastest round, not the median: a limit, as the FMA peak is. On the shared Zen 5 the median of 5
   // rounds at D = 256 read 488–544 GFLOP/s over three runs minutes apart, and `fused` ran above the lowest.

@@ -32,15 +32,19 @@ struct ShapeGemmRate {
 
 // The longest sample the sweep's yardstick takes (run_sweep): all of V up to a product of this long, so
 // that E streams from memory as in the step. A V cut to samples of about one step's time (30 ms at most)
-// held E in the L3 cache at V = 100000 (28 MiB of 32 at D = 128) and read 502–530 GFLOP/s over three runs
-// on the Zen 5 where the whole product reads (below); 0.25 s costs a shape about 3 s at most.
+// held E in the L3 cache at V = 100000 (28 MiB of 32 at D = 128) and read 502–530 GFLOP/s at D = 128 over
+// three runs on the Zen 5; 0.25 s makes a shape's measurement about 3 s at most (5 rounds and an untimed
+// one of at most two paths).
 inline constexpr double kShapeSampleSeconds = 0.25;
+// The most bytes of E the timed product holds (its own copy of fixed values, beside the row's inputs).
+inline constexpr int64_t kShapeOperandBytes = int64_t(256) << 20;
 
 // Each path's samples last at most about `longest_sample_s`: V is cut to the whole vocabulary blocks that
-// take that long at `machine_gflops` (at least two per thread; all of V when it is smaller), then 5
-// interleaved rounds after one untimed. Results do not depend on the values, which are fixed. With
-// ShapeProducts::bf16 the caller checks that the bf16 products run (cpu::bf16_products_unavailable()).
+// take that long at the shape's own rate (timed first on two blocks per thread; at least two blocks per
+// thread; all of V when that is less; kShapeOperandBytes of E at most), then 5 interleaved rounds after
+// one untimed. Results do not depend on the values, which are fixed. With ShapeProducts::bf16 the caller
+// checks that the bf16 products run (cpu::bf16_products_unavailable()).
 ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, ShapeProducts products,
-                                 double longest_sample_s, double machine_gflops);
+                                 double longest_sample_s);
 
 }  // namespace lobench::meters

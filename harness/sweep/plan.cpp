@@ -25,7 +25,10 @@ std::string oom_reason(int64_t working, int64_t io, int64_t reference, int64_t l
 // exceed every limit, not wrap to a negative sum that fits all of them.
 int64_t saturating_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
 
-// Why the planned row cannot run: the variant's own skip reason, or its memory over a limit. Host memory
+// Why the planned row cannot run: an epilogue precision other than fp32 for a variant that is not built in
+// (the axis is the built-in CPU variants' emulation, variants/epilogue.hpp; a plug-in's own skip_reason
+// may accept options it does not compute, and would record fp32 work under the other label), the
+// variant's own skip reason, or its memory over a limit. Host memory
 // holds the inputs, the outputs and the reference, and a CPU variant's working set; a GPU variant's
 // working set and its own copy of the inputs and outputs are on the device.
 std::optional<std::string> skip_or_oom(const PlannedRow& r, const StepPoint& pt, const MemoryLimits& limits) {
@@ -33,7 +36,11 @@ std::optional<std::string> skip_or_oom(const PlannedRow& r, const StepPoint& pt,
   const bool on_gpu = is_gpu(*r.variant);
   const int64_t host_working = on_gpu ? 0 : r.row.predicted_bytes;
   const int64_t ref = r.want_reference ? reference_bytes(s) : 0;
-  std::optional<std::string> why = r.variant->skip_reason(s, pt.options);
+  std::optional<std::string> why;
+  if (!pt.options.epilogue_is_fp32() && Registry::instance().origin(*r.variant) != "built-in")
+    why = "computes its element-wise work itself (epilogue " + pt.options.epilogue +
+          " is the built-in CPU variants' emulation)";
+  if (!why) why = r.variant->skip_reason(s, pt.options);
   if (!why && saturating_add(saturating_add(host_working, io_bytes(s)), ref) > limits.host_bytes)
     why = oom_reason(host_working, io_bytes(s), ref, limits.host_bytes, "");
   if (!why && on_gpu && limits.gpu_bytes > 0 && saturating_add(r.row.predicted_bytes, io_bytes(s)) > limits.gpu_bytes)

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "harness/config/option_checks.hpp"
+#include "harness/io/h5_io.hpp"
 #include "harness/meters/products_choice.hpp"
 #include "harness/io/interrupt_guard.hpp"
 #include "harness/sweep/driver.hpp"
@@ -421,7 +422,28 @@ class StepSweepJob : public SweepJob {
     return planned;
   }
 
+  // --resume of a file older than schema version 5 (no epilogue column, its rows fp32's) with rows of another
+  // epilogue to add: refused before anything is opened for writing or measured, the file as it was.
+  void refuse_epilogues_the_file_cannot_hold() const {
+    const auto other = std::find_if(rows_.begin(), rows_.end(), [](const PlannedRow& r) {
+      return !r.point.options.epilogue_is_fp32();
+    });
+    if (other == rows_.end()) return;
+    int64_t version = io::kSchemaVersion;
+    try {
+      version = ResultsFile::schema_version_of(h5::open_file_read(s_.out), s_.out);
+    } catch (const std::exception&) {
+      return;  // (not a run file, or unreadable: ResultsFile says so)
+    }
+    if (version < 5)
+      throw std::invalid_argument(fmt::format("--resume: '{}' has schema version {}, which has no epilogue column (its rows "
+                                              "are fp32's): rows with --epilogue {} cannot be added to it; write a new run "
+                                              "file (the file is unchanged)",
+                                              s_.out, version, other->point.options.epilogue));
+  }
+
   void begin(const std::vector<PlannedPoint>& planned) override {
+    if (records_ && s_.out_mode == OutMode::resume) refuse_epilogues_the_file_cannot_hold();
     if (records_) file_ = std::make_unique<ResultsFile>(s_.out, prov_, s_.out_mode);  // (a refused --out: nothing measured)
     const meters::ProductsChoice* products = choose_products(rows_, s_.sharded);
     if (records_) {

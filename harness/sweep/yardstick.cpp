@@ -40,18 +40,12 @@ const meters::MachineLimits& Yardsticks::remeasure_machine(int threads) {
   return kept;
 }
 
-double Yardsticks::square_rate(int threads, meters::ShapeProducts products) const {
-  const meters::MachineLimits& m = machine_.at(threads);
-  return products == meters::ShapeProducts::bf16 ? m.bf16.gflops : m.best_sgemm_gflops();
-}
-
 const meters::ShapeGemmRate& Yardsticks::shape(int64_t P, int64_t V, int64_t D, int threads,
                                                meters::ShapeProducts products) {
   const auto key = std::tuple(P, V, D, threads, products);
   auto it = shape_.find(key);
   if (it == shape_.end()) {
-    meters::ShapeGemmRate r = meters::measure_shape_gemm(P, V, D, threads, products, meters::kShapeSampleSeconds,
-                                                         square_rate(threads, products));
+    meters::ShapeGemmRate r = meters::measure_shape_gemm(P, V, D, threads, products, meters::kShapeSampleSeconds);
     it = shape_.emplace(key, std::move(r)).first;
   }
   return it->second;
@@ -61,8 +55,7 @@ const meters::ShapeGemmRate& Yardsticks::remeasure_shape(int64_t P, int64_t V, i
                                                          meters::ShapeProducts products) {
   shape(P, V, D, threads, products);
   meters::ShapeGemmRate& kept = shape_.at(std::tuple(P, V, D, threads, products));
-  meters::ShapeGemmRate again = meters::measure_shape_gemm(P, V, D, threads, products, meters::kShapeSampleSeconds,
-                                                           square_rate(threads, products));
+  meters::ShapeGemmRate again = meters::measure_shape_gemm(P, V, D, threads, products, meters::kShapeSampleSeconds);
   if (again.gflops > kept.gflops) kept = std::move(again);
   return kept;
 }

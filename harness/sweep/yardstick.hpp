@@ -1,7 +1,8 @@
 // The yardsticks a row's rate is compared with, measured in the same run. CPU rows: the machine's limits
 // on the row's threads (the best of Eigen's, OpenBLAS's and our own micro-kernels' SGEMM at a large square size, and the FMA
-// peak; harness/meters/), measured once per thread count before the first such row; for rows with fp32
-// operands the logit product at the row's shape (meters/shape_gemm.hpp), once per (P, V, D, threads); and a local
+// peak; harness/meters/), measured once per thread count before the first such row; the logit product at
+// the row's shape through its operands' products (meters/shape_gemm.hpp), once per (P, V, D, threads,
+// products); and a local
 // yardstick, Eigen's SGEMM of the point's tile shape ([P×D]·[D×512]), measured before and after each
 // point, whose drift flags a row measured while the machine was busy (these machines are shared).
 // GPU rows: cuBLAS's rates per operand precision on one 8192³ product, measured once, when the first
@@ -49,9 +50,8 @@ class Yardsticks {
   const meters::MachineLimits& machine_with_bf16(int threads);
   // The limits measured so far (none before the first CPU row).
   const std::map<int, meters::MachineLimits>& machines() const { return machine_; }
-  // The logit product at (P, V, D) on `threads` (meters/shape_gemm.hpp, samples of at most
-  // kShapeSampleSeconds), measured on the first call for that shape; machine(threads) must have been measured.
-  // With ShapeProducts::bf16, machine_with_bf16(threads) must have been measured.
+  // The logit product at (P, V, D) on `threads` through `products` (meters/shape_gemm.hpp, samples of at
+  // most kShapeSampleSeconds), measured on the first call for that shape and products.
   const meters::ShapeGemmRate& shape(int64_t P, int64_t V, int64_t D, int threads, meters::ShapeProducts products);
   // Measures it again (a row ran faster than its yardstick) and keeps the faster of the two.
   const meters::ShapeGemmRate& remeasure_shape(int64_t P, int64_t V, int64_t D, int threads,
@@ -70,8 +70,6 @@ class Yardsticks {
   std::map<int, meters::MachineLimits> machine_;
   std::map<std::tuple<int64_t, int64_t, int>, double> cpu_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int, meters::ShapeProducts>, meters::ShapeGemmRate> shape_;
-  // The square product's rate of these products on `threads`: where the shape's samples are sized from.
-  double square_rate(int threads, meters::ShapeProducts products) const;
   bool gpu_measured_ = false;
   std::optional<GpuRates> gpu_;
   std::string gpu_why_;

@@ -383,6 +383,31 @@ TEST(Sweep, Bf16RowsAreComparedWithTheBf16ProductAtTheirShape) {
   std::filesystem::remove(path);
 }
 
+// --resume of a version-4 file (no epilogue column: its rows are fp32's) with rows of another epilogue is
+// refused before anything is measured or written, the file byte for byte as it was.
+TEST(Sweep, ResumingAVersion4FileWithAnotherEpilogueIsRefusedAndLeavesItAsItWas) {
+  const std::string path = testing::temp_path("sweep_resume_v4_epilogue.h5");
+  std::filesystem::copy_file(std::string(LOBENCH_SOURCE_DIR) + "/results/schema/run_v4.h5", path,
+                             std::filesystem::copy_options::overwrite_existing);
+  auto bytes = [&] {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string before = bytes();
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("epilogue", "bf16");
+  spec.out_mode = OutMode::resume;
+  std::ostringstream table, progress;
+  try {
+    sweep::run_sweep(spec, collect_provenance("t"), table, progress);
+    ADD_FAILURE() << "not refused: " << table.str();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 4"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(bytes(), before);
+  std::filesystem::remove(path);
+}
+
 TEST(Sweep, ARowAboveTheMachineLimitRemeasuresItAndIsFlaggedAMeasurementError) {
   const std::string path = testing::temp_path("sweep_instant.h5");
   SweepSettings spec = small_spec(path);

@@ -32,6 +32,16 @@ LOBENCH_BCE_INLINE typename S::F scaled(typename S::F c, typename S::F g) {
   else return S::mul(c, g);
 }
 
+// The logits the predicted count compares with 0: those loaded (`loaded`, the first n lanes of p), unless
+// S reads logits rounded (the rounded epilogues): then the float32 logits as the product made them, so that
+// the counts are fp32's and agree with the true positives the caller counts at the targets (a logit in
+// (0, 2^-25] reads as 0 in binary16).
+template <class S>
+LOBENCH_BCE_INLINE typename S::F counted(const float* p, int n, typename S::F loaded) {
+  if constexpr (requires { S::load_unrounded(p, n); }) return S::load_unrounded(p, n);
+  else return loaded;
+}
+
 template <class S>
 void softplus_rows(const float* X, int64_t rows, int64_t cols, int64_t ld, double* loss_rows,
                    int64_t* predicted_rows) {
@@ -45,13 +55,13 @@ void softplus_rows(const float* X, int64_t rows, int64_t cols, int64_t ld, doubl
     int64_t j = 0;
     for (; j + 2 * W <= cols; j += 2 * W) {  // two vectors per step: independent work for the pipeline
       const F a = S::load(x + j), b = S::load(x + j + W);
-      positive += S::count(S::greater(a, zero)) + S::count(S::greater(b, zero));
+      positive += S::count(S::greater(counted<S>(x + j, W, a), zero)) + S::count(S::greater(counted<S>(x + j + W, W, b), zero));
       S::acc_add(acc, S::add(bce_math::softplus<S>(a), bce_math::softplus<S>(b)));
     }
     for (; j < cols; j += W) {
       const int n = cols - j < W ? int(cols - j) : W;
       const F a = S::load_first(x + j, n);  // padding lanes are 0: not counted as predicted
-      positive += S::count(S::greater(a, zero));
+      positive += S::count(S::greater(counted<S>(x + j, n, a), zero));
       S::acc_add(acc, S::select(S::first_lanes(n), bce_math::softplus<S>(a), zero));
     }
     loss_rows[r] += S::acc_total(acc);
@@ -93,7 +103,7 @@ void softplus_and_sigmoid(float* X, int64_t rows, int64_t cols, int64_t ld, doub
     int64_t j = 0;
     for (; j + 2 * W <= cols; j += 2 * W) {
       const F a = S::load(x + j), b = S::load(x + j + W);
-      positive += S::count(S::greater(a, zero)) + S::count(S::greater(b, zero));
+      positive += S::count(S::greater(counted<S>(x + j, W, a), zero)) + S::count(S::greater(counted<S>(x + j + W, W, b), zero));
       const auto ta = bce_math::softplus_sigmoid<S>(a), tb = bce_math::softplus_sigmoid<S>(b);
       S::acc_add(acc, S::add(ta.softplus, tb.softplus));
       S::store(x + j, scaled<S>(c, ta.sigmoid));
@@ -102,7 +112,7 @@ void softplus_and_sigmoid(float* X, int64_t rows, int64_t cols, int64_t ld, doub
     for (; j < cols; j += W) {
       const int n = cols - j < W ? int(cols - j) : W;
       const F a = S::load_first(x + j, n);
-      positive += S::count(S::greater(a, zero));
+      positive += S::count(S::greater(counted<S>(x + j, n, a), zero));
       const auto ta = bce_math::softplus_sigmoid<S>(a);
       S::acc_add(acc, S::select(S::first_lanes(n), ta.softplus, zero));
       S::store_first(x + j, scaled<S>(c, ta.sigmoid), n);

@@ -65,7 +65,8 @@ struct Grid {
     // Nearest even at kM mantissa bits, on the bits: a carry into the exponent is the next binade (or inf).
     const Words rounded = (u + ((1u << (kShift - 1)) - 1) + ((u >> kShift) & 1u)) & ~((1u << kShift) - 1);
     Floats y = floats_of(rounded);
-    if constexpr (kE < 8) {  // (bfloat16 shares float32's exponent range: its subnormals are float32's)
+    if constexpr (kE < 8) {  // (bfloat16 shares float32's exponent range: the rounding on the bits above is
+                             // also right below 2^-126, bfloat16's subnormals being every 2^16th float32 one)
       const Floats shifter = floats_of(Words{} + kSubnormalShifterBits);
       const Floats tiny = (floats_of(magnitude) + shifter) - shifter;  // |x| < 2^(1 − bias): exact steps
       const Words tiny_signed = bits_of(tiny) | (u & 0x80000000u);
@@ -85,13 +86,19 @@ struct RoundedVectors : Vectors {
   static F set1(float s) { return G::round(Vectors::set1(s)); }
   static F load(const float* p) { return G::round(Vectors::load(p)); }
   static F load_first(const float* p, int n) { return G::round(Vectors::load_first(p, n)); }
+  // The logits as they are, for the predicted count (bce_tile_loops.hpp's counted).
+  static F load_unrounded(const float* p, int n) { return n == kLanes ? Vectors::load(p) : Vectors::load_first(p, n); }
   static F add(F a, F b) { return G::round(a + b); }
   static F sub(F a, F b) { return G::round(a - b); }
   static F mul(F a, F b) { return G::round(a * b); }
   static F div(F a, F b) { return G::round(a / b); }
-  // a·b + c in float64 (a·b has at most 48 bits: exact; the sum too unless c and a·b are more than 2^29
-  // apart, which no multiply-add of the polynomials and the reduction here meets), rounded to odd at float32
-  // (so that rounding that to the format's fewer bits is rounding the float64 value once), then to the format.
+  // a·b + c in float64, rounded to odd at float32 (so that rounding that to the format's fewer bits is
+  // rounding the float64 value once), then to the format. a·b is exact in float64 (48 bits at most). The
+  // sum is exact too where both terms are on the format's grid and within a factor 2^30 of each other in
+  // magnitude (53 bits hold both), as in every multiply-add of bce_math's polynomials and reduction; where
+  // one were far smaller,
+  // its float64 rounding would come first and could decide a tie the other way (not a true fused
+  // multiply-add in the format).
   static F fma(F a, F b, F c) { return G::round(round_to_odd_float(widened(a) * widened(b) + widened(c))); }
   static F ldexp(F p, F n) { return G::round(Vectors::ldexp(p, n)); }
   // The row scale of s·σ, in float32 (bce_tile_loops.hpp).

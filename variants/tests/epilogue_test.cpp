@@ -12,6 +12,7 @@
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "variants/bce/bce_tile.hpp"
+#include "variants/cpu/fused_tile.hpp"
 #include "variants/epilogue.hpp"
 #include "variants/tests/ragged_cases.hpp"
 #include "variants/tests/reference_checks.hpp"
@@ -148,6 +149,21 @@ TEST(EpilogueKernels, ComputeOnTheFormatsGridWithinItsError) {
     EXPECT_GT(worst_sigmoid, 0x1p-20) << to_string(c.e);
   }
   EXPECT_EQ(&cpu::bce_tile_kernels_for(Epilogue::fp32), &cpu::active_bce_tile_kernels());
+  // The predicted count is taken on the float32 logit: one that rounds to 0 in the format (2^-26 in
+  // binary16, 2^-140 in bfloat16) still counts, as the true positives at the targets count it.
+  for (const auto& [e, tiny] : {std::pair{Epilogue::fp16, 0x1p-26f}, std::pair{Epilogue::bf16, 0x1p-140f}}) {
+    const cpu::BceTileKernels& k = cpu::bce_tile_kernels_for(e);
+    std::vector<float> x(40, -1.0f);
+    x[3] = tiny, x[20] = 2.0f, x[37] = tiny;  // (in a full pair of vectors and in the last, partial one)
+    double loss = 0;
+    int64_t predicted = 0;
+    k.softplus_rows(x.data(), 1, 40, 40, &loss, &predicted);
+    EXPECT_EQ(predicted, 3) << to_string(e);
+    predicted = 0;
+    const float scale = 1.0f;
+    k.softplus_and_sigmoid(x.data(), 1, 40, 40, &loss, &predicted, &scale);
+    EXPECT_EQ(predicted, 3) << to_string(e);
+  }
 }
 
 // The rule for a step with an epilogue in a format of unit roundoff u: the loss, per-position loss, dA and
@@ -163,7 +179,9 @@ void expect_epilogue_rule(const StepOutputs& out, const cpu::ReferenceResult& re
 }
 
 // fused, chunked and dense with a bf16 and an fp16 epilogue on the ragged cases: within the rule, and the
-// same bits on 1 and 2 threads; fused and chunked, which share tiles and kernels, the same bits as each other.
+// same bits on 1 and 2 threads; fused and chunked, which share tiles and kernels, the same bits as each other;
+// the counts those of the fp32 epilogue on the same logits (the library's products for the tiled variants,
+// as the rounded epilogue takes them), so that FP = predicted − TP never goes negative.
 TEST(EpilogueVariants, FusedChunkedAndDenseKeepTheRuleAndAreIndependentOfThreads) {
   for (const auto& [e, u] : {std::pair{Epilogue::bf16, 0x1p-8}, std::pair{Epilogue::fp16, 0x1p-11}}) {
     for (const auto& c : testing::ragged_cases(10)) {
@@ -183,6 +201,15 @@ TEST(EpilogueVariants, FusedChunkedAndDenseKeepTheRuleAndAreIndependentOfThreads
         one.threads = 1, two.threads = 2;
         const StepOutputs out1 = testing::run_step(*v, in, one, a1), out2 = testing::run_step(*v, in, two, a2);
         expect_epilogue_rule(out2, reference.result, in, u, where);
+        {
+          cpu::set_own_tile_kernels_enabled(false);  // (the logits the rounded epilogue's path makes)
+          CountingAllocator a3;
+          RunOptions fp32 = two;
+          fp32.epilogue = "fp32";
+          const StepOutputs same_logits = testing::run_step(*v, in, fp32, a3);
+          cpu::set_own_tile_kernels_enabled(true);
+          EXPECT_EQ(out2.counts, same_logits.counts) << where;
+        }
         EXPECT_EQ(out1.loss, out2.loss) << where;
         EXPECT_EQ(out1.dA, out2.dA) << where;
         EXPECT_EQ(out1.dE, out2.dE) << where;

@@ -110,14 +110,16 @@ TEST(Meters, BestSgemmIsTheFastestMeasured) {
 }
 
 // The product at a row's shape: the fastest of the paths the operands have (fp32: the library's and our
-// own where they run; bf16: the bf16 products), on whole vocabulary blocks of fused's tiles, at most about
-// longest_sample_s long at the machine rate given (at least two blocks per thread, never more than V).
+// own where they run; bf16: the bf16 products), on whole vocabulary blocks of fused's tiles, sized from the
+// shape's own rate to about longest_sample_s (at least two blocks per thread, never more than V nor
+// kShapeOperandBytes of E).
 TEST(Meters, ShapeGemmIsTheFastestPathOnWholeBlocksOfTheShape) {
   const int64_t P = 64, V = 50000, D = 32;
   RunOptions o;
   o.threads = 2;
   const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, o);
-  const ShapeGemmRate r = measure_shape_gemm(P, V, D, 2, ShapeProducts::fp32, 0.003, 1.0);
+  const int64_t unit = b.block_v * b.threads;
+  const ShapeGemmRate r = measure_shape_gemm(P, V, D, 2, ShapeProducts::fp32, 1e-9);
   ASSERT_EQ(r.paths.size(), cpu::own_tile_kernels() ? 2u : 1u);
   EXPECT_EQ(r.paths[0].first, cpu::sgemm_library_name());
   double fastest = 0;
@@ -127,18 +129,20 @@ TEST(Meters, ShapeGemmIsTheFastestPathOnWholeBlocksOfTheShape) {
     if (gflops == r.gflops) EXPECT_EQ(r.fastest, name);
   }
   EXPECT_EQ(r.gflops, fastest);
-  // 0.003 s at 1 GFLOP/s is 732 rows of 2·P·D flops: two blocks per thread at least
-  EXPECT_EQ(r.timed_v, 2 * b.block_v * b.threads);
+  // a sample shorter than any product: two blocks per thread
+  EXPECT_EQ(r.timed_v, 2 * unit);
   // a sample longer than all of V: all of V
-  EXPECT_EQ(measure_shape_gemm(P, 3000, D, 2, ShapeProducts::fp32, 0.003, 1e6).timed_v, 3000);
-  // otherwise whole blocks for about the sample: 0.01 s at 40 GFLOP/s is 97657 rows of 2·P·D flops
-  const ShapeGemmRate longer = measure_shape_gemm(P, 1000000, D, 2, ShapeProducts::fp32, 0.01, 40.0);
-  EXPECT_EQ(longer.timed_v % (b.block_v * b.threads), 0);
-  EXPECT_GE(longer.timed_v, 97657);
-  EXPECT_LT(longer.timed_v, 97657 + b.block_v * b.threads);
+  EXPECT_EQ(measure_shape_gemm(P, 3000, D, 2, ShapeProducts::fp32, 1e3).timed_v, 3000);
+  // otherwise whole blocks, more than the fewest for a sample of 4 ms
+  const ShapeGemmRate longer = measure_shape_gemm(P, 1000000, D, 2, ShapeProducts::fp32, 0.004);
+  EXPECT_EQ(longer.timed_v % unit, 0);
+  EXPECT_GT(longer.timed_v, 2 * unit);
+  EXPECT_LE(longer.timed_v, 1000000);
+  // never more than kShapeOperandBytes of E (here 2^21 rows of D = 32)
+  EXPECT_LE(measure_shape_gemm(P, int64_t(1) << 24, D, 2, ShapeProducts::fp32, 1e3).timed_v * D * 4, kShapeOperandBytes);
   // bf16 operands: the one path of the bf16 products, where they run
   if (cpu::bf16_products_unavailable()) return;
-  const ShapeGemmRate bf16 = measure_shape_gemm(P, 3000, D, 2, ShapeProducts::bf16, 0.003, 1e6);
+  const ShapeGemmRate bf16 = measure_shape_gemm(P, 3000, D, 2, ShapeProducts::bf16, 1e3);
   ASSERT_EQ(bf16.paths.size(), 1u);
   EXPECT_EQ(bf16.paths[0].first.rfind("bf16 products (", 0), 0u) << bf16.paths[0].first;
   EXPECT_GT(bf16.gflops, 0.0);

@@ -89,6 +89,20 @@ class PluginCli(unittest.TestCase):
             self.assertTrue((df[df["variant"] == "fused"]["origin"] == "built-in").all())
             self.assertTrue((df["timing_source"] == "host_clock").all() and (df["memory_meter"] == "counting_allocator").all())
 
+    def test_an_epilogue_other_than_fp32_skips_the_plugin_with_the_reason(self):
+        sys.path.insert(0, ARGS.plots)
+        import lobench_results as lr
+        with tempfile.TemporaryDirectory() as d:
+            out_file = os.path.join(d, "run.h5")
+            rc, out, err = lobench("run", *ONE, "--variants", "naive_loop,fused", "--epilogue", "bf16", "--plugin",
+                                   ARGS.good, "--out", out_file)
+            self.assertEqual(rc, 0, err + out)
+            df = lr.read(out_file)
+            naive, fused = df[df["variant"] == "naive_loop"].iloc[0], df[df["variant"] == "fused"].iloc[0]
+            self.assertEqual((naive["status"], naive["epilogue"]), ("skipped", "bf16"))
+            self.assertIn("epilogue bf16 is the built-in CPU variants' emulation", naive["reason"])
+            self.assertEqual((fused["status"], fused["epilogue"]), ("ok", "bf16"))
+
     def test_every_broken_library_is_refused_with_its_file_named(self):
         for kind, path in ARGS.broken.items():
             with tempfile.TemporaryDirectory() as d:
