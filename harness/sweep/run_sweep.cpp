@@ -242,8 +242,12 @@ class RowRunner {
     if (first || bf16_first) machine_note(limits);
     // (not on a sharded run: these yardsticks would time the other ranks' waiting too)
     const double sample_s = point_sample_s_ = local_sample_s(plan, limits);
-    if (const auto products = shape_products(plan); products && !s_.sharded)
-      row.shape_gemm_gflops = yardsticks_.shape(sh.P(), sh.V, sh.D, threads, *products).gflops;
+    if (const auto products = shape_products(plan); products && !s_.sharded) {
+      const bool first_of_shape = !yardsticks_.has_shape(sh.P(), sh.V, sh.D, threads, *products);
+      const meters::ShapeGemmRate& shape = yardsticks_.shape(sh.P(), sh.V, sh.D, threads, *products);
+      row.shape_gemm_gflops = shape.gflops;
+      if (first_of_shape) shape_note(plan, shape, limits.yardstick_gflops(plan.point.options.operand));
+    }
     set_limits(limits, row, plan.point.options.operand);
     if (s_.sharded) return;
     // The previous point's "after" is this one's "before" when they share the tile shape and the sample
@@ -251,6 +255,24 @@ class RowRunner {
     const auto key = std::tuple(sh.P(), sh.D, threads, sample_s);
     row.local_gemm_before_gflops =
         key == last_local_key_ ? last_local_ : yardsticks_.measure_local(sh.P(), sh.D, threads, sample_s);
+  }
+
+  // Says so where the product at a shape is the yardstick (faster than the square product `square`), once
+  // per shape: the machine-limits line names only the square product.
+  void shape_note(const PlannedRow& plan, const meters::ShapeGemmRate& shape, double square) {
+    if (!(shape.gflops > square)) return;
+    const Shape& sh = plan.point.shape;
+    // (the library's full name is on the machine-limits line and in sgemm_library)
+    auto short_name = [](const std::string& name) {
+      return name == "own" || name.rfind("bf16 products", 0) == 0 ? name : std::string("library");
+    };
+    std::string others;
+    for (const auto& [name, gflops] : shape.paths)
+      if (name != shape.fastest) others += fmt::format("; {} {:.1f}", short_name(name), gflops);
+    printer_.note(fmt::format("yardstick at P = {}, V = {}, D = {} on {} threads: the logit product on fused's tiles, "
+                              "{:.1f} GFLOP/s ({}{}), above the square product's {:.1f}: these rows' %GEMM is against it",
+                              sh.P(), sh.V, sh.D, plan.point.options.threads, shape.gflops, short_name(shape.fastest),
+                              others, square));
   }
 
   // The products a CPU row's operands are computed with, for the product at its shape: fp32's, or the bf16

@@ -53,6 +53,9 @@ class Yardsticks {
   // The logit product at (P, V, D) on `threads` through `products` (meters/shape_gemm.hpp, samples of at
   // most kShapeSampleSeconds), measured on the first call for that shape and products.
   const meters::ShapeGemmRate& shape(int64_t P, int64_t V, int64_t D, int threads, meters::ShapeProducts products);
+  bool has_shape(int64_t P, int64_t V, int64_t D, int threads, meters::ShapeProducts products) const {
+    return shape_.count(std::tuple(P, V, D, threads, products)) != 0;
+  }
   // Measures it again (a row ran faster than its yardstick) and keeps the faster of the two.
   const meters::ShapeGemmRate& remeasure_shape(int64_t P, int64_t V, int64_t D, int threads,
                                                meters::ShapeProducts products);

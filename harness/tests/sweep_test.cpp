@@ -79,6 +79,11 @@ TEST(Sweep, RecordsEveryPointWithAccuracyAndResumesWithoutDuplicates) {
     EXPECT_GE(r.rss_growth_bytes, 0.0);
     EXPECT_LE(r.peak_bytes, r.predicted_bytes);
   }
+  // the table says where the product at a shape is the yardstick, and only there
+  const bool shape_above = std::any_of(rows.begin(), rows.end(), [&](const io::ResultRow& r) {
+    return r.shape_gemm_gflops > best_sgemm;
+  });
+  EXPECT_EQ(table.str().find("yardstick at P = ") != std::string::npos, shape_above) << table.str();
   EXPECT_EQ(ResultsFile::read_samples(path).size(), 4u * 2);  // reps = 2 per row
   EXPECT_NE(progress.str().find("ETA"), std::string::npos);
   EXPECT_NE(table.str().find("summary: 4 ok, 0 skipped, 0 failed"), std::string::npos) << table.str();
