@@ -11,13 +11,9 @@ Usage: python3 plots/epilogue_table.py RUN.h5 [MORE.h5 ...]
 """
 import argparse
 
-from lobench_results import load, text
+from lobench_results import load, precision, text
 
 UNIT_ROUNDOFF = {"bf16": 2.0 ** -8, "fp16": 2.0 ** -11}
-
-
-def field(r, name, default=""):
-    return text(r[name]) if name in r.dtype.names else default
 
 
 def main():
@@ -33,23 +29,23 @@ def main():
                 rows.append((r, cpu))
 
     def point(r):
-        return (text(r["variant"]), field(r, "operand") or "fp32", text(r["reduction"]), int(r["P"]), int(r["V"]),
+        return (text(r["variant"]), precision(r, "operand"), text(r["reduction"]), int(r["P"]), int(r["V"]),
                 int(r["D"]), int(r["threads"]))
 
     def largest_error(r):
         return max(float(r[c]) for c in ("rel_loss_err", "rel_dA_err", "rel_dE_err"))
 
-    fp32_rows = {point(r): r for r, _ in rows if (field(r, "epilogue") or "fp32") == "fp32"}
+    fp32_rows = {point(r): r for r, _ in rows if precision(r, "epilogue") == "fp32"}
     print("| variant | operand | reduction | P | V | D | epilogue | rel. loss error | rel. dA error | rel. dE error "
           "| largest / u | × fp32 epilogue's largest | median step | × fp32 epilogue's time |")
     print("| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     order = {"fp32": 0, "bf16": 1, "fp16": 2}
-    rows.sort(key=lambda rc: (point(rc[0])[1:], point(rc[0])[0], order.get(field(rc[0], "epilogue") or "fp32", 9)))
+    rows.sort(key=lambda rc: (point(rc[0])[1:], point(rc[0])[0], order.get(precision(rc[0], "epilogue"), 9)))
     cpus = set()
     for r, cpu in rows:
         cpus.add(cpu)
         variant, operand, reduction, P, V, D, threads = point(r)
-        epilogue = field(r, "epilogue") or "fp32"
+        epilogue = precision(r, "epilogue")
         errors = [float(r[c]) for c in ("rel_loss_err", "rel_dA_err", "rel_dE_err")]
         base = fp32_rows.get(point(r))
         t = float(r["time_median_s"])

@@ -60,6 +60,12 @@ def text(x):
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
+def precision(row, column):
+    """A record row's `operand` or `epilogue`: its text, fp32 where empty or where the file predates the
+    column (the row key counts both as fp32)."""
+    return (text(row[column]) if column in row.dtype.names else "") or "fp32"
+
+
 def _attrs(f):
     return {k: (v.decode(errors="replace") if isinstance(v, bytes) else (v.item() if isinstance(v, np.generic) else v))
             for k, v in f.attrs.items()}

@@ -10,7 +10,7 @@ Usage: python3 plots/run_summary.py RUN.h5
 import argparse
 import math
 
-from lobench_results import load, text
+from lobench_results import load, precision, text
 
 
 def main():
@@ -22,8 +22,7 @@ def main():
 
     def operand(r):
         """The operand precision, and the epilogue's where it is not fp32 (each its own column)."""
-        op = (text(r["operand"]) if "operand" in names else "") or "fp32"
-        epilogue = (text(r["epilogue"]) if "epilogue" in names else "") or "fp32"
+        op, epilogue = precision(r, "operand"), precision(r, "epilogue")
         return op if epilogue == "fp32" else f"{op} epilogue {epilogue}"
 
     def col(r):

@@ -18,7 +18,7 @@ threads. The paper's TPU figures are printed last for orientation only.
 import argparse
 import math
 
-from lobench_results import load, text
+from lobench_results import load, precision, text
 
 PAPER = """
 Cut BCE paper, Table II (TPU; for orientation, not comparable hardware):
@@ -65,8 +65,7 @@ class Rows:
         self.blocks_vary = {v for v, b in blocks.items() if len(b) > 1}
         self.by_point = {}
         for r in rows:
-            op = (text(r["operand"]) if "operand" in names else "") or "fp32"
-            epilogue = (text(r["epilogue"]) if "epilogue" in names else "") or "fp32"
+            op, epilogue = precision(r, "operand"), precision(r, "epilogue")
             if epilogue != "fp32":  # (another precision of the element-wise work: its own implementation)
                 op = f"{op} epilogue {epilogue}" if op != "fp32" else f"epilogue {epilogue}"
             point = (int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["V"]))

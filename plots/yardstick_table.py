@@ -15,14 +15,14 @@ import argparse
 import math
 import os
 
-from lobench_results import load, text
+from lobench_results import load, precision, text
 
 
 def square_best(attrs, threads, operand):
     """The square product's rate for the row's operands and threads (the first thread count's attributes
     have no suffix)."""
     first = attrs.get("sgemm_threads")
-    name = "sgemm_best_gflops" if operand in ("", "fp32") else "bf16_gemm_gflops"
+    name = "sgemm_best_gflops" if operand == "fp32" else "bf16_gemm_gflops"
     key = name if first is None or int(first) == threads else f"{name}_t{threads}"
     return float(attrs.get(key, math.nan))
 
@@ -39,15 +39,14 @@ def main():
         rows, attrs = load(path)
         cpus.add(attrs.get("cpu_model", "?"))
         for r in rows:
-            epilogue = (text(r["epilogue"]) if "epilogue" in r.dtype.names else "") or "fp32"
-            if text(r["status"]) != "ok" or text(r["backend"]) == "cuda" or epilogue != "fp32":
+            if text(r["status"]) != "ok" or text(r["backend"]) == "cuda" or precision(r, "epilogue") != "fp32":
                 continue
             rate, threads = float(r["effective_gflops"]), int(r["threads"])
-            operand = text(r["operand"]) if "operand" in r.dtype.names else ""
+            operand = precision(r, "operand")
             square = square_best(attrs, threads, operand)
             shape = float(r["shape_gemm_gflops"]) if "shape_gemm_gflops" in r.dtype.names else math.nan
             chunked = f"{800 / 6 * rate / float(r['gemm_gflops']):.1f} %" if text(r["variant"]) == "chunked" else "–"
-            print(f"| {os.path.basename(path)} | {text(r['variant'])} | {operand or 'fp32'} | {int(r['P'])} | {int(r['V'])} | {int(r['D'])} "
+            print(f"| {os.path.basename(path)} | {text(r['variant'])} | {operand} | {int(r['P'])} | {int(r['V'])} | {int(r['D'])} "
                   f"| {threads} | {rate:.1f} | {square:.1f} | {shape:.1f} | {100 * float(r['gemm_fraction']):.1f} % "
                   f"| {100 * rate / square:.1f} % | {chunked} |")
     print()

@@ -14,13 +14,14 @@
 namespace lobench::meters {
 namespace {
 
-// Each path's product of the operands x on the tiles b, and its contender (which calls it).
+// Each path's product of the operands x on the tiles b (only the first: the library's or the bf16
+// products, with `first_only`), and its contender (which calls it).
 struct Paths {
   std::optional<cpu::LibraryTileProducts> library;
   std::optional<cpu::OwnTileProducts> own;
   std::optional<cpu::Bf16TileLogits> bf16;
   std::vector<Contender> contenders;
-  Paths(const cpu::LogitOperands& x, const cpu::TileBlocks& b, ShapeProducts products) {
+  Paths(const cpu::LogitOperands& x, const cpu::TileBlocks& b, ShapeProducts products, bool first_only) {
     if (products == ShapeProducts::bf16) {
       bf16.emplace(x, b);
       contenders.push_back({std::string("bf16 products (") + cpu::to_string(cpu::active_bf16_kernel()) + ")",
@@ -29,7 +30,7 @@ struct Paths {
     }
     library.emplace(x, b, 1);
     contenders.push_back({cpu::sgemm_library_name(), [this] { (*library)(); }, {}, {}});
-    if (const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels()) {
+    if (const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels(); own_kernels && !first_only) {
       own.emplace(x, b, *own_kernels, 1);
       contenders.push_back({"own", [this] { (*own)(); }, {}, {}});
     }
@@ -61,12 +62,12 @@ ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, S
   // would make samples far longer where the shape runs far slower, as at small P).
   const int64_t probe_v = std::min(V, 2 * unit);
   const std::vector<float> probe_E = fixed_operand(probe_v * D, kOperandStepB);
-  Paths probe({A.data(), probe_E.data(), P, probe_v, D}, b, products);
+  Paths probe({A.data(), probe_E.data(), P, probe_v, D}, b, products, /*first_only=*/true);
   const Samples once = collect_samples([&] { return seconds_of(probe.contenders[0].run); }, 1, RepPolicy::fixed(1));
   ShapeGemmRate r;
   r.timed_v = timed_rows(P, V, D, unit, longest_sample_s, 2.0 * double(P) * double(probe_v) * double(D) / once.min() / 1e9);
   const std::vector<float> E = fixed_operand(r.timed_v * D, kOperandStepB);
-  Paths paths({A.data(), E.data(), P, r.timed_v, D}, b, products);
+  Paths paths({A.data(), E.data(), P, r.timed_v, D}, b, products, /*first_only=*/false);
   std::vector<Contender>& contenders = paths.contenders;
   time_interleaved(contenders, 1, RepPolicy::fixed(5));
   // The fastest round, not the median: a limit, as the FMA peak is. On the shared Zen 5 the median of 5

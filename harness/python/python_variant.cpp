@@ -204,8 +204,6 @@ class PythonVariant final : public Variant {
     // default declines all but fp32); without one, fp32 only, as a built-in's default.
     if (!nb::hasattr(obj_, "skip_reason")) return Variant::skip_reason(s, o);
     if (!o.e_is_float32()) return "reads E in float32 only (no storage format support)";
-    if (!o.epilogue_is_fp32())  // (what its framework computes is its own: the epilogue axis is lobench's emulation)
-      return "computes its element-wise work in its framework (epilogue " + o.epilogue + " is the built-in CPU variants' emulation)";
     nb::gil_scoped_acquire gil;
     try {
       nb::object why = obj_.attr("skip_reason")(shape_dict(s), options_dict(o));

@@ -53,7 +53,6 @@ const meters::ShapeGemmRate& Yardsticks::shape(int64_t P, int64_t V, int64_t D, 
 
 const meters::ShapeGemmRate& Yardsticks::remeasure_shape(int64_t P, int64_t V, int64_t D, int threads,
                                                          meters::ShapeProducts products) {
-  shape(P, V, D, threads, products);
   meters::ShapeGemmRate& kept = shape_.at(std::tuple(P, V, D, threads, products));
   meters::ShapeGemmRate again = meters::measure_shape_gemm(P, V, D, threads, products, meters::kShapeSampleSeconds);
   if (again.gflops > kept.gflops) kept = std::move(again);

@@ -56,7 +56,8 @@ class Yardsticks {
   bool has_shape(int64_t P, int64_t V, int64_t D, int threads, meters::ShapeProducts products) const {
     return shape_.count(std::tuple(P, V, D, threads, products)) != 0;
   }
-  // Measures it again (a row ran faster than its yardstick) and keeps the faster of the two.
+  // Measures it again (a row ran faster than its yardstick; shape() measured it first) and keeps the faster
+  // of the two.
   const meters::ShapeGemmRate& remeasure_shape(int64_t P, int64_t V, int64_t D, int threads,
                                                meters::ShapeProducts products);
   // Measures the local SGEMM rate for this (P, D, threads) now, in samples of about sample_s

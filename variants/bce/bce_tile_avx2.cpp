@@ -66,12 +66,6 @@ struct Avx2 {
 
 }  // namespace
 
-extern const BceTileKernels kBceTileKernelsAvx2 = {
-    SimdPath::avx2,
-    bce_loops::softplus_rows<Avx2>,
-    bce_loops::sigmoid_scaled<Avx2>,
-    bce_loops::softplus_and_sigmoid<Avx2>,
-    bce_loops::softplus_sigmoid_elements<Avx2>,
-};
+extern const BceTileKernels kBceTileKernelsAvx2 = bce_loops::kernel_table<Avx2>(SimdPath::avx2);
 
 }  // namespace lobench::cpu

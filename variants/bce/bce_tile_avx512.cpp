@@ -13,12 +13,6 @@ namespace {
 
 }  // namespace
 
-extern const BceTileKernels kBceTileKernelsAvx512 = {
-    SimdPath::avx512,
-    bce_loops::softplus_rows<Avx512>,
-    bce_loops::sigmoid_scaled<Avx512>,
-    bce_loops::softplus_and_sigmoid<Avx512>,
-    bce_loops::softplus_sigmoid_elements<Avx512>,
-};
+extern const BceTileKernels kBceTileKernelsAvx512 = bce_loops::kernel_table<Avx512>(SimdPath::avx512);
 
 }  // namespace lobench::cpu

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "variants/bce/bce_math.hpp"
+#include "variants/bce/bce_tile_kernels.hpp"
 
 namespace lobench::cpu::bce_loops {
 
@@ -132,6 +133,12 @@ void softplus_sigmoid_elements(const float* x, int64_t n, float* softplus, float
     S::store_first(softplus + j, t.softplus, k);
     S::store_first(sigmoid + j, t.sigmoid, k);
   }
+}
+
+// The table of S's kernels (bce_tile_kernels.hpp), for the translation unit that defines S.
+template <class S>
+constexpr BceTileKernels kernel_table(SimdPath path) {
+  return {path, softplus_rows<S>, sigmoid_scaled<S>, softplus_and_sigmoid<S>, softplus_sigmoid_elements<S>};
 }
 
 }  // namespace lobench::cpu::bce_loops

@@ -15,12 +15,6 @@ namespace {
 
 }  // namespace
 
-extern const BceTileKernels kBceTileKernelsPortable = {
-    SimdPath::portable,
-    bce_loops::softplus_rows<Vectors>,
-    bce_loops::sigmoid_scaled<Vectors>,
-    bce_loops::softplus_and_sigmoid<Vectors>,
-    bce_loops::softplus_sigmoid_elements<Vectors>,
-};
+extern const BceTileKernels kBceTileKernelsPortable = bce_loops::kernel_table<Vectors>(SimdPath::portable);
 
 }  // namespace lobench::cpu

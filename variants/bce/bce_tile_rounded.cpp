@@ -119,21 +119,9 @@ void round_elements(const float* in, int64_t n, float* out) {
 
 }  // namespace
 
-extern const BceTileKernels kBceTileKernelsBf16Epilogue = {
-    SimdPath::portable,
-    bce_loops::softplus_rows<Bf16>,
-    bce_loops::sigmoid_scaled<Bf16>,
-    bce_loops::softplus_and_sigmoid<Bf16>,
-    bce_loops::softplus_sigmoid_elements<Bf16>,
-};
+extern const BceTileKernels kBceTileKernelsBf16Epilogue = bce_loops::kernel_table<Bf16>(SimdPath::portable);
 
-extern const BceTileKernels kBceTileKernelsFp16Epilogue = {
-    SimdPath::portable,
-    bce_loops::softplus_rows<Fp16>,
-    bce_loops::sigmoid_scaled<Fp16>,
-    bce_loops::softplus_and_sigmoid<Fp16>,
-    bce_loops::softplus_sigmoid_elements<Fp16>,
-};
+extern const BceTileKernels kBceTileKernelsFp16Epilogue = bce_loops::kernel_table<Fp16>(SimdPath::portable);
 
 template <class S>
 void fma_elements(const float* a, const float* b, const float* c, int64_t n, float* out) {

@@ -152,10 +152,10 @@ cpu::LogitOperands operands(const StepData& d) { return {d.A.data(), d.E.data(),
 // The products of the tiled variants without their element-wise work (variants/cpu/logit_tile_products.hpp):
 // the library's and our own, the logits only (products == 1) or the three of a fused pass (products == 3).
 cpu::TileBlocks fused_blocks(const StepData& d) { return cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0}); }
-cpu::LibraryTileProducts Products(const StepData& d, int products) {
+cpu::LibraryTileProducts library_products(const StepData& d, int products) {
   return cpu::LibraryTileProducts(operands(d), fused_blocks(d), products);
 }
-cpu::OwnTileProducts OwnProducts(const StepData& d, const cpu::OwnTileKernels& own, int products) {
+cpu::OwnTileProducts own_products(const StepData& d, const cpu::OwnTileKernels& own, int products) {
   return cpu::OwnTileProducts(operands(d), fused_blocks(d), own, products);
 }
 
@@ -257,10 +257,10 @@ Rates measure_now(const StepData& d, Logits&& logits) {
 // benchmark out (gemm_own only where our kernels run).
 Rates gemm_rate(const StepData& d) {
   const std::pair<int64_t, int64_t> key{d.V, d.D};
-  if (!gemm_rates().count(key)) gemm_rates()[key] = measure_now(d, Products(d, 1));
+  if (!gemm_rates().count(key)) gemm_rates()[key] = measure_now(d, library_products(d, 1));
   Rates best = gemm_rates()[key];
   if (const cpu::OwnTileKernels* own = cpu::own_tile_kernels()) {
-    if (!gemm_own_rates().count(key)) gemm_own_rates()[key] = measure_now(d, OwnProducts(d, *own, 1));
+    if (!gemm_own_rates().count(key)) gemm_own_rates()[key] = measure_now(d, own_products(d, *own, 1));
     best.wall = std::max(best.wall, gemm_own_rates()[key].wall);
     best.cpu = std::max(best.cpu, gemm_own_rates()[key].cpu);
   }
@@ -277,7 +277,7 @@ void report(benchmark::State& state, const StepData& d, const Timing& t, double 
 
 void bench_gemm(benchmark::State& state, int64_t V, int64_t D) {
   const StepData& d = inputs(V, D);
-  auto logits = Products(d, 1);
+  auto logits = library_products(d, 1);
   const Timing t = time_iterations(state, logits);
   gemm_rates()[{V, D}] = rates_of(d, 2, t);
   report(state, d, t, 2);
@@ -290,7 +290,7 @@ void bench_gemm_own(benchmark::State& state, int64_t V, int64_t D) {
     return;
   }
   const StepData& d = inputs(V, D);
-  auto logits = OwnProducts(d, *own, 1);
+  auto logits = own_products(d, *own, 1);
   const Timing t = time_iterations(state, logits);
   gemm_own_rates()[{V, D}] = rates_of(d, 2, t);
   report(state, d, t, 2);
@@ -303,13 +303,13 @@ void bench_gemm_products_own(benchmark::State& state, int64_t V, int64_t D) {
     return;
   }
   const StepData& d = inputs(V, D);
-  auto three = OwnProducts(d, *own, 3);
+  auto three = own_products(d, *own, 3);
   report(state, d, time_iterations(state, three), 6);
 }
 
 void bench_gemm_products(benchmark::State& state, int64_t V, int64_t D) {
   const StepData& d = inputs(V, D);
-  auto three = Products(d, 3);
+  auto three = library_products(d, 3);
   report(state, d, time_iterations(state, three), 6);
 }
 
