@@ -179,6 +179,8 @@ def conditions(attrs, rows):
             parts.append(f"OpenBLAS {float(attrs['sgemm_openblas_gflops']):,.1f} at {attrs.get('sgemm_openblas_n', '?')}³")
         elif "sgemm_openblas_why" in attrs:
             parts.append(f"OpenBLAS not measured: {attrs['sgemm_openblas_why']}")
+        if "sgemm_onednn_gflops" in attrs and finite(float(attrs["sgemm_onednn_gflops"])):
+            parts.append(f"oneDNN {float(attrs['sgemm_onednn_gflops']):,.1f} at {attrs.get('sgemm_onednn_n', '?')}³")
         if "sgemm_own_gflops" in attrs and finite(float(attrs["sgemm_own_gflops"])):
             parts.append(f"lobench's own micro-kernels {float(attrs['sgemm_own_gflops']):,.1f} at {attrs.get('sgemm_own_n', '?')}³")
         if "fma_peak_gflops" in attrs:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Markdown table of the CPU rows of lobench run files with their two yardsticks
 (docs/method.md#the-yardstick): the machine's square product for the row's operands (the run's
-sgemm_best_gflops for fp32, bf16_gemm_gflops for bf16 and fp8 operands, for the row's threads) and the
+sgemm_best_gflops for fp32, bf16_gemm_best_gflops for bf16 and fp8 operands (bf16_gemm_gflops in files
+made before oneDNN's bf16 product entered it), for the row's threads) and the
 logit product at the row's own shape (shape_gemm_gflops, schema version 5), the row's yardstick being the
 larger. One line per row: its rate on 6·P·V·D, both yardsticks, %GEMM (over the larger), the ratio over the
 square product alone (what a version-4 file reported) and, for chunked, %GEMM on the 8·P·V·D it computes.
@@ -22,9 +23,10 @@ def square_best(attrs, threads, operand):
     """The square product's rate for the row's operands and threads (the first thread count's attributes
     have no suffix)."""
     first = attrs.get("sgemm_threads")
-    name = "sgemm_best_gflops" if operand == "fp32" else "bf16_gemm_gflops"
-    key = name if first is None or int(first) == threads else f"{name}_t{threads}"
-    return float(attrs.get(key, math.nan))
+    suffix = "" if first is None or int(first) == threads else f"_t{threads}"
+    if operand == "fp32":
+        return float(attrs.get("sgemm_best_gflops" + suffix, math.nan))
+    return float(attrs.get("bf16_gemm_best_gflops" + suffix, attrs.get("bf16_gemm_gflops" + suffix, math.nan)))
 
 
 def main():

@@ -15,7 +15,7 @@ namespace lobench::cli {
 std::string environment_help() {
   return "Environment (checked at start; a malformed value is a usage error, exit 2):\n"
          "  LOBENCH_ISA=portable|avx2|avx512   force one CPU kernel path (default: the best this CPU runs)\n"
-         "  LOBENCH_GEMM=eigen|openblas        the GEMM library of the dense products (default: OpenBLAS where built)\n"
+         "  LOBENCH_GEMM=eigen|openblas|onednn the GEMM library of the dense products (default: OpenBLAS where built)\n"
          "  LOBENCH_PRODUCTS=own|library|auto  the products of fp32 fused/chunked tiles: lobench's AVX-512 micro-kernels,\n"
          "                                     the library's, or (auto, default) the faster as measured and cached on\n"
          "                                     this machine (`lobench tune`)\n"

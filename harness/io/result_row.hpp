@@ -98,14 +98,15 @@ using Text256 = FixedText<256>;
   X(double, effective_gflops, kNotMeasured, "GFLOP/s", "flops / time_median_s / 1e9")                              \
   X(double, gemm_gflops, kNotMeasured, "GFLOP/s",                                                                   \
     "the yardstick: CPU rows the larger of shape_gemm_gflops and, with fp32 operands, the machine's best SGEMM "   \
-    "on the row's threads (the fastest of Eigen, OpenBLAS and lobench's own micro-kernels at a large square size, " \
-    "the sgemm_* attributes), with --operand bf16, e4m3 and e5m2 the bf16 products' rate at the square size (the " \
-    "bf16_gemm_* attributes), all measured in the same run; GPU rows the cuBLAS rate for the operand on an 8192³ " \
+    "on the row's threads (the fastest of Eigen, OpenBLAS, oneDNN and lobench's own micro-kernels at a large "     \
+    "square size, the sgemm_* attributes), with --operand bf16, e4m3 and e5m2 the faster of lobench's and "        \
+    "oneDNN's bf16 products at the square size (the bf16_gemm_* attributes), all measured in the same run; GPU "   \
+    "rows the cuBLAS rate for the operand on an 8192³ "                                                            \
     "product (the gpu_gemm_* attributes)")                                                                          \
   X(double, shape_gemm_gflops, kNotMeasured, "GFLOP/s",                                                             \
     "CPU rows (not sharded): the logit product A·Eᵀ at the row's P, V, D on its threads, on the tiles `fused` "     \
-    "chooses, the fastest round of the fastest path its operands have (fp32: the library's products and lobench's " \
-    "own micro-kernels; bf16, e4m3, e5m2: the bf16 products), measured "                                           \
+    "chooses, the fastest round of the fastest path its operands have (fp32: the library's products, oneDNN's "   \
+    "where built in, and lobench's own micro-kernels; bf16, e4m3, e5m2: the bf16 products), measured "             \
     "once per shape in the same run (on all of V, or whole vocabulary blocks of it for a product of at most "       \
     "0.25 s); NaN for GPU, sharded and tf32 rows and before version 5)")                                           \
   X(double, gemm_fraction, kNotMeasured, "",                                                                        \

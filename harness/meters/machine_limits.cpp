@@ -2,22 +2,31 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "variants/operand.hpp"
 
 namespace lobench::meters {
 
-double MachineLimits::best_sgemm_gflops() const {
+namespace {
+
+double fastest(std::initializer_list<const SgemmRate*> rates) {
   double best = std::numeric_limits<double>::quiet_NaN();
-  for (const SgemmRate* r : {&eigen, &openblas, &own})
+  for (const SgemmRate* r : rates)
     if (!std::isnan(r->gflops) && !(r->gflops <= best)) best = r->gflops;
   return best;
 }
 
+}  // namespace
+
+double MachineLimits::best_sgemm_gflops() const { return fastest({&eigen, &openblas, &onednn, &own}); }
+
+double MachineLimits::best_bf16_gflops() const { return fastest({&bf16, &bf16_onednn}); }
+
 double MachineLimits::yardstick_gflops(const std::string& operand) const {
   // (fp8 operands run through the same bf16 products: the best product this CPU has for them)
-  if (products_in_bf16(parse_operand(operand)) && std::isfinite(bf16.gflops)) return bf16.gflops;
+  if (products_in_bf16(parse_operand(operand)) && std::isfinite(best_bf16_gflops())) return best_bf16_gflops();
   return best_sgemm_gflops();
 }
 
@@ -32,6 +41,7 @@ MachineLimits measure_machine_limits(int threads, int64_t sgemm_n) {
   m.fma = fma_peak(threads, runs);
   m.eigen = eigen_square_sgemm(sgemm_n, threads);
   m.own = own_square_sgemm(sgemm_n, threads);
+  m.onednn = onednn_square_sgemm(sgemm_n, threads);
   m.openblas = openblas_square_sgemm(sgemm_n, threads);
   // The FMA peak is a ceiling, the fastest moment: measured again after the products and kept at its
   // highest, and while it is below an SGEMM rate (impossible on quiet cores: its window fell on a

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
+#include <bit>
 #include <cstdlib>
+#include <stdexcept>
 #include <limits>
 #include <functional>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "harness/measure.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/openblas.hpp"
 #include "variants/cpu/sgemm.hpp"
 
@@ -50,6 +53,18 @@ SgemmRate not_measured(int64_t n, std::string why) {
   r.why = std::move(why);
   return r;
 }
+
+// omp_get_max_threads() set to `threads` for its lifetime (oneDNN's threads outside a team).
+class OmpThreads {
+ public:
+  explicit OmpThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~OmpThreads() { omp_set_num_threads(saved_); }
+  OmpThreads(const OmpThreads&) = delete;
+  OmpThreads& operator=(const OmpThreads&) = delete;
+
+ private:
+  int saved_;
+};
 
 SgemmRate rate_of(const Samples& s, int64_t n, std::string library) {
   SgemmRate r;
@@ -90,6 +105,40 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
   r.kernels = blas->kernels;
   r.loaded = blas->loaded;
   return r;
+}
+
+SgemmRate onednn_square_sgemm(int64_t n, int threads) {
+  if (auto why = cpu::onednn_unavailable()) return not_measured(n, *why);
+  const SquareOperands x(n);
+  std::vector<float> c(size_t(n * n));
+  const OmpThreads on(threads);
+  const Samples s = time_products([&] {
+    cpu::onednn_sgemm(false, false, n, n, n, x.a.data(), n, x.b.data(), n, c.data(), n, /*accumulate=*/false);
+  });
+  return rate_of(s, n, cpu::onednn_name() + " (dnnl_sgemm)");
+}
+
+SgemmRate onednn_bf16_square_gemm(int64_t n, int threads) {
+  if (auto why = cpu::onednn_unavailable()) return not_measured(n, *why);
+  const SquareOperands x(n);
+  // (the same values as the other products, rounded to bf16 nearest-even: none is NaN)
+  auto to_bf16 = [](const std::vector<float>& v) {
+    std::vector<uint16_t> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      const uint32_t u = std::bit_cast<uint32_t>(v[i]);
+      out[i] = uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    }
+    return out;
+  };
+  const std::vector<uint16_t> a = to_bf16(x.a), b = to_bf16(x.b);
+  const OmpThreads on(threads);
+  try {
+    cpu::OnednnBf16SquareProduct product(n, a.data(), b.data());
+    const Samples s = time_products([&] { product(); });
+    return rate_of(s, n, cpu::onednn_name() + " matmul (" + product.implementation() + ")");
+  } catch (const std::runtime_error& e) {
+    return not_measured(n, e.what());
+  }
 }
 
 // The own kernels' product is their dE product, C[j, d] = Σ_r Gᵀ[j, r]·A[r, d], with C's rows Gᵀ's

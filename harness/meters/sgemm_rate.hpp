@@ -1,7 +1,8 @@
 // The machine's SGEMM limit, the yardstick of every CPU row's %GEMM: the rate of a large square
 // single-precision product by Eigen (with its own OpenMP threading), by OpenBLAS (Debian's libopenblas,
 // loaded at run time: the BLAS NumPy, Debian's PyTorch and most frameworks call) and by lobench's own
-// micro-kernels (the tiled variants' products, variants/cpu/fused_tile.hpp, where the CPU runs them). The
+// micro-kernels (the tiled variants' products, variants/cpu/fused_tile.hpp, where the CPU runs them), and
+// by oneDNN (where the build found it: the library PyTorch's CPU matmul runs on). The
 // fastest is "the best SGEMM" of docs/method.md#the-yardstick: on a CPU the libraries do not know (Debian's
 // OpenBLAS 0.3.21 on AMD Zen 5, or any OpenBLAS held to older kernels by OPENBLAS_CORETYPE) our own
 // products outrun them, and a yardstick below the variants' own products would put rows above 100 %.
@@ -39,6 +40,10 @@ SgemmRate eigen_square_sgemm(int64_t n, int threads);
 // when libopenblas.so.0 cannot be loaded.
 SgemmRate openblas_square_sgemm(int64_t n, int threads);
 
+// The same through oneDNN's dnnl_sgemm on `threads` threads (variants/cpu/onednn.hpp); NaN with `why` set
+// where lobench was built without oneDNN.
+SgemmRate onednn_square_sgemm(int64_t n, int threads);
+
 // The same through lobench's own micro-kernels (the dE product of variants/cpu/fused_tile.hpp, a general
 // row-major C = A·B), with A and B first copied into the layout those kernels read (timed: OpenBLAS packs
 // inside its timing too); NaN with `why` set where the kernels do not run (no AVX-512, LOBENCH_ISA).
@@ -62,5 +67,10 @@ bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, 
 // untimed (OpenBLAS packs inside its timing; the bf16 rows pack in theirs). NaN with `why` set where the
 // bf16 products cannot run.
 SgemmRate bf16_square_gemm(int64_t n, int threads);
+
+// oneDNN's bf16 product of the same operands (its matmul primitive: AMX where the CPU has it, AVX512_BF16
+// otherwise), on `threads` threads, the operands rounded untimed; NaN with `why` set where lobench was
+// built without oneDNN or oneDNN refuses bf16 on this CPU. `library` names the implementation oneDNN chose.
+SgemmRate onednn_bf16_square_gemm(int64_t n, int threads);
 
 }  // namespace lobench::meters

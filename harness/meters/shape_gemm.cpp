@@ -8,6 +8,7 @@
 #include "harness/meters/sgemm_rate.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/logit_tile_products.hpp"
+#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/timing.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 // Each path's product of the operands x on the tiles b (only the first: the library's or the bf16
 // products, with `first_only`), and its contender (which calls it).
 struct Paths {
-  std::optional<cpu::LibraryTileProducts> library;
+  std::optional<cpu::LibraryTileProducts> library, onednn;
   std::optional<cpu::OwnTileProducts> own;
   std::optional<cpu::Bf16TileLogits> bf16;
   std::vector<Contender> contenders;
@@ -30,7 +31,12 @@ struct Paths {
     }
     library.emplace(x, b, 1);
     contenders.push_back({cpu::sgemm_library_name(), [this] { (*library)(); }, {}, {}});
-    if (const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels(); own_kernels && !first_only) {
+    if (first_only) return;
+    if (!cpu::onednn_unavailable() && cpu::sgemm_library() != cpu::GemmLibrary::onednn) {
+      onednn.emplace(x, b, 1, cpu::GemmLibrary::onednn);
+      contenders.push_back({cpu::onednn_name() + " (dnnl_sgemm, 1 thread per call)", [this] { (*onednn)(); }, {}, {}});
+    }
+    if (const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels()) {
       own.emplace(x, b, *own_kernels, 1);
       contenders.push_back({"own", [this] { (*own)(); }, {}, {}});
     }

@@ -232,7 +232,7 @@ class RowRunner {
     if (s_.sharded && !file_) return;  // a sharded run's other ranks record nothing
     const bool first = yardsticks_.machines().count(threads) == 0;
     if (first)  // tens of seconds of silence otherwise (issue 43)
-      printer_.note(fmt::format("measuring the machine's limits on {} thread{} (SGEMM with Eigen, OpenBLAS and "
+      printer_.note(fmt::format("measuring the machine's limits on {} thread{} (SGEMM with Eigen, OpenBLAS, oneDNN and "
                                 "lobench's own kernels, the FMA peak: the yardstick of %GEMM; once per thread "
                                 "count, up to a minute) ...", threads, threads == 1 ? "" : "s"));
     yardsticks_.machine(threads);
@@ -264,7 +264,8 @@ class RowRunner {
     const Shape& sh = plan.point.shape;
     // (the library's full name is on the machine-limits line and in sgemm_library)
     auto short_name = [](const std::string& name) {
-      return name == "own" || name.rfind("bf16 products", 0) == 0 ? name : std::string("library");
+      if (name == "own" || name.rfind("bf16 products", 0) == 0) return name;
+      return std::string(name.rfind("oneDNN", 0) == 0 ? "oneDNN" : "library");
     };
     std::string others;
     for (const auto& [name, gflops] : shape.paths)
@@ -336,9 +337,14 @@ class RowRunner {
       file_->set_attr("sgemm_threads" + suffix, double(m.threads));
       record("sgemm_eigen", m.eigen);
       record("sgemm_openblas", m.openblas);
+      record("sgemm_onednn", m.onednn);
       record("sgemm_own", m.own);
       file_->set_attr("sgemm_best_gflops" + suffix, m.best_sgemm_gflops());
-      if (m.bf16.n != 0) record("bf16_gemm", m.bf16);
+      if (m.bf16.n != 0) {
+        record("bf16_gemm", m.bf16);
+        record("bf16_gemm_onednn", m.bf16_onednn);
+        file_->set_attr("bf16_gemm_best_gflops" + suffix, m.best_bf16_gflops());
+      }
       file_->set_attr("fma_peak_gflops" + suffix, m.fma.gflops);
       file_->set_attr("fma_peak_isa" + suffix, m.fma.isa);
     }
@@ -346,17 +352,19 @@ class RowRunner {
       if (!r.why.empty()) return "not measured (" + r.why + ")";
       return r.note.empty() ? fmt::format("{:.1f}", r.gflops) : fmt::format("{:.1f} ({})", r.gflops, r.note);
     };
-    const std::string openblas = rate_text(m.openblas), own = rate_text(m.own);
-    const std::string bf16 = m.bf16.n == 0         ? ""
-                             : m.bf16.why.empty() ? fmt::format("; bf16 {}³ {:.1f} GFLOP/s ({}, the yardstick of bf16 rows)",
-                                                                m.bf16.n, m.bf16.gflops, m.bf16.library)
-                                                  : "; bf16 not measured (" + m.bf16.why + ")";
+    const std::string openblas = rate_text(m.openblas), onednn = rate_text(m.onednn), own = rate_text(m.own);
+    auto bf16_text = [](const meters::SgemmRate& r) {
+      return r.why.empty() ? fmt::format("{:.1f} ({})", r.gflops, r.library) : "not measured (" + r.why + ")";
+    };
+    const std::string bf16 = m.bf16.n == 0 ? ""
+                                           : fmt::format("; bf16 {}³ lobench's {}, oneDNN {} GFLOP/s (the yardstick of bf16 rows: {:.1f})",
+                                                         m.bf16.n, bf16_text(m.bf16), bf16_text(m.bf16_onednn), m.best_bf16_gflops());
     const std::string products =
         products_ ? fmt::format("; fp32 fused/chunked products: {} ({})", products_->products, products_->basis) : "";
-    printer_.note(fmt::format("machine limits on {} threads{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {}, lobench's own {} "
+    printer_.note(fmt::format("machine limits on {} threads{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {}, oneDNN {}, lobench's own {} "
                               "GFLOP/s (the yardstick of %GEMM: {:.1f}){}; FMA peak {:.1f} GFLOP/s ({}){}",
                               m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "",
-                              m.eigen.n, m.eigen.gflops, openblas, own, m.best_sgemm_gflops(), bf16, m.fma.gflops, m.fma.isa,
+                              m.eigen.n, m.eigen.gflops, openblas, onednn, own, m.best_sgemm_gflops(), bf16, m.fma.gflops, m.fma.isa,
                               products));
   }
 

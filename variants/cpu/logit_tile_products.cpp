@@ -31,8 +31,8 @@ TransposedTile transposed_step_tile(const LogitOperands& x, const TileBlocks& b,
   return t;
 }
 
-LibraryTileProducts::LibraryTileProducts(const LogitOperands& x, const TileBlocks& b, int products)
-    : x_(x), products_(products), b_(for_operands(x, b)),
+LibraryTileProducts::LibraryTileProducts(const LogitOperands& x, const TileBlocks& b, int products, GemmLibrary library)
+    : x_(x), products_(products), library_(library), b_(for_operands(x, b)),
       tiles_(size_t(b_.threads * b_.block_p * b_.ld)), dA_(products == 3 ? size_t(b_.threads * x.P * x.D) : 0),
       dE_(products == 3 ? size_t(x.V * x.D) : 0) {}
 
@@ -50,10 +50,10 @@ void LibraryTileProducts::operator()() {
         const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, x_.V - v0);
         const float* A_rows = x_.A + p0 * D;
         const float* E_rows = x_.E + v0 * D;
-        tile_logits(A_rows, E_rows, rows, n, D, X, b_.ld);
+        tile_logits(A_rows, E_rows, rows, n, D, X, b_.ld, library_);
         if (products_ == 3)
           tile_gradients(X, b_.ld, A_rows, E_rows, rows, n, D, dE_.data() + v0 * D, p0 == 0,
-                         dA_.data() + (t * P + p0) * D);
+                         dA_.data() + (t * P + p0) * D, library_);
       }
     }
   }

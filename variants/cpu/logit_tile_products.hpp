@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 
 namespace lobench::cpu {
@@ -32,14 +33,16 @@ TransposedTile transposed_step_tile(const LogitOperands& x, const TileBlocks& b,
 // (schedule(static, 1), for bit-reproducible dA); with equal blocks the two take the same time.
 class LibraryTileProducts {
  public:
-  // (x.V may be fewer rows than the shape `b` was chosen for: whole blocks of it, as the yardstick times)
-  LibraryTileProducts(const LogitOperands& x, const TileBlocks& b, int products);
+  // (x.V may be fewer rows than the shape `b` was chosen for: whole blocks of it, as the yardstick times;
+  // `library`: the process's, or another library the yardstick times)
+  LibraryTileProducts(const LogitOperands& x, const TileBlocks& b, int products, GemmLibrary library = sgemm_library());
   void operator()();
   const TileBlocks& blocks() const { return b_; }
 
  private:
   LogitOperands x_;
   int products_;
+  GemmLibrary library_;
   TileBlocks b_;
   std::vector<float> tiles_, dA_, dE_;
 };

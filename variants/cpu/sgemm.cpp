@@ -8,6 +8,9 @@
 #include <stdexcept>
 
 #include "variants/cpu/eigen_maps.hpp"
+#include <omp.h>
+
+#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/openblas.hpp"
 
 namespace lobench::cpu {
@@ -24,7 +27,11 @@ GemmLibrary choose_library() {
     if (!openblas()) throw std::runtime_error("LOBENCH_GEMM=openblas, but " + openblas_unavailable());
     return GemmLibrary::openblas;
   }
-  throw std::runtime_error("LOBENCH_GEMM=" + name + " is not a GEMM library lobench knows (eigen, openblas)");
+  if (name == "onednn") {
+    if (auto why = onednn_unavailable()) throw std::runtime_error("LOBENCH_GEMM=onednn, but " + *why);
+    return GemmLibrary::onednn;
+  }
+  throw std::runtime_error("LOBENCH_GEMM=" + name + " is not a GEMM library lobench knows (eigen, openblas, onednn)");
 }
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
@@ -55,6 +62,7 @@ GemmLibrary sgemm_library() {
 
 std::string sgemm_library_name() {
   if (sgemm_library() == GemmLibrary::openblas) return fmt::format("{} (cblas_sgemm, 1 thread per call)", openblas()->config);
+  if (sgemm_library() == GemmLibrary::onednn) return onednn_name() + " (dnnl_sgemm, 1 thread per call)";
   const std::string eigen = fmt::format("Eigen {}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
   if (const OpenBlas* blas = openblas(); blas && blas->other_kernels) return eigen + " (not OpenBLAS: " + blas->note + ")";
   return eigen;
@@ -74,6 +82,21 @@ void sgemm_using(GemmLibrary library, Op opA, Op opB, int64_t M, int64_t N, int6
     constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
     openblas()->sgemm(kRowMajor, opA == Op::none ? kNoTrans : kTrans, opB == Op::none ? kNoTrans : kTrans, int(M),
                       int(N), int(K), 1.0f, A, int(lda), B, int(ldb), accumulate ? 1.0f : 0.0f, C, int(ldc));
+    return;
+  }
+  if (library == GemmLibrary::onednn && K > 0) {  // (K = 0, C = 0 or C itself, is Eigen's below: oneDNN refuses it)
+    // Inside a team oneDNN runs on the calling thread; outside one it would take omp_get_max_threads()
+    // threads and split the sums by their number: held to one here.
+    const bool alone = !omp_in_parallel();
+    const int saved = omp_get_max_threads();
+    if (alone) omp_set_num_threads(1);
+    try {
+      onednn_sgemm(opA == Op::transpose, opB == Op::transpose, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+    } catch (...) {
+      if (alone) omp_set_num_threads(saved);
+      throw;
+    }
+    if (alone) omp_set_num_threads(saved);
     return;
   }
   // (a dimension past int: Eigen's indices are 64-bit)

@@ -1,9 +1,10 @@
 // One single-precision product C = op(A)·op(B) (+ C) on the calling thread, through the fastest library
-// at hand: OpenBLAS's cblas_sgemm when libopenblas.so.0 loads (variants/cpu/openblas.hpp), else Eigen.
+// at hand: OpenBLAS's cblas_sgemm when libopenblas.so.0 loads (variants/cpu/openblas.hpp), else Eigen;
+// oneDNN's dnnl_sgemm (variants/cpu/onednn.hpp, where the build found it) when asked for.
 //
 // Why not always Eigen: on the Zen 3 machines lobench runs on, Eigen 3.4's float micro-kernel reaches
 // 59–74 % of OpenBLAS's rate (results/cpu/table2.md), and the tiled variants spend almost all their
-// time in products; a framework's dense BCE calls a BLAS too. LOBENCH_GEMM=eigen|openblas forces one
+// time in products; a framework's dense BCE calls a BLAS too. LOBENCH_GEMM=eigen|openblas|onednn forces one
 // library (an unavailable forced library is an error); the choice is made once per process and every
 // run file records it (sgemm_library_name()).
 //
@@ -25,9 +26,9 @@ enum class Op { none, transpose };
 void sgemm(Op opA, Op opB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
            float* C, int64_t ldc, bool accumulate);
 
-enum class GemmLibrary { eigen, openblas };
+enum class GemmLibrary { eigen, openblas, onednn };
 
-// The same product through a given library (tests compare the two; OpenBLAS must be loadable).
+// The same product through a given library (tests compare them; OpenBLAS must be loadable, oneDNN built in).
 void sgemm_using(GemmLibrary library, Op opA, Op opB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                  const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate);
 
@@ -35,7 +36,8 @@ void sgemm_using(GemmLibrary library, Op opA, Op opB, int64_t M, int64_t N, int6
 // is neither name or OpenBLAS cannot be loaded), else OpenBLAS when it loads with the kernels lobench
 // chose (openblas.hpp: not OpenBlas::other_kernels), else Eigen.
 GemmLibrary sgemm_library();
-// "OpenBLAS 0.3.21 DYNAMIC_ARCH ... (cblas_sgemm, 1 thread per call)" or "Eigen 3.4.0".
+// "OpenBLAS 0.3.21 DYNAMIC_ARCH ... (cblas_sgemm, 1 thread per call)", "oneDNN 2.6.3 (...) (dnnl_sgemm, 1
+// thread per call)" or "Eigen 3.4.0".
 std::string sgemm_library_name();
 
 // For its lifetime, both libraries run every product on the calling thread (and the library is chosen

@@ -1,5 +1,5 @@
 // cpu::sgemm (variants/cpu/sgemm.hpp) against a float64 product, for every layout of the operands,
-// with and without accumulation, through both libraries; and the run guard that keeps both on the
+// with and without accumulation, through every library; and the run guard that keeps them on the
 // calling thread.
 #include "variants/cpu/sgemm.hpp"
 
@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/openblas.hpp"
 
 namespace lobench::cpu {
@@ -84,6 +85,40 @@ TEST(Sgemm, OpenBlasMatchesFloat64OnRaggedShapes) {
   for (const Case& c : ragged_cases()) expect_product(GemmLibrary::openblas, c);
 }
 
+TEST(Sgemm, OnednnMatchesFloat64OnRaggedShapes) {
+  if (auto why = onednn_unavailable()) GTEST_SKIP() << *why;
+  for (const Case& c : ragged_cases()) expect_product(GemmLibrary::onednn, c);
+}
+
+// oneDNN's products are the same bits whatever the threads around the call: inside a team of 2 (each
+// thread its own product, as the tiled variants call it) and outside any team with 2 threads allowed
+// (held to one: oneDNN would otherwise split the inner index by the thread count), as on one thread. The
+// shapes have inner indices that oneDNN splits on two threads (K = 4096, measured).
+TEST(Sgemm, OnednnProductsDoNotDependOnTheThreads) {
+  if (auto why = onednn_unavailable()) GTEST_SKIP() << *why;
+  for (const Case& c : {Case{512, 256, 4096, Op::none, Op::transpose, false}, Case{37, 300, 5000, Op::transpose, Op::none, true},
+                        Case{14, 2000, 256, Op::none, Op::none, false}}) {
+    const Operands o(c, 11);
+    auto product = [&](std::vector<float>& out) {
+      sgemm_using(GemmLibrary::onednn, c.opA, c.opB, c.M, c.N, c.K, o.A.data(), o.lda, o.B.data(), o.ldb, out.data(),
+                  o.ldc, c.accumulate);
+    };
+    const int saved = omp_get_max_threads();
+    std::vector<float> one = o.C, outside = o.C, team0 = o.C, team1 = o.C;
+    omp_set_num_threads(1);
+    product(one);
+    omp_set_num_threads(2);
+    product(outside);
+    EXPECT_EQ(omp_get_max_threads(), 2) << "the caller's thread count is restored";
+#pragma omp parallel num_threads(2)
+    product(omp_get_thread_num() == 0 ? team0 : team1);
+    omp_set_num_threads(saved);
+    EXPECT_EQ(one, outside) << c.M << "x" << c.N << "x" << c.K;
+    EXPECT_EQ(one, team0) << c.M << "x" << c.N << "x" << c.K;
+    EXPECT_EQ(one, team1) << c.M << "x" << c.N << "x" << c.K;
+  }
+}
+
 // The tiled variants call OpenBLAS from every thread of their team at once.
 TEST(Sgemm, ConcurrentCallsGiveTheSerialResults) {
   if (!openblas()) GTEST_SKIP() << openblas_unavailable();
@@ -121,7 +156,23 @@ TEST(Sgemm, GuardKeepsBothLibrariesOnTheCallingThreadAndRestoresThem) {
 TEST(Sgemm, LibraryNameSaysWhichLibrary) {
   const std::string name = sgemm_library_name();
   if (sgemm_library() == GemmLibrary::openblas) EXPECT_NE(name.find("OpenBLAS"), std::string::npos) << name;
+  else if (sgemm_library() == GemmLibrary::onednn) EXPECT_EQ(name.rfind("oneDNN ", 0), 0u) << name;
   else EXPECT_NE(name.find("Eigen"), std::string::npos) << name;
+}
+
+// Where oneDNN is built in, its name carries the version and the instruction set its kernels chose; where
+// not, asking for it says how to get it.
+TEST(Sgemm, OnednnSaysWhatItIsOrWhyNot) {
+  if (auto why = onednn_unavailable()) {
+    EXPECT_NE(why->find("libdnnl-dev"), std::string::npos) << *why;
+    EXPECT_THROW(sgemm_using(GemmLibrary::onednn, Op::none, Op::none, 1, 1, 1, nullptr, 1, nullptr, 1, nullptr, 1, false),
+                 std::runtime_error);
+    return;
+  }
+  const std::string name = onednn_name();
+  EXPECT_EQ(name.rfind("oneDNN ", 0), 0u) << name;
+  EXPECT_EQ(name.find("cpu_isa_"), std::string::npos) << name;  // (the ISA's own name, not the enum's)
+  EXPECT_NE(name.find('('), std::string::npos) << name;
 }
 
 }  // namespace

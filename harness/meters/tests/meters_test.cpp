@@ -22,6 +22,7 @@
 #include "harness/meters/shape_gemm.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 
@@ -92,6 +93,17 @@ TEST(Meters, SgemmOfBothLibrariesIsBelowTheFmaPeak) {
     EXPECT_EQ(m.own.n, 256);
     EXPECT_GE(m.own.samples, 3);
   }
+  // oneDNN where the build found it (CI installs libdnnl-dev), the reason where not.
+  if (auto why = cpu::onednn_unavailable()) {
+    EXPECT_TRUE(std::isnan(m.onednn.gflops));
+    EXPECT_EQ(m.onednn.why, *why);
+  } else {
+    EXPECT_LT(m.onednn.gflops, m.fma.gflops);
+    EXPECT_EQ(m.onednn.n, 256);
+    EXPECT_GE(m.onednn.samples, 3);
+    EXPECT_EQ(m.onednn.library.rfind("oneDNN ", 0), 0u) << m.onednn.library;
+    EXPECT_GE(m.best_sgemm_gflops(), m.onednn.gflops);
+  }
   EXPECT_GE(m.best_sgemm_gflops(), m.eigen.gflops);
   if (!std::isnan(m.own.gflops)) EXPECT_GE(m.best_sgemm_gflops(), m.own.gflops);
   EXPECT_EQ(m.yardstick_gflops("fp32"), m.best_sgemm_gflops());
@@ -107,6 +119,18 @@ TEST(Meters, BestSgemmIsTheFastestMeasured) {
   EXPECT_EQ(m.best_sgemm_gflops(), 100.0);
   m.openblas.gflops = 150.0;
   EXPECT_EQ(m.best_sgemm_gflops(), 150.0);
+  m.onednn.gflops = 160.0;
+  EXPECT_EQ(m.best_sgemm_gflops(), 160.0);
+  // bf16 rows: the faster of our bf16 products and oneDNN's, whichever was measured; the best SGEMM
+  // where neither was
+  EXPECT_TRUE(std::isnan(m.best_bf16_gflops()));
+  EXPECT_EQ(m.yardstick_gflops("bf16"), 160.0);
+  m.bf16.gflops = 800.0, m.bf16_onednn.gflops = 850.0;
+  EXPECT_EQ(m.yardstick_gflops("bf16"), 850.0);
+  EXPECT_EQ(m.yardstick_gflops("e4m3"), 850.0);
+  m.bf16_onednn.gflops = std::nan("");
+  EXPECT_EQ(m.yardstick_gflops("bf16"), 800.0);
+  EXPECT_EQ(m.yardstick_gflops("fp32"), 160.0);
 }
 
 // The product at a row's shape: the fastest of the paths the operands have (fp32: the library's and our
@@ -120,8 +144,10 @@ TEST(Meters, ShapeGemmIsTheFastestPathOnWholeBlocksOfTheShape) {
   const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, o);
   const int64_t unit = b.block_v * b.threads;
   const ShapeGemmRate r = measure_shape_gemm(P, V, D, 2, ShapeProducts::fp32, 1e-9);
-  ASSERT_EQ(r.paths.size(), cpu::own_tile_kernels() ? 2u : 1u);
+  const bool onednn_path = !cpu::onednn_unavailable() && cpu::sgemm_library() != cpu::GemmLibrary::onednn;
+  ASSERT_EQ(r.paths.size(), 1u + (cpu::own_tile_kernels() ? 1u : 0u) + (onednn_path ? 1u : 0u));
   EXPECT_EQ(r.paths[0].first, cpu::sgemm_library_name());
+  if (onednn_path) EXPECT_EQ(r.paths[1].first, cpu::onednn_name() + " (dnnl_sgemm, 1 thread per call)");
   double fastest = 0;
   for (const auto& [name, gflops] : r.paths) {
     EXPECT_GT(gflops, 0.0) << name;
@@ -190,6 +216,22 @@ TEST(Meters, Bf16YardstickIsMeasuredWhereTheProductsRunAndNamedWhereNot) {
   m.eigen.gflops = 1.0;
   EXPECT_EQ(m.yardstick_gflops("bf16"), r.gflops);
   EXPECT_EQ(m.yardstick_gflops("fp32"), 1.0);
+}
+
+// oneDNN's bf16 product beside ours: a rate and the implementation oneDNN chose where it runs, the reason
+// where not (built without it, or a CPU it refuses bf16 on).
+TEST(Meters, OnednnBf16RateIsMeasuredOrSaysWhyNot) {
+  const SgemmRate r = onednn_bf16_square_gemm(300, 2);
+  EXPECT_EQ(r.n, 300);
+  if (std::isnan(r.gflops)) {
+    EXPECT_FALSE(r.why.empty());
+    if (auto why = cpu::onednn_unavailable()) EXPECT_EQ(r.why, *why);
+    return;
+  }
+  EXPECT_GT(r.gflops, 0.0);
+  EXPECT_GE(r.samples, 3);
+  EXPECT_EQ(r.library.rfind("oneDNN ", 0), 0u) << r.library;
+  EXPECT_NE(r.library.find("matmul ("), std::string::npos) << r.library;
 }
 
 TEST(Meters, ResidentSetGrowthSeesAFreshlyTouchedBlock) {

@@ -84,7 +84,7 @@ def test_plain_program_and_python_engine_measure_and_call_the_same_openblas_kern
     a, b = _attrs(plain_out), _attrs(py_out)
     if "sgemm_openblas_why" in a:
         pytest.skip("OpenBLAS not loadable here: " + a["sgemm_openblas_why"])
-    for key in ("sgemm_openblas_library", "sgemm_openblas_kernels", "sgemm_library"):
+    for key in ("sgemm_openblas_library", "sgemm_openblas_kernels", "sgemm_library", "sgemm_onednn_library"):
         assert a.get(key) == b.get(key), f"{key}: lobench run {a.get(key)!r}, python -m lobench run {b.get(key)!r}"
     assert a["sgemm_openblas_kernels"] in a["sgemm_openblas_library"]
     if a["sgemm_openblas_kernels"].lower() != "prescott":  # (a CPU with AVX2: lobench asks for better kernels)

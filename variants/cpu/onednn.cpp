@@ -1,0 +1,92 @@
+#include "variants/cpu/onednn.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#ifdef LOBENCH_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#include <oneapi/dnnl/dnnl_debug.h>
+#endif
+
+namespace lobench::cpu {
+
+#ifdef LOBENCH_HAVE_ONEDNN
+
+std::optional<std::string> onednn_unavailable() { return std::nullopt; }
+
+std::string onednn_name() {
+  const dnnl_version_t* v = dnnl_version();
+  std::string isa = dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa());  // "cpu_isa_avx512_core_amx"
+  if (isa.rfind("cpu_isa_", 0) == 0) isa = isa.substr(8);
+  return fmt::format("oneDNN {}.{}.{} ({})", v->major, v->minor, v->patch, isa);
+}
+
+void onednn_sgemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  const dnnl_status_t status = dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb,
+                                          accumulate ? 1.0f : 0.0f, C, ldc);
+  if (status != dnnl_success)
+    throw std::runtime_error(fmt::format("oneDNN's sgemm refused M = {}, N = {}, K = {} (status {})", M, N, K, int(status)));
+}
+
+struct OnednnBf16SquareProduct::State {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul matmul;
+  dnnl::memory a, b, c;
+};
+
+OnednnBf16SquareProduct::OnednnBf16SquareProduct(int64_t n, const uint16_t* a, const uint16_t* b) {
+  using dnnl::memory;
+  try {
+    state_ = std::make_unique<State>();
+    const memory::desc a_desc({n, n}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc b_desc({n, n}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc c_desc({n, n}, memory::data_type::f32, memory::format_tag::ab);
+    state_->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_desc, b_desc, c_desc), state_->engine);
+    state_->matmul = dnnl::matmul(state_->pd);
+    // (oneDNN reads the caller's buffers in place; it never writes a or b)
+    state_->a = memory(a_desc, state_->engine, const_cast<uint16_t*>(a));
+    state_->b = memory(b_desc, state_->engine, const_cast<uint16_t*>(b));
+    state_->c = memory(c_desc, state_->engine);
+  } catch (const dnnl::error& e) {
+    throw std::runtime_error(fmt::format("oneDNN refused the bf16 matmul of {}³: {}", n, e.what()));
+  }
+}
+
+void OnednnBf16SquareProduct::operator()() {
+  state_->matmul.execute(state_->stream, {{DNNL_ARG_SRC, state_->a}, {DNNL_ARG_WEIGHTS, state_->b}, {DNNL_ARG_DST, state_->c}});
+  state_->stream.wait();
+}
+
+std::string OnednnBf16SquareProduct::implementation() const { return state_->pd.impl_info_str(); }
+
+#else
+
+std::optional<std::string> onednn_unavailable() {
+  return "lobench was built without oneDNN (install Debian's libdnnl-dev, or scripts/install_deps.sh, and rebuild)";
+}
+
+std::string onednn_name() { return "oneDNN (not built in)"; }
+
+void onednn_sgemm(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool) {
+  throw std::runtime_error(*onednn_unavailable());
+}
+
+struct OnednnBf16SquareProduct::State {};
+
+OnednnBf16SquareProduct::OnednnBf16SquareProduct(int64_t, const uint16_t*, const uint16_t*) {
+  throw std::runtime_error(*onednn_unavailable());
+}
+
+void OnednnBf16SquareProduct::operator()() {}
+
+std::string OnednnBf16SquareProduct::implementation() const { return ""; }
+
+#endif
+
+OnednnBf16SquareProduct::~OnednnBf16SquareProduct() = default;
+
+}  // namespace lobench::cpu
