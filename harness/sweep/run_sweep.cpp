@@ -109,6 +109,18 @@ const meters::ProductsChoice* choose_products(const std::vector<PlannedRow>& row
   return &meters::fp32_products_choice();
 }
 
+// The working memory of a row whose fp32 tiles take the chosen products: a transposed tile for our own
+// kernels, a row-major one for the library's (tile_scan.hpp), so predicted again once the choice is made
+// (plan_rows predicted it with our own kernels enabled). The two differ by at most a few tiles' rounding,
+// far below any limit the plan checked against, which is why the plan's decisions stand.
+void predict_with_chosen_products(std::vector<PlannedRow>& rows) {
+  for (PlannedRow& r : rows)
+    if (uses_fp32_products(r)) {
+      const meters::Fp32ProductsForD chosen(r.point.shape.D);
+      r.row.predicted_bytes = r.variant->predicted_working_bytes(r.point.shape, r.point.options);
+    }
+}
+
 void write_products_attributes(ResultsFile& file, const meters::ProductsChoice* products) {
   file.set_attr("fp32_products", products ? products->products : "not chosen: no CPU row with fp32 operands");
   if (products) file.set_attr("fp32_products_basis", products->basis);
@@ -476,6 +488,7 @@ class StepSweepJob : public SweepJob {
     if (records_ && s_.out_mode == OutMode::resume) refuse_epilogues_the_file_cannot_hold();
     if (records_) file_ = std::make_unique<ResultsFile>(s_.out, prov_, s_.out_mode);  // (a refused --out: nothing measured)
     const meters::ProductsChoice* products = choose_products(rows_, s_.sharded);
+    if (products) predict_with_chosen_products(rows_);
     if (records_) {
       write_run_attributes(*file_, s_, limits_);
       write_products_attributes(*file_, products);
