@@ -34,21 +34,30 @@ void tune(const TuneFlags& f) {
   fmt::print("lobench tune: the fused step through each path, {} threads, {} rounds interleaved; CPU time of all "
              "threads (what decides) and wall time, median (min–max):\n",
              f.threads, f.rounds);
-  for (const meters::ProductsTiming& t : ch.timings) {
-    const bool library = t.library_faster();
-    fmt::print("  {} P={} D={} V={}: library/own CPU time {:.3f} -> {}\n", t.shape_class, t.P, t.D, t.V,
-               t.library.median() / t.own.median(), library ? "library" : "own");
-    fmt::print("    CPU   own {}  library {}\n", samples_text(t.own), samples_text(t.library));
-    fmt::print("    wall  own {}  library {}\n", samples_text(t.own_wall), samples_text(t.library_wall));
+  auto path_word = [](ProductsPath p) { return p == ProductsPath::own ? "own" : p == ProductsPath::onednn ? "onednn" : "library"; };
+  for (size_t i = 0; i < ch.timings.size(); ++i) {
+    const meters::ProductsTiming& t = ch.timings[i];
+    const bool onednn = !t.onednn.seconds.empty();
+    fmt::print("  {} P={} D={} V={}: library/own CPU time {:.3f}{} -> {}\n", t.shape_class, t.P, t.D, t.V,
+               t.library.median() / t.own.median(),
+               onednn ? fmt::format(", onednn/own {:.3f}", t.onednn.median() / t.own.median()) : "",
+               path_word(i == 0 ? ch.small_d : ch.large_d));
+    fmt::print("    CPU   own {}  library {}{}\n", samples_text(t.own), samples_text(t.library),
+               onednn ? "  onednn " + samples_text(t.onednn) : "");
+    fmt::print("    wall  own {}  library {}{}\n", samples_text(t.own_wall), samples_text(t.library_wall),
+               onednn ? "  onednn " + samples_text(t.onednn_wall) : "");
   }
-  fmt::print("(the library replaces our kernels only when faster in CPU time in at least 3/4 of the rounds)\n");
-  fmt::print("own: {}\nlibrary: {}\nchoice: {}\n", meters::products_path_name(ProductsPath::own),
-             meters::products_path_name(ProductsPath::library), ch.products);
+  fmt::print("(a library replaces our kernels only when faster in CPU time in at least 3/4 of the rounds; of two, "
+             "the faster by the median)\n");
+  fmt::print("own: {}\nlibrary: {}\n", meters::products_path_name(ProductsPath::own),
+             meters::products_path_name(ProductsPath::library));
+  if (!ch.timings.front().onednn.seconds.empty())
+    fmt::print("onednn: {}\n", meters::products_path_name(ProductsPath::onednn));
+  fmt::print("choice: {}\n", ch.products);
   fmt::print("{}\n", cache_error.empty() ? ch.basis.substr(ch.basis.rfind("; ") + 2)
                                          : "the cache was not written: " + cache_error);
   if (const auto forced = meters::forced_products())
-    fmt::print("note: LOBENCH_PRODUCTS={} is set: this process's runs would take that path instead\n",
-               *forced == ProductsPath::own ? "own" : "library");
+    fmt::print("note: LOBENCH_PRODUCTS={} is set: this process's runs would take that path instead\n", path_word(*forced));
   set_command_exit_code(cache_error.empty() ? 0 : 1);
 }
 
@@ -59,12 +68,13 @@ void register_tune_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "tune",
       "Measure which products the fp32 fused and chunked tiles should use on this machine and cache the choice.\n"
-      "Times the fused step (P = 1024; D = 128 and D = 256) through lobench's own AVX-512 micro-kernels and\n"
-      "through the library (OpenBLAS, else Eigen), the two interleaved round by round, keeps the faster in CPU\n"
-      "time per shape class (D <= 192, D > 192; the library only when it won 3/4 of the rounds) and rewrites\n"
-      "the cache under $XDG_CACHE_HOME/lobench/ (default ~/.cache/lobench/) that `lobench run`, check and\n"
-      "train-seqrec read. Without it, the first run on a machine and build measures the same (5 rounds).\n"
-      "LOBENCH_PRODUCTS=own|library forces a path instead. Exit status 1 when the cache could not be written.");
+      "Times the fused step (P = 1024; D = 128 and D = 256) through lobench's own AVX-512 micro-kernels,\n"
+      "through the library (OpenBLAS, else Eigen) and through oneDNN (where built in), interleaved round by\n"
+      "round, keeps the fastest in CPU time per shape class (D <= 192, D > 192; a library only when it beat\n"
+      "ours in 3/4 of the rounds) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default\n"
+      "~/.cache/lobench/) that `lobench run`, check and train-seqrec read. Without it, the first run on a\n"
+      "machine and build measures the same (5 rounds). LOBENCH_PRODUCTS=own|library|onednn forces a path\n"
+      "instead. Exit status 1 when the cache could not be written.");
   cli::shared(cmd->add_option("--threads", flags->threads), "of the measured steps");
   cmd->add_option("--rounds", flags->rounds, "timed rounds of each path at each shape, after one warm-up (3 to 1000)")
       ->capture_default_str();

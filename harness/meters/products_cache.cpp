@@ -19,8 +19,11 @@
 namespace lobench::meters {
 namespace {
 
-constexpr const char* kHeader = "lobench fp32 products cache, version 2";
-constexpr size_t kLinesPerClass = 5;  // the class, then own and library CPU seconds, own and library wall seconds
+constexpr const char* kHeader = "lobench fp32 products cache, version 3";
+// The class, then own and library CPU seconds, own and library wall seconds, oneDNN's CPU and wall seconds
+// ("none" where not timed).
+constexpr size_t kLinesPerClass = 7;
+constexpr const char* kNotTimed = "none";
 
 // The first processor's fields of /proc/cpuinfo (x86 names; other machines leave them empty).
 std::map<std::string, std::string> cpuinfo_fields() {
@@ -73,7 +76,7 @@ uint64_t fnv1a(const std::string& s) {
 std::string samples_line(const char* name, const Samples& s) {
   std::string line = name;
   for (double x : s.seconds) line += fmt::format(" {}", x);  // shortest text that reads back exactly
-  return line;
+  return s.seconds.empty() ? line + " " + kNotTimed : line;
 }
 
 // "NAME: VALUE" with the expected NAME, else nothing.
@@ -105,23 +108,27 @@ std::optional<ProductsTiming> parse_timing(const std::string& cls, const std::st
   if (std::sscanf(cls.c_str(), "%15s P=%lld V=%lld D=%lld%c", name, &P, &V, &D, &tail) != 4 || P < 1 || V < 1 || D < 1)
     return std::nullopt;
   t.shape_class = name, t.P = P, t.V = V, t.D = D;
-  Samples* into[] = {&t.own, &t.library, &t.own_wall, &t.library_wall};
-  const char* names[] = {"own_cpu_seconds", "library_cpu_seconds", "own_wall_seconds", "library_wall_seconds"};
-  for (int i = 0; i < 4; ++i) {
+  Samples* into[] = {&t.own, &t.library, &t.own_wall, &t.library_wall, &t.onednn, &t.onednn_wall};
+  const char* names[] = {"own_cpu_seconds",  "library_cpu_seconds", "own_wall_seconds",
+                         "library_wall_seconds", "onednn_cpu_seconds", "onednn_wall_seconds"};
+  for (int i = 0; i < 6; ++i) {
     const auto text = field(samples[i], names[i]);
+    if (i >= 4 && text == kNotTimed) continue;  // (oneDNN's, where it was not timed)
     auto parsed = text ? parse_samples(*text) : std::nullopt;
     if (!parsed || (i > 0 && parsed->seconds.size() != t.own.seconds.size())) return std::nullopt;
     *into[i] = std::move(*parsed);
   }
+  if (t.onednn.seconds.empty() != t.onednn_wall.seconds.empty()) return std::nullopt;
   return t;
 }
 
 }  // namespace
 
-bool ProductsTiming::library_faster() const {
+bool ProductsTiming::faster_than_own(const Samples& other) const {
+  if (other.seconds.empty() || own.seconds.empty()) return false;
   size_t wins = 0;
-  for (size_t i = 0; i < own.seconds.size() && i < library.seconds.size(); ++i) wins += library.seconds[i] < own.seconds[i];
-  return 4 * wins >= 3 * own.seconds.size() && library.median() < own.median();
+  for (size_t i = 0; i < own.seconds.size() && i < other.seconds.size(); ++i) wins += other.seconds[i] < own.seconds[i];
+  return 4 * wins >= 3 * own.seconds.size() && other.median() < own.median();
 }
 
 std::string products_cache_key() {
@@ -208,7 +215,9 @@ bool write_products_cache(const std::string& path, const CachedProducts& c, std:
       f << fmt::format("class: {} P={} V={} D={}\n", t.shape_class, t.P, t.V, t.D)
         << samples_line("own_cpu_seconds:", t.own) << "\n" << samples_line("library_cpu_seconds:", t.library) << "\n"
         << samples_line("own_wall_seconds:", t.own_wall) << "\n"
-        << samples_line("library_wall_seconds:", t.library_wall) << "\n";
+        << samples_line("library_wall_seconds:", t.library_wall) << "\n"
+        << samples_line("onednn_cpu_seconds:", t.onednn) << "\n"
+        << samples_line("onednn_wall_seconds:", t.onednn_wall) << "\n";
     f.close();
     if (!f) {
       std::filesystem::remove(temp, ec);

@@ -20,7 +20,7 @@
 
 namespace lobench::meters {
 
-// One shape class's measurement: the fused step through each path, round by round (the two back to back
+// One shape class's measurement: the fused step through each path, round by round (the paths back to back
 // in each round), in process CPU seconds (all threads: what the choice compares, as a shared machine's
 // other jobs hardly enter it) and in wall seconds (shown beside).
 struct ProductsTiming {
@@ -28,10 +28,15 @@ struct ProductsTiming {
   int64_t P = 0, V = 0, D = 0;
   Samples own, library;            // CPU seconds per step
   Samples own_wall, library_wall;  // wall seconds per step, the same rounds
-  // Whether the library's products replace ours: faster in CPU time in at least 3/4 of the rounds and
-  // by the median. A tie within the noise keeps our kernels (what every earlier result used, pinned bit
-  // for bit by their scalar model) rather than letting the noise pick a machine's last bits.
-  bool library_faster() const;
+  // oneDNN's products as a second library (where built in and not the process's library already), the
+  // same rounds; empty where they were not timed.
+  Samples onednn, onednn_wall;
+  // Whether a library's products (`other`: library or onednn) replace ours: faster in CPU time in at least
+  // 3/4 of the rounds and by the median. A tie within the noise keeps our kernels (what every earlier
+  // result used, pinned bit for bit by their scalar model) rather than letting the noise pick a machine's
+  // last bits.
+  bool faster_than_own(const Samples& other) const;
+  bool library_faster() const { return faster_than_own(library); }
 };
 
 struct CachedProducts {

@@ -11,6 +11,7 @@
 #include "harness/measure.hpp"
 #include "harness/provenance.hpp"
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/step.hpp"
 #include "variants/variant.hpp"
@@ -29,7 +30,16 @@ void warn_once(const std::string& what) {
   std::call_once(once, [&] { fmt::print(stderr, "lobench: warning: {}\n", what); });
 }
 
-// The fused step at one shape of a class, through both paths, interleaved round by round.
+// Whether oneDNN is a path of its own here: built in, and not the process's library already.
+bool onednn_path() { return !cpu::onednn_unavailable() && cpu::sgemm_library() != cpu::GemmLibrary::onednn; }
+
+// The tiles' products of a path, for the steps made until the next call (or Fp32ProductsForD's end).
+void take_path(ProductsPath path) {
+  cpu::set_own_tile_kernels_enabled(path == ProductsPath::own);
+  cpu::set_tile_products_library(path == ProductsPath::onednn ? std::optional(cpu::GemmLibrary::onednn) : std::nullopt);
+}
+
+// The fused step at one shape of a class, through every path, interleaved round by round.
 ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int64_t D, int64_t V, int threads,
                               int reps) {
   const Shape shape{32, 32, V, D, 8, Reduction::mean, false};  // P = 1024, L = 8: the reduced Table II shapes
@@ -40,22 +50,25 @@ ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int
   CountingAllocator alloc;
   RunOptions options;  // fp32 operands, the variant's own block sizes
   options.threads = threads;
-  auto step_with = [&](bool own) {
-    return [&, own] {
-      cpu::set_own_tile_kernels_enabled(own);
+  auto step_with = [&](ProductsPath path) {
+    return [&, path] {
+      take_path(path);
       RunContext ctx{alloc, options};
       fused.run(in, out, ctx);
     };
   };
-  std::vector<Contender> contenders{{"own", step_with(true), {}, {}}, {"library", step_with(false), {}, {}}};
+  std::vector<Contender> contenders{{"own", step_with(ProductsPath::own), {}, {}},
+                                    {"library", step_with(ProductsPath::library), {}, {}}};
+  if (onednn_path()) contenders.push_back({"onednn", step_with(ProductsPath::onednn), {}, {}});
   RepPolicy policy;
   policy.fixed_reps = reps;
   time_interleaved(contenders, /*warmup=*/1, policy);
-  cpu::set_own_tile_kernels_enabled(true);
+  take_path(ProductsPath::own);  // (the process's defaults again)
   ProductsTiming t;
   t.shape_class = shape_class, t.P = in.P, t.V = V, t.D = D;
   t.own = contenders[0].cpu, t.library = contenders[1].cpu;
   t.own_wall = contenders[0].wall, t.library_wall = contenders[1].wall;
+  if (contenders.size() > 2) t.onednn = contenders[2].cpu, t.onednn_wall = contenders[2].wall;
   return t;
 }
 
@@ -74,16 +87,24 @@ CachedProducts measure_products(int threads, int reps) {
 std::string timings_text(const CachedProducts& c) {
   std::string text = fmt::format("{} thread{}, fused step", c.threads, c.threads == 1 ? "" : "s");
   for (const ProductsTiming& t : c.timings)
-    text += fmt::format("{} {:.2f} CPU ms (own) vs {:.2f} CPU ms (library) at P={} D={} V={}",
-                        &t == &c.timings.front() ? ":" : ";", 1e3 * t.own.median(), 1e3 * t.library.median(), t.P,
-                        t.D, t.V);
+    text += fmt::format("{} {:.2f} CPU ms (own) vs {:.2f} CPU ms (library){} at P={} D={} V={}",
+                        &t == &c.timings.front() ? ":" : ";", 1e3 * t.own.median(), 1e3 * t.library.median(),
+                        t.onednn.seconds.empty() ? "" : fmt::format(" vs {:.2f} CPU ms (oneDNN)", 1e3 * t.onednn.median()),
+                        t.P, t.D, t.V);
   return text + fmt::format(" (medians of {})", c.timings.front().own.seconds.size());
+}
+
+// Ours, unless a library beat them (faster_than_own); of two that did, the one with the lower median.
+ProductsPath fastest_path(const ProductsTiming& t) {
+  const bool library = t.faster_than_own(t.library), onednn = t.faster_than_own(t.onednn);
+  if (library && onednn) return t.onednn.median() < t.library.median() ? ProductsPath::onednn : ProductsPath::library;
+  return library ? ProductsPath::library : onednn ? ProductsPath::onednn : ProductsPath::own;
 }
 
 ProductsChoice choice_of(const CachedProducts& c, const std::string& basis) {
   ProductsChoice ch;
-  ch.small_d = c.timings.at(0).library_faster() ? ProductsPath::library : ProductsPath::own;
-  ch.large_d = c.timings.at(1).library_faster() ? ProductsPath::library : ProductsPath::own;
+  ch.small_d = fastest_path(c.timings.at(0));
+  ch.large_d = fastest_path(c.timings.at(1));
   ch.basis = basis;
   ch.timings = c.timings;
   return ch;
@@ -119,14 +140,19 @@ std::optional<ProductsPath> forced_products() {
   const std::string value = v ? v : "";
   if (value.empty() || value == "auto") return std::nullopt;
   if (value == "library") return ProductsPath::library;
+  if (value == "onednn") {
+    if (auto why = cpu::onednn_unavailable()) throw std::invalid_argument("LOBENCH_PRODUCTS=onednn: " + *why);
+    return ProductsPath::onednn;
+  }
   if (value != "own")
-    throw std::invalid_argument("LOBENCH_PRODUCTS=" + value + " is not a products path (own, library, auto)");
+    throw std::invalid_argument("LOBENCH_PRODUCTS=" + value + " is not a products path (own, library, onednn, auto)");
   if (!cpu::own_tile_kernels_available()) throw std::invalid_argument(std::string("LOBENCH_PRODUCTS=own: ") + kNotHere);
   return ProductsPath::own;
 }
 
 std::string products_path_name(ProductsPath p) {
   if (p == ProductsPath::library) return "library (" + cpu::sgemm_library_name() + ")";
+  if (p == ProductsPath::onednn) return "library (" + cpu::gemm_library_name(cpu::GemmLibrary::onednn) + ")";
   return fmt::format("own AVX-512 {}x{} micro-kernels", cpu::kTransposedBlockRows, cpu::kTransposedPanel);
 }
 
@@ -134,7 +160,9 @@ ProductsChoice decide_fp32_products(int threads) {
   ProductsChoice ch;
   if (const auto forced = forced_products()) {
     ch.small_d = ch.large_d = *forced;
-    ch.basis = std::string("LOBENCH_PRODUCTS=") + (*forced == ProductsPath::own ? "own" : "library");
+    ch.basis = std::string("LOBENCH_PRODUCTS=") + (*forced == ProductsPath::own      ? "own"
+                                                   : *forced == ProductsPath::onednn ? "onednn"
+                                                                                     : "library");
     return with_products(ch);
   }
   if (!cpu::own_tile_kernels_available()) {
@@ -180,23 +208,20 @@ ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_erro
   return ch;
 }
 
-int64_t products_choice_code(const ProductsChoice& c) {
-  return (c.small_d == ProductsPath::own ? 1 : 0) | (c.large_d == ProductsPath::own ? 2 : 0);
-}
+int64_t products_choice_code(const ProductsChoice& c) { return int64_t(c.small_d) | int64_t(c.large_d) << 2; }
 
 void adopt_fp32_products(int64_t code, const std::string& basis) {
+  auto path = [](int64_t bits) { return bits == 1 ? ProductsPath::own : bits == 2 ? ProductsPath::onednn : ProductsPath::library; };
   ProductsChoice ch;
-  ch.small_d = code & 1 ? ProductsPath::own : ProductsPath::library;
-  ch.large_d = code & 2 ? ProductsPath::own : ProductsPath::library;
+  ch.small_d = path(code & 3);
+  ch.large_d = path(code >> 2 & 3);
   ch.basis = basis;
   std::lock_guard<std::mutex> lock(choice_mutex);
   process_choice = std::make_unique<ProductsChoice>(with_products(ch));
 }
 
-Fp32ProductsForD::Fp32ProductsForD(int64_t D) {
-  cpu::set_own_tile_kernels_enabled(fp32_products_choice().for_D(D) == ProductsPath::own);
-}
+Fp32ProductsForD::Fp32ProductsForD(int64_t D) { take_path(fp32_products_choice().for_D(D)); }
 
-Fp32ProductsForD::~Fp32ProductsForD() { cpu::set_own_tile_kernels_enabled(true); }
+Fp32ProductsForD::~Fp32ProductsForD() { take_path(ProductsPath::own); }
 
 }  // namespace lobench::meters

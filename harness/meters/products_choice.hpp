@@ -1,15 +1,16 @@
 // Which products the fp32 tiled variants (fused, chunked) make their tiles with on this CPU: lobench's own
-// AVX-512 micro-kernels (variants/cpu/fused_tile.hpp) or the library's (cpu::sgemm: OpenBLAS, else Eigen).
+// AVX-512 micro-kernels (variants/cpu/fused_tile.hpp), the library's (cpu::sgemm: OpenBLAS, else Eigen) or
+// oneDNN's (where built in: variants/cpu/onednn.hpp).
 // Measured, not assumed: the 14 × 32 register blocks that win on the Zen 5 and the model-167 Xeon lose to
 // OpenBLAS's SkylakeX kernels on a model-207 Xeon (issue 44: fused at 0.69–0.88 of the best SGEMM there).
 //
-// Decided once per process, before any variant runs: LOBENCH_PRODUCTS=own|library forces a path;
+// Decided once per process, before any variant runs: LOBENCH_PRODUCTS=own|library|onednn forces a path;
 // otherwise (auto, the default) the cache of this CPU and build (products_cache.hpp) answers, and on a
-// miss both paths are timed now on the fused step at one shape of each class (P = 1024; D = 128 and
-// D = 256, V = 2048 · threads and 1024 · threads: about half a second on 2 threads), interleaved by the
-// project's one timing rule (time_interleaved), and the faster in process CPU time kept per class,
-// D <= 192 and D > 192 (ProductsTiming::library_faster: the library only when it won at least 3/4 of
-// the rounds). CPU time, because on a shared machine a step's wall time is mostly the other jobs' (wall
+// miss every path is timed now on the fused step at one shape of each class (P = 1024; D = 128 and
+// D = 256, V = 2048 · threads and 1024 · threads: about a second on 2 threads), interleaved by the
+// project's one timing rule (time_interleaved), and the fastest in process CPU time kept per class,
+// D <= 192 and D > 192 (ProductsTiming::faster_than_own: a library only when it beat ours in at least
+// 3/4 of the rounds; of two that did, the faster by the median). CPU time, because on a shared machine a step's wall time is mostly the other jobs' (wall
 // medians of the two paths swapped order between runs minutes apart here; their CPU times did not). A cache that is corrupt, unreadable or unwritable never fails a run: it is measured
 // again, one warning says so, and the run goes on.
 //
@@ -27,14 +28,16 @@
 
 namespace lobench::meters {
 
-enum class ProductsPath { own, library };
+// (The values are the choice's code, products_choice_code.)
+enum class ProductsPath { library = 0, own = 1, onednn = 2 };
 
 // The largest D of the first shape class.
 constexpr int64_t kProductsClassMaxD = 192;
 
 // LOBENCH_PRODUCTS: the path it forces, or nothing for auto (unset, empty or "auto"). Throws
-// std::invalid_argument naming the variable for any other value, and for `own` where the micro-kernels
-// do not run (no AVX-512 in this CPU or build, or LOBENCH_ISA below avx512).
+// std::invalid_argument naming the variable for any other value, for `own` where the micro-kernels
+// do not run (no AVX-512 in this CPU or build, or LOBENCH_ISA below avx512), and for `onednn` where
+// lobench was built without oneDNN.
 std::optional<ProductsPath> forced_products();
 
 struct ProductsChoice {
@@ -54,19 +57,20 @@ const ProductsChoice& fp32_products_choice();
 // fp32_products_choice() keeps. `threads`: of the measurement on a miss.
 ProductsChoice decide_fp32_products(int threads);
 
-// `lobench tune`: both paths timed now (`reps` timed rounds after one warm-up) on `threads` threads and
+// `lobench tune`: every path timed now (`reps` timed rounds after one warm-up) on `threads` threads and
 // the cache rewritten; returns what an auto run will now choose. *cache_error is set where the cache
 // could not be written (the choice is still returned).
 ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_error);
 
-// The choice as a number (bit 0: own at D <= 192; bit 1: own above), and this process's choice replaced
-// by the one a code names (a sharded run's ranks take the primary's: they must compute alike).
+// The choice as a number (bits 0-1: the ProductsPath at D <= 192; bits 2-3: above), and this process's
+// choice replaced by the one a code names (a sharded run's ranks take the primary's: they must compute alike).
 int64_t products_choice_code(const ProductsChoice& c);
 void adopt_fp32_products(int64_t code, const std::string& basis);
 
 // For its lifetime, the fused and chunked tiles of steps of width D take the path this process chose for
-// D; afterwards the micro-kernels are enabled again, as every other caller (the yardstick's own SGEMM)
-// expects. Made around CPU steps, outside any parallel region, never inside a variant.
+// D; afterwards the micro-kernels are enabled again and the tiles' library is the process's, as every
+// other caller (the yardstick's own SGEMM) expects. Made around CPU steps, outside any parallel region,
+// never inside a variant.
 class Fp32ProductsForD {
  public:
   explicit Fp32ProductsForD(int64_t D);
@@ -75,7 +79,7 @@ class Fp32ProductsForD {
   Fp32ProductsForD& operator=(const Fp32ProductsForD&) = delete;
 };
 
-// The two paths' names: "own AVX-512 14x32 micro-kernels", "library (OpenBLAS 0.3.21 ...)".
+// The paths' names: "own AVX-512 14x32 micro-kernels", "library (OpenBLAS 0.3.21 ...)", "library (oneDNN ...)".
 std::string products_path_name(ProductsPath p);
 
 }  // namespace lobench::meters

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
@@ -60,12 +61,28 @@ GemmLibrary sgemm_library() {
   return library;
 }
 
-std::string sgemm_library_name() {
-  if (sgemm_library() == GemmLibrary::openblas) return fmt::format("{} (cblas_sgemm, 1 thread per call)", openblas()->config);
-  if (sgemm_library() == GemmLibrary::onednn) return onednn_name() + " (dnnl_sgemm, 1 thread per call)";
+std::string gemm_library_name(GemmLibrary library) {
+  if (library == GemmLibrary::openblas && openblas()) return fmt::format("{} (cblas_sgemm, 1 thread per call)", openblas()->config);
+  if (library == GemmLibrary::onednn) return onednn_name() + " (dnnl_sgemm, 1 thread per call)";
   const std::string eigen = fmt::format("Eigen {}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
   if (const OpenBlas* blas = openblas(); blas && blas->other_kernels) return eigen + " (not OpenBLAS: " + blas->note + ")";
   return eigen;
+}
+
+std::string sgemm_library_name() { return gemm_library_name(sgemm_library()); }
+
+namespace {
+// -1: sgemm_library(); otherwise a GemmLibrary.
+std::atomic<int> tile_library_override{-1};
+}  // namespace
+
+GemmLibrary tile_products_library() {
+  const int v = tile_library_override.load(std::memory_order_relaxed);
+  return v < 0 ? sgemm_library() : GemmLibrary(v);
+}
+
+void set_tile_products_library(std::optional<GemmLibrary> library) {
+  tile_library_override.store(library ? int(*library) : -1, std::memory_order_relaxed);
 }
 
 void sgemm(Op opA, Op opB, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace lobench::cpu {
@@ -39,6 +40,14 @@ GemmLibrary sgemm_library();
 // "OpenBLAS 0.3.21 DYNAMIC_ARCH ... (cblas_sgemm, 1 thread per call)", "oneDNN 2.6.3 (...) (dnnl_sgemm, 1
 // thread per call)" or "Eigen 3.4.0".
 std::string sgemm_library_name();
+// The same for any library (what ran, where it is not the process's).
+std::string gemm_library_name(GemmLibrary library);
+
+// The library the tiled variants' products take on their library path (tile_products.hpp):
+// sgemm_library(), unless the fp32 products choice (harness/meters/products_choice.hpp) set another for
+// the step being run. Set outside any parallel region, never while a variant runs; nullopt restores it.
+GemmLibrary tile_products_library();
+void set_tile_products_library(std::optional<GemmLibrary> library);
 
 // For its lifetime, both libraries run every product on the calling thread (and the library is chosen
 // on construction: a bad LOBENCH_GEMM throws here): Eigen splits a product

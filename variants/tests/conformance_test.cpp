@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/onednn.hpp"
+#include "variants/cpu/sgemm.hpp"
 #include "variants/tests/ragged_cases.hpp"
 #include "variants/tests/reference_checks.hpp"
 
@@ -45,15 +48,22 @@ TEST(Conformance, EveryCpuVariantMatchesTheReferenceOnRaggedCases) {
 }
 
 // fused and chunked with their tile products through the library instead of the micro-kernels of our own
-// (the choice harness/meters/products_choice.hpp makes per CPU): the same accuracy rules. (Where the
-// micro-kernels run, the test above holds them to the rules; elsewhere both tests take the library.)
-TEST(Conformance, TiledVariantsMatchTheReferenceThroughTheLibraryProducts) {
+// (the choice harness/meters/products_choice.hpp makes per CPU), the process's library and oneDNN where
+// built in: the same accuracy rules. (Where the micro-kernels run, the test above holds them to the rules;
+// elsewhere both tests take the library.)
+void expect_library_products_match_the_reference(std::optional<cpu::GemmLibrary> library) {
   const auto cases = testing::ragged_cases();
   // Off for this test only, even when an assertion ends it early: later tests expect the micro-kernels.
   struct LibraryProducts {
-    LibraryProducts() { cpu::set_own_tile_kernels_enabled(false); }
-    ~LibraryProducts() { cpu::set_own_tile_kernels_enabled(true); }
-  } library_products;
+    explicit LibraryProducts(std::optional<cpu::GemmLibrary> l) {
+      cpu::set_own_tile_kernels_enabled(false);
+      cpu::set_tile_products_library(l);
+    }
+    ~LibraryProducts() {
+      cpu::set_own_tile_kernels_enabled(true);
+      cpu::set_tile_products_library(std::nullopt);
+    }
+  } library_products(library);
   for (const auto& c : cases) {
     const StepData d = make_synthetic(c.shape, c.spec);
     const StepInputs in = d.view();
@@ -65,9 +75,20 @@ TEST(Conformance, TiledVariantsMatchTheReferenceThroughTheLibraryProducts) {
       if (v->skip_reason(c.shape, c.options)) continue;
       CountingAllocator alloc;
       const StepOutputs out = testing::run_step(*v, in, c.options, alloc);
-      testing::expect_matches_reference(out, ref, in, std::string(name) + " (library products) on " + c.label());
+      testing::expect_matches_reference(out, ref, in,
+                                        std::string(name) + " (" + cpu::gemm_library_name(cpu::tile_products_library()) +
+                                            " products) on " + c.label());
     }
   }
+}
+
+TEST(Conformance, TiledVariantsMatchTheReferenceThroughTheLibraryProducts) {
+  expect_library_products_match_the_reference(std::nullopt);
+}
+
+TEST(Conformance, TiledVariantsMatchTheReferenceThroughOnednnProducts) {
+  if (auto why = cpu::onednn_unavailable()) GTEST_SKIP() << *why;
+  expect_library_products_match_the_reference(cpu::GemmLibrary::onednn);
 }
 
 TEST(Conformance, AllZeroLogitsGiveLn2InEveryVariant) {

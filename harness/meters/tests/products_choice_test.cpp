@@ -14,6 +14,8 @@
 #include "harness/meters/products_cache.hpp"
 #include "harness/meters/products_choice.hpp"
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/onednn.hpp"
+#include "variants/cpu/sgemm.hpp"
 
 namespace lobench::meters {
 namespace {
@@ -94,8 +96,8 @@ TEST(ProductsCache, RoundTripKeepsEverySampleAndTheKey) {
   EXPECT_EQ(files, 1);
 }
 
-// The library replaces our kernels only when faster in at least 3/4 of the paired rounds: a tie within the
-// noise keeps ours instead of letting the noise choose.
+// A library replaces our kernels only when faster in at least 3/4 of the paired rounds: a tie within the
+// noise keeps ours instead of letting the noise choose. oneDNN's products are judged by the same rule.
 TEST(ProductsCache, TheLibraryWinsOnlyAClearMajorityOfRounds) {
   ProductsTiming t;
   t.own = samples({1.0, 1.0, 1.0, 1.0});
@@ -108,6 +110,37 @@ TEST(ProductsCache, TheLibraryWinsOnlyAClearMajorityOfRounds) {
   t.own = samples({1.0, 1.0, 1.0});
   t.library = samples({0.5, 0.5, 1.01});  // 2 of 3: not enough, however large the gain
   EXPECT_FALSE(t.library_faster());
+  EXPECT_FALSE(t.faster_than_own(Samples{}));  // (oneDNN not timed)
+  EXPECT_TRUE(t.faster_than_own(samples({0.9, 0.9, 0.9})));
+}
+
+// The cache keeps oneDNN's samples where they were timed and reads "none" where they were not; of two
+// libraries that beat ours, the choice takes the faster by the median.
+TEST(ProductsCache, OnednnSamplesRoundTripAndTheFasterLibraryIsChosen) {
+  TempDir dir;
+  const std::string path = (dir.path / "cache.txt").string();
+  CachedProducts c = example("k");
+  c.timings[0].onednn = samples({0.0120, 0.0118, 0.0125});  // beats ours (0.0152 ...) and the library
+  c.timings[0].onednn_wall = samples({0.0062, 0.0060, 0.0064});
+  std::string why;
+  ASSERT_TRUE(write_products_cache(path, c, &why)) << why;
+  const CacheRead r = read_products_cache(path, "k");
+  ASSERT_TRUE(r.products) << r.why;
+  EXPECT_EQ(r.products->timings[0].onednn.seconds, c.timings[0].onednn.seconds);
+  EXPECT_EQ(r.products->timings[0].onednn_wall.seconds, c.timings[0].onednn_wall.seconds);
+  EXPECT_TRUE(r.products->timings[1].onednn.seconds.empty());
+  EXPECT_TRUE(r.products->timings[0].faster_than_own(r.products->timings[0].onednn));
+  EXPECT_FALSE(r.products->timings[1].faster_than_own(r.products->timings[1].onednn));
+  // one of oneDNN's two lines timed, the other not: corrupt
+  std::string text;
+  {
+    std::ifstream f(path);
+    text.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  const size_t at = text.find("onednn_wall_seconds: 0.006");
+  ASSERT_NE(at, std::string::npos) << text;
+  std::ofstream(path, std::ios::trunc) << text.substr(0, at) << "onednn_wall_seconds: none" << text.substr(text.find('\n', at));
+  EXPECT_TRUE(read_products_cache(path, "k").corrupt);
 }
 
 TEST(ProductsCache, MalformedFilesAreCorruptNotMisses) {
@@ -168,7 +201,19 @@ TEST(ProductsChoice, EnvironmentForcesEitherPathAndRefusesOthers) {
       EXPECT_THROW(forced_products(), std::invalid_argument);  // they cannot run here
     }
   }
-  for (const char* bad : {"bogus", "OWN", "own ", "libraries"}) {
+  {
+    ScopedEnv env("LOBENCH_PRODUCTS", "onednn");
+    if (auto why = cpu::onednn_unavailable()) {
+      EXPECT_THROW(forced_products(), std::invalid_argument);  // built without it
+    } else {
+      const ProductsChoice ch = decide_fp32_products(1);
+      EXPECT_EQ(ch.small_d, ProductsPath::onednn);
+      EXPECT_EQ(ch.large_d, ProductsPath::onednn);
+      EXPECT_EQ(ch.basis, "LOBENCH_PRODUCTS=onednn");
+      EXPECT_EQ(ch.products.rfind("library (oneDNN ", 0), 0u) << ch.products;
+    }
+  }
+  for (const char* bad : {"bogus", "OWN", "own ", "libraries", "oneDNN"}) {
     ScopedEnv env("LOBENCH_PRODUCTS", bad);
     try {
       forced_products();
@@ -198,8 +243,13 @@ TEST(ProductsChoice, CacheMissCorruptAndUnwritableAllMeasureAndGoOn) {
   ASSERT_EQ(first.timings.size(), 2u);
   EXPECT_EQ(first.timings[0].D, 128);
   EXPECT_EQ(first.timings[1].D, 256);
-  EXPECT_EQ(first.small_d == ProductsPath::library, first.timings[0].library_faster());
-  EXPECT_EQ(first.large_d == ProductsPath::library, first.timings[1].library_faster());
+  for (int i = 0; i < 2; ++i) {
+    const ProductsTiming& t = first.timings[size_t(i)];
+    const ProductsPath chosen = i == 0 ? first.small_d : first.large_d;
+    // oneDNN timed where it is a path of its own; ours kept unless a library beat them
+    EXPECT_EQ(t.onednn.seconds.size(), cpu::onednn_unavailable() ? 0u : t.own.seconds.size());
+    EXPECT_EQ(chosen == ProductsPath::own, !t.library_faster() && !t.faster_than_own(t.onednn));
+  }
 
   const ProductsChoice second = decide_fp32_products(1);
   EXPECT_EQ(second.basis.rfind("from cache " + path, 0), 0u) << second.basis;
@@ -234,12 +284,24 @@ TEST(ProductsChoice, GuardAppliesTheChoiceOfTheShapeClassOnly) {
     EXPECT_EQ(cpu::own_tile_kernels(), nullptr);
   }
   EXPECT_NE(cpu::own_tile_kernels(), nullptr);  // enabled again after the step
-  adopt_fp32_products(2, "test: own at D > 192 only");
+  adopt_fp32_products(int64_t(ProductsPath::own) << 2, "test: own at D > 192 only");
   {
     const Fp32ProductsForD boundary(192);
     EXPECT_EQ(cpu::own_tile_kernels(), nullptr);
   }
   EXPECT_NE(cpu::own_tile_kernels(), nullptr);
+  // oneDNN's products: the tiles' library for the guard's lifetime, the process's library after it
+  if (!cpu::onednn_unavailable()) {
+    adopt_fp32_products(int64_t(ProductsPath::onednn) | int64_t(ProductsPath::own) << 2, "test: oneDNN at D <= 192");
+    EXPECT_EQ(products_choice_code(fp32_products_choice()), 2 | 1 << 2);
+    {
+      const Fp32ProductsForD small(64);
+      EXPECT_EQ(cpu::own_tile_kernels(), nullptr);
+      EXPECT_EQ(cpu::tile_products_library(), cpu::GemmLibrary::onednn);
+    }
+    EXPECT_EQ(cpu::tile_products_library(), cpu::sgemm_library());
+    EXPECT_NE(cpu::own_tile_kernels(), nullptr);
+  }
 }
 
 }  // namespace
