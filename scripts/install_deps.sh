@@ -40,10 +40,11 @@ apt_install() {
 # tree as the tests (so that the test command recompiles nothing), and that configure looks for them.
 # libopenblas0-pthread: the CPU variants' products and the SGEMM yardstick (loaded at run time,
 # variants/cpu/openblas.hpp; without it lobench runs on Eigen's products, 1.3-1.7x slower).
-# libdnnl-dev: oneDNN, one more product in the yardsticks (fp32 and bf16; AMX where the CPU has it) and
-# LOBENCH_GEMM=onednn (variants/cpu/onednn.hpp; without it the yardsticks say it was left out).
+# libdnnl-dev: oneDNN, one more product in the yardsticks (fp32 and bf16; AMX where the CPU has it), a path
+# of the products choice and LOBENCH_GEMM=onednn (variants/cpu/onednn.hpp; without it the yardsticks say it
+# was left out); ocl-icd-opencl-dev, which Debian's oneDNN package config requires (only recommended).
 apt_install -- cmake g++ libeigen3-dev libhdf5-dev libfmt-dev libcli11-dev libgtest-dev libbenchmark-dev \
-               libopenblas0-pthread libdnnl-dev python3-venv
+               libopenblas0-pthread libdnnl-dev ocl-icd-opencl-dev python3-venv
 
 if [ "$mode" = all ]; then
   # h5dump for the command-line tests; Open MPI for the sharded step (harness/shard, built when found).

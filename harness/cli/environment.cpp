@@ -16,9 +16,10 @@ std::string environment_help() {
   return "Environment (checked at start; a malformed value is a usage error, exit 2):\n"
          "  LOBENCH_ISA=portable|avx2|avx512   force one CPU kernel path (default: the best this CPU runs)\n"
          "  LOBENCH_GEMM=eigen|openblas|onednn the GEMM library of the dense products (default: OpenBLAS where built)\n"
-         "  LOBENCH_PRODUCTS=own|library|onednn|auto  the products of fp32 fused/chunked tiles: lobench's AVX-512\n"
-         "                                     micro-kernels, the library's, oneDNN's, or (auto, default) the fastest as\n"
-         "                                     measured and cached on this machine (`lobench tune`)\n"
+         "  LOBENCH_PRODUCTS=own|library|onednn|auto\n"
+         "                                     the products of fp32 fused/chunked tiles: lobench's AVX-512 micro-kernels,\n"
+         "                                     the library's, oneDNN's, or (auto, default) the fastest as measured and\n"
+         "                                     cached on this machine (`lobench tune`)\n"
          "  OMP_NUM_THREADS=N[,N...]           not read for thread counts (--threads decides, default all cores);\n"
          "                                     must still be positive integers, as OpenMP would ignore others\n"
          "  LOBENCH_DATA=DIR                   the data folder when --data-dir is not given (train-xmc, train-seqrec);\n"
@@ -73,7 +74,7 @@ void check_environment() {
       throw std::invalid_argument(
           fmt::format("LOBENCH_DATA={}: not an existing folder (the data folder; unset it or give --data-dir)", v));
   }
-  meters::forced_products();  // LOBENCH_PRODUCTS: a bad value, or `own` where the micro-kernels cannot run
+  meters::forced_products();  // LOBENCH_PRODUCTS: a bad value, `own` where the micro-kernels cannot run, `onednn` where not built in
 }
 
 }  // namespace lobench::cli

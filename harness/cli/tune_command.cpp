@@ -1,5 +1,5 @@
 // `lobench tune`: the fp32 products choice (harness/meters/products_choice.hpp) measured again on this
-// machine and written to its cache, with both paths' times per shape class.
+// machine and written to its cache, with every path's times per shape class.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -34,14 +34,13 @@ void tune(const TuneFlags& f) {
   fmt::print("lobench tune: the fused step through each path, {} threads, {} rounds interleaved; CPU time of all "
              "threads (what decides) and wall time, median (min–max):\n",
              f.threads, f.rounds);
-  auto path_word = [](ProductsPath p) { return p == ProductsPath::own ? "own" : p == ProductsPath::onednn ? "onednn" : "library"; };
   for (size_t i = 0; i < ch.timings.size(); ++i) {
     const meters::ProductsTiming& t = ch.timings[i];
     const bool onednn = !t.onednn.seconds.empty();
     fmt::print("  {} P={} D={} V={}: library/own CPU time {:.3f}{} -> {}\n", t.shape_class, t.P, t.D, t.V,
                t.library.median() / t.own.median(),
                onednn ? fmt::format(", onednn/own {:.3f}", t.onednn.median() / t.own.median()) : "",
-               path_word(i == 0 ? ch.small_d : ch.large_d));
+               meters::products_path_word(i == 0 ? ch.small_d : ch.large_d));
     fmt::print("    CPU   own {}  library {}{}\n", samples_text(t.own), samples_text(t.library),
                onednn ? "  onednn " + samples_text(t.onednn) : "");
     fmt::print("    wall  own {}  library {}{}\n", samples_text(t.own_wall), samples_text(t.library_wall),
@@ -57,7 +56,7 @@ void tune(const TuneFlags& f) {
   fmt::print("{}\n", cache_error.empty() ? ch.basis.substr(ch.basis.rfind("; ") + 2)
                                          : "the cache was not written: " + cache_error);
   if (const auto forced = meters::forced_products())
-    fmt::print("note: LOBENCH_PRODUCTS={} is set: this process's runs would take that path instead\n", path_word(*forced));
+    fmt::print("note: LOBENCH_PRODUCTS={} is set: this process's runs would take that path instead\n", meters::products_path_word(*forced));
   set_command_exit_code(cache_error.empty() ? 0 : 1);
 }
 

@@ -30,13 +30,22 @@ void warn_once(const std::string& what) {
   std::call_once(once, [&] { fmt::print(stderr, "lobench: warning: {}\n", what); });
 }
 
-// Whether oneDNN is a path of its own here: built in, and not the process's library already.
-bool onednn_path() { return !cpu::onednn_unavailable() && cpu::sgemm_library() != cpu::GemmLibrary::onednn; }
-
-// The tiles' products of a path, for the steps made until the next call (or Fp32ProductsForD's end).
-void take_path(ProductsPath path) {
+// Switches the process to a path's tile products, for the steps made until the next switch;
+// ProductsPath::own is also the process's defaults (our kernels enabled, the tiles' library the process's).
+void switch_tile_products_to(ProductsPath path) {
   cpu::set_own_tile_kernels_enabled(path == ProductsPath::own);
   cpu::set_tile_products_library(path == ProductsPath::onednn ? std::optional(cpu::GemmLibrary::onednn) : std::nullopt);
+}
+
+// The process's defaults again at the end of a scope, however it ends.
+struct DefaultTileProductsAfter {
+  ~DefaultTileProductsAfter() { switch_tile_products_to(ProductsPath::own); }
+};
+
+// A path of a choice's code (2 bits): 3 is no path.
+ProductsPath path_of_code(int64_t bits) {
+  if (bits < 0 || bits > 2) throw std::invalid_argument(fmt::format("products choice code {} names no path", bits));
+  return ProductsPath(bits);
 }
 
 // The fused step at one shape of a class, through every path, interleaved round by round.
@@ -50,20 +59,20 @@ ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int
   CountingAllocator alloc;
   RunOptions options;  // fp32 operands, the variant's own block sizes
   options.threads = threads;
+  const DefaultTileProductsAfter restore;  // (also when a step throws)
   auto step_with = [&](ProductsPath path) {
     return [&, path] {
-      take_path(path);
+      switch_tile_products_to(path);
       RunContext ctx{alloc, options};
       fused.run(in, out, ctx);
     };
   };
   std::vector<Contender> contenders{{"own", step_with(ProductsPath::own), {}, {}},
                                     {"library", step_with(ProductsPath::library), {}, {}}};
-  if (onednn_path()) contenders.push_back({"onednn", step_with(ProductsPath::onednn), {}, {}});
+  if (cpu::onednn_is_another_library()) contenders.push_back({"onednn", step_with(ProductsPath::onednn), {}, {}});
   RepPolicy policy;
   policy.fixed_reps = reps;
   time_interleaved(contenders, /*warmup=*/1, policy);
-  take_path(ProductsPath::own);  // (the process's defaults again)
   ProductsTiming t;
   t.shape_class = shape_class, t.P = in.P, t.V = V, t.D = D;
   t.own = contenders[0].cpu, t.library = contenders[1].cpu;
@@ -92,13 +101,6 @@ std::string timings_text(const CachedProducts& c) {
                         t.onednn.seconds.empty() ? "" : fmt::format(" vs {:.2f} CPU ms (oneDNN)", 1e3 * t.onednn.median()),
                         t.P, t.D, t.V);
   return text + fmt::format(" (medians of {})", c.timings.front().own.seconds.size());
-}
-
-// Ours, unless a library beat them (faster_than_own); of two that did, the one with the lower median.
-ProductsPath fastest_path(const ProductsTiming& t) {
-  const bool library = t.faster_than_own(t.library), onednn = t.faster_than_own(t.onednn);
-  if (library && onednn) return t.onednn.median() < t.library.median() ? ProductsPath::onednn : ProductsPath::library;
-  return library ? ProductsPath::library : onednn ? ProductsPath::onednn : ProductsPath::own;
 }
 
 ProductsChoice choice_of(const CachedProducts& c, const std::string& basis) {
@@ -135,6 +137,18 @@ ProductsChoice measure_and_cache(int threads, int reps, const std::optional<std:
 
 }  // namespace
 
+ProductsPath fastest_path(const ProductsTiming& t) {
+  const bool library = t.faster_than_own(t.library);
+  // (oneDNN's samples only where it runs here: a cache is keyed by oneDNN's presence, this is a second guard)
+  const bool onednn = cpu::onednn_is_another_library() && t.faster_than_own(t.onednn);
+  if (library && onednn) return t.onednn.median() < t.library.median() ? ProductsPath::onednn : ProductsPath::library;
+  return library ? ProductsPath::library : onednn ? ProductsPath::onednn : ProductsPath::own;
+}
+
+const char* products_path_word(ProductsPath p) {
+  return p == ProductsPath::own ? "own" : p == ProductsPath::onednn ? "onednn" : "library";
+}
+
 std::optional<ProductsPath> forced_products() {
   const char* v = std::getenv("LOBENCH_PRODUCTS");
   const std::string value = v ? v : "";
@@ -160,9 +174,7 @@ ProductsChoice decide_fp32_products(int threads) {
   ProductsChoice ch;
   if (const auto forced = forced_products()) {
     ch.small_d = ch.large_d = *forced;
-    ch.basis = std::string("LOBENCH_PRODUCTS=") + (*forced == ProductsPath::own      ? "own"
-                                                   : *forced == ProductsPath::onednn ? "onednn"
-                                                                                     : "library");
+    ch.basis = std::string("LOBENCH_PRODUCTS=") + products_path_word(*forced);
     return with_products(ch);
   }
   if (!cpu::own_tile_kernels_available()) {
@@ -211,17 +223,24 @@ ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_erro
 int64_t products_choice_code(const ProductsChoice& c) { return int64_t(c.small_d) | int64_t(c.large_d) << 2; }
 
 void adopt_fp32_products(int64_t code, const std::string& basis) {
-  auto path = [](int64_t bits) { return bits == 1 ? ProductsPath::own : bits == 2 ? ProductsPath::onednn : ProductsPath::library; };
+  if (code < 0 || code > 15) throw std::invalid_argument(fmt::format("products choice code {} names no choice", code));
   ProductsChoice ch;
-  ch.small_d = path(code & 3);
-  ch.large_d = path(code >> 2 & 3);
+  ch.small_d = path_of_code(code & 3);
+  ch.large_d = path_of_code(code >> 2 & 3);
   ch.basis = basis;
+  // A rank built without oneDNN, handed a choice of it: the library's products here (the ranks then differ
+  // in the last bits, as where our kernels cannot run on a rank), never a failing step.
+  for (ProductsPath* p : {&ch.small_d, &ch.large_d})
+    if (*p == ProductsPath::onednn && cpu::onednn_unavailable()) {
+      *p = ProductsPath::library;
+      ch.basis += "; oneDNN is not built in here: the library's products instead";
+    }
   std::lock_guard<std::mutex> lock(choice_mutex);
   process_choice = std::make_unique<ProductsChoice>(with_products(ch));
 }
 
-Fp32ProductsForD::Fp32ProductsForD(int64_t D) { take_path(fp32_products_choice().for_D(D)); }
+Fp32ProductsForD::Fp32ProductsForD(int64_t D) { switch_tile_products_to(fp32_products_choice().for_D(D)); }
 
-Fp32ProductsForD::~Fp32ProductsForD() { take_path(ProductsPath::own); }
+Fp32ProductsForD::~Fp32ProductsForD() { switch_tile_products_to(ProductsPath::own); }
 
 }  // namespace lobench::meters

@@ -34,6 +34,13 @@ enum class ProductsPath { library = 0, own = 1, onednn = 2 };
 // The largest D of the first shape class.
 constexpr int64_t kProductsClassMaxD = 192;
 
+// The path a class's timing chooses: ours, unless a library beat them (ProductsTiming::faster_than_own;
+// oneDNN only where it is another library here); of two that did, the one with the lower median.
+ProductsPath fastest_path(const ProductsTiming& t);
+
+// "own", "library", "onednn": the path as LOBENCH_PRODUCTS names it.
+const char* products_path_word(ProductsPath p);
+
 // LOBENCH_PRODUCTS: the path it forces, or nothing for auto (unset, empty or "auto"). Throws
 // std::invalid_argument naming the variable for any other value, for `own` where the micro-kernels
 // do not run (no AVX-512 in this CPU or build, or LOBENCH_ISA below avx512), and for `onednn` where
@@ -63,7 +70,9 @@ ProductsChoice decide_fp32_products(int threads);
 ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_error);
 
 // The choice as a number (bits 0-1: the ProductsPath at D <= 192; bits 2-3: above), and this process's
-// choice replaced by the one a code names (a sharded run's ranks take the primary's: they must compute alike).
+// choice replaced by the one a code names (a sharded run's ranks take the primary's: they must compute
+// alike). A code that names no choice throws std::invalid_argument; oneDNN named where it is not built in
+// becomes the library's products, said in the basis.
 int64_t products_choice_code(const ProductsChoice& c);
 void adopt_fp32_products(int64_t code, const std::string& basis);
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
-#include <bit>
 #include <cstdlib>
 #include <stdexcept>
 #include <limits>
@@ -15,6 +14,7 @@
 #include <algorithm>
 
 #include "harness/measure.hpp"
+#include "variants/cpu/bf16_dot.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/onednn.hpp"
@@ -53,18 +53,6 @@ SgemmRate not_measured(int64_t n, std::string why) {
   r.why = std::move(why);
   return r;
 }
-
-// omp_get_max_threads() set to `threads` for its lifetime (oneDNN's threads outside a team).
-class OmpThreads {
- public:
-  explicit OmpThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~OmpThreads() { omp_set_num_threads(saved_); }
-  OmpThreads(const OmpThreads&) = delete;
-  OmpThreads& operator=(const OmpThreads&) = delete;
-
- private:
-  int saved_;
-};
 
 SgemmRate rate_of(const Samples& s, int64_t n, std::string library) {
   SgemmRate r;
@@ -111,7 +99,7 @@ SgemmRate onednn_square_sgemm(int64_t n, int threads) {
   if (auto why = cpu::onednn_unavailable()) return not_measured(n, *why);
   const SquareOperands x(n);
   std::vector<float> c(size_t(n * n));
-  const OmpThreads on(threads);
+  const cpu::OmpMaxThreads on(threads);
   const Samples s = time_products([&] {
     cpu::onednn_sgemm(false, false, n, n, n, x.a.data(), n, x.b.data(), n, c.data(), n, /*accumulate=*/false);
   });
@@ -121,17 +109,14 @@ SgemmRate onednn_square_sgemm(int64_t n, int threads) {
 SgemmRate onednn_bf16_square_gemm(int64_t n, int threads) {
   if (auto why = cpu::onednn_unavailable()) return not_measured(n, *why);
   const SquareOperands x(n);
-  // (the same values as the other products, rounded to bf16 nearest-even: none is NaN)
+  // (the same values as the other products, rounded to bf16 nearest-even)
   auto to_bf16 = [](const std::vector<float>& v) {
     std::vector<uint16_t> out(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-      const uint32_t u = std::bit_cast<uint32_t>(v[i]);
-      out[i] = uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-    }
+    for (size_t i = 0; i < v.size(); ++i) out[i] = cpu::bf16_nearest_even(v[i]);
     return out;
   };
   const std::vector<uint16_t> a = to_bf16(x.a), b = to_bf16(x.b);
-  const OmpThreads on(threads);
+  const cpu::OmpMaxThreads on(threads);
   try {
     cpu::OnednnBf16SquareProduct product(n, a.data(), b.data());
     const Samples s = time_products([&] { product(); });

@@ -8,7 +8,6 @@
 #include "harness/meters/sgemm_rate.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/logit_tile_products.hpp"
-#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/timing.hpp"
 
@@ -32,9 +31,9 @@ struct Paths {
     library.emplace(x, b, 1);
     contenders.push_back({cpu::sgemm_library_name(), [this] { (*library)(); }, {}, {}});
     if (first_only) return;
-    if (!cpu::onednn_unavailable() && cpu::sgemm_library() != cpu::GemmLibrary::onednn) {
+    if (cpu::onednn_is_another_library()) {
       onednn.emplace(x, b, 1, cpu::GemmLibrary::onednn);
-      contenders.push_back({cpu::onednn_name() + " (dnnl_sgemm, 1 thread per call)", [this] { (*onednn)(); }, {}, {}});
+      contenders.push_back({cpu::gemm_library_name(cpu::GemmLibrary::onednn), [this] { (*onednn)(); }, {}, {}});
     }
     if (const cpu::OwnTileKernels* own_kernels = cpu::own_tile_kernels()) {
       own.emplace(x, b, *own_kernels, 1);

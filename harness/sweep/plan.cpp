@@ -88,32 +88,35 @@ std::vector<PlannedRow> plan_rows(const std::vector<StepPoint>& points, const Me
     r.row.output_bytes = StepOutputs::bytes(s.P(), s.V, s.D);
     r.work = double(s.P()) * double(s.V) * double(s.D);
     r.want_reference = accuracy && io_bytes(s) + reference_bytes(s) <= limits.host_bytes;
-    std::string failure;
-    std::optional<std::string> why;
-    try {  // a plug-in's or Python variant's own code: what it throws fails its row, not the sweep
-      r.row.predicted_bytes = r.variant->predicted_working_bytes(s, pt.options);
-      if (r.row.predicted_bytes < 0)
-        failure = fmt::format("its predicted working memory is {} bytes (negative): the row is not run",
-                              r.row.predicted_bytes);
-      else
-        why = skip_or_oom(r, pt, limits);
-    } catch (const std::exception& e) {
-      failure = e.what();
-    } catch (...) {
-      failure = "the variant threw an exception that is not a std::exception while planning";
-    }
-    if (!failure.empty()) {
-      r.skipped = true;
-      r.row.status.set("failed");
-      r.row.reason.set(failure);
-    } else if (why) {
-      r.skipped = true;
-      r.row.status.set("skipped");
-      r.row.reason.set(*why);
-    }
+    predict_memory(r, limits);
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+void predict_memory(PlannedRow& r, const MemoryLimits& limits) {
+  std::string failure;
+  std::optional<std::string> why;
+  try {  // a plug-in's or Python variant's own code: what it throws fails its row, not the sweep
+    r.row.predicted_bytes = r.variant->predicted_working_bytes(r.point.shape, r.point.options);
+    if (r.row.predicted_bytes < 0)
+      failure = fmt::format("its predicted working memory is {} bytes (negative): the row is not run",
+                            r.row.predicted_bytes);
+    else
+      why = skip_or_oom(r, r.point, limits);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  } catch (...) {
+    failure = "the variant threw an exception that is not a std::exception while planning";
+  }
+  r.skipped = !failure.empty() || why.has_value();
+  if (!failure.empty()) {
+    r.row.status.set("failed");
+    r.row.reason.set(failure);
+  } else if (why) {
+    r.row.status.set("skipped");
+    r.row.reason.set(*why);
+  }
 }
 
 }  // namespace lobench::sweep

@@ -35,4 +35,10 @@ io::ResultRow identity_row(const StepPoint& pt, const Variant& v);
 std::vector<PlannedRow> plan_rows(const std::vector<StepPoint>& points, const MemoryLimits& limits, bool accuracy,
                                   int warmup, int reps);
 
+// The row's predicted working memory (r.row.predicted_bytes) and, from it and the limits, whether it runs:
+// skipped (the variant's skip reason, or memory) or failed (what the variant's code threw, or a negative
+// prediction), with the reason. plan_rows calls it for every row; a sweep again for the rows whose fp32
+// tiles' products are chosen after planning (their working memory depends on the choice).
+void predict_memory(PlannedRow& r, const MemoryLimits& limits);
+
 }  // namespace lobench::sweep

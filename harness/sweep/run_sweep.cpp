@@ -111,13 +111,12 @@ const meters::ProductsChoice* choose_products(const std::vector<PlannedRow>& row
 
 // The working memory of a row whose fp32 tiles take the chosen products: a transposed tile for our own
 // kernels, a row-major one for the library's (tile_scan.hpp), so predicted again once the choice is made
-// (plan_rows predicted it with our own kernels enabled). The two differ by at most a few tiles' rounding,
-// far below any limit the plan checked against, which is why the plan's decisions stand.
-void predict_with_chosen_products(std::vector<PlannedRow>& rows) {
+// (plan_rows predicted it with our own kernels enabled), and the row's fate with it.
+void predict_with_chosen_products(std::vector<PlannedRow>& rows, const MemoryLimits& limits) {
   for (PlannedRow& r : rows)
     if (uses_fp32_products(r)) {
       const meters::Fp32ProductsForD chosen(r.point.shape.D);
-      r.row.predicted_bytes = r.variant->predicted_working_bytes(r.point.shape, r.point.options);
+      predict_memory(r, limits);
     }
 }
 
@@ -451,10 +450,10 @@ class StepSweepJob : public SweepJob {
     for (int64_t i : indices) mine.push_back(points_[size_t(i)]);
     limits_ = resolve_limits(s_, mine);
     // A sharded row's working set is split over the ranks (each rank checks its own share exactly).
-    MemoryLimits plan_limits = limits_;
-    if (s_.sharded) plan_limits.host_bytes = limits_.host_bytes > INT64_MAX / s_.sharded->ranks()
-                                                 ? INT64_MAX : limits_.host_bytes * s_.sharded->ranks();
-    rows_ = plan_rows(mine, plan_limits, s_.accuracy, s_.warmup, s_.reps.expected_reps());
+    plan_limits_ = limits_;
+    if (s_.sharded) plan_limits_.host_bytes = limits_.host_bytes > INT64_MAX / s_.sharded->ranks()
+                                                  ? INT64_MAX : limits_.host_bytes * s_.sharded->ranks();
+    rows_ = plan_rows(mine, plan_limits_, s_.accuracy, s_.warmup, s_.reps.expected_reps());
     std::vector<PlannedPoint> planned;
     for (size_t j = 0; j < rows_.size(); ++j) {
       rows_[j].index = indices[j];
@@ -488,7 +487,7 @@ class StepSweepJob : public SweepJob {
     if (records_ && s_.out_mode == OutMode::resume) refuse_epilogues_the_file_cannot_hold();
     if (records_) file_ = std::make_unique<ResultsFile>(s_.out, prov_, s_.out_mode);  // (a refused --out: nothing measured)
     const meters::ProductsChoice* products = choose_products(rows_, s_.sharded);
-    if (products) predict_with_chosen_products(rows_);
+    if (products) predict_with_chosen_products(rows_, plan_limits_);
     if (records_) {
       write_run_attributes(*file_, s_, limits_);
       write_products_attributes(*file_, products);
@@ -545,6 +544,7 @@ class StepSweepJob : public SweepJob {
   std::ostream& err_;
   const std::vector<StepPoint> points_;  // the whole sweep
   MemoryLimits limits_;
+  MemoryLimits plan_limits_;  // limits_, with a sharded row's working set split over the ranks
   std::vector<PlannedRow> rows_;    // this partition's, planned
   std::map<int64_t, size_t> slot_;  // a point's index in the sweep -> its row in rows_
   std::unique_ptr<ResultsFile> file_;

@@ -24,22 +24,26 @@ const meters::MachineLimits& Yardsticks::machine(int threads) {
 // time); 2048³ takes milliseconds.
 int64_t Yardsticks::bf16_n() const { return std::max<int64_t>(sgemm_n_, 2048); }
 
+namespace {
+
+// The two bf16 square products (ours and oneDNN's) into m.
+void measure_bf16(meters::MachineLimits& m, int64_t n, int threads) {
+  m.bf16 = meters::bf16_square_gemm(n, threads);
+  m.bf16_onednn = meters::onednn_bf16_square_gemm(n, threads);
+}
+
+}  // namespace
+
 const meters::MachineLimits& Yardsticks::machine_with_bf16(int threads) {
   meters::MachineLimits& m = machine_.at(threads);
-  if (m.bf16.n == 0) {
-    m.bf16 = meters::bf16_square_gemm(bf16_n(), threads);
-    m.bf16_onednn = meters::onednn_bf16_square_gemm(bf16_n(), threads);
-  }
+  if (m.bf16.n == 0) measure_bf16(m, bf16_n(), threads);
   return m;
 }
 
 const meters::MachineLimits& Yardsticks::remeasure_machine(int threads) {
   meters::MachineLimits again = meters::measure_machine_limits(threads, sgemm_n_);
   meters::MachineLimits& kept = machine_[threads];
-  if (kept.bf16.n != 0) {
-    again.bf16 = meters::bf16_square_gemm(bf16_n(), threads);
-    again.bf16_onednn = meters::onednn_bf16_square_gemm(bf16_n(), threads);
-  }
+  if (kept.bf16.n != 0) measure_bf16(again, bf16_n(), threads);
   auto higher = [](const meters::SgemmRate& a, const meters::SgemmRate& b) { return !(a.gflops <= b.gflops) ? a : b; };
   const meters::SgemmRate best_bf16 = higher(again.bf16, kept.bf16), best_bf16_onednn = higher(again.bf16_onednn, kept.bf16_onednn);
   if (!(again.best_sgemm_gflops() <= kept.best_sgemm_gflops())) kept = std::move(again);

@@ -64,13 +64,13 @@ class StepProducts {
   // Z [B, n] (rows ld apart) = H·W_tᵀ, W_t the tile's n weight rows [n, D] (operand_rows).
   void logits(int thread, const float* W_t, int64_t n, int64_t B, float* Z, int64_t ld) {
     if (bf16_) bf16_->logits(thread, W_t, n, 0, B, Z, ld);
-    else cpu::tile_logits(H_, W_t, B, n, D_, Z, ld);
+    else cpu::tile_logits(H_, W_t, B, n, D_, Z, ld, library_);
   }
   // With Z holding the logit gradient G: dW [n, D] = Gᵀ·H and dH_part [B, D] += G·W_t.
   void gradients(int thread, const float* G, int64_t ld, const float* W_t, int64_t n, int64_t B, float* dW,
                  float* dH_part) {
     if (bf16_) bf16_->gradients(thread, G, ld, W_t, n, 0, B, dW, dH_part);
-    else cpu::tile_gradients(G, ld, H_, W_t, B, n, D_, dW, /*first_chunk=*/true, dH_part);
+    else cpu::tile_gradients(G, ld, H_, W_t, B, n, D_, dW, /*first_chunk=*/true, dH_part, library_);
   }
 
  private:
@@ -80,6 +80,7 @@ class StepProducts {
   }
 
   Operand op_;
+  cpu::GemmLibrary library_ = cpu::tile_products_library();  // (taken once: a step never mixes libraries)
   int64_t D_, tile_;
   const float* H_ = nullptr;
   std::optional<cpu::Bf16TileProducts> bf16_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <omp.h>
+
 #include <stdexcept>
 
 #ifdef LOBENCH_HAVE_ONEDNN
@@ -10,6 +12,9 @@
 #endif
 
 namespace lobench::cpu {
+
+OmpMaxThreads::OmpMaxThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+OmpMaxThreads::~OmpMaxThreads() { omp_set_num_threads(saved_); }
 
 #ifdef LOBENCH_HAVE_ONEDNN
 
@@ -57,8 +62,12 @@ OnednnBf16SquareProduct::OnednnBf16SquareProduct(int64_t n, const uint16_t* a, c
 }
 
 void OnednnBf16SquareProduct::operator()() {
-  state_->matmul.execute(state_->stream, {{DNNL_ARG_SRC, state_->a}, {DNNL_ARG_WEIGHTS, state_->b}, {DNNL_ARG_DST, state_->c}});
-  state_->stream.wait();
+  try {
+    state_->matmul.execute(state_->stream, {{DNNL_ARG_SRC, state_->a}, {DNNL_ARG_WEIGHTS, state_->b}, {DNNL_ARG_DST, state_->c}});
+    state_->stream.wait();
+  } catch (const dnnl::error& e) {  // (a std::exception, not a runtime_error: said as the callers expect)
+    throw std::runtime_error(std::string("oneDNN's bf16 matmul failed: ") + e.what());
+  }
 }
 
 std::string OnednnBf16SquareProduct::implementation() const { return state_->pd.impl_info_str(); }

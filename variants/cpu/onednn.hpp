@@ -2,14 +2,14 @@
 // runs on), where the build found it (libdnnl-dev): one more product for the yardsticks, because the
 // yardstick is the best product this CPU has, not ours (issue 44). On a Xeon with AMX its bf16 matmul
 // read 453–532 GFLOP/s at 4096³ where our AMX products read 380; on the Zen 5 (family 26) its sgemm read
-// 474 GFLOP/s at 4096³ on 2 threads, above OpenBLAS 0.3.21 (234, held to Haswell kernels) and about our
-// own micro-kernels' rate.
+// 6–8 % faster than our own micro-kernels at 4096³ on 2 threads, and OpenBLAS 0.3.21 (held to Haswell
+// kernels) at half that (results/cpu/performance.md, "oneDNN in the yardsticks").
 //
 // Two uses: single-precision products on the calling thread (cpu::sgemm with LOBENCH_GEMM=onednn, and a
 // path of the yardstick at a row's shape), and square products on a number of threads (the machine's
-// limits, fp32 and bf16). Called inside an OpenMP region, oneDNN runs on the calling thread alone and its
-// result does not depend on the region's size (tested); its multithreaded products split sums by the
-// thread count, which only the meters use.
+// limits, fp32 and bf16). Called inside an active OpenMP team (omp_in_parallel), oneDNN runs on the calling
+// thread alone and its result does not depend on the team's size (tested); its multithreaded products
+// split sums by the thread count, which only the meters use.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,19 @@
 
 namespace lobench::cpu {
 
+// omp_get_max_threads() set to `threads` for its lifetime, on the calling thread (oneDNN's threads outside
+// an active team: its products split their sums by that count).
+class OmpMaxThreads {
+ public:
+  explicit OmpMaxThreads(int threads);
+  ~OmpMaxThreads();
+  OmpMaxThreads(const OmpMaxThreads&) = delete;
+  OmpMaxThreads& operator=(const OmpMaxThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
 // Why oneDNN cannot run here ("lobench was built without oneDNN (...)"), or nothing.
 std::optional<std::string> onednn_unavailable();
 
@@ -26,8 +39,8 @@ std::optional<std::string> onednn_unavailable();
 std::string onednn_name();
 
 // C[M, N] = op(A)·op(B) (+ C with accumulate), row-major, through dnnl_sgemm; op(A) [M, K] is A [M, K]
-// or, transposed, A [K, M] (rows lda apart), op(B) likewise. On the calling thread inside an OpenMP region,
-// on omp_get_max_threads() threads outside one. Throws std::runtime_error where oneDNN is unavailable or
+// or, transposed, A [K, M] (rows lda apart), op(B) likewise. On the calling thread inside an active OpenMP
+// team, on omp_get_max_threads() threads outside one (cpu::sgemm_using holds it to one there). Throws std::runtime_error where oneDNN is unavailable or
 // refuses the call.
 void onednn_sgemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                   const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate);

@@ -76,6 +76,8 @@ namespace {
 std::atomic<int> tile_library_override{-1};
 }  // namespace
 
+bool onednn_is_another_library() { return !onednn_unavailable() && sgemm_library() != GemmLibrary::onednn; }
+
 GemmLibrary tile_products_library() {
   const int v = tile_library_override.load(std::memory_order_relaxed);
   return v < 0 ? sgemm_library() : GemmLibrary(v);
@@ -102,18 +104,12 @@ void sgemm_using(GemmLibrary library, Op opA, Op opB, int64_t M, int64_t N, int6
     return;
   }
   if (library == GemmLibrary::onednn && K > 0) {  // (K = 0, C = 0 or C itself, is Eigen's below: oneDNN refuses it)
-    // Inside a team oneDNN runs on the calling thread; outside one it would take omp_get_max_threads()
-    // threads and split the sums by their number: held to one here.
-    const bool alone = !omp_in_parallel();
-    const int saved = omp_get_max_threads();
-    if (alone) omp_set_num_threads(1);
-    try {
-      onednn_sgemm(opA == Op::transpose, opB == Op::transpose, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
-    } catch (...) {
-      if (alone) omp_set_num_threads(saved);
-      throw;
-    }
-    if (alone) omp_set_num_threads(saved);
+    // Inside an active team (omp_in_parallel) oneDNN runs on the calling thread; outside one, a team of
+    // one thread included, it would take omp_get_max_threads() threads and split the sums by their
+    // number: held to one there.
+    std::optional<OmpMaxThreads> one;
+    if (!omp_in_parallel()) one.emplace(1);
+    onednn_sgemm(opA == Op::transpose, opB == Op::transpose, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
     return;
   }
   // (a dimension past int: Eigen's indices are 64-bit)

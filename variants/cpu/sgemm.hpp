@@ -34,8 +34,8 @@ void sgemm_using(GemmLibrary library, Op opA, Op opB, int64_t M, int64_t N, int6
                  const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate);
 
 // The library sgemm() uses: LOBENCH_GEMM if set (throws std::runtime_error naming the problem when it
-// is neither name or OpenBLAS cannot be loaded), else OpenBLAS when it loads with the kernels lobench
-// chose (openblas.hpp: not OpenBlas::other_kernels), else Eigen.
+// is no library lobench knows, OpenBLAS cannot be loaded, or oneDNN is not built in), else OpenBLAS when
+// it loads with the kernels lobench chose (openblas.hpp: not OpenBlas::other_kernels), else Eigen.
 GemmLibrary sgemm_library();
 // "OpenBLAS 0.3.21 DYNAMIC_ARCH ... (cblas_sgemm, 1 thread per call)", "oneDNN 2.6.3 (...) (dnnl_sgemm, 1
 // thread per call)" or "Eigen 3.4.0".
@@ -43,14 +43,18 @@ std::string sgemm_library_name();
 // The same for any library (what ran, where it is not the process's).
 std::string gemm_library_name(GemmLibrary library);
 
+// Whether oneDNN is a library beside the process's: built in, and not sgemm_library() already (the
+// yardsticks and the products choice time it as a path of its own then).
+bool onednn_is_another_library();
+
 // The library the tiled variants' products take on their library path (tile_products.hpp):
 // sgemm_library(), unless the fp32 products choice (harness/meters/products_choice.hpp) set another for
 // the step being run. Set outside any parallel region, never while a variant runs; nullopt restores it.
 GemmLibrary tile_products_library();
 void set_tile_products_library(std::optional<GemmLibrary> library);
 
-// For its lifetime, both libraries run every product on the calling thread (and the library is chosen
-// on construction: a bad LOBENCH_GEMM throws here): Eigen splits a product
+// For its lifetime, Eigen and OpenBLAS run every product on the calling thread (and the library is chosen
+// on construction: a bad LOBENCH_GEMM throws here; oneDNN is held to the calling thread by sgemm_using): Eigen splits a product
 // over its own threads whenever the caller's team has one thread (it checks only omp_get_num_threads()),
 // and OpenBLAS over its pool; either would nest parallelism under the caller's, make a one-thread run
 // use every core, and (Eigen) choose its blocking, and so its sums' order, from the thread count.

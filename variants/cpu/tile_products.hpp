@@ -10,10 +10,11 @@
 
 namespace lobench::cpu {
 
-// X[rows, n] = A_rows · E_rowsᵀ: the tile's logits (A_rows [rows, D], E_rows [n, D]). (`library`: the one
-// the products choice set for the step, tile_products_library(), but for the yardstick's library paths.)
+// X[rows, n] = A_rows · E_rowsᵀ: the tile's logits (A_rows [rows, D], E_rows [n, D]), through `library`:
+// tile_products_library() as the caller took it once for the whole step (a step never mixes libraries),
+// or the library a yardstick path times.
 inline void tile_logits(const float* A_rows, const float* E_rows, int64_t rows, int64_t n, int64_t D, float* X,
-                        int64_t ld, GemmLibrary library = tile_products_library()) {
+                        int64_t ld, GemmLibrary library) {
   sgemm_using(library, Op::none, Op::transpose, rows, n, D, A_rows, D, E_rows, D, X, ld, /*accumulate=*/false);
 }
 
@@ -21,7 +22,7 @@ inline void tile_logits(const float* A_rows, const float* E_rows, int64_t rows, 
 // and dA_rows [rows, D] += G·E_rows.
 inline void tile_gradients(const float* X, int64_t ld, const float* A_rows, const float* E_rows, int64_t rows,
                            int64_t n, int64_t D, float* dE_rows, bool first_chunk, float* dA_rows,
-                           GemmLibrary library = tile_products_library()) {
+                           GemmLibrary library) {
   sgemm_using(library, Op::transpose, Op::none, n, D, rows, X, ld, A_rows, D, dE_rows, D, /*accumulate=*/!first_chunk);
   sgemm_using(library, Op::none, Op::none, rows, D, n, X, ld, E_rows, D, dA_rows, D, /*accumulate=*/true);
 }

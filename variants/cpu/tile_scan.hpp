@@ -292,6 +292,7 @@ struct TiledRun {
       : in(in_),
         bf16_tiles_fused(fused_bf16_tiles(ctx.options, want_fused_bf16_tiles)),
         own(own_products(ctx.options)),
+        library(tile_products_library()),
         blocks(choose_blocks(in.P, in.V, in.D, ctx.options)),
         kernels(bce_tile_kernels_for(parse_epilogue(ctx.options.epilogue))),
         targets(in, ctx.alloc),
@@ -425,7 +426,7 @@ struct TiledRun {
     const int64_t D = in.D;
     const float* E_rows = E_blocks.block(w.index, v0, n);
     if (bf16) bf16->logits(w.index, E_rows, n, p0, rows, w.tile, blocks.ld);
-    else tile_logits(in.A + p0 * D, E_rows, rows, n, D, w.tile, blocks.ld);
+    else tile_logits(in.A + p0 * D, E_rows, rows, n, D, w.tile, blocks.ld, library);
     return E_rows;
   }
 
@@ -448,12 +449,14 @@ struct TiledRun {
       w.tile[r * blocks.ld + j] -= row_scale[p0 + r];
     });
     if (bf16) bf16->gradients(w.index, w.tile, blocks.ld, E_rows, n, p0, rows, out.dE.data() + v0 * D, w.dA);
-    else tile_gradients(w.tile, blocks.ld, in.A + p0 * D, E_rows, rows, n, D, out.dE.data() + v0 * D, p0 == 0, w.dA);
+    else tile_gradients(w.tile, blocks.ld, in.A + p0 * D, E_rows, rows, n, D, out.dE.data() + v0 * D, p0 == 0, w.dA,
+                        library);
   }
 
   const StepInputs& in;
   const bool bf16_tiles_fused;  // fused bf16 tiles (fused_bf16_tile), else the library path's with bf16
   const OwnTileKernels* own;  // the products of our own, or nullptr (cpu::sgemm)
+  const GemmLibrary library;  // the library's products when own is null: taken once, for the whole run
   const TileBlocks blocks;
   const BceTileKernels& kernels;
   ProductsOnCallingThread products_on_calling_thread;

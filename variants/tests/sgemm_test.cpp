@@ -91,8 +91,9 @@ TEST(Sgemm, OnednnMatchesFloat64OnRaggedShapes) {
 }
 
 // oneDNN's products are the same bits whatever the threads around the call: inside a team of 2 (each
-// thread its own product, as the tiled variants call it) and outside any team with 2 threads allowed
-// (held to one: oneDNN would otherwise split the inner index by the thread count), as on one thread. The
+// thread its own product, as the tiled variants call it), in a team of one, and outside any team with 2
+// threads allowed (held to one: oneDNN would otherwise split the inner index by the thread count), as on
+// one thread. The
 // shapes have inner indices that oneDNN splits on two threads (K = 4096, measured).
 TEST(Sgemm, OnednnProductsDoNotDependOnTheThreads) {
   if (auto why = onednn_unavailable()) GTEST_SKIP() << *why;
@@ -104,7 +105,7 @@ TEST(Sgemm, OnednnProductsDoNotDependOnTheThreads) {
                   o.ldc, c.accumulate);
     };
     const int saved = omp_get_max_threads();
-    std::vector<float> one = o.C, outside = o.C, team0 = o.C, team1 = o.C;
+    std::vector<float> one = o.C, outside = o.C, team0 = o.C, team1 = o.C, team_of_one = o.C;
     omp_set_num_threads(1);
     product(one);
     omp_set_num_threads(2);
@@ -112,10 +113,14 @@ TEST(Sgemm, OnednnProductsDoNotDependOnTheThreads) {
     EXPECT_EQ(omp_get_max_threads(), 2) << "the caller's thread count is restored";
 #pragma omp parallel num_threads(2)
     product(omp_get_thread_num() == 0 ? team0 : team1);
+    // (a team of one thread is not active: a --threads 1 run's tiles call from one)
+#pragma omp parallel num_threads(1)
+    product(team_of_one);
     omp_set_num_threads(saved);
     EXPECT_EQ(one, outside) << c.M << "x" << c.N << "x" << c.K;
     EXPECT_EQ(one, team0) << c.M << "x" << c.N << "x" << c.K;
     EXPECT_EQ(one, team1) << c.M << "x" << c.N << "x" << c.K;
+    EXPECT_EQ(one, team_of_one) << c.M << "x" << c.N << "x" << c.K;
   }
 }
 

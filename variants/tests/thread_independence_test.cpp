@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/sgemm.hpp"
 #include "variants/step.hpp"
 #include "variants/variant.hpp"
 
@@ -42,16 +45,21 @@ TEST(ThreadIndependence, EveryCpuVariantIsBitIdenticalForAnyThreadCount) {
     for (const char* name : {"reference", "dense", "chunked", "fused"}) {
       const Variant* v = Registry::instance().find(name);
       ASSERT_NE(v, nullptr) << name;
-      // The tiled variants through either products (harness/meters/products_choice.hpp picks one per
-      // CPU): each choice on its own is independent of the thread count.
+      // The tiled variants through every products path (harness/meters/products_choice.hpp picks one
+      // per CPU: ours, the library's, oneDNN's where built in): each on its own is independent of the
+      // thread count.
       const bool tiled = std::string(name) == "chunked" || std::string(name) == "fused";
-      for (const bool own : tiled ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
-        cpu::set_own_tile_kernels_enabled(own);
+      std::vector<std::optional<cpu::GemmLibrary>> paths{std::nullopt};  // nullopt: our own kernels
+      if (tiled) paths.push_back(cpu::sgemm_library());
+      if (tiled && cpu::onednn_is_another_library()) paths.push_back(cpu::GemmLibrary::onednn);
+      for (const std::optional<cpu::GemmLibrary>& library : paths) {
+        cpu::set_own_tile_kernels_enabled(!library);
+        cpu::set_tile_products_library(library);
         const StepOutputs one = run_with(*v, d, 1, c.block_v, c.block_p);
         for (int threads : {2, 3, 5}) {
           const StepOutputs many = run_with(*v, d, threads, c.block_v, c.block_p);
           const std::string what = fmt::format("{} ({} products) with {} threads, V = {}", name,
-                                               own ? "own" : "library", threads, d.V);
+                                               library ? cpu::gemm_library_name(*library) : "own", threads, d.V);
           EXPECT_EQ(many.loss, one.loss) << what;
           EXPECT_EQ(many.per_position_loss, one.per_position_loss) << what;
           EXPECT_EQ(many.dA, one.dA) << what;
@@ -60,6 +68,7 @@ TEST(ThreadIndependence, EveryCpuVariantIsBitIdenticalForAnyThreadCount) {
         }
       }
       cpu::set_own_tile_kernels_enabled(true);
+      cpu::set_tile_products_library(std::nullopt);
     }
   }
 }

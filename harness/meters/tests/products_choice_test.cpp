@@ -114,9 +114,48 @@ TEST(ProductsCache, TheLibraryWinsOnlyAClearMajorityOfRounds) {
   EXPECT_TRUE(t.faster_than_own(samples({0.9, 0.9, 0.9})));
 }
 
-// The cache keeps oneDNN's samples where they were timed and reads "none" where they were not; of two
-// libraries that beat ours, the choice takes the faster by the median.
-TEST(ProductsCache, OnednnSamplesRoundTripAndTheFasterLibraryIsChosen) {
+// Of two libraries that beat ours, the faster by the median; one that did not never replaces ours; oneDNN
+// only where it is another library here.
+TEST(ProductsChoice, FastestPathTakesTheFasterOfTheLibrariesThatBeatOurs) {
+  ProductsTiming t;
+  t.own = samples({1.0, 1.0, 1.0, 1.0});
+  t.library = samples({0.9, 0.9, 0.9, 0.9});
+  t.onednn = samples({0.8, 0.8, 0.8, 0.8});
+  const bool onednn_here = cpu::onednn_is_another_library();
+  EXPECT_EQ(fastest_path(t), onednn_here ? ProductsPath::onednn : ProductsPath::library);
+  t.onednn = samples({0.95, 0.95, 0.95, 0.95});
+  EXPECT_EQ(fastest_path(t), ProductsPath::library);
+  t.library = samples({1.1, 1.1, 1.1, 1.1});
+  EXPECT_EQ(fastest_path(t), onednn_here ? ProductsPath::onednn : ProductsPath::own);
+  t.onednn = samples({1.05, 0.9, 1.05, 1.05});  // faster in 1 of 4 rounds: ours stay
+  EXPECT_EQ(fastest_path(t), ProductsPath::own);
+  t.onednn = Samples{};  // not timed
+  EXPECT_EQ(fastest_path(t), ProductsPath::own);
+}
+
+// Every choice survives its code (what a sharded run's ranks agree on); a code that names none is refused.
+TEST(ProductsChoice, EveryChoiceRoundTripsThroughItsCode) {
+  const ProductsPath paths[] = {ProductsPath::library, ProductsPath::own, ProductsPath::onednn};
+  for (ProductsPath small : paths)
+    for (ProductsPath large : paths) {
+      ProductsChoice ch;
+      ch.small_d = small, ch.large_d = large;
+      adopt_fp32_products(products_choice_code(ch), "test");
+      const ProductsChoice& got = fp32_products_choice();
+      // (oneDNN named where it is not built in: the library's products, said in the basis)
+      auto here = [](ProductsPath p) { return p == ProductsPath::onednn && cpu::onednn_unavailable() ? ProductsPath::library : p; };
+      EXPECT_EQ(got.small_d, here(small)) << products_path_word(small) << "/" << products_path_word(large);
+      EXPECT_EQ(got.large_d, here(large)) << products_path_word(small) << "/" << products_path_word(large);
+      if (here(small) != small) EXPECT_NE(got.basis.find("oneDNN is not built in here"), std::string::npos) << got.basis;
+    }
+  for (int64_t bad : {int64_t(3), int64_t(3) << 2, int64_t(16), int64_t(-1)})
+    EXPECT_THROW(adopt_fp32_products(bad, "test"), std::invalid_argument) << bad;
+  adopt_fp32_products(int64_t(ProductsPath::own) | int64_t(ProductsPath::own) << 2, "test: ours");
+}
+
+// The cache keeps oneDNN's samples where they were timed and reads "none" where they were not; one of its
+// two lines timed and the other not is a corrupt file.
+TEST(ProductsCache, OnednnSamplesRoundTrip) {
   TempDir dir;
   const std::string path = (dir.path / "cache.txt").string();
   CachedProducts c = example("k");
@@ -246,9 +285,9 @@ TEST(ProductsChoice, CacheMissCorruptAndUnwritableAllMeasureAndGoOn) {
   for (int i = 0; i < 2; ++i) {
     const ProductsTiming& t = first.timings[size_t(i)];
     const ProductsPath chosen = i == 0 ? first.small_d : first.large_d;
-    // oneDNN timed where it is a path of its own; ours kept unless a library beat them
-    EXPECT_EQ(t.onednn.seconds.size(), cpu::onednn_unavailable() ? 0u : t.own.seconds.size());
-    EXPECT_EQ(chosen == ProductsPath::own, !t.library_faster() && !t.faster_than_own(t.onednn));
+    // oneDNN timed where it is another library here; the choice is the timing's fastest path
+    EXPECT_EQ(t.onednn.seconds.size(), cpu::onednn_is_another_library() ? t.own.seconds.size() : 0u);
+    EXPECT_EQ(chosen, fastest_path(t));
   }
 
   const ProductsChoice second = decide_fp32_products(1);
