@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "variants/cpu/cpu_model.hpp"
+#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/openblas.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/variant.hpp"
@@ -106,6 +107,7 @@ Provenance collect_provenance(const std::string& argv_joined) {
   // report, not a header's; the CUDA toolkit is the one the backend was compiled with.
   if (const cpu::OpenBlas* blas = cpu::openblas()) p.libraries += "; " + blas->config;
   else p.libraries += "; openblas not loaded (" + cpu::openblas_unavailable() + ")";
+  p.libraries += "; " + (cpu::onednn_unavailable() ? std::string("onednn not built in") : cpu::onednn_name());
 #ifdef LOBENCH_CUDA_TOOLKIT_VERSION
   p.libraries += "; cuda toolkit " LOBENCH_CUDA_TOOLKIT_VERSION;
 #endif

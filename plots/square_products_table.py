@@ -12,8 +12,9 @@ Usage: python3 plots/square_products_table.py RUN.h5 [MORE.h5 ...]
 import argparse
 import math
 import os
+import sys
 
-from lobench_results import load
+from lobench_results import RunFileError, load
 
 
 def rate(attrs, name):
@@ -29,12 +30,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+")
     args = ap.parse_args()
-    print("| run file | threads | n | Eigen | OpenBLAS | oneDNN | lobench's own | best SGEMM | bf16 n | lobench bf16 "
-          "| oneDNN bf16 | lobench bf16 / oneDNN bf16 |")
+    try:  # (every file read before a line is printed: a bad one is one line on stderr, no half table)
+        files = [(path, load(path)[1]) for path in args.runs]
+    except RunFileError as e:
+        sys.exit(f"square_products_table: {e}")
+    print("| run file | threads | n | Eigen (GFLOP/s) | OpenBLAS (GFLOP/s) | oneDNN (GFLOP/s) | lobench's own (GFLOP/s) "
+          "| best SGEMM (GFLOP/s) | bf16 n | lobench bf16 (GFLOP/s) | oneDNN bf16 (GFLOP/s) | lobench bf16 / oneDNN bf16 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cpus, implementations = set(), set()
-    for path in args.runs:
-        _, attrs = load(path)
+    for path, attrs in files:
         cpus.add(attrs.get("cpu_model", "?"))
         if "bf16_gemm_onednn_library" in attrs:
             implementations.add(attrs["bf16_gemm_onednn_library"])

@@ -75,7 +75,7 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
                   "adaptive repetitions: no more timed runs once their total passes this many seconds")
       ->capture_default_str();
   cmd->add_option("--sgemm-n", s.sgemm_n,
-                  "size n of the n³ SGEMM (Eigen, OpenBLAS and our own micro-kernels) measured once per thread count as the yardstick of %GEMM; "
+                  "size n of the n³ SGEMM (Eigen, OpenBLAS, oneDNN and our own micro-kernels) measured once per thread count as the yardstick of %GEMM; "
                   "0: 4096, or 512 for a sweep of under 100 GFLOP of timed work; rows with --operand bf16 are compared with "
                   "an n³ bf16 product, n at least 2048")
       ->capture_default_str();

@@ -46,8 +46,8 @@ void tune(const TuneFlags& f) {
     fmt::print("    wall  own {}  library {}{}\n", samples_text(t.own_wall), samples_text(t.library_wall),
                onednn ? "  onednn " + samples_text(t.onednn_wall) : "");
   }
-  fmt::print("(a library replaces our kernels only when faster in CPU time in at least 3/4 of the rounds; of two, "
-             "the faster by the median)\n");
+  fmt::print("(a library replaces our kernels only when faster in CPU time in at least 3/4 of the rounds and by "
+             "{:.0f} % at the median; of two, the faster by the median)\n", 100 * meters::kMinLibraryGain);
   fmt::print("own: {}\nlibrary: {}\n", meters::products_path_name(ProductsPath::own),
              meters::products_path_name(ProductsPath::library));
   if (!ch.timings.front().onednn.seconds.empty())
@@ -70,11 +70,11 @@ void register_tune_command(CLI::App& app) {
       "Times the fused step (P = 1024; D = 128 and D = 256) through lobench's own AVX-512 micro-kernels,\n"
       "through the library (OpenBLAS, else Eigen) and through oneDNN (where built in), interleaved round by\n"
       "round, keeps the fastest in CPU time per shape class (D <= 192, D > 192; a library only when it beat\n"
-      "ours in 3/4 of the rounds) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default\n"
+      "ours in 3/4 of the rounds and by 3 % at the median) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default\n"
       "~/.cache/lobench/) that `lobench run`, check and train-seqrec read. Without it, the first run on a\n"
       "machine and build measures the same (5 rounds). LOBENCH_PRODUCTS=own|library|onednn forces a path\n"
       "instead. Exit status 1 when the cache could not be written.");
-  cli::shared(cmd->add_option("--threads", flags->threads), "of the measured steps");
+  cli::shared(cmd->add_option("--threads", flags->threads), "here of the timed fused steps, whose choice runs on any thread count then read");
   cmd->add_option("--rounds", flags->rounds, "timed rounds of each path at each shape, after one warm-up (3 to 1000)")
       ->capture_default_str();
   cmd->callback([flags] { tune(*flags); });

@@ -129,7 +129,7 @@ bool ProductsTiming::faster_than_own(const Samples& other) const {
   if (other.seconds.empty() || own.seconds.empty()) return false;
   size_t wins = 0;
   for (size_t i = 0; i < own.seconds.size() && i < other.seconds.size(); ++i) wins += other.seconds[i] < own.seconds[i];
-  return 4 * wins >= 3 * own.seconds.size() && other.median() < own.median();
+  return 4 * wins >= 3 * own.seconds.size() && other.median() < (1.0 - kMinLibraryGain) * own.median();
 }
 
 std::string products_cache_key() {

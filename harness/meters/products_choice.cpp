@@ -166,7 +166,7 @@ std::optional<ProductsPath> forced_products() {
 
 std::string products_path_name(ProductsPath p) {
   if (p == ProductsPath::library) return "library (" + cpu::sgemm_library_name() + ")";
-  if (p == ProductsPath::onednn) return "library (" + cpu::gemm_library_name(cpu::GemmLibrary::onednn) + ")";
+  if (p == ProductsPath::onednn) return cpu::gemm_library_name(cpu::GemmLibrary::onednn);
   return fmt::format("own AVX-512 {}x{} micro-kernels", cpu::kTransposedBlockRows, cpu::kTransposedPanel);
 }
 

@@ -10,7 +10,7 @@
 // D = 256, V = 2048 · threads and 1024 · threads: about a second on 2 threads), interleaved by the
 // project's one timing rule (time_interleaved), and the fastest in process CPU time kept per class,
 // D <= 192 and D > 192 (ProductsTiming::faster_than_own: a library only when it beat ours in at least
-// 3/4 of the rounds; of two that did, the faster by the median). CPU time, because on a shared machine a step's wall time is mostly the other jobs' (wall
+// 3/4 of the rounds and by kMinLibraryGain at the median; of two that did, the faster by the median). CPU time, because on a shared machine a step's wall time is mostly the other jobs' (wall
 // medians of the two paths swapped order between runs minutes apart here; their CPU times did not). A cache that is corrupt, unreadable or unwritable never fails a run: it is measured
 // again, one warning says so, and the run goes on.
 //
@@ -88,7 +88,7 @@ class Fp32ProductsForD {
   Fp32ProductsForD& operator=(const Fp32ProductsForD&) = delete;
 };
 
-// The paths' names: "own AVX-512 14x32 micro-kernels", "library (OpenBLAS 0.3.21 ...)", "library (oneDNN ...)".
+// The paths' names: "own AVX-512 14x32 micro-kernels", "library (OpenBLAS 0.3.21 ...)", "oneDNN 2.6.3 (...) (dnnl_sgemm, ...)".
 std::string products_path_name(ProductsPath p);
 
 }  // namespace lobench::meters

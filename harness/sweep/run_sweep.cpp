@@ -359,22 +359,23 @@ class RowRunner {
       file_->set_attr("fma_peak_gflops" + suffix, m.fma.gflops);
       file_->set_attr("fma_peak_isa" + suffix, m.fma.isa);
     }
-    auto rate_text = [](const meters::SgemmRate& r) {
+    // A rate, with `detail` in parentheses where there is one (fp32: the note, e.g. OpenBLAS's core type;
+    // bf16: which products ran), or why it was not measured.
+    auto rate_text = [](const meters::SgemmRate& r, const std::string& detail) {
       if (!r.why.empty()) return "not measured (" + r.why + ")";
-      return r.note.empty() ? fmt::format("{:.1f}", r.gflops) : fmt::format("{:.1f} ({})", r.gflops, r.note);
+      return detail.empty() ? fmt::format("{:.1f}", r.gflops) : fmt::format("{:.1f} ({})", r.gflops, detail);
     };
-    const std::string openblas = rate_text(m.openblas), onednn = rate_text(m.onednn), own = rate_text(m.own);
-    auto bf16_text = [](const meters::SgemmRate& r) {
-      return r.why.empty() ? fmt::format("{:.1f} ({})", r.gflops, r.library) : "not measured (" + r.why + ")";
-    };
+    const std::string openblas = rate_text(m.openblas, m.openblas.note), onednn = rate_text(m.onednn, m.onednn.note),
+                      own = rate_text(m.own, m.own.note);
     const std::string bf16 = m.bf16.n == 0 ? ""
                                            : fmt::format("; bf16 {}³ lobench's {}, oneDNN {} GFLOP/s (the yardstick of bf16 rows: {:.1f})",
-                                                         m.bf16.n, bf16_text(m.bf16), bf16_text(m.bf16_onednn), m.best_bf16_gflops());
+                                                         m.bf16.n, rate_text(m.bf16, m.bf16.library),
+                                                         rate_text(m.bf16_onednn, m.bf16_onednn.library), m.best_bf16_gflops());
     const std::string products =
         products_ ? fmt::format("; fp32 fused/chunked products: {} ({})", products_->products, products_->basis) : "";
-    printer_.note(fmt::format("machine limits on {} threads{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {}, oneDNN {}, lobench's own {} "
+    printer_.note(fmt::format("machine limits on {} thread{}{}: SGEMM {}³ Eigen {:.1f}, OpenBLAS {}, oneDNN {}, lobench's own {} "
                               "GFLOP/s (the yardstick of %GEMM: {:.1f}){}; FMA peak {:.1f} GFLOP/s ({}){}",
-                              m.threads, remeasured ? " (measured again: a row ran faster than the first measurement)" : "",
+                              m.threads, m.threads == 1 ? "" : "s", remeasured ? " (measured again: a row ran faster than the first measurement)" : "",
                               m.eigen.n, m.eigen.gflops, openblas, onednn, own, m.best_sgemm_gflops(), bf16, m.fma.gflops, m.fma.isa,
                               products));
   }

@@ -55,3 +55,28 @@ def test_epilogue_table_measures_errors_in_the_formats_unit_roundoff():
         assert float(line["largest / u"]) == pytest.approx(largest / u, rel=0.06)
         assert float(line["× fp32 epilogue's time"]) > 1
     assert seen == {"fp32", "bf16", "fp16"}
+
+
+ONEDNN_RUN = os.path.join(ROOT, "results/cpu/zen5_onednn_yardstick_1_20261206.h5")
+
+
+def test_square_products_table_reads_every_library_and_the_bf16_ratio():
+    header, *lines = table("square_products_table.py", ONEDNN_RUN, YARDSTICK_RUN)
+    assert len(lines) == 2
+    _, attrs = load(ONEDNN_RUN)
+    line = dict(zip(header, lines[0]))
+    assert float(line["oneDNN (GFLOP/s)"]) == pytest.approx(float(attrs["sgemm_onednn_gflops"]), abs=0.05)
+    assert float(line["best SGEMM (GFLOP/s)"]) == pytest.approx(float(attrs["sgemm_best_gflops"]), abs=0.05)
+    ratio = float(attrs["bf16_gemm_gflops"]) / float(attrs["bf16_gemm_onednn_gflops"])
+    assert float(line["lobench bf16 / oneDNN bf16"]) == pytest.approx(ratio, abs=0.005)
+    # a file from before oneDNN entered the yardsticks: its libraries dashed, not an error
+    older = dict(zip(header, lines[1]))
+    assert older["oneDNN (GFLOP/s)"] == "–" and older["lobench bf16 / oneDNN bf16"] == "–"
+
+
+def test_square_products_table_refuses_a_missing_file_in_one_line(tmp_path):
+    missing = str(tmp_path / "none.h5")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "plots", "square_products_table.py"), ONEDNN_RUN, missing],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip().count("\n") == 0 and missing in r.stderr, r.stderr
