@@ -106,7 +106,7 @@ using Text256 = FixedText<256>;
   X(double, shape_gemm_gflops, kNotMeasured, "GFLOP/s",                                                             \
     "CPU rows (not sharded): the logit product A·Eᵀ at the row's P, V, D on its threads, on the tiles `fused` "     \
     "chooses, the fastest round of the fastest path its operands have (fp32: the library's products, oneDNN's "   \
-    "where built in, and lobench's own micro-kernels; bf16, e4m3, e5m2: the bf16 products), measured "             \
+    "where built in, and lobench's own micro-kernels; bf16, e4m3, e5m2: the bf16 products and oneDNN's), measured "\
     "once per shape in the same run (on all of V, or whole vocabulary blocks of it for a product of at most "       \
     "0.25 s); NaN for GPU, sharded and tf32 rows and before version 5)")                                           \
   X(double, gemm_fraction, kNotMeasured, "",                                                                        \

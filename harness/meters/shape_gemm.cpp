@@ -20,12 +20,20 @@ struct Paths {
   std::optional<cpu::LibraryTileProducts> library, onednn;
   std::optional<cpu::OwnTileProducts> own;
   std::optional<cpu::Bf16TileLogits> bf16;
+  std::optional<cpu::OnednnBf16Logits> onednn_bf16;
   std::vector<Contender> contenders;
   Paths(const cpu::LogitOperands& x, const cpu::TileBlocks& b, ShapeProducts products, bool first_only) {
     if (products == ShapeProducts::bf16) {
       bf16.emplace(x, b);
       contenders.push_back({std::string("bf16 products (") + cpu::to_string(cpu::active_bf16_kernel()) + ")",
                             [this] { (*bf16)(); }, {}, {}});
+      if (!first_only && !cpu::onednn_unavailable()) {
+        try {
+          onednn_bf16.emplace(x, b);
+          contenders.push_back({cpu::onednn_name() + " bf16 matmul", [this] { (*onednn_bf16)(); }, {}, {}});
+        } catch (const std::runtime_error&) {  // (oneDNN refuses bf16 on this CPU: its square rate says why)
+        }
+      }
       return;
     }
     library.emplace(x, b, 1);

@@ -3,7 +3,7 @@
 // rows time), timed in one measurement through every path the row's operands have: with fp32 operands the
 // library's (cpu::sgemm: OpenBLAS or Eigen, one tile per call on its thread), oneDNN's (likewise, where the
 // build found it) and our own micro-kernels (where the CPU runs them), interleaved; with bf16 or fp8
-// operands the bf16 products (AMX-BF16 where the CPU has it; oneDNN's bf16 enters only the square yardstick). The fastest path's fastest round is the rate. A CPU row's yardstick is the larger of this
+// operands the bf16 products (AMX-BF16 where the CPU has it) and oneDNN's bf16 matmul on the same tiles. The fastest path's fastest round is the rate. A CPU row's yardstick is the larger of this
 // and the machine's square product for its operands (machine_limits.hpp): the square product is not where
 // every kernel is fastest. On a Zen 5 at P = 1024, D = 256, V = 100000 (2 threads) `fused` ran at 475–480
 // GFLOP/s, 100–101 % of our kernels' 4096³ product (474–478), and was flagged a measurement error while
@@ -24,7 +24,8 @@ enum class ShapeProducts { fp32, bf16 };
 struct ShapeGemmRate {
   double gflops = std::numeric_limits<double>::quiet_NaN();  // the fastest path's fastest round, on 2·P·timed_v·D
   // Every path timed, (name, GFLOP/s): "own" (our micro-kernels), the library's name
-  // (cpu::sgemm_library_name()), "oneDNN ... (dnnl_sgemm, 1 thread per call)", or "bf16 products (KERNEL)".
+  // (cpu::sgemm_library_name()), "oneDNN ... (dnnl_sgemm, 1 thread per call)", "bf16 products (KERNEL)" or
+  // "oneDNN ... bf16 matmul".
   std::vector<std::pair<std::string, double>> paths;
   std::string fastest;  // the name of the path whose rate is `gflops`
   int64_t timed_v = 0;  // the vocabulary rows of the timed product (whole tiles; at most V)

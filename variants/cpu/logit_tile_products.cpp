@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/cpu/bf16_dot.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_products.hpp"
 
@@ -111,6 +112,33 @@ void Bf16TileLogits::operator()() {
         p.b = E_.data() + vb * Dw_ * b_.block_v, p.ldb = b_.block_v;
         p.c = X, p.ldc = b_.ld;
         bf16_product(p);
+      }
+    }
+  }
+}
+
+OnednnBf16Logits::OnednnBf16Logits(const LogitOperands& x, const TileBlocks& b)
+    : x_(x), b_(for_operands(x, b)), tiles_(size_t(b_.threads * b_.block_p * b_.ld)), A_(size_t(x.P * x.D)),
+      E_(size_t(x.V * x.D)), product_(x.D) {
+  for (size_t i = 0; i < A_.size(); ++i) A_[i] = bf16_nearest_even(x.A[i]);
+  for (size_t i = 0; i < E_.size(); ++i) E_[i] = bf16_nearest_even(x.E[i]);
+  // Every tile shape's primitive made here: a refusal throws to the caller, not inside the threads' region.
+  for (int64_t rows : {b_.block_p, x.P % b_.block_p})
+    for (int64_t n : {b_.block_v, x.V % b_.block_v})
+      if (rows > 0 && n > 0 && rows <= x.P && n <= x.V) product_.prepare(rows, n, b_.ld);
+}
+
+void OnednnBf16Logits::operator()() {
+  const int64_t n_vblocks = vocabulary_blocks(x_, b_), D = x_.D;
+#pragma omp parallel num_threads(b_.threads)
+  {
+    float* X = tiles_.data() + omp_get_thread_num() * b_.block_p * b_.ld;
+    for (int64_t p0 = 0; p0 < x_.P; p0 += b_.block_p) {
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
+        const int64_t v0 = vb * b_.block_v;
+        product_(A_.data() + p0 * D, std::min(b_.block_p, x_.P - p0), E_.data() + v0 * D, std::min(b_.block_v, x_.V - v0),
+                 X, b_.ld);
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
 #include "variants/cpu/tile_blocks.hpp"
 
@@ -80,6 +81,23 @@ class Bf16TileLogits {
   int64_t Dw_;
   std::vector<float> tiles_;
   std::vector<uint32_t> A_, E_;
+};
+
+// The same logit product with bf16 operands through oneDNN's matmul on the same tiles (A and E rounded
+// to bf16 nearest-even once here, untimed, as Bf16TileLogits packs them untimed): the yardstick's oneDNN
+// path for bf16 and fp8 rows (the best product at the shape, not ours). Throws std::runtime_error where
+// oneDNN is unavailable.
+class OnednnBf16Logits {
+ public:
+  OnednnBf16Logits(const LogitOperands& x, const TileBlocks& b);
+  void operator()();
+
+ private:
+  LogitOperands x_;
+  TileBlocks b_;
+  std::vector<float> tiles_;
+  std::vector<uint16_t> A_, E_;
+  OnednnBf16TileLogits product_;
 };
 
 }  // namespace lobench::cpu

@@ -4,7 +4,12 @@
 
 #include <omp.h>
 
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #ifdef LOBENCH_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
@@ -72,6 +77,92 @@ void OnednnBf16SquareProduct::operator()() {
 
 std::string OnednnBf16SquareProduct::implementation() const { return state_->pd.impl_info_str(); }
 
+struct OnednnBf16TileLogits::State {
+  int64_t D = 0;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::mutex mutex;  // (guards the primitives)
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<dnnl::matmul::primitive_desc, dnnl::matmul>> made;
+  std::string implementation;
+};
+
+OnednnBf16TileLogits::OnednnBf16TileLogits(int64_t D) : state_(std::make_unique<State>()) { state_->D = D; }
+
+namespace {
+
+struct TileDescs {
+  dnnl::memory::desc a, b, c;
+  TileDescs(int64_t rows, int64_t n, int64_t D, int64_t ldc)
+      : a({rows, D}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ab),
+        b({D, n}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ba),  // E_rows [n, D] is Bᵀ
+        c({rows, n}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1}) {}
+};
+
+// The primitive of a shape, made on first use (the caller holds the mutex).
+const dnnl::matmul& tile_primitive(OnednnBf16TileLogits::State& s, int64_t rows, int64_t n, int64_t ldc);
+
+}  // namespace
+
+void OnednnBf16TileLogits::prepare(int64_t rows, int64_t n, int64_t ldc) {
+  try {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    tile_primitive(*state_, rows, n, ldc);
+  } catch (const dnnl::error& e) {
+    throw std::runtime_error(fmt::format("oneDNN refused the bf16 tile {} x {} x {}: {}", rows, n, state_->D, e.what()));
+  }
+}
+
+void OnednnBf16TileLogits::operator()(const uint16_t* A_rows, int64_t rows, const uint16_t* E_rows, int64_t n, float* C,
+                                      int64_t ldc) {
+  using dnnl::memory;
+  const int64_t D = state_->D;
+  const TileDescs d(rows, n, D, ldc);
+  const memory::desc &a = d.a, &b = d.b, &c = d.c;
+  try {
+    const dnnl::matmul* product = nullptr;
+    memory::desc scratch_desc;
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      product = &tile_primitive(*state_, rows, n, ldc);  // (map nodes stay put)
+      scratch_desc = state_->made.at({rows, n, ldc}).first.scratchpad_desc();
+    }
+    thread_local std::vector<uint8_t> scratch;  // this thread's scratchpad, grown as needed
+    if (scratch.size() < scratch_desc.get_size()) scratch.resize(scratch_desc.get_size());
+    dnnl::stream stream(state_->engine);
+    // (oneDNN reads the caller's buffers in place; it never writes a or b)
+    product->execute(stream, {{DNNL_ARG_SRC, memory(a, state_->engine, const_cast<uint16_t*>(A_rows))},
+                              {DNNL_ARG_WEIGHTS, memory(b, state_->engine, const_cast<uint16_t*>(E_rows))},
+                              {DNNL_ARG_DST, memory(c, state_->engine, C)},
+                              {DNNL_ARG_SCRATCHPAD, memory(scratch_desc, state_->engine, scratch.data())}});
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    throw std::runtime_error(fmt::format("oneDNN refused the bf16 tile {} x {} x {}: {}", rows, n, D, e.what()));
+  }
+}
+
+namespace {
+
+const dnnl::matmul& tile_primitive(OnednnBf16TileLogits::State& s, int64_t rows, int64_t n, int64_t ldc) {
+  auto it = s.made.find({rows, n, ldc});
+  if (it == s.made.end()) {
+    const TileDescs d(rows, n, s.D, ldc);
+    // (a scratchpad of the caller's: with the library's, which Debian's build shares between primitives,
+    // a primitive runs only on the thread that made it, and two threads' tiles came out wrong)
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), attr, s.engine);
+    s.implementation = pd.impl_info_str();
+    it = s.made.emplace(std::tuple(rows, n, ldc), std::pair(pd, dnnl::matmul(pd))).first;
+  }
+  return it->second.second;
+}
+
+}  // namespace
+
+std::string OnednnBf16TileLogits::implementation() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->implementation;
+}
+
 #else
 
 std::optional<std::string> onednn_unavailable() {
@@ -94,8 +185,34 @@ void OnednnBf16SquareProduct::operator()() {}
 
 std::string OnednnBf16SquareProduct::implementation() const { return ""; }
 
+struct OnednnBf16TileLogits::State {};
+
+OnednnBf16TileLogits::OnednnBf16TileLogits(int64_t) { throw std::runtime_error(*onednn_unavailable()); }
+
+void OnednnBf16TileLogits::operator()(const uint16_t*, int64_t, const uint16_t*, int64_t, float*, int64_t) {}
+
+void OnednnBf16TileLogits::prepare(int64_t, int64_t, int64_t) {}
+
+namespace {
+
+const dnnl::matmul& tile_primitive(OnednnBf16TileLogits::State& s, int64_t rows, int64_t n, int64_t ldc) {
+  auto it = s.made.find({rows, n, ldc});
+  if (it == s.made.end()) {
+    const TileDescs d(rows, n, s.D, ldc);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), s.engine);
+    s.implementation = pd.impl_info_str();
+    it = s.made.emplace(std::tuple(rows, n, ldc), std::pair(pd, dnnl::matmul(pd))).first;
+  }
+  return it->second.second;
+}
+
+}  // namespace
+
+std::string OnednnBf16TileLogits::implementation() const { return ""; }
+
 #endif
 
 OnednnBf16SquareProduct::~OnednnBf16SquareProduct() = default;
+OnednnBf16TileLogits::~OnednnBf16TileLogits() = default;
 
 }  // namespace lobench::cpu

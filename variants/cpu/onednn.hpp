@@ -64,4 +64,27 @@ class OnednnBf16SquareProduct {
   std::unique_ptr<State> state_;
 };
 
+// Logit tiles of bf16 operands through oneDNN's matmul primitive (the product at a bf16 row's shape,
+// harness/meters/shape_gemm.hpp): C[rows, n] (rows ldc floats apart) = A_rows[rows, D]·E_rows[n, D]ᵀ, with A
+// and E the bf16 patterns, row-major, D apart, and float32 C. One primitive per tile shape, made on its
+// first call (thread-safe); each call runs on the calling thread inside an active OpenMP team. Throws
+// std::runtime_error where oneDNN is unavailable or refuses the product.
+class OnednnBf16TileLogits {
+ public:
+  explicit OnednnBf16TileLogits(int64_t D);
+  ~OnednnBf16TileLogits();
+  OnednnBf16TileLogits(const OnednnBf16TileLogits&) = delete;
+  OnednnBf16TileLogits& operator=(const OnednnBf16TileLogits&) = delete;
+  void operator()(const uint16_t* A_rows, int64_t rows, const uint16_t* E_rows, int64_t n, float* C, int64_t ldc);
+  // Makes the primitive of a tile shape now (outside any parallel region, where a refusal can be caught).
+  void prepare(int64_t rows, int64_t n, int64_t ldc);
+  // The implementation oneDNN chose for the last shape made ("" before any).
+  std::string implementation() const;
+
+  struct State;  // (oneDNN's objects; defined in onednn.cpp only)
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
 }  // namespace lobench::cpu

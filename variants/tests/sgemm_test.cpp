@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "variants/cpu/bf16_dot.hpp"
 #include "variants/cpu/onednn.hpp"
 #include "variants/cpu/openblas.hpp"
 
@@ -121,6 +122,42 @@ TEST(Sgemm, OnednnProductsDoNotDependOnTheThreads) {
     EXPECT_EQ(one, team0) << c.M << "x" << c.N << "x" << c.K;
     EXPECT_EQ(one, team1) << c.M << "x" << c.N << "x" << c.K;
     EXPECT_EQ(one, team_of_one) << c.M << "x" << c.N << "x" << c.K;
+  }
+}
+
+// oneDNN's bf16 tile logits (the yardstick's oneDNN path for bf16 rows): C = A·Eᵀ of the bf16 operands,
+// float32 accumulation, on ragged tiles with C's rows ldc apart (the padding never written), from both
+// threads of a team at once.
+TEST(Sgemm, OnednnBf16TileLogitsAreTheProductOfTheBf16Operands) {
+  if (auto why = onednn_unavailable()) GTEST_SKIP() << *why;
+  const int64_t D = 37, ldc = 40;
+  OnednnBf16TileLogits logits(D);
+  for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 1}, {33, 29}, {64, 40}}) {
+    std::mt19937 rng(uint32_t(rows * 100 + n));
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<uint16_t> a(size_t(rows * D)), e(size_t(n * D));
+    for (auto& x : a) x = bf16_nearest_even(u(rng));
+    for (auto& x : e) x = bf16_nearest_even(u(rng));
+    try {
+      logits.prepare(rows, n, ldc);
+    } catch (const std::runtime_error& refused) {
+      GTEST_SKIP() << refused.what();  // (a CPU oneDNN computes no bf16 on)
+    }
+    std::vector<float> c0(size_t(rows * ldc), -7.0f), c1 = c0;
+#pragma omp parallel num_threads(2)
+    logits(a.data(), rows, e.data(), n, omp_get_thread_num() == 0 ? c0.data() : c1.data(), ldc);
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0, scale = 0;
+        for (int64_t k = 0; k < D; ++k) {
+          const double t = double(bf16_value(a[size_t(i * D + k)])) * double(bf16_value(e[size_t(j * D + k)]));
+          want += t, scale += std::fabs(t);
+        }
+        ASSERT_NEAR(c0[size_t(i * ldc + j)], want, double(D) * 0x1p-24 * scale + 1e-30) << rows << "x" << n << " at " << i << "," << j;
+        ASSERT_EQ(c0[size_t(i * ldc + j)], c1[size_t(i * ldc + j)]);
+      }
+      for (int64_t j = n; j < ldc; ++j) ASSERT_EQ(c0[size_t(i * ldc + j)], -7.0f);
+    }
   }
 }
 
