@@ -257,7 +257,10 @@ class RowRunner {
       const bool first_of_shape = !yardsticks_.has_shape(sh.P(), sh.V, sh.D, threads, *products);
       const meters::ShapeGemmRate& shape = yardsticks_.shape(sh.P(), sh.V, sh.D, threads, *products);
       row.shape_gemm_gflops = shape.gflops;
-      if (first_of_shape) shape_note(plan, shape, limits.yardstick_gflops(plan.point.options.operand));
+      if (first_of_shape) {
+        shape_note(plan, shape, limits.yardstick_gflops(plan.point.options.operand));
+        record_shape_paths(plan, *products, shape);
+      }
     }
     set_limits(limits, row, plan.point.options.operand);
     if (s_.sharded) return;
@@ -266,6 +269,19 @@ class RowRunner {
     const auto key = std::tuple(sh.P(), sh.D, threads, sample_s);
     row.local_gemm_before_gflops =
         key == last_local_key_ ? last_local_ : yardsticks_.measure_local(sh.P(), sh.D, threads, sample_s);
+  }
+
+  // Every path of the product at a row's shape, into the file's attribute
+  // shape_gemm_paths_<P>x<V>x<D>_t<threads>_<fp32|bf16>: "NAME R GFLOP/s; ...; fastest: NAME; timed V: N"
+  // (the row keeps the fastest rate, shape_gemm_gflops; which path it was and by how much is here).
+  void record_shape_paths(const PlannedRow& plan, meters::ShapeProducts products, const meters::ShapeGemmRate& shape) {
+    if (!file_) return;
+    const Shape& sh = plan.point.shape;
+    std::string paths;
+    for (const auto& [name, gflops] : shape.paths) paths += fmt::format("{} {:.1f} GFLOP/s; ", name, gflops);
+    file_->set_attr(fmt::format("shape_gemm_paths_{}x{}x{}_t{}_{}", sh.P(), sh.V, sh.D, plan.point.options.threads,
+                                products == meters::ShapeProducts::bf16 ? "bf16" : "fp32"),
+                    fmt::format("{}fastest: {}; timed V: {}", paths, shape.fastest, shape.timed_v));
   }
 
   // Says so where the product at a shape is the yardstick (faster than the square product `square`), once
@@ -309,7 +325,9 @@ class RowRunner {
     const meters::MachineLimits& limits = yardsticks_.remeasure_machine(threads);
     if (!std::isnan(row.shape_gemm_gflops)) {
       const Shape& sh = plan.point.shape;
-      row.shape_gemm_gflops = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads, *shape_products(plan)).gflops;
+      const meters::ShapeGemmRate& shape = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads, *shape_products(plan));
+      row.shape_gemm_gflops = shape.gflops;
+      record_shape_paths(plan, *shape_products(plan), shape);
     }
     set_limits(limits, row, operand);
     if (limits.yardstick_gflops(operand) > machine_was) machine_note(limits, /*remeasured=*/true);

@@ -392,6 +392,11 @@ TEST(Sweep, Bf16RowsAreComparedWithTheBf16ProductAtTheirShape) {
     ASSERT_EQ(r.status.str(), "ok") << r.reason;
     EXPECT_GT(r.shape_gemm_gflops, 0.0);
     EXPECT_EQ(r.gemm_gflops, std::max(bf16_square, r.shape_gemm_gflops));
+    // every path of the shape's product, the fastest named, in the shape's attribute
+    const auto paths = h5::read_attr_string(file, fmt::format("shape_gemm_paths_{}x{}x{}_t{}_bf16", r.B * r.N, r.V, r.D, r.threads));
+    ASSERT_TRUE(paths.has_value()) << "no shape_gemm_paths attribute for V = " << r.V;
+    EXPECT_NE(paths->find("bf16 products ("), std::string::npos) << *paths;
+    EXPECT_NE(paths->find(" GFLOP/s; fastest: "), std::string::npos) << *paths;
   }
   std::filesystem::remove(path);
 }
