@@ -36,20 +36,25 @@ void tune(const TuneFlags& f) {
              f.threads, f.rounds);
   for (size_t i = 0; i < ch.timings.size(); ++i) {
     const meters::ProductsTiming& t = ch.timings[i];
-    const bool onednn = !t.onednn.seconds.empty();
-    fmt::print("  {} P={} D={} V={}: library/own CPU time {:.3f}{} -> {}\n", t.shape_class, t.P, t.D, t.V,
-               t.library.median() / t.own.median(),
-               onednn ? fmt::format(", onednn/own {:.3f}", t.onednn.median() / t.own.median()) : "",
+    const bool own = !t.own.seconds.empty(), onednn = !t.onednn.seconds.empty();
+    // (ratios over our kernels' time; over the library's where ours do not run)
+    const Samples& base = own ? t.own : t.library;
+    const char* base_word = own ? "own" : "library";
+    std::string ratios = own ? fmt::format("library/own CPU time {:.3f}", t.library.median() / t.own.median()) : "";
+    if (onednn)
+      ratios += fmt::format("{}onednn/{} {:.3f}", own ? ", " : "CPU time ", base_word, t.onednn.median() / base.median());
+    fmt::print("  {} P={} D={} V={}: {} -> {}\n", t.shape_class, t.P, t.D, t.V, ratios,
                meters::products_path_word(i == 0 ? ch.small_d : ch.large_d));
-    fmt::print("    CPU   own {}  library {}{}\n", samples_text(t.own), samples_text(t.library),
+    fmt::print("    CPU   {}library {}{}\n", own ? "own " + samples_text(t.own) + "  " : "", samples_text(t.library),
                onednn ? "  onednn " + samples_text(t.onednn) : "");
-    fmt::print("    wall  own {}  library {}{}\n", samples_text(t.own_wall), samples_text(t.library_wall),
-               onednn ? "  onednn " + samples_text(t.onednn_wall) : "");
+    fmt::print("    wall  {}library {}{}\n", own ? "own " + samples_text(t.own_wall) + "  " : "",
+               samples_text(t.library_wall), onednn ? "  onednn " + samples_text(t.onednn_wall) : "");
   }
-  fmt::print("(a library replaces our kernels only when faster in CPU time in at least 3/4 of the rounds and by "
-             "{:.0f} % at the median; of two, the faster by the median)\n", 100 * meters::kMinLibraryGain);
-  fmt::print("own: {}\nlibrary: {}\n", meters::products_path_name(ProductsPath::own),
-             meters::products_path_name(ProductsPath::library));
+  fmt::print("(a library replaces our kernels (oneDNN the library's, where ours do not run) only when faster in CPU "
+             "time in at least 3/4 of the rounds and by {:.0f} % at the median; of two, the faster by the median)\n",
+             100 * meters::kMinLibraryGain);
+  if (!ch.timings.front().own.seconds.empty()) fmt::print("own: {}\n", meters::products_path_name(ProductsPath::own));
+  fmt::print("library: {}\n", meters::products_path_name(ProductsPath::library));
   if (!ch.timings.front().onednn.seconds.empty())
     fmt::print("onednn: {}\n", meters::products_path_name(ProductsPath::onednn));
   fmt::print("choice: {}\n", ch.products);

@@ -114,12 +114,16 @@ std::optional<ProductsTiming> parse_timing(const std::string& cls, const std::st
                          "library_wall_seconds", "onednn_cpu_seconds", "onednn_wall_seconds"};
   for (int i = 0; i < 6; ++i) {
     const auto text = field(samples[i], names[i]);
-    if (i >= 4 && text == kNotTimed) continue;  // (oneDNN's, where it was not timed)
+    if (i != 1 && i != 3 && text == kNotTimed) continue;  // (ours or oneDNN's, where they were not timed)
     auto parsed = text ? parse_samples(*text) : std::nullopt;
-    if (!parsed || (i > 0 && parsed->seconds.size() != t.own.seconds.size())) return std::nullopt;
+    if (!parsed) return std::nullopt;
     *into[i] = std::move(*parsed);
   }
-  if (t.onednn.seconds.empty() != t.onednn_wall.seconds.empty()) return std::nullopt;
+  // Every path timed in the same rounds as the library's; a path's CPU and wall samples both or neither.
+  for (const Samples* s : into)
+    if (!s->seconds.empty() && s->seconds.size() != t.library.seconds.size()) return std::nullopt;
+  if (t.own.seconds.empty() != t.own_wall.seconds.empty() || t.onednn.seconds.empty() != t.onednn_wall.seconds.empty())
+    return std::nullopt;
   return t;
 }
 
@@ -127,6 +131,12 @@ std::optional<ProductsTiming> parse_timing(const std::string& cls, const std::st
 
 bool ProductsTiming::faster_than_own(const Samples& other) const {
   if (other.seconds.empty() || own.seconds.empty()) return false;
+  return beats(other, own);
+}
+
+bool ProductsTiming::beats(const Samples& other, const Samples& base) {
+  if (other.seconds.empty() || base.seconds.empty()) return false;
+  const Samples& own = base;
   size_t wins = 0;
   for (size_t i = 0; i < own.seconds.size() && i < other.seconds.size(); ++i) wins += other.seconds[i] < own.seconds[i];
   return 4 * wins >= 3 * own.seconds.size() && other.median() < (1.0 - kMinLibraryGain) * own.median();

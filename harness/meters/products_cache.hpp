@@ -30,7 +30,7 @@ inline constexpr double kMinLibraryGain = 0.03;
 struct ProductsTiming {
   std::string shape_class;  // "D<=192" or "D>192"
   int64_t P = 0, V = 0, D = 0;
-  Samples own, library;            // CPU seconds per step
+  Samples own, library;            // CPU seconds per step (own empty where our kernels do not run)
   Samples own_wall, library_wall;  // wall seconds per step, the same rounds
   // oneDNN's products as a second library (where built in and not the process's library already), the
   // same rounds; empty where they were not timed.
@@ -42,6 +42,8 @@ struct ProductsTiming {
   // tune` at D = 256 on the small shape it times, and a few % over ours at V = 100000 (Zen 5).
   bool faster_than_own(const Samples& other) const;
   bool library_faster() const { return faster_than_own(library); }
+  // The same rule against any baseline (where our kernels do not run: oneDNN against the library's).
+  static bool beats(const Samples& other, const Samples& base);
 };
 
 struct CachedProducts {

@@ -23,6 +23,8 @@ constexpr int kAutoReps = 5;  // timed rounds of a measurement on a cache miss (
 
 const char* kNotHere = "lobench's micro-kernels do not run here (they need AVX-512 in the CPU and the build, "
                        "and LOBENCH_ISA not below avx512)";
+// The basis where there is nothing to choose between: our kernels do not run, and no oneDNN beside the library.
+const std::string kNoChoice = std::string(kNotHere) + ", and no oneDNN is built in beside the library";
 
 // One line on stderr, at most once per process: the cache is a convenience, never a reason to stop.
 void warn_once(const std::string& what) {
@@ -67,17 +69,20 @@ ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int
       fused.run(in, out, ctx);
     };
   };
-  std::vector<Contender> contenders{{"own", step_with(ProductsPath::own), {}, {}},
-                                    {"library", step_with(ProductsPath::library), {}, {}}};
+  std::vector<Contender> contenders{{"library", step_with(ProductsPath::library), {}, {}}};
+  if (cpu::own_tile_kernels_available()) contenders.push_back({"own", step_with(ProductsPath::own), {}, {}});
   if (cpu::onednn_is_another_library()) contenders.push_back({"onednn", step_with(ProductsPath::onednn), {}, {}});
   RepPolicy policy;
   policy.fixed_reps = reps;
   time_interleaved(contenders, /*warmup=*/1, policy);
   ProductsTiming t;
   t.shape_class = shape_class, t.P = in.P, t.V = V, t.D = D;
-  t.own = contenders[0].cpu, t.library = contenders[1].cpu;
-  t.own_wall = contenders[0].wall, t.library_wall = contenders[1].wall;
-  if (contenders.size() > 2) t.onednn = contenders[2].cpu, t.onednn_wall = contenders[2].wall;
+  for (const Contender& c : contenders) {
+    auto [cpu_s, wall_s] = c.name == "own"      ? std::pair(&t.own, &t.own_wall)
+                           : c.name == "onednn" ? std::pair(&t.onednn, &t.onednn_wall)
+                                                : std::pair(&t.library, &t.library_wall);
+    *cpu_s = c.cpu, *wall_s = c.wall;
+  }
   return t;
 }
 
@@ -96,11 +101,12 @@ CachedProducts measure_products(int threads, int reps) {
 std::string timings_text(const CachedProducts& c) {
   std::string text = fmt::format("{} thread{}, fused step", c.threads, c.threads == 1 ? "" : "s");
   for (const ProductsTiming& t : c.timings)
-    text += fmt::format("{} {:.2f} CPU ms (own) vs {:.2f} CPU ms (library){} at P={} D={} V={}",
-                        &t == &c.timings.front() ? ":" : ";", 1e3 * t.own.median(), 1e3 * t.library.median(),
+    text += fmt::format("{} {}{:.2f} CPU ms (library){} at P={} D={} V={}", &t == &c.timings.front() ? ":" : ";",
+                        t.own.seconds.empty() ? "" : fmt::format("{:.2f} CPU ms (own) vs ", 1e3 * t.own.median()),
+                        1e3 * t.library.median(),
                         t.onednn.seconds.empty() ? "" : fmt::format(" vs {:.2f} CPU ms (oneDNN)", 1e3 * t.onednn.median()),
                         t.P, t.D, t.V);
-  return text + fmt::format(" (medians of {})", c.timings.front().own.seconds.size());
+  return text + fmt::format(" (medians of {})", c.timings.front().library.seconds.size());
 }
 
 ProductsChoice choice_of(const CachedProducts& c, const std::string& basis) {
@@ -138,6 +144,10 @@ ProductsChoice measure_and_cache(int threads, int reps, const std::optional<std:
 }  // namespace
 
 ProductsPath fastest_path(const ProductsTiming& t) {
+  // (where our kernels do not run, the library's are the baseline oneDNN's must beat)
+  if (t.own.seconds.empty())
+    return cpu::onednn_is_another_library() && ProductsTiming::beats(t.onednn, t.library) ? ProductsPath::onednn
+                                                                                          : ProductsPath::library;
   const bool library = t.faster_than_own(t.library);
   // (oneDNN's samples only where it runs here: a cache is keyed by oneDNN's presence, this is a second guard)
   const bool onednn = cpu::onednn_is_another_library() && t.faster_than_own(t.onednn);
@@ -177,8 +187,8 @@ ProductsChoice decide_fp32_products(int threads) {
     ch.basis = std::string("LOBENCH_PRODUCTS=") + products_path_word(*forced);
     return with_products(ch);
   }
-  if (!cpu::own_tile_kernels_available()) {
-    ch.basis = kNotHere;
+  if (!cpu::own_tile_kernels_available() && !cpu::onednn_is_another_library()) {
+    ch.basis = kNoChoice;
     return with_products(ch);
   }
   const std::string key = products_cache_key();
@@ -208,9 +218,9 @@ const ProductsChoice& fp32_products_choice() {
 }
 
 ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_error) {
-  if (!cpu::own_tile_kernels_available()) {
+  if (!cpu::own_tile_kernels_available() && !cpu::onednn_is_another_library()) {
     ProductsChoice ch;
-    ch.basis = kNotHere;
+    ch.basis = kNoChoice;
     return with_products(ch);
   }
   const std::string key = products_cache_key();

@@ -134,6 +134,13 @@ TEST(ProductsChoice, FastestPathTakesTheFasterOfTheLibrariesThatBeatOurs) {
   EXPECT_EQ(fastest_path(t), ProductsPath::own);
   t.onednn = Samples{};  // not timed
   EXPECT_EQ(fastest_path(t), ProductsPath::own);
+  // where our kernels do not run (no own samples), oneDNN's must beat the library's by the same rule
+  t.own = Samples{};
+  t.library = samples({1.0, 1.0, 1.0, 1.0});
+  t.onednn = samples({0.9, 0.9, 0.9, 1.1});
+  EXPECT_EQ(fastest_path(t), onednn_here ? ProductsPath::onednn : ProductsPath::library);
+  t.onednn = samples({0.99, 0.99, 0.99, 0.99});  // 1 %: not enough
+  EXPECT_EQ(fastest_path(t), ProductsPath::library);
 }
 
 // Every choice survives its code (what a sharded run's ranks agree on); a code that names none is refused.
@@ -183,6 +190,13 @@ TEST(ProductsCache, OnednnSamplesRoundTrip) {
   ASSERT_NE(at, std::string::npos) << text;
   std::ofstream(path, std::ios::trunc) << text.substr(0, at) << "onednn_wall_seconds: none" << text.substr(text.find('\n', at));
   EXPECT_TRUE(read_products_cache(path, "k").corrupt);
+  // a class measured without our kernels (a CPU without AVX-512): "none" for ours, read back empty
+  c.timings[1].own = c.timings[1].own_wall = Samples{};
+  ASSERT_TRUE(write_products_cache(path, c, &why)) << why;
+  const CacheRead without_own = read_products_cache(path, "k");
+  ASSERT_TRUE(without_own.products) << without_own.why;
+  EXPECT_TRUE(without_own.products->timings[1].own.seconds.empty());
+  EXPECT_EQ(without_own.products->timings[1].library.seconds, c.timings[1].library.seconds);
 }
 
 TEST(ProductsCache, MalformedFilesAreCorruptNotMisses) {
