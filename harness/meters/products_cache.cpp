@@ -14,6 +14,7 @@
 
 #include "harness/provenance.hpp"
 #include "variants/cpu/cache_info.hpp"
+#include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
 
@@ -145,9 +146,11 @@ bool ProductsTiming::beats(const Samples& other, const Samples& base) {
 std::string products_cache_key() {
   auto cpu = cpuinfo_fields();
   const cpu::CacheSizes& caches = cpu::cache_sizes();
-  std::string key = fmt::format("cpu {} | family {} model {} | {} | L1d {} L2 {} | {} | {} | build {}{} | {}",
+  std::string key = fmt::format("cpu {} | family {} model {} | {} | L1d {} L2 {} | {} | {} | {} | build {}{} | {}",
                                 cpu["model name"], cpu["cpu family"], cpu["model"], simd_flags(cpu["flags"]),
-                                caches.l1d, caches.l2, cpu::sgemm_library_name(),
+                                caches.l1d, caches.l2,
+                                cpu::own_tile_kernels_available() ? "own kernels" : "no own kernels (LOBENCH_ISA, CPU)",
+                                cpu::sgemm_library_name(),
                                 cpu::onednn_unavailable() ? "no oneDNN" : cpu::onednn_name(), build_commit(),
                                 build_dirty() ? " modified, " + modified_binary_stamp() : "", build_flags());
   for (char& c : key)

@@ -6,8 +6,9 @@
 // product all change with commits, and what won at one commit need not win at the next. The key is
 // the CPU's fingerprint (model name, family/model, the SIMD flags the kernels can use, L1d and L2
 // sizes), the GEMM library sgemm() runs (its version and core type: OPENBLAS_CORETYPE and LOBENCH_GEMM
-// change it), oneDNN's version and instruction set or its absence (a build without it must never read a
-// choice of oneDNN), and the binary's build commit and flags (a modified tree adds the binary's size and
+// change it), whether our kernels run (LOBENCH_ISA below avx512 turns them off: such a run's choice is
+// between the libraries only), oneDNN's version and instruction set or its absence (a build without it
+// must never read a choice of oneDNN), and the binary's build commit and flags (a modified tree adds the binary's size and
 // modification time). The file holds the whole key; the hash in its name only keeps machines that share
 // a home folder apart. A file whose key differs is a miss, not an error.
 #pragma once

@@ -145,7 +145,7 @@ ProductsChoice measure_and_cache(int threads, int reps, const std::optional<std:
 
 ProductsPath fastest_path(const ProductsTiming& t) {
   // (where our kernels do not run, the library's are the baseline oneDNN's must beat)
-  if (t.own.seconds.empty())
+  if (t.own.seconds.empty() || !cpu::own_tile_kernels_available())
     return cpu::onednn_is_another_library() && ProductsTiming::beats(t.onednn, t.library) ? ProductsPath::onednn
                                                                                           : ProductsPath::library;
   const bool library = t.faster_than_own(t.library);

@@ -35,7 +35,8 @@ enum class ProductsPath { library = 0, own = 1, onednn = 2 };
 constexpr int64_t kProductsClassMaxD = 192;
 
 // The path a class's timing chooses: ours, unless a library beat them (ProductsTiming::faster_than_own;
-// oneDNN only where it is another library here); of two that did, the one with the lower median.
+// oneDNN only where it is another library here); of two that did, the one with the lower median. Where
+// our kernels do not run (no samples of theirs, or not here), the library's, unless oneDNN's beat them.
 ProductsPath fastest_path(const ProductsTiming& t);
 
 // "own", "library", "onednn": the path as LOBENCH_PRODUCTS names it.

@@ -30,7 +30,7 @@ struct Paths {
       if (!first_only && !cpu::onednn_unavailable()) {
         try {
           onednn_bf16.emplace(x, b);
-          contenders.push_back({cpu::onednn_name() + " bf16 matmul", [this] { (*onednn_bf16)(); }, {}, {}});
+          contenders.push_back({onednn_bf16->name(), [this] { (*onednn_bf16)(); }, {}, {}});
         } catch (const std::runtime_error&) {  // (oneDNN refuses bf16 on this CPU: its square rate says why)
         }
       }

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <exception>
 
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/bf16_dot.hpp"
@@ -128,8 +129,14 @@ OnednnBf16Logits::OnednnBf16Logits(const LogitOperands& x, const TileBlocks& b)
       if (rows > 0 && n > 0 && rows <= x.P && n <= x.V) product_.prepare(rows, n, b_.ld);
 }
 
+std::string OnednnBf16Logits::name() const {
+  return onednn_name() + " bf16 matmul (" + product_.implementation() + ")";
+}
+
 void OnednnBf16Logits::operator()() {
   const int64_t n_vblocks = vocabulary_blocks(x_, b_), D = x_.D;
+  // (what oneDNN throws while executing is kept and thrown after the region: inside it would terminate)
+  std::exception_ptr failed;
 #pragma omp parallel num_threads(b_.threads)
   {
     float* X = tiles_.data() + omp_get_thread_num() * b_.block_p * b_.ld;
@@ -137,11 +144,17 @@ void OnednnBf16Logits::operator()() {
 #pragma omp for schedule(dynamic, 1)
       for (int64_t vb = 0; vb < n_vblocks; ++vb) {
         const int64_t v0 = vb * b_.block_v;
-        product_(A_.data() + p0 * D, std::min(b_.block_p, x_.P - p0), E_.data() + v0 * D, std::min(b_.block_v, x_.V - v0),
-                 X, b_.ld);
+        try {
+          product_(A_.data() + p0 * D, std::min(b_.block_p, x_.P - p0), E_.data() + v0 * D,
+                   std::min(b_.block_v, x_.V - v0), X, b_.ld);
+        } catch (...) {
+#pragma omp critical(lobench_onednn_bf16_logits)
+          if (!failed) failed = std::current_exception();
+        }
       }
     }
   }
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace lobench::cpu

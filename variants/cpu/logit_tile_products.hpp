@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "variants/cpu/fused_tile.hpp"
@@ -84,13 +85,16 @@ class Bf16TileLogits {
 };
 
 // The same logit product with bf16 operands through oneDNN's matmul on the same tiles (A and E rounded
-// to bf16 nearest-even once here, untimed, as Bf16TileLogits packs them untimed): the yardstick's oneDNN
+// to bf16 nearest-even once here, untimed, as Bf16TileLogits packs them untimed; oneDNN may still reorder
+// each block of E, row-major here, inside its timing, a small bias against it): the yardstick's oneDNN
 // path for bf16 and fp8 rows (the best product at the shape, not ours). Throws std::runtime_error where
 // oneDNN is unavailable.
 class OnednnBf16Logits {
  public:
   OnednnBf16Logits(const LogitOperands& x, const TileBlocks& b);
   void operator()();
+  // "oneDNN 2.6.3 (ISA) bf16 matmul (IMPLEMENTATION)": the path's name, with the implementation oneDNN chose.
+  std::string name() const;
 
  private:
   LogitOperands x_;

@@ -193,21 +193,6 @@ void OnednnBf16TileLogits::operator()(const uint16_t*, int64_t, const uint16_t*,
 
 void OnednnBf16TileLogits::prepare(int64_t, int64_t, int64_t) {}
 
-namespace {
-
-const dnnl::matmul& tile_primitive(OnednnBf16TileLogits::State& s, int64_t rows, int64_t n, int64_t ldc) {
-  auto it = s.made.find({rows, n, ldc});
-  if (it == s.made.end()) {
-    const TileDescs d(rows, n, s.D, ldc);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), s.engine);
-    s.implementation = pd.impl_info_str();
-    it = s.made.emplace(std::tuple(rows, n, ldc), std::pair(pd, dnnl::matmul(pd))).first;
-  }
-  return it->second.second;
-}
-
-}  // namespace
-
 std::string OnednnBf16TileLogits::implementation() const { return ""; }
 
 #endif

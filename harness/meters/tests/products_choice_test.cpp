@@ -13,6 +13,7 @@
 
 #include "harness/meters/products_cache.hpp"
 #include "harness/meters/products_choice.hpp"
+#include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
@@ -221,6 +222,20 @@ TEST(ProductsCache, MalformedFilesAreCorruptNotMisses) {
     EXPECT_TRUE(r.corrupt) << text;
   }
   EXPECT_FALSE(read_products_cache((dir.path / "none.txt").string(), "k").corrupt);  // absent: a miss
+}
+
+// A run without our kernels (LOBENCH_ISA below avx512) has a cache of its own: its choice is between the
+// libraries only, and it must neither read nor overwrite the choice of a run where our kernels run.
+TEST(ProductsCache, KeyOfARunWithoutOurKernelsDiffers) {
+  if (!cpu::own_tile_kernels_available()) GTEST_SKIP() << "our kernels do not run here anyway";
+  const std::string with_ours = products_cache_key();
+  struct Avx2 {
+    Avx2() { cpu::set_active_simd_path(cpu::SimdPath::avx2); }
+    ~Avx2() { cpu::set_active_simd_path(std::nullopt); }
+  } avx2;
+  ASSERT_FALSE(cpu::own_tile_kernels_available());
+  EXPECT_NE(products_cache_key(), with_ours);
+  EXPECT_NE(products_cache_key().find("no own kernels"), std::string::npos) << products_cache_key();
 }
 
 TEST(ProductsCache, PathFollowsXdgCacheHomeAndHome) {
