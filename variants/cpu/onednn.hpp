@@ -2,7 +2,7 @@
 // runs on), where the build found it (libdnnl-dev): one more product for the yardsticks, because the
 // yardstick is the best product this CPU has, not ours (issue 44). On a Xeon with AMX its bf16 matmul
 // read 453–532 GFLOP/s at 4096³ where our AMX products read 380; on the Zen 5 (family 26) its sgemm read
-// 6–8 % faster than our own micro-kernels at 4096³ on 2 threads, and OpenBLAS 0.3.21 (held to Haswell
+// 5–8 % faster than our own micro-kernels at 4096³ on 2 threads, and OpenBLAS 0.3.21 (held to Haswell
 // kernels) at half that (results/cpu/performance.md, "oneDNN in the yardsticks").
 //
 // Two uses: single-precision products on the calling thread (cpu::sgemm with LOBENCH_GEMM=onednn, and a
