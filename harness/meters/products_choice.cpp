@@ -69,19 +69,21 @@ ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int
       fused.run(in, out, ctx);
     };
   };
-  std::vector<Contender> contenders{{"library", step_with(ProductsPath::library), {}, {}}};
-  if (cpu::own_tile_kernels_available()) contenders.push_back({"own", step_with(ProductsPath::own), {}, {}});
-  if (cpu::onednn_is_another_library()) contenders.push_back({"onednn", step_with(ProductsPath::onednn), {}, {}});
+  std::vector<ProductsPath> paths{ProductsPath::library};
+  if (cpu::own_tile_kernels_available()) paths.push_back(ProductsPath::own);
+  if (cpu::onednn_is_another_library()) paths.push_back(ProductsPath::onednn);
+  std::vector<Contender> contenders;
+  for (ProductsPath p : paths) contenders.push_back({products_path_word(p), step_with(p), {}, {}});
   RepPolicy policy;
   policy.fixed_reps = reps;
   time_interleaved(contenders, /*warmup=*/1, policy);
   ProductsTiming t;
   t.shape_class = shape_class, t.P = in.P, t.V = V, t.D = D;
-  for (const Contender& c : contenders) {
-    auto [cpu_s, wall_s] = c.name == "own"      ? std::pair(&t.own, &t.own_wall)
-                           : c.name == "onednn" ? std::pair(&t.onednn, &t.onednn_wall)
-                                                : std::pair(&t.library, &t.library_wall);
-    *cpu_s = c.cpu, *wall_s = c.wall;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto [cpu_s, wall_s] = paths[i] == ProductsPath::own      ? std::pair(&t.own, &t.own_wall)
+                           : paths[i] == ProductsPath::onednn ? std::pair(&t.onednn, &t.onednn_wall)
+                                                              : std::pair(&t.library, &t.library_wall);
+    *cpu_s = contenders[i].cpu, *wall_s = contenders[i].wall;
   }
   return t;
 }

@@ -110,12 +110,8 @@ SgemmRate onednn_bf16_square_gemm(int64_t n, int threads) {
   if (auto why = cpu::onednn_unavailable()) return not_measured(n, *why);
   const SquareOperands x(n);
   // (the same values as the other products, rounded to bf16 nearest-even)
-  auto to_bf16 = [](const std::vector<float>& v) {
-    std::vector<uint16_t> out(v.size());
-    for (size_t i = 0; i < v.size(); ++i) out[i] = cpu::bf16_nearest_even(v[i]);
-    return out;
-  };
-  const std::vector<uint16_t> a = to_bf16(x.a), b = to_bf16(x.b);
+  const std::vector<uint16_t> a = cpu::bf16_nearest_even(x.a.data(), x.a.size()),
+                              b = cpu::bf16_nearest_even(x.b.data(), x.b.size());
   const cpu::OmpMaxThreads on(threads);
   try {
     cpu::OnednnBf16SquareProduct product(n, a.data(), b.data());

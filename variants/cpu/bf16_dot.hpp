@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace lobench::cpu {
 
@@ -48,6 +49,13 @@ inline uint16_t bf16_nearest_even(float x) {
 }
 
 inline float bf16_value(uint16_t b) { return bits_float(uint32_t(b) << 16); }
+
+// n floats as bfloat16 bits, each bf16_nearest_even (the operands the oneDNN products read).
+inline std::vector<uint16_t> bf16_nearest_even(const float* x, size_t n) {
+  std::vector<uint16_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = bf16_nearest_even(x[i]);
+  return out;
+}
 
 // The 32-bit word holding the pair (low, high): low in bits 0–15 (element 2j), high in bits 16–31.
 inline uint32_t bf16_pair(float low, float high) {

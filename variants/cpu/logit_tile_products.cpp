@@ -20,6 +20,25 @@ TileBlocks for_operands(const LogitOperands& x, TileBlocks b) {
   b.threads = int(std::max<int64_t>(1, std::min<int64_t>(b.threads, vocabulary_blocks(x, b))));
   return b;
 }
+
+// The schedule every path below times: position chunks in order, each chunk's vocabulary blocks handed out
+// dynamically to b.threads threads; tile(thread, p0, rows, vb, v0, n) makes tile (p0, vb).
+template <class Tile>
+void for_each_tile(const LogitOperands& x, const TileBlocks& b, Tile&& tile) {
+  const int64_t n_vblocks = vocabulary_blocks(x, b);
+#pragma omp parallel num_threads(b.threads)
+  {
+    const int thread = omp_get_thread_num();
+    for (int64_t p0 = 0; p0 < x.P; p0 += b.block_p) {
+      const int64_t rows = std::min(b.block_p, x.P - p0);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
+        const int64_t v0 = vb * b.block_v;
+        tile(thread, p0, rows, vb, v0, std::min(b.block_v, x.V - v0));
+      }
+    }
+  }
+}
 }  // namespace
 
 TransposedTile transposed_step_tile(const LogitOperands& x, const TileBlocks& b, const float* At, int64_t ldat,
@@ -39,26 +58,17 @@ LibraryTileProducts::LibraryTileProducts(const LogitOperands& x, const TileBlock
       dE_(products == 3 ? size_t(x.V * x.D) : 0) {}
 
 void LibraryTileProducts::operator()() {
-  const int64_t P = x_.P, D = x_.D, n_vblocks = vocabulary_blocks(x_, b_);
+  const int64_t P = x_.P, D = x_.D;
   ProductsOnCallingThread products_on_calling_thread;
-#pragma omp parallel num_threads(b_.threads)
-  {
-    const int t = omp_get_thread_num();
+  for_each_tile(x_, b_, [&](int t, int64_t p0, int64_t rows, int64_t, int64_t v0, int64_t n) {
     float* X = tiles_.data() + t * b_.block_p * b_.ld;
-    for (int64_t p0 = 0; p0 < P; p0 += b_.block_p) {
-      const int64_t rows = std::min(b_.block_p, P - p0);
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-        const int64_t v0 = vb * b_.block_v, n = std::min(b_.block_v, x_.V - v0);
-        const float* A_rows = x_.A + p0 * D;
-        const float* E_rows = x_.E + v0 * D;
-        tile_logits(A_rows, E_rows, rows, n, D, X, b_.ld, library_);
-        if (products_ == 3)
-          tile_gradients(X, b_.ld, A_rows, E_rows, rows, n, D, dE_.data() + v0 * D, p0 == 0,
-                         dA_.data() + (t * P + p0) * D, library_);
-      }
-    }
-  }
+    const float* A_rows = x_.A + p0 * D;
+    const float* E_rows = x_.E + v0 * D;
+    tile_logits(A_rows, E_rows, rows, n, D, X, b_.ld, library_);
+    if (products_ == 3)
+      tile_gradients(X, b_.ld, A_rows, E_rows, rows, n, D, dE_.data() + v0 * D, p0 == 0, dA_.data() + (t * P + p0) * D,
+                     library_);
+  });
 }
 
 OwnTileProducts::OwnTileProducts(const LogitOperands& x, const TileBlocks& b, const OwnTileKernels& own, int products)
@@ -70,23 +80,16 @@ OwnTileProducts::OwnTileProducts(const LogitOperands& x, const TileBlocks& b, co
 }
 
 void OwnTileProducts::operator()() {
-  const int64_t P = x_.P, D = x_.D, n_vblocks = vocabulary_blocks(x_, b_);
-#pragma omp parallel num_threads(b_.threads)
-  {
-    const int thread = omp_get_thread_num();
+  const int64_t P = x_.P, D = x_.D;
+  for_each_tile(x_, b_, [&](int thread, int64_t p0, int64_t, int64_t vb, int64_t v0, int64_t) {
     float* Gt = tiles_.data() + thread * b_.block_v * transposed_ld(b_.block_p);
-    for (int64_t p0 = 0; p0 < P; p0 += b_.block_p) {
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-        const TransposedTile t = transposed_step_tile(x_, b_, At_.data(), ldat_, Gt, p0, vb);
-        own_.logits(t);
-        if (products_ == 3) {
-          own_.grad_E(t, dE_.data() + vb * b_.block_v * D, /*accumulate=*/p0 != 0);
-          own_.grad_A(t, dA_.data() + (thread * P + p0) * D, /*accumulate=*/true);
-        }
-      }
+    const TransposedTile t = transposed_step_tile(x_, b_, At_.data(), ldat_, Gt, p0, vb);
+    own_.logits(t);
+    if (products_ == 3) {
+      own_.grad_E(t, dE_.data() + v0 * D, /*accumulate=*/p0 != 0);
+      own_.grad_A(t, dA_.data() + (thread * P + p0) * D, /*accumulate=*/true);
     }
-  }
+  });
 }
 
 Bf16TileLogits::Bf16TileLogits(const LogitOperands& x, const TileBlocks& b)
@@ -100,29 +103,19 @@ Bf16TileLogits::Bf16TileLogits(const LogitOperands& x, const TileBlocks& b)
 }
 
 void Bf16TileLogits::operator()() {
-  const int64_t n_vblocks = vocabulary_blocks(x_, b_);
-#pragma omp parallel num_threads(b_.threads)
-  {
-    float* X = tiles_.data() + omp_get_thread_num() * b_.block_p * b_.ld;
-    for (int64_t p0 = 0; p0 < x_.P; p0 += b_.block_p) {
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-        Bf16Product p;
-        p.M = std::min(b_.block_p, x_.P - p0), p.N = std::min(b_.block_v, x_.V - vb * b_.block_v), p.K2 = Dw_;
-        p.a = A_.data() + p0 * Dw_, p.lda = Dw_;
-        p.b = E_.data() + vb * Dw_ * b_.block_v, p.ldb = b_.block_v;
-        p.c = X, p.ldc = b_.ld;
-        bf16_product(p);
-      }
-    }
-  }
+  for_each_tile(x_, b_, [&](int thread, int64_t p0, int64_t rows, int64_t vb, int64_t, int64_t n) {
+    Bf16Product p;
+    p.M = rows, p.N = n, p.K2 = Dw_;
+    p.a = A_.data() + p0 * Dw_, p.lda = Dw_;
+    p.b = E_.data() + vb * Dw_ * b_.block_v, p.ldb = b_.block_v;
+    p.c = tiles_.data() + thread * b_.block_p * b_.ld, p.ldc = b_.ld;
+    bf16_product(p);
+  });
 }
 
 OnednnBf16Logits::OnednnBf16Logits(const LogitOperands& x, const TileBlocks& b)
-    : x_(x), b_(for_operands(x, b)), tiles_(size_t(b_.threads * b_.block_p * b_.ld)), A_(size_t(x.P * x.D)),
-      E_(size_t(x.V * x.D)), product_(x.D) {
-  for (size_t i = 0; i < A_.size(); ++i) A_[i] = bf16_nearest_even(x.A[i]);
-  for (size_t i = 0; i < E_.size(); ++i) E_[i] = bf16_nearest_even(x.E[i]);
+    : x_(x), b_(for_operands(x, b)), tiles_(size_t(b_.threads * b_.block_p * b_.ld)),
+      A_(bf16_nearest_even(x.A, size_t(x.P * x.D))), E_(bf16_nearest_even(x.E, size_t(x.V * x.D))), product_(x.D) {
   // Every tile shape's primitive made here: a refusal throws to the caller, not inside the threads' region.
   for (int64_t rows : {b_.block_p, x.P % b_.block_p})
     for (int64_t n : {b_.block_v, x.V % b_.block_v})
@@ -134,26 +127,17 @@ std::string OnednnBf16Logits::name() const {
 }
 
 void OnednnBf16Logits::operator()() {
-  const int64_t n_vblocks = vocabulary_blocks(x_, b_), D = x_.D;
+  const int64_t D = x_.D;
   // (what oneDNN throws while executing is kept and thrown after the region: inside it would terminate)
   std::exception_ptr failed;
-#pragma omp parallel num_threads(b_.threads)
-  {
-    float* X = tiles_.data() + omp_get_thread_num() * b_.block_p * b_.ld;
-    for (int64_t p0 = 0; p0 < x_.P; p0 += b_.block_p) {
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t vb = 0; vb < n_vblocks; ++vb) {
-        const int64_t v0 = vb * b_.block_v;
-        try {
-          product_(A_.data() + p0 * D, std::min(b_.block_p, x_.P - p0), E_.data() + v0 * D,
-                   std::min(b_.block_v, x_.V - v0), X, b_.ld);
-        } catch (...) {
+  for_each_tile(x_, b_, [&](int thread, int64_t p0, int64_t rows, int64_t, int64_t v0, int64_t n) {
+    try {
+      product_(A_.data() + p0 * D, rows, E_.data() + v0 * D, n, tiles_.data() + thread * b_.block_p * b_.ld, b_.ld);
+    } catch (...) {
 #pragma omp critical(lobench_onednn_bf16_logits)
-          if (!failed) failed = std::current_exception();
-        }
-      }
+      if (!failed) failed = std::current_exception();
     }
-  }
+  });
   if (failed) std::rethrow_exception(failed);
 }
 

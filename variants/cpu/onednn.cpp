@@ -89,16 +89,30 @@ OnednnBf16TileLogits::OnednnBf16TileLogits(int64_t D) : state_(std::make_unique<
 
 namespace {
 
-struct TileDescs {
-  dnnl::memory::desc a, b, c;
-  TileDescs(int64_t rows, int64_t n, int64_t D, int64_t ldc)
-      : a({rows, D}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ab),
-        b({D, n}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ba),  // E_rows [n, D] is Bᵀ
-        c({rows, n}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1}) {}
-};
+using TilePrimitive = std::pair<dnnl::matmul::primitive_desc, dnnl::matmul>;
 
-// The primitive of a shape, made on first use (the caller holds the mutex).
-const dnnl::matmul& tile_primitive(OnednnBf16TileLogits::State& s, int64_t rows, int64_t n, int64_t ldc);
+// The primitive of a tile shape, made on first use (the caller holds the mutex; map nodes stay put).
+const TilePrimitive& tile_primitive(OnednnBf16TileLogits::State& s, int64_t rows, int64_t n, int64_t ldc) {
+  auto it = s.made.find({rows, n, ldc});
+  if (it == s.made.end()) {
+    using dnnl::memory;
+    const memory::desc a({rows, s.D}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc b({s.D, n}, memory::data_type::bf16, memory::format_tag::ba);  // E_rows [n, D] is Bᵀ
+    const memory::desc c({rows, n}, memory::data_type::f32, memory::dims{ldc, 1});
+    // (a scratchpad of the caller's: with the library's, which Debian's build shares between primitives,
+    // a primitive runs only on the thread that made it, and two threads' tiles came out wrong)
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, s.engine);
+    s.implementation = pd.impl_info_str();
+    it = s.made.emplace(std::tuple(rows, n, ldc), TilePrimitive(pd, dnnl::matmul(pd))).first;
+  }
+  return it->second;
+}
+
+std::runtime_error refused(int64_t rows, int64_t n, int64_t D, const dnnl::error& e) {
+  return std::runtime_error(fmt::format("oneDNN refused the bf16 tile {} x {} x {}: {}", rows, n, D, e.what()));
+}
 
 }  // namespace
 
@@ -107,56 +121,33 @@ void OnednnBf16TileLogits::prepare(int64_t rows, int64_t n, int64_t ldc) {
     std::lock_guard<std::mutex> lock(state_->mutex);
     tile_primitive(*state_, rows, n, ldc);
   } catch (const dnnl::error& e) {
-    throw std::runtime_error(fmt::format("oneDNN refused the bf16 tile {} x {} x {}: {}", rows, n, state_->D, e.what()));
+    throw refused(rows, n, state_->D, e);
   }
 }
 
 void OnednnBf16TileLogits::operator()(const uint16_t* A_rows, int64_t rows, const uint16_t* E_rows, int64_t n, float* C,
                                       int64_t ldc) {
   using dnnl::memory;
-  const int64_t D = state_->D;
-  const TileDescs d(rows, n, D, ldc);
-  const memory::desc &a = d.a, &b = d.b, &c = d.c;
   try {
-    const dnnl::matmul* product = nullptr;
-    memory::desc scratch_desc;
+    const TilePrimitive* made = nullptr;
     {
       std::lock_guard<std::mutex> lock(state_->mutex);
-      product = &tile_primitive(*state_, rows, n, ldc);  // (map nodes stay put)
-      scratch_desc = state_->made.at({rows, n, ldc}).first.scratchpad_desc();
+      made = &tile_primitive(*state_, rows, n, ldc);
     }
+    const dnnl::matmul::primitive_desc& pd = made->first;
     thread_local std::vector<uint8_t> scratch;  // this thread's scratchpad, grown as needed
-    if (scratch.size() < scratch_desc.get_size()) scratch.resize(scratch_desc.get_size());
+    if (scratch.size() < pd.scratchpad_desc().get_size()) scratch.resize(pd.scratchpad_desc().get_size());
     dnnl::stream stream(state_->engine);
     // (oneDNN reads the caller's buffers in place; it never writes a or b)
-    product->execute(stream, {{DNNL_ARG_SRC, memory(a, state_->engine, const_cast<uint16_t*>(A_rows))},
-                              {DNNL_ARG_WEIGHTS, memory(b, state_->engine, const_cast<uint16_t*>(E_rows))},
-                              {DNNL_ARG_DST, memory(c, state_->engine, C)},
-                              {DNNL_ARG_SCRATCHPAD, memory(scratch_desc, state_->engine, scratch.data())}});
+    made->second.execute(stream, {{DNNL_ARG_SRC, memory(pd.src_desc(), state_->engine, const_cast<uint16_t*>(A_rows))},
+                                  {DNNL_ARG_WEIGHTS, memory(pd.weights_desc(), state_->engine, const_cast<uint16_t*>(E_rows))},
+                                  {DNNL_ARG_DST, memory(pd.dst_desc(), state_->engine, C)},
+                                  {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), state_->engine, scratch.data())}});
     stream.wait();
   } catch (const dnnl::error& e) {
-    throw std::runtime_error(fmt::format("oneDNN refused the bf16 tile {} x {} x {}: {}", rows, n, D, e.what()));
+    throw refused(rows, n, state_->D, e);
   }
 }
-
-namespace {
-
-const dnnl::matmul& tile_primitive(OnednnBf16TileLogits::State& s, int64_t rows, int64_t n, int64_t ldc) {
-  auto it = s.made.find({rows, n, ldc});
-  if (it == s.made.end()) {
-    const TileDescs d(rows, n, s.D, ldc);
-    // (a scratchpad of the caller's: with the library's, which Debian's build shares between primitives,
-    // a primitive runs only on the thread that made it, and two threads' tiles came out wrong)
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), attr, s.engine);
-    s.implementation = pd.impl_info_str();
-    it = s.made.emplace(std::tuple(rows, n, ldc), std::pair(pd, dnnl::matmul(pd))).first;
-  }
-  return it->second.second;
-}
-
-}  // namespace
 
 std::string OnednnBf16TileLogits::implementation() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
