@@ -325,9 +325,10 @@ class RowRunner {
     const meters::MachineLimits& limits = yardsticks_.remeasure_machine(threads);
     if (!std::isnan(row.shape_gemm_gflops)) {
       const Shape& sh = plan.point.shape;
-      const meters::ShapeGemmRate& shape = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads, *shape_products(plan));
+      const meters::ShapeProducts products = *shape_products(plan);
+      const meters::ShapeGemmRate& shape = yardsticks_.remeasure_shape(sh.P(), sh.V, sh.D, threads, products);
       row.shape_gemm_gflops = shape.gflops;
-      record_shape_paths(plan, *shape_products(plan), shape);
+      record_shape_paths(plan, products, shape);
     }
     set_limits(limits, row, operand);
     if (limits.yardstick_gflops(operand) > machine_was) machine_note(limits, /*remeasured=*/true);
