@@ -72,7 +72,9 @@ void register_tune_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "tune",
       "Measure which products the fp32 fused and chunked tiles should use on this machine and cache the choice.\n"
-      "Times the fused step (P = 1024; D = 128 and D = 256) through lobench's own AVX-512 micro-kernels,\n"
+      "Times the fused step (P = 1024; D = 128 and D = 256, at a vocabulary whose E is twice the last-level\n"
+      "cache, at most V = 131072, so that E streams from memory as at V >= 100000; about 15 s on 2 threads)\n"
+      "through lobench's own AVX-512 micro-kernels,\n"
       "through the library (OpenBLAS, else Eigen) and through oneDNN (where built in), interleaved round by\n"
       "round, keeps the fastest in CPU time per shape class (D <= 192, D > 192; a library only when it beat\n"
       "ours in 3/4 of the rounds and by 3 % at the median) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default\n"

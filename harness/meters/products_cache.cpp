@@ -21,7 +21,7 @@
 namespace lobench::meters {
 namespace {
 
-constexpr const char* kHeader = "lobench fp32 products cache, version 3";
+constexpr const char* kHeader = "lobench fp32 products cache, version 4";
 // The class, then own and library CPU seconds, own and library wall seconds, oneDNN's CPU and wall seconds
 // ("none" where not timed).
 constexpr size_t kLinesPerClass = 7;
@@ -146,9 +146,9 @@ bool ProductsTiming::beats(const Samples& other, const Samples& base) {
 std::string products_cache_key() {
   auto cpu = cpuinfo_fields();
   const cpu::CacheSizes& caches = cpu::cache_sizes();
-  std::string key = fmt::format("cpu {} | family {} model {} | {} | L1d {} L2 {} | {} | {} | {} | build {}{} | {}",
+  std::string key = fmt::format("cpu {} | family {} model {} | {} | L1d {} L2 {} L3 {} | {} | {} | {} | build {}{} | {}",
                                 cpu["model name"], cpu["cpu family"], cpu["model"], simd_flags(cpu["flags"]),
-                                caches.l1d, caches.l2,
+                                caches.l1d, caches.l2, caches.l3,
                                 cpu::own_tile_kernels_available() ? "own kernels" : "no own kernels (LOBENCH_ISA, CPU)",
                                 cpu::sgemm_library_name(),
                                 cpu::onednn_unavailable() ? "no oneDNN" : cpu::onednn_name(), build_commit(),

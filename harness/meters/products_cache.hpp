@@ -4,9 +4,9 @@
 //
 // Why the key holds the build as well as the CPU: the micro-kernels, the tile sizes and the library's
 // product all change with commits, and what won at one commit need not win at the next. The key is
-// the CPU's fingerprint (model name, family/model, the SIMD flags the kernels can use, L1d and L2
-// sizes), the GEMM library sgemm() runs (its version and core type: OPENBLAS_CORETYPE and LOBENCH_GEMM
-// change it), whether our kernels run (LOBENCH_ISA below avx512 turns them off: such a run's choice is
+// the CPU's fingerprint (model name, family/model, the SIMD flags the kernels can use, the L1d, L2 and
+// L3 sizes: the L3 sets the timed shape), the GEMM library sgemm() runs (its version and core type:
+// OPENBLAS_CORETYPE and LOBENCH_GEMM change it), whether our kernels run (LOBENCH_ISA below avx512 turns them off: such a run's choice is
 // between the libraries only), oneDNN's version and instruction set or its absence (a build without it
 // must never read a choice of oneDNN), and the binary's build commit and flags (a modified tree adds the binary's size and
 // modification time). The file holds the whole key; the hash in its name only keeps machines that share

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include "harness/config/option_checks.hpp"
 #include "harness/measure.hpp"
 #include "harness/provenance.hpp"
+#include "variants/cpu/cache_info.hpp"
 #include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
@@ -88,15 +90,23 @@ ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int
   return t;
 }
 
-// Both classes: D = 128 and 256 at V = 2048 and 1024 per thread (the same work, ~10 ms a step here).
-CachedProducts measure_products(int threads, int reps) {
+// The vocabulary per thread of the cache-resident shapes, and the least of the streaming ones.
+int64_t vocabulary_per_thread(int64_t D) { return D <= kProductsClassMaxD ? 2048 : 1024; }
+
+int64_t timed_vocabulary(int64_t D, int threads, TimingShapes shapes) {
+  return shapes == TimingShapes::cache_resident ? vocabulary_per_thread(D) * threads
+                                                : products_timing_vocabulary(D, threads, cpu::cache_sizes().l3);
+}
+
+// Both classes: D = 128 and 256.
+CachedProducts measure_products(int threads, int reps, TimingShapes shapes) {
   const Variant* fused = Registry::instance().find("fused");
   if (!fused) throw std::logic_error("the fused variant is not registered: nothing to time the products on");
   CachedProducts c;
   c.threads = threads;
   c.measured_utc = utc_now();
-  c.timings.push_back(time_one_class(*fused, "D<=192", 128, 2048 * int64_t(threads), threads, reps));
-  c.timings.push_back(time_one_class(*fused, "D>192", 256, 1024 * int64_t(threads), threads, reps));
+  c.timings.push_back(time_one_class(*fused, "D<=192", 128, timed_vocabulary(128, threads, shapes), threads, reps));
+  c.timings.push_back(time_one_class(*fused, "D>192", 256, timed_vocabulary(256, threads, shapes), threads, reps));
   return c;
 }
 
@@ -129,8 +139,9 @@ ProductsChoice with_products(ProductsChoice ch) {
 }
 
 // Measured now and written to the cache; the basis says where (or why not).
-ProductsChoice measure_and_cache(int threads, int reps, const std::optional<std::string>& path, std::string* error) {
-  CachedProducts c = measure_products(threads, reps);
+ProductsChoice measure_and_cache(int threads, int reps, TimingShapes shapes, const std::optional<std::string>& path,
+                                 std::string* error) {
+  CachedProducts c = measure_products(threads, reps, shapes);
   c.key = products_cache_key();
   std::string where;
   if (!path) {
@@ -144,6 +155,13 @@ ProductsChoice measure_and_cache(int threads, int reps, const std::optional<std:
 }
 
 }  // namespace
+
+int64_t products_timing_vocabulary(int64_t D, int threads, int64_t last_level_cache_bytes) {
+  const int64_t row_bytes = D * int64_t(sizeof(float));
+  const int64_t beyond = (2 * std::max<int64_t>(last_level_cache_bytes, 0) + row_bytes - 1) / row_bytes;
+  const int64_t rounded = (beyond + 1023) / 1024 * 1024;
+  return std::max(std::min(rounded, kMaxTimingVocabulary), vocabulary_per_thread(D) * threads);
+}
 
 ProductsPath fastest_path(const ProductsTiming& t) {
   // (where our kernels do not run, the library's are the baseline oneDNN's must beat)
@@ -182,7 +200,7 @@ std::string products_path_name(ProductsPath p) {
   return fmt::format("own AVX-512 {}x{} micro-kernels", cpu::kTransposedBlockRows, cpu::kTransposedPanel);
 }
 
-ProductsChoice decide_fp32_products(int threads) {
+ProductsChoice decide_fp32_products(int threads, TimingShapes shapes) {
   ProductsChoice ch;
   if (const auto forced = forced_products()) {
     ch.small_d = ch.large_d = *forced;
@@ -202,8 +220,13 @@ ProductsChoice decide_fp32_products(int threads) {
                                                               r.products->measured_utc, timings_text(*r.products))));
     if (r.corrupt) warn_once(fmt::format("the products cache {} {}: measured again", *path, r.why));
   }
+  // (a run's first lines say what it waits for: this is seconds, once per machine and build)
+  fmt::print(stderr,
+             "lobench: timing the fp32 products of fused/chunked on {} thread{} at P = 1024, D = 128 (V = {}) and "
+             "D = 256 (V = {}), once per machine and build; `lobench tune` does it ahead ...\n",
+             threads, threads == 1 ? "" : "s", timed_vocabulary(128, threads, shapes), timed_vocabulary(256, threads, shapes));
   std::string error;
-  ch = measure_and_cache(threads, kAutoReps, path, &error);
+  ch = measure_and_cache(threads, kAutoReps, shapes, path, &error);
   if (!error.empty()) warn_once("the products choice was measured but not cached: " + error);
   return with_products(ch);
 }
@@ -226,7 +249,8 @@ ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_erro
     return with_products(ch);
   }
   const std::string key = products_cache_key();
-  ProductsChoice ch = with_products(measure_and_cache(threads, reps, products_cache_path(key), cache_error));
+  ProductsChoice ch =
+      with_products(measure_and_cache(threads, reps, TimingShapes::streaming, products_cache_path(key), cache_error));
   std::lock_guard<std::mutex> lock(choice_mutex);
   if (!forced_products()) process_choice = std::make_unique<ProductsChoice>(ch);
   return ch;

@@ -7,7 +7,8 @@
 // Decided once per process, before any variant runs: LOBENCH_PRODUCTS=own|library|onednn forces a path;
 // otherwise (auto, the default) the cache of this CPU and build (products_cache.hpp) answers, and on a
 // miss every path is timed now on the fused step at one shape of each class (P = 1024; D = 128 and
-// D = 256, V = 2048 · threads and 1024 · threads: about a second on 2 threads), interleaved by the
+// D = 256, V from products_timing_vocabulary: E streams from memory, as at the shapes the choice is for;
+// about 12 s on 2 threads of a Zen 5), interleaved by the
 // project's one timing rule (time_interleaved), and the fastest in process CPU time kept per class,
 // D <= 192 and D > 192 (ProductsTiming::faster_than_own: a library only when it beat ours in at least
 // 3/4 of the rounds and by kMinLibraryGain at the median; of two that did, the faster by the median). CPU time, because on a shared machine a step's wall time is mostly the other jobs' (wall
@@ -33,6 +34,20 @@ enum class ProductsPath { library = 0, own = 1, onednn = 2 };
 
 // The largest D of the first shape class.
 constexpr int64_t kProductsClassMaxD = 192;
+
+// The vocabulary of a class's timed step at width D on `threads` threads, given the last-level cache's
+// size in bytes: the least multiple of 1024 whose E (V·D floats) is at least twice the cache, so that E
+// streams from memory as it does at V ≥ 100000 (a timing with E in the caches had chosen oneDNN's
+// products at D = 256 on a Zen 5, 3.8 % faster there, where ours were 3 % faster at V = 100000); at
+// most kMaxTimingVocabulary (a VM may report a whole socket's L3 or more: the cost of a miss stays a
+// few seconds a class), and at least the cache-resident shape's V below (every thread some tiles).
+constexpr int64_t kMaxTimingVocabulary = 131072;
+int64_t products_timing_vocabulary(int64_t D, int threads, int64_t last_level_cache_bytes);
+
+// What a measurement times: `streaming` (every real choice: products_timing_vocabulary) or
+// `cache_resident` (V = 2048 · threads at D = 128, 1024 · threads at D = 256: E in the caches, about a
+// second on 2 threads; for tests of the choice's plumbing, whose outcome they do not rely on).
+enum class TimingShapes { streaming, cache_resident };
 
 // The path a class's timing chooses: ours, unless a library beat them (ProductsTiming::faster_than_own;
 // oneDNN only where it is another library here); of two that did, the one with the lower median. Where
@@ -62,8 +77,8 @@ struct ProductsChoice {
 const ProductsChoice& fp32_products_choice();
 
 // The decision itself, made afresh (the environment and cache read now): what the first call of
-// fp32_products_choice() keeps. `threads`: of the measurement on a miss.
-ProductsChoice decide_fp32_products(int threads);
+// fp32_products_choice() keeps. `threads`: of the measurement on a miss, which says on stderr that it runs.
+ProductsChoice decide_fp32_products(int threads, TimingShapes shapes = TimingShapes::streaming);
 
 // `lobench tune`: every path timed now (`reps` timed rounds after one warm-up) on `threads` threads and
 // the cache rewritten; returns what an auto run will now choose. *cache_error is set where the cache

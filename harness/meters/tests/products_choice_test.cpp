@@ -299,6 +299,25 @@ TEST(ProductsChoice, EnvironmentForcesEitherPathAndRefusesOthers) {
   }
 }
 
+// The timed vocabulary makes E (V·D floats) at least twice the last-level cache, rounded up to a
+// multiple of 1024, within its bounds: every thread some tiles, and no more than kMaxTimingVocabulary.
+TEST(ProductsChoice, TimedVocabularyStreamsEFromMemory) {
+  constexpr int64_t MiB = 1 << 20;
+  EXPECT_EQ(products_timing_vocabulary(128, 2, 32 * MiB), 131072);  // the Zen 5: E of 64 MiB at D = 128
+  EXPECT_EQ(products_timing_vocabulary(256, 2, 32 * MiB), 65536);   // and at D = 256
+  for (int64_t D : {128, 256})
+    for (int64_t l3 : {int64_t(3 * MiB), 8 * MiB + 4096, 32 * MiB}) {
+      const int64_t V = products_timing_vocabulary(D, 2, l3);
+      EXPECT_GE(V * D * 4, 2 * l3) << D << " " << l3;
+      EXPECT_LT((V - 1024) * D * 4, 2 * l3) << D << " " << l3;  // the least such multiple
+      EXPECT_EQ(V % 1024, 0);
+    }
+  // a VM's socket-sized L3 (or sysconf's 320 MiB): capped; many threads: every thread some tiles
+  EXPECT_EQ(products_timing_vocabulary(128, 2, 320 * MiB), kMaxTimingVocabulary);
+  EXPECT_EQ(products_timing_vocabulary(256, 2, 0), 2 * 1024);
+  EXPECT_EQ(products_timing_vocabulary(128, 96, 32 * MiB), 96 * 2048);
+}
+
 // A miss measures and writes the cache; the next decision reads it; a corrupt file is measured again
 // and rewritten; an unwritable cache still gives a measured choice.
 TEST(ProductsChoice, CacheMissCorruptAndUnwritableAllMeasureAndGoOn) {
@@ -308,7 +327,8 @@ TEST(ProductsChoice, CacheMissCorruptAndUnwritableAllMeasureAndGoOn) {
   ScopedEnv xdg("XDG_CACHE_HOME", dir.path.c_str());
   const std::string path = *products_cache_path(products_cache_key());
 
-  const ProductsChoice first = decide_fp32_products(1);
+  // (the cache-resident shapes: this tests the plumbing, in a second instead of a streaming timing's ten)
+  const ProductsChoice first = decide_fp32_products(1, TimingShapes::cache_resident);
   EXPECT_EQ(first.basis.rfind("measured now on 1 thread", 0), 0u) << first.basis;
   EXPECT_NE(first.basis.find("cached in " + path), std::string::npos) << first.basis;
   ASSERT_EQ(first.timings.size(), 2u);
@@ -322,20 +342,20 @@ TEST(ProductsChoice, CacheMissCorruptAndUnwritableAllMeasureAndGoOn) {
     EXPECT_EQ(chosen, fastest_path(t));
   }
 
-  const ProductsChoice second = decide_fp32_products(1);
+  const ProductsChoice second = decide_fp32_products(1, TimingShapes::cache_resident);
   EXPECT_EQ(second.basis.rfind("from cache " + path, 0), 0u) << second.basis;
   EXPECT_EQ(products_choice_code(second), products_choice_code(first));
   EXPECT_EQ(second.timings[1].own.seconds, first.timings[1].own.seconds);
 
   std::ofstream(path, std::ios::trunc) << "lobench fp32 products cache, version 1\nkey: ";
-  const ProductsChoice third = decide_fp32_products(1);
+  const ProductsChoice third = decide_fp32_products(1, TimingShapes::cache_resident);
   EXPECT_EQ(third.basis.rfind("measured now", 0), 0u) << third.basis;
   EXPECT_TRUE(read_products_cache(path, products_cache_key()).products);  // rewritten whole
 
   const std::string blocked = (dir.path / "a-file").string();
   std::ofstream(blocked) << "not a folder";
   ScopedEnv xdg_file("XDG_CACHE_HOME", blocked.c_str());
-  const ProductsChoice fourth = decide_fp32_products(1);
+  const ProductsChoice fourth = decide_fp32_products(1, TimingShapes::cache_resident);
   EXPECT_NE(fourth.basis.find("not cached: cannot create"), std::string::npos) << fourth.basis;
   EXPECT_EQ(fourth.timings.size(), 2u);
 }
