@@ -38,7 +38,7 @@ constexpr int64_t kProductsClassMaxD = 192;
 // The vocabulary of a class's timed step at width D on `threads` threads, given the last-level cache's
 // size in bytes: the least multiple of 1024 whose E (V·D floats) is at least twice the cache, so that E
 // streams from memory as it does at V ≥ 100000 (a timing with E in the caches had chosen oneDNN's
-// products at D = 256 on a Zen 5, 3.8 % faster there, where ours were 3 % faster at V = 100000); at
+// products at D = 256 on a Zen 5, faster there, where ours were the faster at V = 100000); at
 // most kMaxTimingVocabulary (a VM may report a whole socket's L3 or more: the cost of a miss stays a
 // few seconds a class), and at least the cache-resident shape's V below (every thread some tiles).
 constexpr int64_t kMaxTimingVocabulary = 131072;

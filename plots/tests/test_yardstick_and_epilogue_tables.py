@@ -3,6 +3,7 @@ that ran is a line, and the numbers in it are the row's own (%GEMM over the larg
 the epilogue's unit roundoff, the times over the fp32 epilogue's)."""
 import math
 import os
+import statistics
 import subprocess
 import sys
 
@@ -80,3 +81,38 @@ def test_square_products_table_refuses_a_missing_file_in_one_line(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.strip().count("\n") == 0 and missing in r.stderr, r.stderr
+
+
+PRODUCTS_RUNS = [os.path.join(ROOT, f"results/cpu/zen5_products_{path}_{i}_20261207.h5")
+                 for i in (1, 2, 3) for path in ("own", "onednn")] + [
+    os.path.join(ROOT, "results/cpu/zen5_products_auto_20261207.h5")]
+
+
+def test_products_paths_table_names_each_files_path_and_compares_medians():
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "plots", "products_paths_table.py"), *PRODUCTS_RUNS],
+                         capture_output=True, text=True, check=True).stdout
+    lines = [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines()
+             if line.startswith("| ") and not line.startswith("| ---")]
+    per_file = [dict(zip(lines[0], cells)) for cells in lines[1:] if len(cells) == len(lines[0])]
+    summary_at = next(i for i, cells in enumerate(lines) if cells[0] == "variant")
+    summary = [dict(zip(lines[summary_at], cells)) for cells in lines[summary_at + 1:]]
+    times = {}
+    for path in PRODUCTS_RUNS:  # every fp32 row of every file is a line, with the file's own path and time
+        rows, attrs = load(path)
+        name = os.path.basename(path)
+        mine = [line for line in per_file if line["run file"] == name]
+        assert len(mine) == len(rows) == 2
+        expected = "oneDNN" if "onednn" in name else "own"
+        for line, r in zip(mine, rows):
+            assert line["fp32 products"] == expected
+            assert line["how"] == ("measured now" if "auto" in name else f"forced (LOBENCH_PRODUCTS={expected.lower()})")
+            assert float(line["median ms"]) == pytest.approx(1e3 * float(r["time_median_s"]), abs=0.05)
+            times.setdefault((int(r["D"]), expected), []).append(1e3 * float(r["time_median_s"]))
+    assert len(summary) == 4
+    for line in summary:
+        ms = times[(int(line["D"]), line["path"])]
+        assert int(line["files"]) == len(ms)
+        assert float(line["median ms [min–max]"].split(" ")[0]) == pytest.approx(statistics.median(ms), abs=0.05)
+        ratio = statistics.median(ms) / statistics.median(times[(int(line["D"]), "own")])
+        assert float(line["/ own's median"]) == pytest.approx(ratio, abs=0.0005)
+    assert "the choice's basis: measured now on 2 threads" in out
