@@ -121,7 +121,8 @@ void run_check(const std::string& in_path, const std::string& variant_name, cons
   output.begin_whole({in_path}, overwrite);
 
   // The prediction, from the headers alone: inputs + outputs + the variant's working set.
-  RunOptions opts{threads, 0, 0};
+  RunOptions opts;
+  opts.threads = threads;
   StepData d;
   try {
     auto f = h5::open_file_read(in_path);

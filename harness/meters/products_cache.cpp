@@ -1,10 +1,13 @@
 #include "harness/meters/products_cache.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -247,6 +250,31 @@ bool write_products_cache(const std::string& path, const CachedProducts& c, std:
     return false;
   }
   return true;
+}
+
+MeasurementLock::MeasurementLock(const std::string& cache_path,
+                                 const std::function<void(const std::string& lock_path)>& on_wait) {
+  const std::filesystem::path target(cache_path);
+  std::error_code ec;
+  std::filesystem::create_directories(target.parent_path(), ec);
+  const std::string lock_path = cache_path + ".lock";
+  const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) on_wait(lock_path);
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0) {  // (a file system without locks: measure unlocked)
+      close(fd);
+      return;
+    }
+  }
+  fd_ = fd;
+}
+
+MeasurementLock::~MeasurementLock() {
+  if (fd_ >= 0) close(fd_);  // (closing drops the lock)
 }
 
 }  // namespace lobench::meters

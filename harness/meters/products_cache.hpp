@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,5 +74,25 @@ CacheRead read_products_cache(const std::string& path, const std::string& key);
 // Writes the file atomically (a temporary file in the same folder, then rename), creating the folder;
 // false with *why set when it cannot (the old file, if any, is left as it was).
 bool write_products_cache(const std::string& path, const CachedProducts& c, std::string* why);
+
+// One measurement per machine and build at a time: an exclusive lock (flock) on the file "PATH.lock" beside
+// the cache, held for this object's lifetime, i.e. while a process that missed measures and writes. Processes
+// started together (ctest -j, a job array's tasks on one node) then wait for the first one's choice and read
+// it, instead of each timing on cores the others share (each slowed, each measuring the contention).
+// Blocks; `on_wait` is called once first where another process holds it. held() is false where the lock
+// file cannot be made (an unwritable folder: the caller measures unlocked, as it would write no cache
+// anyway). The lock file is left in place (removing it would let a third process lock a new file beside a
+// holder of the old one); a killed holder's lock is dropped by the kernel.
+class MeasurementLock {
+ public:
+  MeasurementLock(const std::string& cache_path, const std::function<void(const std::string& lock_path)>& on_wait);
+  ~MeasurementLock();
+  MeasurementLock(const MeasurementLock&) = delete;
+  MeasurementLock& operator=(const MeasurementLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace lobench::meters

@@ -213,11 +213,18 @@ ProductsChoice decide_fp32_products(int threads, TimingShapes shapes) {
   }
   const std::string key = products_cache_key();
   const std::optional<std::string> path = products_cache_path(key);
+  auto from_cache = [&](const CachedProducts& c) {
+    return with_products(choice_of(c, fmt::format("from cache {} (measured {} on {})", *path, c.measured_utc, timings_text(c))));
+  };
+  std::optional<MeasurementLock> lock;
   if (path) {
-    const CacheRead r = read_products_cache(*path, key);
-    if (r.products)
-      return with_products(choice_of(*r.products, fmt::format("from cache {} (measured {} on {})", *path,
-                                                              r.products->measured_utc, timings_text(*r.products))));
+    CacheRead r = read_products_cache(*path, key);
+    if (r.products) return from_cache(*r.products);
+    lock.emplace(*path, [](const std::string& lock_path) {
+      fmt::print(stderr, "lobench: waiting for another lobench process timing the fp32 products (lock {}) ...\n", lock_path);
+    });
+    r = read_products_cache(*path, key);  // (written while this process waited for the lock)
+    if (r.products) return from_cache(*r.products);
     if (r.corrupt) warn_once(fmt::format("the products cache {} {}: measured again", *path, r.why));
   }
   // (a run's first lines say what it waits for: this is seconds, once per machine and build)
@@ -248,9 +255,13 @@ ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_erro
     ch.basis = kNoChoice;
     return with_products(ch);
   }
-  const std::string key = products_cache_key();
-  ProductsChoice ch =
-      with_products(measure_and_cache(threads, reps, TimingShapes::streaming, products_cache_path(key), cache_error));
+  const std::optional<std::string> path = products_cache_path(products_cache_key());
+  std::optional<MeasurementLock> measuring;  // (not beside another process's timing)
+  if (path) measuring.emplace(*path, [](const std::string& lock_path) {
+    fmt::print(stderr, "lobench tune: waiting for another lobench process timing the fp32 products (lock {}) ...\n", lock_path);
+  });
+  ProductsChoice ch = with_products(measure_and_cache(threads, reps, TimingShapes::streaming, path, cache_error));
+  measuring.reset();
   std::lock_guard<std::mutex> lock(choice_mutex);
   if (!forced_products()) process_choice = std::make_unique<ProductsChoice>(ch);
   return ch;

@@ -68,7 +68,9 @@ TEST(Check, WritesTheVariantsOutputs) {
   StepOutputs expect;
   expect.resize(d.P, d.V, d.D);
   CountingAllocator alloc;
-  RunContext ctx{alloc, RunOptions{2, 0, 0}};
+  RunOptions options;
+  options.threads = 2;
+  RunContext ctx{alloc, options};
   {
     // Through the products check chose for this D, as check ran it: the other path sums each product in
     // another order (the library's where check measured it faster, as in a sanitizer build).

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "harness/meters/products_cache.hpp"
 #include "harness/meters/products_choice.hpp"
@@ -61,9 +64,9 @@ CachedProducts example(const std::string& key) {
   c.measured_utc = "2026-12-06T05:00:00Z";
   c.threads = 2;
   c.timings.push_back({"D<=192", 1024, 4096, 128, samples({0.0152, 0.0149, 0.0160}), samples({0.0179, 0.0175, 0.0183}),
-                       samples({0.0082, 0.0079, 0.0090}), samples({0.0099, 0.0095, 0.0093})});
+                       samples({0.0082, 0.0079, 0.0090}), samples({0.0099, 0.0095, 0.0093}), {}, {}});
   c.timings.push_back({"D>192", 1024, 2048, 256, samples({0.0201, 0.0199, 0.0210}), samples({0.0190, 0.0188, 0.0195}),
-                       samples({0.0111, 0.0109, 0.0120}), samples({0.0100, 0.0098, 0.0105})});
+                       samples({0.0111, 0.0109, 0.0120}), samples({0.0100, 0.0098, 0.0105}), {}, {}});
   return c;
 }
 
@@ -157,7 +160,9 @@ TEST(ProductsChoice, EveryChoiceRoundTripsThroughItsCode) {
       auto here = [](ProductsPath p) { return p == ProductsPath::onednn && cpu::onednn_unavailable() ? ProductsPath::library : p; };
       EXPECT_EQ(got.small_d, here(small)) << products_path_word(small) << "/" << products_path_word(large);
       EXPECT_EQ(got.large_d, here(large)) << products_path_word(small) << "/" << products_path_word(large);
-      if (here(small) != small) EXPECT_NE(got.basis.find("oneDNN is not built in here"), std::string::npos) << got.basis;
+      if (here(small) != small) {
+        EXPECT_NE(got.basis.find("oneDNN is not built in here"), std::string::npos) << got.basis;
+      }
     }
   for (int64_t bad : {int64_t(3), int64_t(3) << 2, int64_t(16), int64_t(-1)})
     EXPECT_THROW(adopt_fp32_products(bad, "test"), std::invalid_argument) << bad;
@@ -358,6 +363,34 @@ TEST(ProductsChoice, CacheMissCorruptAndUnwritableAllMeasureAndGoOn) {
   const ProductsChoice fourth = decide_fp32_products(1, TimingShapes::cache_resident);
   EXPECT_NE(fourth.basis.find("not cached: cannot create"), std::string::npos) << fourth.basis;
   EXPECT_EQ(fourth.timings.size(), 2u);
+}
+
+// Processes that miss together measure one at a time: one that finds the lock held waits, then reads the
+// choice the holder wrote instead of timing again (here the holder is a thread with its own lock file
+// description, which flock treats as another process would be).
+TEST(ProductsChoice, AMissWaitsForTheMeasurementInProgressAndReadsIt) {
+  if (!cpu::own_tile_kernels_available()) GTEST_SKIP() << "no choice to make without the micro-kernels";
+  ScopedEnv forced("LOBENCH_PRODUCTS", nullptr);
+  TempDir dir;
+  ScopedEnv xdg("XDG_CACHE_HOME", dir.path.c_str());
+  const std::string key = products_cache_key(), path = *products_cache_path(key);
+  std::atomic<bool> locked{false};
+  std::thread holder([&] {
+    MeasurementLock lock(path, [](const std::string&) {});
+    ASSERT_TRUE(lock.held());
+    locked = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    std::string why;
+    ASSERT_TRUE(write_products_cache(path, example(key), &why)) << why;
+  });
+  while (!locked) std::this_thread::yield();
+  const auto t0 = std::chrono::steady_clock::now();
+  const ProductsChoice ch = decide_fp32_products(1, TimingShapes::cache_resident);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  holder.join();
+  EXPECT_EQ(ch.basis.rfind("from cache " + path, 0), 0u) << ch.basis;  // the holder's, not measured again
+  EXPECT_EQ(ch.timings.front().own.seconds, example(key).timings.front().own.seconds);
+  EXPECT_GE(waited, 0.2);
 }
 
 // The choice holds only while a guard is alive: the yardstick's own SGEMM measures the kernels outside.

@@ -61,7 +61,9 @@ TEST(SeqrecOperand, Bf16LossMatchesTheReferenceOnRoundedInputs) {
         EXPECT_LE(std::abs(r.loss - ref.loss) / ref.loss, 1e-5);
         EXPECT_LE(relative_l2(dh, ref.d_hidden), 4e-3);
         EXPECT_LE(relative_l2(dt, ref.d_table), 4e-3);
-        if (bias) EXPECT_LE(relative_l2(db, ref.d_bias), 4e-3);
+        if (bias) {
+          EXPECT_LE(relative_l2(db, ref.d_bias), 4e-3);
+        }
         EXPECT_EQ(loss.workspace_peak_bytes(), loss.predicted_working_bytes(in.P, in.V, in.D, in.L));
       }
     }
