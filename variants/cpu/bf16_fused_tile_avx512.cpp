@@ -137,7 +137,8 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
       for (int v = 0; v < 2; ++v) x.v[2 * q + v] = h + q < ROWS ? acc[std::min(h + q, ROWS - 1)][v] : _mm512_setzero_ps();
     const auto e = bce_math::softplus_sigmoid<Wide>(x);
 #pragma GCC unroll 4
-    for (int q = 0; q < kMathRows && h + q < ROWS; q += 2) {
+    for (int q = 0; q < kMathRows; q += 2) {
+      if (h + q >= ROWS) break;  // (inside, not in the condition: GCC unrolls only a loop of constant bounds)
       const int i = h + q;
       __m512i lo, hi = _mm512_setzero_si512();
       row_epilogue<kFull>(t, m0 + i, n0, mask, acc[i], {e.softplus.v[2 * q], e.softplus.v[2 * q + 1]},
