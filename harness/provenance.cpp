@@ -97,7 +97,9 @@ Provenance collect_provenance(const std::string& argv_joined) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   p.host = host;
-  p.cpu_model = cpu::cpu_model_name();  // the definition step_bench's JSON records too
+  p.cpu_model = cpu::cpu_model_name();  // the definitions step_bench's JSON records too
+  p.cpu_id = cpu::cpu_identity();
+  p.cpu_simd = cpu::cpu_simd_flags();
   p.gpu_model = gpu_model();
   p.compiler = fmt::format("g++ {}", __VERSION__);
   p.libraries = fmt::format("hdf5 {}.{}.{}; eigen {}.{}.{}; fmt {}; CLI11 {}; openmp {}", H5_VERS_MAJOR, H5_VERS_MINOR,

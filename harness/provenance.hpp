@@ -15,6 +15,7 @@ struct Provenance {
   // git_commit / git_dirty: the checkout's HEAD when the run started (the source folder may have moved
   // on since the build); build_commit / build_dirty: what the binary was built from.
   std::string git_commit, host, cpu_model, compiler, libraries, argv, start_utc;
+  std::string cpu_id, cpu_simd;  // cpu::cpu_identity(), cpu::cpu_simd_flags(): which CPU, beyond its name
   std::string build_commit;
   bool build_dirty = false;
   std::string sgemm_library;  // what the CPU variants' products run on (cpu::sgemm_library_name())

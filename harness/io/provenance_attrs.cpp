@@ -12,6 +12,8 @@ void write_provenance(hid_t obj, const Provenance& p) {
   h5::write_attr(obj, "build_dirty", int64_t(p.build_dirty));
   h5::write_attr(obj, "host", p.host);
   h5::write_attr(obj, "cpu_model", p.cpu_model);
+  h5::write_attr(obj, "cpu_id", p.cpu_id);
+  h5::write_attr(obj, "cpu_simd", p.cpu_simd);
   if (!p.gpu_model.empty()) h5::write_attr(obj, "gpu_model", p.gpu_model);
   h5::write_attr(obj, "compiler", p.compiler);
   h5::write_attr(obj, "libraries", p.libraries);

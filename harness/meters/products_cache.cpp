@@ -12,11 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include "harness/provenance.hpp"
 #include "variants/cpu/cache_info.hpp"
+#include "variants/cpu/cpu_model.hpp"
 #include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
@@ -30,37 +30,6 @@ constexpr const char* kHeader = "lobench fp32 products cache, version 4";
 constexpr size_t kLinesPerClass = 7;
 constexpr const char* kNotTimed = "none";
 
-// The first processor's fields of /proc/cpuinfo (x86 names; other machines leave them empty).
-std::map<std::string, std::string> cpuinfo_fields() {
-  std::map<std::string, std::string> fields;
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line) && !line.empty()) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string name = line.substr(0, colon);
-    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
-    fields[name] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-  }
-  return fields;
-}
-
-// The flags the products can use, of those the CPU reports: what separates two CPUs of one model name
-// under different hypervisors (a guest may hide AVX-512 or AMX).
-std::string simd_flags(const std::string& all) {
-  static const char* kFlags[] = {"avx2",        "fma",         "avx512f",  "avx512dq", "avx512bw", "avx512vl",
-                                 "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
-  const std::string padded = " " + all + " ";
-  std::string out;
-  for (const char* flag : kFlags) {
-    std::string word = " ";
-    word.append(flag).push_back(' ');
-    if (padded.find(word) == std::string::npos) continue;
-    if (!out.empty()) out.push_back(',');
-    out.append(flag);
-  }
-  return out.empty() ? "none" : out;
-}
 
 // A modified tree's commit does not name its kernels: the binary's own size and modification time do.
 std::string modified_binary_stamp() {
@@ -147,10 +116,9 @@ bool ProductsTiming::beats(const Samples& other, const Samples& base) {
 }
 
 std::string products_cache_key() {
-  auto cpu = cpuinfo_fields();
   const cpu::CacheSizes& caches = cpu::cache_sizes();
-  std::string key = fmt::format("cpu {} | family {} model {} | {} | L1d {} L2 {} L3 {} | {} | {} | {} | build {}{} | {}",
-                                cpu["model name"], cpu["cpu family"], cpu["model"], simd_flags(cpu["flags"]),
+  std::string key = fmt::format("cpu {} | {} | {} | L1d {} L2 {} L3 {} | {} | {} | {} | build {}{} | {}",
+                                cpu::cpu_model_name(), cpu::cpu_identity(), cpu::cpu_simd_flags(),
                                 caches.l1d, caches.l2, caches.l3,
                                 cpu::own_tile_kernels_available() ? "own kernels" : "no own kernels (LOBENCH_ISA, CPU)",
                                 cpu::sgemm_library_name(),

@@ -83,7 +83,9 @@ void expect_round_trip(const RunAxis& axis) {
     s.out_mode = OutMode::overwrite;
     std::ostringstream table, err;
     ASSERT_EQ(run_sweep(s, collect_provenance("t"), table, err), 0) << table.str() << err.str();
-    if (!axis.header.empty()) EXPECT_NE(table.str().find(" " + axis.header + " "), std::string::npos) << table.str();
+    if (!axis.header.empty()) {
+      EXPECT_NE(table.str().find(" " + axis.header + " "), std::string::npos) << table.str();
+    }
   }
   const std::vector<std::string> part0 = column_of(axis, parts[0]);
   EXPECT_EQ(as_set(part0).size() + as_set(column_of(axis, parts[1])).size(), expected.size());

@@ -69,7 +69,7 @@ data::TrainTest read_unlisted_mulan(const XmcSweepSpec& spec, const std::string&
     throw std::runtime_error(fmt::format("--dataset {} reads {}-train.arff, {}-test.arff and {}.xml (Mulan) from a data "
                                          "folder and none was given: pass --data-dir DIR or set {}=DIR ({})",
                                          ds, ds, ds, ds, data::kDataDirEnv, forms));
-  for (const fs::path folder : {fs::path(dir), fs::path(dir) / "xmc"})
+  for (const fs::path& folder : {fs::path(dir), fs::path(dir) / "xmc"})
     if (fs::exists(folder / (ds + "-train.arff"))) return data::read_mulan(folder, ds);
   throw std::runtime_error(fmt::format("no file {} (nor {}): --dataset {} reads Mulan's NAME-train.arff, NAME-test.arff "
                                        "and NAME.xml from the data folder ({})",

@@ -102,6 +102,13 @@ using namespace lobench;
 
 constexpr int kThreads = 2;
 
+// The options of every step here: kThreads threads, the variants' own block sizes, fp32 throughout.
+RunOptions bench_options() {
+  RunOptions o;
+  o.threads = kThreads;
+  return o;
+}
+
 Shape table2_shape(int64_t V, int64_t D) { return Shape{32, 32, V, D, 8, Reduction::mean, false}; }
 
 // Inputs per shape, drawn once and shared by every benchmark of that shape.
@@ -151,7 +158,7 @@ cpu::LogitOperands operands(const StepData& d) { return {d.A.data(), d.E.data(),
 
 // The products of the tiled variants without their element-wise work (variants/cpu/logit_tile_products.hpp):
 // the library's and our own, the logits only (products == 1) or the three of a fused pass (products == 3).
-cpu::TileBlocks fused_blocks(const StepData& d) { return cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0}); }
+cpu::TileBlocks fused_blocks(const StepData& d) { return cpu::choose_blocks(d.P, d.V, d.D, bench_options()); }
 cpu::LibraryTileProducts library_products(const StepData& d, int products) {
   return cpu::LibraryTileProducts(operands(d), fused_blocks(d), products);
 }
@@ -167,7 +174,7 @@ cpu::OwnTileProducts own_products(const StepData& d, const cpu::OwnTileKernels& 
 class OwnEpilogue {
  public:
   OwnEpilogue(const StepData& d, const cpu::OwnTileKernels& own)
-      : d_(d), own_(own), b_(cpu::choose_blocks(d.P, d.V, d.D, RunOptions{kThreads, 0, 0})),
+      : d_(d), own_(own), b_(cpu::choose_blocks(d.P, d.V, d.D, bench_options())),
         ldat_(cpu::transposed_ld(d.P)), At_(size_t(d.D * ldat_)),
         tiles_(size_t(b_.threads * b_.block_v * cpu::transposed_ld(b_.block_p))), row_scale_(size_t(d.P)),
         loss_(size_t(b_.threads * d.P)), predicted_(size_t(b_.threads * d.P)) {
@@ -416,7 +423,7 @@ void bench_variant(benchmark::State& state, const std::string& name, const std::
     state.SkipWithError(("no variant " + name).c_str());
     return;
   }
-  RunOptions options{kThreads, 0, 0};
+  RunOptions options = bench_options();
   options.operand = operand;
   if (auto why = v->skip_reason(table2_shape(V, D), options)) {
     state.SkipWithError(why->c_str());
@@ -492,7 +499,7 @@ void register_all() {
     for (const std::string& name : names)
       tune(benchmark::RegisterBenchmark((name + args).c_str(), bench_variant, name, "fp32", V, D, false));
     tune(benchmark::RegisterBenchmark(("epilogue" + args).c_str(), bench_epilogue, V, D));
-    for (const std::string& name : {"fused", "chunked"})
+    for (const std::string name : {"fused", "chunked"})
       tune(benchmark::RegisterBenchmark((name + "_sgemm" + args).c_str(), bench_variant, name, "fp32", V, D, true));
     tune(benchmark::RegisterBenchmark(("gemm_bf16" + args).c_str(), bench_gemm_bf16, V, D));
     for (const std::string& name : names)
@@ -513,6 +520,8 @@ int main(int argc, char** argv) {
   // The machine as run files describe it (their cpu_model and hardware_threads attributes, from the same
   // definitions), so that one machine can get one fingerprint from both (plots/perf_runs.py).
   benchmark::AddCustomContext("cpu_model", lobench::cpu::cpu_model_name());
+  benchmark::AddCustomContext("cpu_id", lobench::cpu::cpu_identity());
+  benchmark::AddCustomContext("cpu_simd", lobench::cpu::cpu_simd_flags());
   benchmark::AddCustomContext("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
   // The yardstick's library and kernels (e.g. OpenBLAS's core type): runs with a different yardstick are a
   // different series for the gate (plots/perf_runs.py puts it in the machine fingerprint).
@@ -526,7 +535,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("caches", "L1d " + std::to_string(c.l1d >> 10) + " KiB, L2 " + std::to_string(c.l2 >> 10) +
                                             " KiB, L3 " + std::to_string(c.l3 >> 20) + " MiB (" + c.source + ")");
   for (int64_t D : {128, 256}) {
-    const auto b = lobench::cpu::choose_blocks(1024, 100000, D, lobench::RunOptions{kThreads, 0, 0});
+    const auto b = lobench::cpu::choose_blocks(1024, 100000, D, bench_options());
     benchmark::AddCustomContext("tile_D" + std::to_string(D),
                                 std::to_string(b.block_p) + " positions x " + std::to_string(b.block_v) + " entries");
   }

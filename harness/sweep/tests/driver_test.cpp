@@ -33,7 +33,11 @@ class CountingJob : public SweepJob {
   int64_t size() const override { return n_; }
   std::vector<PlannedPoint> plan(const std::vector<int64_t>& indices) override {
     std::vector<PlannedPoint> out;
-    for (int64_t i : indices) out.push_back({i, "p" + std::to_string(i), double(i + 1)});
+    for (int64_t i : indices) {
+      std::string key("p");
+      key += std::to_string(i);  // (not "p" + std::to_string(i), which GCC 12 misreads as an overlapping copy)
+      out.push_back({i, key, double(i + 1)});
+    }
     planned_indices = indices;
     return out;
   }
