@@ -78,19 +78,32 @@ std::optional<std::string> memory_over_prediction(const io::ResultRow& row) {
   return std::nullopt;
 }
 
+namespace {
+// Whether the local yardstick moved by more than kBusyThreshold across the point (measured both sides).
+bool yardstick_drifted(const io::ResultRow& row) {
+  const double before = row.local_gemm_before_gflops, after = row.local_gemm_after_gflops;
+  return before > 0 && after > 0 && std::abs(after - before) > kBusyThreshold * std::max(before, after);
+}
+}  // namespace
+
 std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction) {
   std::string flags;
   auto add = [&](const char* f) {
     if (!flags.empty()) flags += ',';
     flags += f;
   };
-  const double before = row.local_gemm_before_gflops, after = row.local_gemm_after_gflops;
-  const bool drifted = before > 0 && after > 0 && std::abs(after - before) > kBusyThreshold * std::max(before, after);
-  if (drifted || cpu_wait_fraction > kBusyThreshold) add("busy");
+  if (yardstick_drifted(row) || cpu_wait_fraction > kBusyThreshold) add("busy");
   if (row.time_cv > kNoisyCv) add("noisy");
   if (row.gemm_fraction > 1.0) add("above_yardstick");
   if (memory_over_prediction(row)) add("mem");
   return flags;
+}
+
+std::string yardstick_drift_note(const io::ResultRow& row) {
+  if (!yardstick_drifted(row)) return "";
+  return fmt::format("busy: the local yardstick moved from {:.1f} to {:.1f} GFLOP/s across the point (the machine's "
+                     "speed changed while it ran)",
+                     row.local_gemm_before_gflops, row.local_gemm_after_gflops);
 }
 
 std::string cpu_wait_note(double cpu_wait_fraction) {

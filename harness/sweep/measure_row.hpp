@@ -51,5 +51,8 @@ std::optional<std::string> memory_over_prediction(const io::ResultRow& row);
 std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction = io::kNotMeasured);
 // The note a row measured while its threads waited for a CPU gets: "waited for a CPU 38 % of the time".
 std::string cpu_wait_note(double cpu_wait_fraction);
+// The note of a row whose local yardstick moved by more than kBusyThreshold across it (the other reason
+// for `busy`): both rates; empty where it did not.
+std::string yardstick_drift_note(const io::ResultRow& row);
 
 }  // namespace lobench::sweep

@@ -156,6 +156,8 @@ class RowRunner {
                                  "shape is not the machine's limit){}{}",
                                  100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
     row.flags.set(trust_flags(row, cpu_wait));
+    if (const std::string drift = yardstick_drift_note(row); !drift.empty())
+      row.reason.set(row.reason.empty() ? drift : row.reason.str() + "; " + drift);
     if (const auto over = memory_over_prediction(row))
       row.reason.set(row.reason.empty() ? "memory: " + *over : row.reason.str() + "; memory: " + *over);
     return samples;

@@ -547,6 +547,15 @@ TEST(Sweep, TrustFlagsNameWhatMakesARowUntrustworthy) {
   EXPECT_EQ(sweep::trust_flags(r, 0.05), "");
   EXPECT_EQ(sweep::cpu_wait_note(0.35), "busy: the step's threads waited for a CPU 35% of the time");
   EXPECT_EQ(sweep::cpu_wait_note(0.05), "");
+  // the other reason for busy says itself too: the local yardstick's two rates
+  io::ResultRow drift;
+  drift.local_gemm_before_gflops = 400, drift.local_gemm_after_gflops = 300;
+  EXPECT_EQ(sweep::trust_flags(drift), "busy");
+  EXPECT_EQ(sweep::yardstick_drift_note(drift),
+            "busy: the local yardstick moved from 400.0 to 300.0 GFLOP/s across the point (the machine's speed changed "
+            "while it ran)");
+  drift.local_gemm_after_gflops = 380;
+  EXPECT_EQ(sweep::yardstick_drift_note(drift), "");
 }
 
 TEST(ArgsFile, ExpandsNamedSweepFiles) {

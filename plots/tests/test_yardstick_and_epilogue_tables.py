@@ -116,3 +116,57 @@ def test_products_paths_table_names_each_files_path_and_compares_medians():
         ratio = statistics.median(ms) / statistics.median(times[(int(line["D"]), "own")])
         assert float(line["/ own's median"]) == pytest.approx(ratio, abs=0.0005)
     assert "the choice's basis: measured now on 2 threads" in out
+
+
+def targets_line(*runs):
+    header, *lines = table("cpu_targets_table.py", *runs)
+    return [dict(zip(header, cells)) for cells in lines]
+
+
+def test_cpu_targets_table_judges_each_ratio_of_the_run():
+    (line,) = targets_line(ONEDNN_RUN)
+    rows, attrs = load(ONEDNN_RUN)
+
+    def fraction(variant, operand, D=None):
+        return [float(r["gemm_fraction"]) for r in rows if text(r["variant"]) == variant
+                and text(r["operand"]) == operand and (D is None or int(r["D"]) == D)]
+
+    for D, target in ((128, 0.90), (256, 0.95)):
+        (f,) = fraction("fused", "fp32", D)
+        value, mark = line[f"fp32 fused, D = {D} (≥ {int(100 * target)} %)"].rsplit(" ", 1)
+        assert float(value.rstrip(" %")) == pytest.approx(100 * f, abs=0.005)
+        assert mark == ("✓" if f >= target else "✗")
+    chunked = min(fraction("chunked", "fp32")) * 8 / 6
+    value, mark = line["chunked, 8·P·V·D (≥ 85 %)"].rsplit(" ", 1)
+    assert float(value.rstrip(" %")) == pytest.approx(100 * chunked, abs=0.005) and mark == ("✓" if chunked >= 0.85 else "✗")
+    # the AMX targets on a CPU without AMX: the value shown, not judged
+    assert line["AMX"] == "no"
+    assert line["bf16 fused, D = 128 (≥ 70 % on AMX)"].endswith("(no AMX)")
+    ratio = float(attrs["bf16_gemm_gflops"]) / float(attrs["bf16_gemm_onednn_gflops"])
+    assert line["bf16 GEMM / oneDNN (≥ 1.00 on AMX)"] == f"{ratio:.2f} (no AMX)"
+    assert line["e4m3 / bf16 time (≤ 1.05)"] == "–"  # (no e4m3 rows in this run)
+
+
+def test_cpu_targets_table_judges_the_amx_targets_where_the_cpu_has_amx(tmp_path):
+    import h5py
+    import shutil
+    amx = str(tmp_path / "amx.h5")
+    shutil.copy(ONEDNN_RUN, amx)
+    with h5py.File(amx, "r+") as f:
+        f.attrs["cpu_simd"] = "avx2,fma,avx512f,avx512_bf16,amx_tile,amx_bf16"
+    (line,) = targets_line(amx)
+    rows, attrs = load(amx)
+    (bf16,) = [float(r["gemm_fraction"]) for r in rows if text(r["variant"]) == "fused"
+               and text(r["operand"]) == "bf16" and int(r["D"]) == 128]
+    assert line["AMX"] == "yes"
+    assert line["bf16 fused, D = 128 (≥ 70 % on AMX)"] == f"{100 * bf16:.2f} % {'✓' if bf16 >= 0.70 else '✗'}"
+    ratio = float(attrs["bf16_gemm_gflops"]) / float(attrs["bf16_gemm_onednn_gflops"])
+    assert line["bf16 GEMM / oneDNN (≥ 1.00 on AMX)"] == f"{ratio:.2f} {'✓' if ratio >= 1.0 else '✗'}"
+
+
+def test_cpu_targets_table_refuses_a_missing_file_in_one_line(tmp_path):
+    missing = str(tmp_path / "none.h5")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "plots", "cpu_targets_table.py"), ONEDNN_RUN, missing],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip().count("\n") == 0 and missing in r.stderr, r.stderr
