@@ -38,6 +38,7 @@ ROLES = {
     # deadlines and progress
     "harness/io/h5_io.cpp": "a deadline for a child reading a file",
     "harness/sweep/isolated_row.cpp": "--row-timeout's deadline for an isolated row's child",
+    "harness/meters/products_cache.cpp": "the bounded wait for another process's products timing (its lock)",
     "harness/sweep/progress.cpp": "progress lines and their ETA",
     # scripts that drive whole processes (the gate and the README's commands)
     "plots/gate_trials.py": "how long each gate trial took, reported beside its verdict",

@@ -19,7 +19,9 @@ struct RunOptions {
   int threads = 1;
   int64_t block_v = 0;  // vocabulary block (columns of a logit tile)
   int64_t block_p = 0;  // position block (rows of a logit tile)
-  std::string e_format;  // storage format of E ("" or "fp32": float32; else a precision_sim format name)
+  // storage format of E ("" or "fp32": float32; else a precision_sim format name); braced, so that the short
+  // form RunOptions{threads, block_v, block_p} leaves it empty without a -Wextra warning
+  std::string e_format{};
   // Precision of the operands of the products (logits and gradients), accumulation always float32:
   // "fp32" (or ""), "tf32" (tensor-core float32 with a 10-bit mantissa) or "bf16" (A, E and the
   // gradient tile rounded to bfloat16, nearest-even). The CPU variants compute fp32 and bf16 (the latter on

@@ -36,27 +36,35 @@ void tune(const TuneFlags& f) {
              f.threads, f.rounds);
   for (size_t i = 0; i < ch.timings.size(); ++i) {
     const meters::ProductsTiming& t = ch.timings[i];
-    const bool own = !t.own.seconds.empty(), onednn = !t.onednn.seconds.empty();
-    // (ratios over our kernels' time; over the library's where ours do not run)
+    // (ratios over our kernels' time; over the library's where ours were not timed)
+    const bool own = !t.own.seconds.empty();
     const Samples& base = own ? t.own : t.library;
     const char* base_word = own ? "own" : "library";
-    std::string ratios = own ? fmt::format("library/own CPU time {:.3f}", t.library.median() / t.own.median()) : "";
-    if (onednn)
-      ratios += fmt::format("{}onednn/{} {:.3f}", own ? ", " : "CPU time ", base_word, t.onednn.median() / base.median());
-    fmt::print("  {} P={} D={} V={}: {} -> {}\n", t.shape_class, t.P, t.D, t.V, ratios,
+    std::string ratios;
+    for (auto [word, s] : {std::pair("library", &t.library), std::pair("onednn", &t.onednn)})
+      if (s != &base && !s->seconds.empty() && !base.seconds.empty())
+        ratios += fmt::format("{}{}/{} CPU time {:.3f}", ratios.empty() ? "" : ", ", word, base_word, s->median() / base.median());
+    fmt::print("  {} P={} D={} V={}: {} -> {}\n", t.shape_class, t.P, t.D, t.V, ratios.empty() ? "one path timed" : ratios,
                meters::products_path_word(i == 0 ? ch.small_d : ch.large_d));
-    fmt::print("    CPU   {}library {}{}\n", own ? "own " + samples_text(t.own) + "  " : "", samples_text(t.library),
-               onednn ? "  onednn " + samples_text(t.onednn) : "");
-    fmt::print("    wall  {}library {}{}\n", own ? "own " + samples_text(t.own_wall) + "  " : "",
-               samples_text(t.library_wall), onednn ? "  onednn " + samples_text(t.onednn_wall) : "");
+    auto row = [](const char* what, const Samples& own_s, const Samples& library_s, const Samples& onednn_s) {
+      std::string line = fmt::format("    {:<5}", what);
+      for (auto [word, s] : {std::pair("own", &own_s), std::pair("library", &library_s), std::pair("onednn", &onednn_s)})
+        if (!s->seconds.empty()) line += fmt::format(" {} {} ", word, samples_text(*s));
+      while (line.back() == ' ') line.pop_back();
+      return line;
+    };
+    fmt::print("{}\n{}\n", row("CPU", t.own, t.library, t.onednn), row("wall", t.own_wall, t.library_wall, t.onednn_wall));
+    if (!t.screened.empty()) fmt::print("    ({})\n", t.screened);
   }
   fmt::print("(a library replaces our kernels (oneDNN the library's, where ours do not run) only when faster in CPU "
              "time in at least 3/4 of the rounds and by {:.0f} % at the median; of two, the faster by the median)\n",
              100 * meters::kMinLibraryGain);
-  if (!ch.timings.front().own.seconds.empty()) fmt::print("own: {}\n", meters::products_path_name(ProductsPath::own));
-  fmt::print("library: {}\n", meters::products_path_name(ProductsPath::library));
-  if (!ch.timings.front().onednn.seconds.empty())
-    fmt::print("onednn: {}\n", meters::products_path_name(ProductsPath::onednn));
+  for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn}) {
+    bool timed = false;
+    for (const meters::ProductsTiming& t : ch.timings)
+      timed |= !(p == ProductsPath::own ? t.own : p == ProductsPath::onednn ? t.onednn : t.library).seconds.empty();
+    if (timed) fmt::print("{}: {}\n", meters::products_path_word(p), meters::products_path_name(p));
+  }
   fmt::print("choice: {}\n", ch.products);
   fmt::print("{}\n", cache_error.empty() ? ch.basis.substr(ch.basis.rfind("; ") + 2)
                                          : "the cache was not written: " + cache_error);
@@ -72,13 +80,14 @@ void register_tune_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "tune",
       "Measure which products the fp32 fused and chunked tiles should use on this machine and cache the choice.\n"
-      "Times the fused step (P = 1024; D = 128 and D = 256, at a vocabulary whose E is twice the last-level\n"
-      "cache, at most V = 131072, so that E streams from memory as at V >= 100000; about 15 s on 2 threads)\n"
-      "through lobench's own AVX-512 micro-kernels,\n"
+      "Times the fused step (P = 1024; D = 128 and D = 256) through lobench's own AVX-512 micro-kernels,\n"
       "through the library (OpenBLAS, else Eigen) and through oneDNN (where built in), interleaved round by\n"
-      "round, keeps the fastest in CPU time per shape class (D <= 192, D > 192; a library only when it beat\n"
-      "ours in 3/4 of the rounds and by 3 % at the median) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default\n"
-      "~/.cache/lobench/) that `lobench run`, check and train-seqrec read. Without it, the first run on a\n"
+      "round: first with E in the caches (V = 2048 or 1024 per thread), then the paths within 15 % of the\n"
+      "fastest there at a vocabulary whose E is twice the last-level cache (at most V = 131072), so that E\n"
+      "streams from memory as at V >= 100000 (about 10 s on 2 threads). It keeps the fastest in CPU time per\n"
+      "shape class (D <= 192, D > 192; a library only when it beat ours in 3/4 of the rounds and by 3 % at the\n"
+      "median) and rewrites the cache under $XDG_CACHE_HOME/lobench/ (default ~/.cache/lobench/) that\n"
+      "`lobench run`, check and train-seqrec read. Without it, the first run on a\n"
       "machine and build measures the same (5 rounds). LOBENCH_PRODUCTS=own|library|onednn forces a path\n"
       "instead. Exit status 1 when the cache could not be written.");
   cli::shared(cmd->add_option("--threads", flags->threads), "here of the timed fused steps, whose choice runs on any thread count then read");

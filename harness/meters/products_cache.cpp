@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "harness/provenance.hpp"
 #include "variants/cpu/cache_info.hpp"
@@ -24,10 +26,10 @@
 namespace lobench::meters {
 namespace {
 
-constexpr const char* kHeader = "lobench fp32 products cache, version 4";
+constexpr const char* kHeader = "lobench fp32 products cache, version 5";
 // The class, then own and library CPU seconds, own and library wall seconds, oneDNN's CPU and wall seconds
-// ("none" where not timed).
-constexpr size_t kLinesPerClass = 7;
+// ("none" where not timed), and what the screening left out.
+constexpr size_t kLinesPerClass = 8;
 constexpr const char* kNotTimed = "none";
 
 
@@ -87,15 +89,20 @@ std::optional<ProductsTiming> parse_timing(const std::string& cls, const std::st
                          "library_wall_seconds", "onednn_cpu_seconds", "onednn_wall_seconds"};
   for (int i = 0; i < 6; ++i) {
     const auto text = field(samples[i], names[i]);
-    if (i != 1 && i != 3 && text == kNotTimed) continue;  // (ours or oneDNN's, where they were not timed)
+    if (text == kNotTimed) continue;  // (a path not timed)
     auto parsed = text ? parse_samples(*text) : std::nullopt;
     if (!parsed) return std::nullopt;
     *into[i] = std::move(*parsed);
   }
-  // Every path timed in the same rounds as the library's; a path's CPU and wall samples both or neither.
+  const auto screened = field(samples[6], "screened");
+  if (!screened && samples[6] != "screened:") return std::nullopt;
+  t.screened = screened.value_or("");
+  // Some path timed; every one in the same rounds; a path's CPU and wall samples both or neither.
+  if (t.rounds() == 0) return std::nullopt;
   for (const Samples* s : into)
-    if (!s->seconds.empty() && s->seconds.size() != t.library.seconds.size()) return std::nullopt;
-  if (t.own.seconds.empty() != t.own_wall.seconds.empty() || t.onednn.seconds.empty() != t.onednn_wall.seconds.empty())
+    if (!s->seconds.empty() && s->seconds.size() != t.rounds()) return std::nullopt;
+  if (t.own.seconds.empty() != t.own_wall.seconds.empty() || t.onednn.seconds.empty() != t.onednn_wall.seconds.empty() ||
+      t.library.seconds.empty() != t.library_wall.seconds.empty())
     return std::nullopt;
   return t;
 }
@@ -203,7 +210,8 @@ bool write_products_cache(const std::string& path, const CachedProducts& c, std:
         << samples_line("own_wall_seconds:", t.own_wall) << "\n"
         << samples_line("library_wall_seconds:", t.library_wall) << "\n"
         << samples_line("onednn_cpu_seconds:", t.onednn) << "\n"
-        << samples_line("onednn_wall_seconds:", t.onednn_wall) << "\n";
+        << samples_line("onednn_wall_seconds:", t.onednn_wall) << "\n"
+        << (t.screened.empty() ? std::string("screened:") : "screened: " + t.screened) << "\n";
     f.close();
     if (!f) {
       std::filesystem::remove(temp, ec);
@@ -221,22 +229,24 @@ bool write_products_cache(const std::string& path, const CachedProducts& c, std:
 }
 
 MeasurementLock::MeasurementLock(const std::string& cache_path,
-                                 const std::function<void(const std::string& lock_path)>& on_wait) {
+                                 const std::function<void(const std::string& lock_path)>& on_wait, double max_wait_s) {
   const std::filesystem::path target(cache_path);
   std::error_code ec;
   std::filesystem::create_directories(target.parent_path(), ec);
   const std::string lock_path = cache_path + ".lock";
   const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) on_wait(lock_path);
-    int rc;
-    while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
-    }
-    if (rc != 0) {  // (a file system without locks: measure unlocked)
-      close(fd);
+  // (polled, not a blocking flock: a holder that never finishes — stopped, or hung on a network file
+  // system — must not stop every later run; after max_wait_s this process measures unlocked)
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(max_wait_s);
+  bool told = false;
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() > give_up) {
+      close(fd);  // (a file system without locks, or waited long enough: measure unlocked)
       return;
     }
+    if (errno == EWOULDBLOCK && !told) on_wait(lock_path), told = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   fd_ = fd;
 }

@@ -13,6 +13,7 @@
 // a home folder apart. A file whose key differs is a miss, not an error.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,15 +29,28 @@ namespace lobench::meters {
 // other jobs hardly enter it) and in wall seconds (shown beside).
 // The least gain at the median for a library's products to replace ours (a fraction of our time).
 inline constexpr double kMinLibraryGain = 0.03;
+// How much slower than the fastest a path may be at the cache-resident shape and still be timed at the
+// streaming one (products_choice.cpp, time_class).
+inline constexpr double kScreenMargin = 0.15;
 
 struct ProductsTiming {
   std::string shape_class;  // "D<=192" or "D>192"
   int64_t P = 0, V = 0, D = 0;
-  Samples own, library;            // CPU seconds per step (own empty where our kernels do not run)
+  // CPU seconds per step; empty for a path not timed (ours where they do not run, oneDNN's where it is not
+  // another library here, any path screened out)
+  Samples own, library;
   Samples own_wall, library_wall;  // wall seconds per step, the same rounds
   // oneDNN's products as a second library (where built in and not the process's library already), the
   // same rounds; empty where they were not timed.
   Samples onednn, onednn_wall;
+  // The paths not timed here, found too slow at the cache-resident shape first (products_choice.cpp,
+  // time_class), and by how much; or, where that left one path, that this is that screening's timing.
+  // Empty where every path was timed.
+  std::string screened{};
+  // The rounds of the paths timed (each timed path has that many samples).
+  size_t rounds() const {
+    return std::max({own.seconds.size(), library.seconds.size(), onednn.seconds.size()});
+  }
   // Whether a library's products (`other`: library or onednn) replace ours: faster in CPU time in at least
   // 3/4 of the rounds, and by kMinLibraryGain at the median. A tie within the noise keeps our kernels (what
   // every earlier result used, pinned bit for bit by their scalar model) rather than letting the noise
@@ -79,13 +93,16 @@ bool write_products_cache(const std::string& path, const CachedProducts& c, std:
 // the cache, held for this object's lifetime, i.e. while a process that missed measures and writes. Processes
 // started together (ctest -j, a job array's tasks on one node) then wait for the first one's choice and read
 // it, instead of each timing on cores the others share (each slowed, each measuring the contention).
-// Blocks; `on_wait` is called once first where another process holds it. held() is false where the lock
-// file cannot be made (an unwritable folder: the caller measures unlocked, as it would write no cache
-// anyway). The lock file is left in place (removing it would let a third process lock a new file beside a
+// Waits for the lock, `on_wait` called once first where another process holds it, at most `max_wait_s`
+// seconds (a holder that never finishes, stopped or hung on a network file system, must not stop every
+// later run). held() is false where the lock file cannot be made (an unwritable folder: the caller
+// measures unlocked, as it would write no cache anyway), cannot be locked, or was not had in time. The lock file is left in place (removing it would let a third process lock a new file beside a
 // holder of the old one); a killed holder's lock is dropped by the kernel.
+inline constexpr double kMaxMeasurementWaitSeconds = 600;
 class MeasurementLock {
  public:
-  MeasurementLock(const std::string& cache_path, const std::function<void(const std::string& lock_path)>& on_wait);
+  MeasurementLock(const std::string& cache_path, const std::function<void(const std::string& lock_path)>& on_wait,
+                  double max_wait_s = kMaxMeasurementWaitSeconds);
   ~MeasurementLock();
   MeasurementLock(const MeasurementLock&) = delete;
   MeasurementLock& operator=(const MeasurementLock&) = delete;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -54,7 +55,7 @@ ProductsPath path_of_code(int64_t bits) {
 
 // The fused step at one shape of a class, through every path, interleaved round by round.
 ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int64_t D, int64_t V, int threads,
-                              int reps) {
+                              int reps, const std::vector<ProductsPath>& paths) {
   const Shape shape{32, 32, V, D, 8, Reduction::mean, false};  // P = 1024, L = 8: the reduced Table II shapes
   const StepData data = make_synthetic(shape, SyntheticSpec{});
   const StepInputs in = data.view();
@@ -71,9 +72,6 @@ ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int
       fused.run(in, out, ctx);
     };
   };
-  std::vector<ProductsPath> paths{ProductsPath::library};
-  if (cpu::own_tile_kernels_available()) paths.push_back(ProductsPath::own);
-  if (cpu::onednn_is_another_library()) paths.push_back(ProductsPath::onednn);
   std::vector<Contender> contenders;
   for (ProductsPath p : paths) contenders.push_back({products_path_word(p), step_with(p), {}, {}});
   RepPolicy policy;
@@ -98,6 +96,43 @@ int64_t timed_vocabulary(int64_t D, int threads, TimingShapes shapes) {
                                                 : products_timing_vocabulary(D, threads, cpu::cache_sizes().l3);
 }
 
+// Every path this process can take: the library's, ours where they run, oneDNN's where it is another library.
+std::vector<ProductsPath> paths_here() {
+  std::vector<ProductsPath> paths{ProductsPath::library};
+  if (cpu::own_tile_kernels_available()) paths.push_back(ProductsPath::own);
+  if (cpu::onednn_is_another_library()) paths.push_back(ProductsPath::onednn);
+  return paths;
+}
+
+const Samples& cpu_samples(const ProductsTiming& t, ProductsPath p) {
+  return p == ProductsPath::own ? t.own : p == ProductsPath::onednn ? t.onednn : t.library;
+}
+
+// One class. The streaming timing costs seconds a path, so every path is first timed at the cache-resident
+// shape (about a second in all) and only those within kScreenMargin of the fastest there go on to it: a
+// path 1.8 times slower there (OpenBLAS on Haswell kernels against ours, Zen 5) does not win by streaming
+// E, where the two closest moved by 8 % between the shapes. Where one path is left it is the choice, and
+// the screening its timing.
+ProductsTiming time_class(const Variant& fused, const char* shape_class, int64_t D, int threads, int reps,
+                          TimingShapes shapes) {
+  const std::vector<ProductsPath> all = paths_here();
+  ProductsTiming screen =
+      time_one_class(fused, shape_class, D, timed_vocabulary(D, threads, TimingShapes::cache_resident), threads, reps, all);
+  if (shapes == TimingShapes::cache_resident) return screen;
+  std::string dropped;
+  const std::vector<ProductsPath> close = paths_close_to_the_fastest(screen, all, &dropped);
+  const int64_t V = timed_vocabulary(D, threads, shapes);
+  if (close.size() == 1) {
+    screen.screened = fmt::format("the others more than {:.0f} % slower here ({}), so not timed at V={}",
+                                  100 * kScreenMargin, dropped, V);
+    return screen;
+  }
+  ProductsTiming t = time_one_class(fused, shape_class, D, V, threads, reps, close);
+  if (!dropped.empty())
+    t.screened = fmt::format("not timed here, more than {:.0f} % slower at V={}: {}", 100 * kScreenMargin, screen.V, dropped);
+  return t;
+}
+
 // Both classes: D = 128 and 256.
 CachedProducts measure_products(int threads, int reps, TimingShapes shapes) {
   const Variant* fused = Registry::instance().find("fused");
@@ -105,20 +140,23 @@ CachedProducts measure_products(int threads, int reps, TimingShapes shapes) {
   CachedProducts c;
   c.threads = threads;
   c.measured_utc = utc_now();
-  c.timings.push_back(time_one_class(*fused, "D<=192", 128, timed_vocabulary(128, threads, shapes), threads, reps));
-  c.timings.push_back(time_one_class(*fused, "D>192", 256, timed_vocabulary(256, threads, shapes), threads, reps));
+  c.timings.push_back(time_class(*fused, "D<=192", 128, threads, reps, shapes));
+  c.timings.push_back(time_class(*fused, "D>192", 256, threads, reps, shapes));
   return c;
 }
 
 std::string timings_text(const CachedProducts& c) {
   std::string text = fmt::format("{} thread{}, fused step", c.threads, c.threads == 1 ? "" : "s");
-  for (const ProductsTiming& t : c.timings)
-    text += fmt::format("{} {}{:.2f} CPU ms (library){} at P={} D={} V={}", &t == &c.timings.front() ? ":" : ";",
-                        t.own.seconds.empty() ? "" : fmt::format("{:.2f} CPU ms (own) vs ", 1e3 * t.own.median()),
-                        1e3 * t.library.median(),
-                        t.onednn.seconds.empty() ? "" : fmt::format(" vs {:.2f} CPU ms (oneDNN)", 1e3 * t.onednn.median()),
-                        t.P, t.D, t.V);
-  return text + fmt::format(" (medians of {})", c.timings.front().library.seconds.size());
+  for (const ProductsTiming& t : c.timings) {
+    std::string paths;
+    for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn})
+      if (const Samples& s = cpu_samples(t, p); !s.seconds.empty())
+        paths += fmt::format("{}{:.2f} CPU ms ({})", paths.empty() ? "" : " vs ", 1e3 * s.median(),
+                             p == ProductsPath::onednn ? "oneDNN" : products_path_word(p));
+    text += fmt::format("{} {} at P={} D={} V={}{} (medians of {})", &t == &c.timings.front() ? ":" : ";", paths, t.P,
+                        t.D, t.V, t.screened.empty() ? "" : "; " + t.screened, t.rounds());
+  }
+  return text;
 }
 
 ProductsChoice choice_of(const CachedProducts& c, const std::string& basis) {
@@ -161,6 +199,19 @@ int64_t products_timing_vocabulary(int64_t D, int threads, int64_t last_level_ca
   const int64_t beyond = (2 * std::max<int64_t>(last_level_cache_bytes, 0) + row_bytes - 1) / row_bytes;
   const int64_t rounded = (beyond + 1023) / 1024 * 1024;
   return std::max(std::min(rounded, kMaxTimingVocabulary), vocabulary_per_thread(D) * threads);
+}
+
+std::vector<ProductsPath> paths_close_to_the_fastest(const ProductsTiming& t, const std::vector<ProductsPath>& paths,
+                                                     std::string* dropped) {
+  double fastest = INFINITY;
+  for (ProductsPath p : paths) fastest = std::min(fastest, cpu_samples(t, p).median());
+  std::vector<ProductsPath> close;
+  for (ProductsPath p : paths) {
+    const double ratio = cpu_samples(t, p).median() / fastest;
+    if (ratio <= 1 + kScreenMargin) close.push_back(p);
+    else *dropped += fmt::format("{}{} {:.2f}x the fastest", dropped->empty() ? "" : ", ", products_path_word(p), ratio);
+  }
+  return close;
 }
 
 ProductsPath fastest_path(const ProductsTiming& t) {
@@ -221,7 +272,8 @@ ProductsChoice decide_fp32_products(int threads, TimingShapes shapes) {
     CacheRead r = read_products_cache(*path, key);
     if (r.products) return from_cache(*r.products);
     lock.emplace(*path, [](const std::string& lock_path) {
-      fmt::print(stderr, "lobench: waiting for another lobench process timing the fp32 products (lock {}) ...\n", lock_path);
+      fmt::print(stderr, "lobench: waiting for another lobench process timing the fp32 products (lock {}; at most {:.0f} min, "
+                 "then timed here) ...\n", lock_path, kMaxMeasurementWaitSeconds / 60);
     });
     r = read_products_cache(*path, key);  // (written while this process waited for the lock)
     if (r.products) return from_cache(*r.products);
@@ -229,8 +281,8 @@ ProductsChoice decide_fp32_products(int threads, TimingShapes shapes) {
   }
   // (a run's first lines say what it waits for: this is seconds, once per machine and build)
   fmt::print(stderr,
-             "lobench: timing the fp32 products of fused/chunked on {} thread{} at P = 1024, D = 128 (V = {}) and "
-             "D = 256 (V = {}), once per machine and build; `lobench tune` does it ahead ...\n",
+             "lobench: timing the fp32 products of fused/chunked on {} thread{} (P = 1024, D = 128 and 256; the closest "
+             "paths at V = {} and {}), once per machine and build; `lobench tune` does it ahead ...\n",
              threads, threads == 1 ? "" : "s", timed_vocabulary(128, threads, shapes), timed_vocabulary(256, threads, shapes));
   std::string error;
   ch = measure_and_cache(threads, kAutoReps, shapes, path, &error);
@@ -258,7 +310,8 @@ ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_erro
   const std::optional<std::string> path = products_cache_path(products_cache_key());
   std::optional<MeasurementLock> measuring;  // (not beside another process's timing)
   if (path) measuring.emplace(*path, [](const std::string& lock_path) {
-    fmt::print(stderr, "lobench tune: waiting for another lobench process timing the fp32 products (lock {}) ...\n", lock_path);
+    fmt::print(stderr, "lobench tune: waiting for another lobench process timing the fp32 products (lock {}; at most {:.0f} "
+               "min) ...\n", lock_path, kMaxMeasurementWaitSeconds / 60);
   });
   ProductsChoice ch = with_products(measure_and_cache(threads, reps, TimingShapes::streaming, path, cache_error));
   measuring.reset();

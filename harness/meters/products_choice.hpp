@@ -7,8 +7,9 @@
 // Decided once per process, before any variant runs: LOBENCH_PRODUCTS=own|library|onednn forces a path;
 // otherwise (auto, the default) the cache of this CPU and build (products_cache.hpp) answers, and on a
 // miss every path is timed now on the fused step at one shape of each class (P = 1024; D = 128 and
-// D = 256, V from products_timing_vocabulary: E streams from memory, as at the shapes the choice is for;
-// about 12 s on 2 threads of a Zen 5), interleaved by the
+// D = 256; first with E in the caches, then the paths within kScreenMargin of the fastest there at V from
+// products_timing_vocabulary: E streams from memory, as at the shapes the choice is for; about 10 s on 2
+// threads of a Zen 5), interleaved by the
 // project's one timing rule (time_interleaved), and the fastest in process CPU time kept per class,
 // D <= 192 and D > 192 (ProductsTiming::faster_than_own: a library only when it beat ours in at least
 // 3/4 of the rounds and by kMinLibraryGain at the median; of two that did, the faster by the median). CPU time, because on a shared machine a step's wall time is mostly the other jobs' (wall
@@ -48,6 +49,12 @@ int64_t products_timing_vocabulary(int64_t D, int threads, int64_t last_level_ca
 // `cache_resident` (V = 2048 · threads at D = 128, 1024 · threads at D = 256: E in the caches, about a
 // second on 2 threads; for tests of the choice's plumbing, whose outcome they do not rely on).
 enum class TimingShapes { streaming, cache_resident };
+
+// The screening before a streaming timing: of `paths` (each timed in `t`), those whose CPU-time median is
+// within kScreenMargin of the fastest's, in their order; each other one is added to *dropped as
+// "library 1.82x the fastest" (", "-separated).
+std::vector<ProductsPath> paths_close_to_the_fastest(const ProductsTiming& t, const std::vector<ProductsPath>& paths,
+                                                     std::string* dropped);
 
 // The path a class's timing chooses: ours, unless a library beat them (ProductsTiming::faster_than_own;
 // oneDNN only where it is another library here); of two that did, the one with the lower median. Where

@@ -187,10 +187,14 @@ TEST(Sgemm, GuardKeepsBothLibrariesOnTheCallingThreadAndRestoresThem) {
   {
     ProductsOnCallingThread guard;
     EXPECT_EQ(Eigen::nbThreads(), 1);
-    if (blas) EXPECT_EQ(blas->get_num_threads(), 1);
+    if (blas) {
+      EXPECT_EQ(blas->get_num_threads(), 1);
+    }
   }
   EXPECT_EQ(Eigen::nbThreads(), 2);
-  if (blas) EXPECT_EQ(blas->get_num_threads(), 2);
+  if (blas) {
+    EXPECT_EQ(blas->get_num_threads(), 2);
+  }
   Eigen::setNbThreads(eigen_before);
   if (blas) blas->set_num_threads(1);
 }

@@ -105,7 +105,9 @@ TEST(Meters, SgemmOfEveryLibraryIsBelowTheFmaPeak) {
     EXPECT_GE(m.best_sgemm_gflops(), m.onednn.gflops);
   }
   EXPECT_GE(m.best_sgemm_gflops(), m.eigen.gflops);
-  if (!std::isnan(m.own.gflops)) EXPECT_GE(m.best_sgemm_gflops(), m.own.gflops);
+  if (!std::isnan(m.own.gflops)) {
+    EXPECT_GE(m.best_sgemm_gflops(), m.own.gflops);
+  }
   EXPECT_EQ(m.yardstick_gflops("fp32"), m.best_sgemm_gflops());
 }
 
@@ -147,12 +149,16 @@ TEST(Meters, ShapeGemmIsTheFastestPathOnWholeBlocksOfTheShape) {
   const bool onednn_path = cpu::onednn_is_another_library();
   ASSERT_EQ(r.paths.size(), 1u + (cpu::own_tile_kernels() ? 1u : 0u) + (onednn_path ? 1u : 0u));
   EXPECT_EQ(r.paths[0].first, cpu::sgemm_library_name());
-  if (onednn_path) EXPECT_EQ(r.paths[1].first, cpu::gemm_library_name(cpu::GemmLibrary::onednn));
+  if (onednn_path) {
+    EXPECT_EQ(r.paths[1].first, cpu::gemm_library_name(cpu::GemmLibrary::onednn));
+  }
   double fastest = 0;
   for (const auto& [name, gflops] : r.paths) {
     EXPECT_GT(gflops, 0.0) << name;
     fastest = std::max(fastest, gflops);
-    if (gflops == r.gflops) EXPECT_EQ(r.fastest, name);
+    if (gflops == r.gflops) {
+      EXPECT_EQ(r.fastest, name);
+    }
   }
   EXPECT_EQ(r.gflops, fastest);
   // a sample shorter than any product: two blocks per thread
@@ -178,7 +184,9 @@ TEST(Meters, ShapeGemmIsTheFastestPathOnWholeBlocksOfTheShape) {
   const ShapeGemmRate bf16 = measure_shape_gemm(P, 3000, D, 2, ShapeProducts::bf16, 1e3);
   ASSERT_EQ(bf16.paths.size(), onednn_bf16 ? 2u : 1u);
   EXPECT_EQ(bf16.paths[0].first.rfind("bf16 products (", 0), 0u) << bf16.paths[0].first;
-  if (onednn_bf16) EXPECT_EQ(bf16.paths[1].first.rfind(cpu::onednn_name() + " bf16 matmul (", 0), 0u) << bf16.paths[1].first;
+  if (onednn_bf16) {
+    EXPECT_EQ(bf16.paths[1].first.rfind(cpu::onednn_name() + " bf16 matmul (", 0), 0u) << bf16.paths[1].first;
+  }
   EXPECT_GT(bf16.gflops, 0.0);
 }
 
@@ -233,7 +241,9 @@ TEST(Meters, OnednnBf16RateIsMeasuredOrSaysWhyNot) {
   EXPECT_EQ(r.n, 300);
   if (std::isnan(r.gflops)) {
     EXPECT_FALSE(r.why.empty());
-    if (auto why = cpu::onednn_unavailable()) EXPECT_EQ(r.why, *why);
+    if (auto why = cpu::onednn_unavailable()) {
+      EXPECT_EQ(r.why, *why);
+    }
     return;
   }
   EXPECT_GT(r.gflops, 0.0);

@@ -304,6 +304,53 @@ TEST(ProductsChoice, EnvironmentForcesEitherPathAndRefusesOthers) {
   }
 }
 
+// The screening keeps the paths within kScreenMargin of the fastest (the fastest always), and says how
+// much slower the others were.
+TEST(ProductsChoice, ScreeningKeepsThePathsCloseToTheFastest) {
+  ProductsTiming t;
+  t.own = samples({0.0100, 0.0102, 0.0101});
+  t.onednn = samples({0.0096, 0.0097, 0.0110});      // the fastest by the median
+  t.library = samples({0.0180, 0.0181, 0.0175});     // 1.86x: out
+  const std::vector<ProductsPath> all{ProductsPath::library, ProductsPath::own, ProductsPath::onednn};
+  std::string dropped;
+  EXPECT_EQ(paths_close_to_the_fastest(t, all, &dropped), (std::vector<ProductsPath>{ProductsPath::own, ProductsPath::onednn}));
+  EXPECT_EQ(dropped, "library 1.86x the fastest");
+  t.own = samples({0.0113, 0.0112, 0.0110});  // 1.155x the fastest: out too, one path left
+  dropped.clear();
+  EXPECT_EQ(paths_close_to_the_fastest(t, all, &dropped), (std::vector<ProductsPath>{ProductsPath::onednn}));
+  EXPECT_EQ(dropped, "library 1.86x the fastest, own 1.15x the fastest");
+  t.own = samples({0.0111, 0.0111, 0.0110});  // 1.144x: in
+  dropped.clear();
+  EXPECT_EQ(paths_close_to_the_fastest(t, all, &dropped).size(), 2u);
+}
+
+// A class whose streaming timing left a path out (library "none", the screening's words kept) reads back
+// whole, and its choice is made among the paths timed; a class with no path timed is corrupt.
+TEST(ProductsCache, AScreenedClassRoundTrips) {
+  TempDir dir;
+  const std::string path = (dir.path / "c.txt").string();
+  CachedProducts c = example("k");
+  ProductsTiming& t = c.timings[1];
+  t.library = t.library_wall = Samples{};
+  t.onednn = samples({0.0180, 0.0181, 0.0190}), t.onednn_wall = samples({0.0090, 0.0091, 0.0095});
+  t.screened = "not timed here, more than 15 % slower at V=2048: library 1.80x the fastest";
+  std::string why;
+  ASSERT_TRUE(write_products_cache(path, c, &why)) << why;
+  const CacheRead r = read_products_cache(path, "k");
+  ASSERT_TRUE(r.products) << r.why;
+  const ProductsTiming& back = r.products->timings[1];
+  EXPECT_TRUE(back.library.seconds.empty() && back.library_wall.seconds.empty());
+  EXPECT_EQ(back.onednn.seconds, t.onednn.seconds);
+  EXPECT_EQ(back.screened, t.screened);
+  EXPECT_EQ(r.products->timings[0].screened, "");
+  if (cpu::own_tile_kernels_available() && cpu::onednn_is_another_library()) {
+    EXPECT_EQ(fastest_path(back), ProductsPath::onednn);  // 0.0181 against ours 0.0201: 3/3 rounds, 10 %
+  }
+  t.own = t.own_wall = t.onednn = t.onednn_wall = Samples{};
+  ASSERT_TRUE(write_products_cache(path, c, &why)) << why;
+  EXPECT_TRUE(read_products_cache(path, "k").corrupt);
+}
+
 // The timed vocabulary makes E (V·D floats) at least twice the last-level cache, rounded up to a
 // multiple of 1024, within its bounds: every thread some tiles, and no more than kMaxTimingVocabulary.
 TEST(ProductsChoice, TimedVocabularyStreamsEFromMemory) {
@@ -391,6 +438,23 @@ TEST(ProductsChoice, AMissWaitsForTheMeasurementInProgressAndReadsIt) {
   EXPECT_EQ(ch.basis.rfind("from cache " + path, 0), 0u) << ch.basis;  // the holder's, not measured again
   EXPECT_EQ(ch.timings.front().own.seconds, example(key).timings.front().own.seconds);
   EXPECT_GE(waited, 0.2);
+}
+
+// A holder that never lets go delays a miss by the wait's bound at most: the lock is then not held, and the
+// process measures unlocked.
+TEST(ProductsCache, TheMeasurementLockWaitsABoundedTime) {
+  TempDir dir;
+  const std::string path = (dir.path / "lobench" / "fp32-products-x.txt").string();
+  MeasurementLock holder(path, [](const std::string&) {});
+  ASSERT_TRUE(holder.held());
+  int told = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  MeasurementLock late(path, [&](const std::string& lock_path) { told += lock_path == path + ".lock"; }, 0.2);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(late.held());
+  EXPECT_EQ(told, 1);
+  EXPECT_GE(waited, 0.2);
+  EXPECT_LT(waited, 5.0);
 }
 
 // The choice holds only while a guard is alive: the yardstick's own SGEMM measures the kernels outside.

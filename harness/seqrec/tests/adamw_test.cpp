@@ -136,8 +136,12 @@ TEST(SeqrecAdamW, TheFirstStepIsLrAtAnyGradientScaleUnlessEpsIsComparable) {
         EXPECT_NEAR(ps.values()[i], expected, 1e-5 * std::abs(expected)) << eps << " " << scale << " " << i;
       }
       // Undamped: |Δp| = lr; at |g| = 1e-10 against ε = 1e-8: lr/101.
-      if (eps == 0.0f || scale >= 1e-4f) EXPECT_NEAR(-ps.values()[0], 1e-3, 1e-3 * 1e-4) << eps << " " << scale;
-      if (eps > 0.0f && scale == 1e-10f) EXPECT_NEAR(-ps.values()[0], 1e-3 / 101, 1e-3 / 101 * 1e-4);
+      if (eps == 0.0f || scale >= 1e-4f) {
+        EXPECT_NEAR(-ps.values()[0], 1e-3, 1e-3 * 1e-4) << eps << " " << scale;
+      }
+      if (eps > 0.0f && scale == 1e-10f) {
+        EXPECT_NEAR(-ps.values()[0], 1e-3 / 101, 1e-3 / 101 * 1e-4);
+      }
     }
   }
   AdamWConfig bad;

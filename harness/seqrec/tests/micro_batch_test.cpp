@@ -52,7 +52,9 @@ TEST(SeqrecMicroBatch, TheTreeIsTheSameWalkedThreeWays) {
       for (int64_t i = 0; i < count; ++i) {
         const float scalar = tree_sum_values(rows.data() + i, n, count, present.data());
         EXPECT_EQ(std::bit_cast<uint32_t>(scalar), std::bit_cast<uint32_t>(slots[size_t(i)])) << n << " " << i;
-        if (any) EXPECT_EQ(std::bit_cast<uint32_t>(in_place[size_t(i)]), std::bit_cast<uint32_t>(scalar)) << n << " " << i;
+        if (any) {
+          EXPECT_EQ(std::bit_cast<uint32_t>(in_place[size_t(i)]), std::bit_cast<uint32_t>(scalar)) << n << " " << i;
+        }
       }
     }
   }
