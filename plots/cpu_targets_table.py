@@ -45,8 +45,18 @@ def judged(value, ok, text, applies=True):
     return f"{text} {'✓' if ok(value) else '✗'}"
 
 
+# Values are written rounded away from their target's side (down for a lower bound, up for an upper one), so
+# that a value judged short of its target never reads as meeting it (0.89996 is "89.99 %", not "90.00 %").
 def percent(x):
-    return f"{100 * x:.2f} %"  # (two decimals: a value judged below its target never reads as the target)
+    return f"{math.floor(1e4 * x) / 100:.2f} %"
+
+
+def down(x, digits):
+    return f"{math.floor(x * 10 ** digits) / 10 ** digits:.{digits}f}"
+
+
+def up(x, digits):
+    return f"{math.ceil(x * 10 ** digits) / 10 ** digits:.{digits}f}"
 
 
 def has_amx(attrs):
@@ -81,8 +91,8 @@ def line(path, df):
         judged(fp32_256, lambda x: x >= 0.95, percent(fp32_256 or 0)),
         judged(chunked_8pvd, lambda x: x >= 0.85, percent(chunked_8pvd or 0)),
         judged(bf16_128, lambda x: x >= 0.70, percent(bf16_128 or 0), applies=amx),
-        judged(e4m3_over_bf16, lambda x: x <= 1.05, f"{e4m3_over_bf16 or 0:.3f}"),
-        judged(gemm_ratio, lambda x: x >= 1.0, f"{gemm_ratio or 0:.2f}", applies=amx),
+        judged(e4m3_over_bf16, lambda x: x <= 1.05, up(e4m3_over_bf16 or 0, 3)),
+        judged(gemm_ratio, lambda x: x >= 1.0, down(gemm_ratio or 0, 2), applies=amx),
         f"{flagged} of {len(df)}",
     ]
     return "| " + " | ".join(cells) + " |"

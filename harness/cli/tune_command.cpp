@@ -56,13 +56,14 @@ void tune(const TuneFlags& f) {
     fmt::print("{}\n{}\n", row("CPU", t.own, t.library, t.onednn), row("wall", t.own_wall, t.library_wall, t.onednn_wall));
     if (!t.screened.empty()) fmt::print("    ({})\n", t.screened);
   }
-  fmt::print("(a library replaces our kernels (oneDNN the library's, where ours do not run) only when faster in CPU "
-             "time in at least 3/4 of the rounds and by {:.0f} % at the median; of two, the faster by the median)\n",
+  fmt::print("(a library replaces our kernels (oneDNN the library's, where ours were not timed) only when faster in "
+             "CPU time in at least 3/4 of the rounds and by {:.0f} % at the median; of two, the faster by the median; "
+             "where one path was timed, that one)\n",
              100 * meters::kMinLibraryGain);
   for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn}) {
     bool timed = false;
     for (const meters::ProductsTiming& t : ch.timings)
-      timed |= !(p == ProductsPath::own ? t.own : p == ProductsPath::onednn ? t.onednn : t.library).seconds.empty();
+      timed |= !meters::path_samples(t, p).seconds.empty();
     if (timed) fmt::print("{}: {}\n", meters::products_path_word(p), meters::products_path_name(p));
   }
   fmt::print("choice: {}\n", ch.products);

@@ -32,7 +32,6 @@ constexpr const char* kHeader = "lobench fp32 products cache, version 5";
 constexpr size_t kLinesPerClass = 8;
 constexpr const char* kNotTimed = "none";
 
-
 // A modified tree's commit does not name its kernels: the binary's own size and modification time do.
 std::string modified_binary_stamp() {
   Dl_info info{};

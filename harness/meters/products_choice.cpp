@@ -80,10 +80,8 @@ ProductsTiming time_one_class(const Variant& fused, const char* shape_class, int
   ProductsTiming t;
   t.shape_class = shape_class, t.P = in.P, t.V = V, t.D = D;
   for (size_t i = 0; i < paths.size(); ++i) {
-    auto [cpu_s, wall_s] = paths[i] == ProductsPath::own      ? std::pair(&t.own, &t.own_wall)
-                           : paths[i] == ProductsPath::onednn ? std::pair(&t.onednn, &t.onednn_wall)
-                                                              : std::pair(&t.library, &t.library_wall);
-    *cpu_s = contenders[i].cpu, *wall_s = contenders[i].wall;
+    path_samples(t, paths[i]) = contenders[i].cpu;
+    path_samples(t, paths[i], /*wall=*/true) = contenders[i].wall;
   }
   return t;
 }
@@ -104,15 +102,12 @@ std::vector<ProductsPath> paths_here() {
   return paths;
 }
 
-const Samples& cpu_samples(const ProductsTiming& t, ProductsPath p) {
-  return p == ProductsPath::own ? t.own : p == ProductsPath::onednn ? t.onednn : t.library;
-}
-
 // One class. The streaming timing costs seconds a path, so every path is first timed at the cache-resident
 // shape (about a second in all) and only those within kScreenMargin of the fastest there go on to it: a
 // path 1.8 times slower there (OpenBLAS on Haswell kernels against ours, Zen 5) does not win by streaming
-// E, where the two closest moved by 8 % between the shapes. Where one path is left it is the choice, and
-// the screening its timing.
+// E, where the two closest moved by 8 % between the shapes. Where one path is left (or the streaming shape
+// is the screening's, as on a machine with a small L3 or many threads), the screening's timing of the paths
+// left is the class's: a path screened out is never chosen.
 ProductsTiming time_class(const Variant& fused, const char* shape_class, int64_t D, int threads, int reps,
                           TimingShapes shapes) {
   const std::vector<ProductsPath> all = paths_here();
@@ -122,9 +117,11 @@ ProductsTiming time_class(const Variant& fused, const char* shape_class, int64_t
   std::string dropped;
   const std::vector<ProductsPath> close = paths_close_to_the_fastest(screen, all, &dropped);
   const int64_t V = timed_vocabulary(D, threads, shapes);
-  if (close.size() == 1) {
-    screen.screened = fmt::format("the others more than {:.0f} % slower here ({}), so not timed at V={}",
-                                  100 * kScreenMargin, dropped, V);
+  if (close.size() == 1 || V == screen.V) {
+    screen = only_paths(screen, close);
+    if (!dropped.empty())
+      screen.screened = fmt::format("the others more than {:.0f} % slower here ({}){}", 100 * kScreenMargin, dropped,
+                                    V == screen.V ? "" : fmt::format(", so not timed at V={}", V));
     return screen;
   }
   ProductsTiming t = time_one_class(fused, shape_class, D, V, threads, reps, close);
@@ -150,11 +147,11 @@ std::string timings_text(const CachedProducts& c) {
   for (const ProductsTiming& t : c.timings) {
     std::string paths;
     for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn})
-      if (const Samples& s = cpu_samples(t, p); !s.seconds.empty())
+      if (const Samples& s = path_samples(t, p); !s.seconds.empty())
         paths += fmt::format("{}{:.2f} CPU ms ({})", paths.empty() ? "" : " vs ", 1e3 * s.median(),
                              p == ProductsPath::onednn ? "oneDNN" : products_path_word(p));
-    text += fmt::format("{} {} at P={} D={} V={}{} (medians of {})", &t == &c.timings.front() ? ":" : ";", paths, t.P,
-                        t.D, t.V, t.screened.empty() ? "" : "; " + t.screened, t.rounds());
+    text += fmt::format("{} {} at P={} D={} V={} (medians of {}){}", &t == &c.timings.front() ? ":" : ";", paths, t.P,
+                        t.D, t.V, t.rounds(), t.screened.empty() ? "" : " (" + t.screened + ")");
   }
   return text;
 }
@@ -174,6 +171,12 @@ ProductsChoice with_products(ProductsChoice ch) {
                     ? small
                     : fmt::format("{} at D <= {}; {} at D > {}", small, kProductsClassMaxD, large, kProductsClassMaxD);
   return ch;
+}
+
+// What a process that found another one timing says while it waits.
+void say_waiting(const std::string& lock_path) {
+  fmt::print(stderr, "lobench: waiting for another lobench process timing the fp32 products (lock {}; at most {:.0f} min, "
+             "then timed here) ...\n", lock_path, kMaxMeasurementWaitSeconds / 60);
 }
 
 // Measured now and written to the cache; the basis says where (or why not).
@@ -201,13 +204,32 @@ int64_t products_timing_vocabulary(int64_t D, int threads, int64_t last_level_ca
   return std::max(std::min(rounded, kMaxTimingVocabulary), vocabulary_per_thread(D) * threads);
 }
 
+Samples& path_samples(ProductsTiming& t, ProductsPath p, bool wall) {
+  if (p == ProductsPath::own) return wall ? t.own_wall : t.own;
+  if (p == ProductsPath::onednn) return wall ? t.onednn_wall : t.onednn;
+  return wall ? t.library_wall : t.library;
+}
+
+const Samples& path_samples(const ProductsTiming& t, ProductsPath p, bool wall) {
+  return path_samples(const_cast<ProductsTiming&>(t), p, wall);
+}
+
+ProductsTiming only_paths(ProductsTiming t, const std::vector<ProductsPath>& kept) {
+  for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn})
+    if (std::find(kept.begin(), kept.end(), p) == kept.end())
+      path_samples(t, p) = path_samples(t, p, /*wall=*/true) = Samples{};
+  return t;
+}
+
 std::vector<ProductsPath> paths_close_to_the_fastest(const ProductsTiming& t, const std::vector<ProductsPath>& paths,
                                                      std::string* dropped) {
   double fastest = INFINITY;
-  for (ProductsPath p : paths) fastest = std::min(fastest, cpu_samples(t, p).median());
+  for (ProductsPath p : paths) fastest = std::min(fastest, path_samples(t, p).median());
+  // (a median that is no time — an unreadable clock — screens nothing out)
+  if (!(fastest > 0) || !std::isfinite(fastest)) return paths;
   std::vector<ProductsPath> close;
   for (ProductsPath p : paths) {
-    const double ratio = cpu_samples(t, p).median() / fastest;
+    const double ratio = path_samples(t, p).median() / fastest;
     if (ratio <= 1 + kScreenMargin) close.push_back(p);
     else *dropped += fmt::format("{}{} {:.2f}x the fastest", dropped->empty() ? "" : ", ", products_path_word(p), ratio);
   }
@@ -215,6 +237,11 @@ std::vector<ProductsPath> paths_close_to_the_fastest(const ProductsTiming& t, co
 }
 
 ProductsPath fastest_path(const ProductsTiming& t) {
+  // (one path timed, the others screened out or not here: that one)
+  std::vector<ProductsPath> timed;
+  for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn})
+    if (!path_samples(t, p).seconds.empty()) timed.push_back(p);
+  if (timed.size() == 1) return timed.front();
   // (where our kernels do not run, the library's are the baseline oneDNN's must beat)
   if (t.own.seconds.empty() || !cpu::own_tile_kernels_available())
     return cpu::onednn_is_another_library() && ProductsTiming::beats(t.onednn, t.library) ? ProductsPath::onednn
@@ -271,10 +298,7 @@ ProductsChoice decide_fp32_products(int threads, TimingShapes shapes) {
   if (path) {
     CacheRead r = read_products_cache(*path, key);
     if (r.products) return from_cache(*r.products);
-    lock.emplace(*path, [](const std::string& lock_path) {
-      fmt::print(stderr, "lobench: waiting for another lobench process timing the fp32 products (lock {}; at most {:.0f} min, "
-                 "then timed here) ...\n", lock_path, kMaxMeasurementWaitSeconds / 60);
-    });
+    lock.emplace(*path, say_waiting);
     r = read_products_cache(*path, key);  // (written while this process waited for the lock)
     if (r.products) return from_cache(*r.products);
     if (r.corrupt) warn_once(fmt::format("the products cache {} {}: measured again", *path, r.why));
@@ -309,10 +333,7 @@ ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_erro
   }
   const std::optional<std::string> path = products_cache_path(products_cache_key());
   std::optional<MeasurementLock> measuring;  // (not beside another process's timing)
-  if (path) measuring.emplace(*path, [](const std::string& lock_path) {
-    fmt::print(stderr, "lobench tune: waiting for another lobench process timing the fp32 products (lock {}; at most {:.0f} "
-               "min) ...\n", lock_path, kMaxMeasurementWaitSeconds / 60);
-  });
+  if (path) measuring.emplace(*path, say_waiting);
   ProductsChoice ch = with_products(measure_and_cache(threads, reps, TimingShapes::streaming, path, cache_error));
   measuring.reset();
   std::lock_guard<std::mutex> lock(choice_mutex);

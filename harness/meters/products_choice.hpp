@@ -41,7 +41,8 @@ constexpr int64_t kProductsClassMaxD = 192;
 // streams from memory as it does at V ≥ 100000 (a timing with E in the caches had chosen oneDNN's
 // products at D = 256 on a Zen 5, faster there, where ours were the faster at V = 100000); at
 // most kMaxTimingVocabulary (a VM may report a whole socket's L3 or more: the cost of a miss stays a
-// few seconds a class), and at least the cache-resident shape's V below (every thread some tiles).
+// few seconds a class), unless the cache-resident shape's V below is larger (every thread some tiles):
+// then that V, and the screening's timing is the class's.
 constexpr int64_t kMaxTimingVocabulary = 131072;
 int64_t products_timing_vocabulary(int64_t D, int threads, int64_t last_level_cache_bytes);
 
@@ -50,15 +51,23 @@ int64_t products_timing_vocabulary(int64_t D, int threads, int64_t last_level_ca
 // second on 2 threads; for tests of the choice's plumbing, whose outcome they do not rely on).
 enum class TimingShapes { streaming, cache_resident };
 
+// A path's CPU (or wall) seconds in a class's timing.
+Samples& path_samples(ProductsTiming& t, ProductsPath p, bool wall = false);
+const Samples& path_samples(const ProductsTiming& t, ProductsPath p, bool wall = false);
+
+// The timing with the samples of every path not in `kept` removed (what a screened class keeps).
+ProductsTiming only_paths(ProductsTiming t, const std::vector<ProductsPath>& kept);
+
 // The screening before a streaming timing: of `paths` (each timed in `t`), those whose CPU-time median is
 // within kScreenMargin of the fastest's, in their order; each other one is added to *dropped as
-// "library 1.82x the fastest" (", "-separated).
+// "library 1.82x the fastest" (", "-separated). Where the fastest median is not a positive time, every path.
 std::vector<ProductsPath> paths_close_to_the_fastest(const ProductsTiming& t, const std::vector<ProductsPath>& paths,
                                                      std::string* dropped);
 
-// The path a class's timing chooses: ours, unless a library beat them (ProductsTiming::faster_than_own;
-// oneDNN only where it is another library here); of two that did, the one with the lower median. Where
-// our kernels do not run (no samples of theirs, or not here), the library's, unless oneDNN's beat them.
+// The path a class's timing chooses: the one path timed, where only one was; else ours, unless a library
+// beat them (ProductsTiming::faster_than_own; oneDNN only where it is another library here); of two that
+// did, the one with the lower median. Where ours were not timed (they do not run here, or the screening left
+// them out), the library's, unless oneDNN's beat them.
 ProductsPath fastest_path(const ProductsTiming& t);
 
 // "own", "library", "onednn": the path as LOBENCH_PRODUCTS names it.

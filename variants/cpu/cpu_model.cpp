@@ -24,11 +24,8 @@ std::map<std::string, std::string> cpuinfo_fields() {
 }  // namespace
 
 std::string cpu_model_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
+  auto cpu = cpuinfo_fields();
+  return cpu["model name"].empty() ? "unknown" : cpu["model name"];
 }
 
 std::string cpu_identity() {
