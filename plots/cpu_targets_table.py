@@ -23,12 +23,10 @@ The runs this reads are made by, for example:
 
 Usage: python3 plots/cpu_targets_table.py RUN.h5 [MORE.h5 ...]
 """
-import argparse
 import math
 import os
-import sys
 
-from lobench_results import RunFileError, read
+from run_tables_cli import runs_from_command_line
 
 
 def rows_of(df, variant, operand, D=None):
@@ -99,13 +97,7 @@ def line(path, df):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("runs", nargs="+")
-    args = ap.parse_args()
-    try:  # (every file read before a line is printed: a bad one is one line on stderr, no half table)
-        frames = [(path, read(path)) for path in args.runs]
-    except RunFileError as e:
-        sys.exit(f"cpu_targets_table: {e}")
+    frames = runs_from_command_line(__doc__)
     print("| run file | CPU | AMX | fp32 fused, D = 128 (≥ 90 %) | fp32 fused, D = 256 (≥ 95 %) "
           "| chunked, 8·P·V·D (≥ 85 %) | bf16 fused, D = 128 (≥ 70 % on AMX) | e4m3 / bf16 time (≤ 1.05) "
           "| bf16 GEMM / oneDNN (≥ 1.00 on AMX) | rows flagged |")

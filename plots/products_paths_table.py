@@ -9,12 +9,10 @@ rests on (the basis's own words).
 
 Usage: python3 plots/products_paths_table.py RUN.h5 [MORE.h5 ...]
 """
-import argparse
 import os
 import statistics
-import sys
 
-from lobench_results import RunFileError, read
+from run_tables_cli import runs_from_command_line
 
 PATHS = (("own", "own "), ("oneDNN", "oneDNN "), ("library", "library "))  # (name, fp32_products prefix)
 
@@ -37,13 +35,7 @@ def basis_word(basis):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("runs", nargs="+")
-    args = ap.parse_args()
-    try:  # (every file read before a line is printed: a bad one is one line on stderr, no half table)
-        frames = [(path, read(path)) for path in args.runs]
-    except RunFileError as e:
-        sys.exit(f"products_paths_table: {e}")
+    frames = runs_from_command_line(__doc__)
     times = {}  # (variant, P, V, D, threads, path) -> [median ms per file]
     print("| run file | fp32 products | how | variant | P | V | D | threads | median ms | GFLOP/s | %GEMM |")
     print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

@@ -9,12 +9,11 @@ measured reads "–" (its *_why attribute says why).
 
 Usage: python3 plots/square_products_table.py RUN.h5 [MORE.h5 ...]
 """
-import argparse
 import math
 import os
-import sys
 
-from lobench_results import RunFileError, load
+from lobench_results import load
+from run_tables_cli import runs_from_command_line
 
 
 def rate(attrs, name):
@@ -27,13 +26,7 @@ def cell(x):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("runs", nargs="+")
-    args = ap.parse_args()
-    try:  # (every file read before a line is printed: a bad one is one line on stderr, no half table)
-        files = [(path, load(path)[1]) for path in args.runs]
-    except RunFileError as e:
-        sys.exit(f"square_products_table: {e}")
+    files = runs_from_command_line(__doc__, reader=lambda path: load(path)[1])
     print("| run file | threads | n | Eigen (GFLOP/s) | OpenBLAS (GFLOP/s) | oneDNN (GFLOP/s) | lobench's own (GFLOP/s) "
           "| best SGEMM (GFLOP/s) | bf16 n | lobench bf16 (GFLOP/s) | oneDNN bf16 (GFLOP/s) | lobench bf16 / oneDNN bf16 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

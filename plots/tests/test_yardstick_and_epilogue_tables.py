@@ -75,12 +75,14 @@ def test_square_products_table_reads_every_library_and_the_bf16_ratio():
     assert older["oneDNN (GFLOP/s)"] == "–" and older["lobench bf16 / oneDNN bf16"] == "–"
 
 
-def test_square_products_table_refuses_a_missing_file_in_one_line(tmp_path):
+@pytest.mark.parametrize("script", ["square_products_table.py", "products_paths_table.py", "cpu_targets_table.py"])
+def test_a_table_refuses_a_missing_file_in_one_line(tmp_path, script):
     missing = str(tmp_path / "none.h5")
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "plots", "square_products_table.py"), ONEDNN_RUN, missing],
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "plots", script), ONEDNN_RUN, missing],
                        capture_output=True, text=True)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.strip().count("\n") == 0 and missing in r.stderr, r.stderr
+    assert r.stderr.startswith(script[:-3] + ": "), r.stderr
 
 
 PRODUCTS_RUNS = [os.path.join(ROOT, f"results/cpu/zen5_products_{path}_{i}_20261207.h5")
@@ -163,14 +165,6 @@ def test_cpu_targets_table_judges_the_amx_targets_where_the_cpu_has_amx(tmp_path
     assert line["bf16 fused, D = 128 (≥ 70 % on AMX)"] == f"{math.floor(1e4 * bf16) / 100:.2f} % {'✓' if bf16 >= 0.70 else '✗'}"
     ratio = float(attrs["bf16_gemm_gflops"]) / float(attrs["bf16_gemm_onednn_gflops"])
     assert line["bf16 GEMM / oneDNN (≥ 1.00 on AMX)"] == f"{math.floor(100 * ratio) / 100:.2f} {'✓' if ratio >= 1.0 else '✗'}"
-
-
-def test_cpu_targets_table_refuses_a_missing_file_in_one_line(tmp_path):
-    missing = str(tmp_path / "none.h5")
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "plots", "cpu_targets_table.py"), ONEDNN_RUN, missing],
-                       capture_output=True, text=True)
-    assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr.strip().count("\n") == 0 and missing in r.stderr, r.stderr
 
 
 def test_cpu_targets_table_reads_the_e4m3_rows_and_counts_the_flagged_ones():
