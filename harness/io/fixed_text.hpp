@@ -27,6 +27,12 @@ struct FixedText {
   std::string str() const { return std::string(view()); }
   bool empty() const { return chars[0] == 0; }
   bool operator==(std::string_view s) const { return view() == s; }
+  // `note` added to the text there, "; "-separated, after it (before it with `first`); the note alone where
+  // the text is empty.
+  void add(std::string_view note, bool first = false) {
+    const std::string here = str(), added(note);
+    set(here.empty() ? added : first ? added + "; " + here : here + "; " + added);
+  }
 };
 
 template <size_t N>

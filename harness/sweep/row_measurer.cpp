@@ -69,10 +69,8 @@ std::vector<double> RowMeasurer::measure_checked(const PlannedRow& plan, io::Res
   score_row(row, out, in, inputs_.reference(), inputs_.kernel_reference());
   if (accuracy_ && !inputs_.reference()) row.reason.set("reference does not fit the memory limit: accuracy not computed");
   cpu_wait_ = m.cpu_wait_fraction;
-  if (const std::string waited = cpu_wait_note(m.cpu_wait_fraction); !waited.empty())
-    row.reason.set(row.reason.empty() ? waited : waited + "; " + row.reason.str());
-  if (const std::string scales = inputs_.fp8_scales_note(plan.point); !scales.empty())
-    row.reason.set(row.reason.empty() ? scales : row.reason.str() + "; " + scales);
+  if (const std::string waited = cpu_wait_note(m.cpu_wait_fraction); !waited.empty()) row.reason.add(waited, /*first=*/true);
+  if (const std::string scales = inputs_.fp8_scales_note(plan.point); !scales.empty()) row.reason.add(scales);
   row.status.set("ok");
   return m.samples;
 }

@@ -152,14 +152,13 @@ class RowRunner {
     // A rate above its yardstick means the yardstick is not this machine's limit at this shape (tiny
     // products are dominated by overheads): a measurement error, flagged rather than shown as a result.
     if (row.gemm_fraction > 1.0)
-      row.reason.set(fmt::format("measurement error: {:.0f}% of the yardstick (above 100%: the yardstick at this "
-                                 "shape is not the machine's limit){}{}",
-                                 100 * row.gemm_fraction, row.reason.empty() ? "" : "; ", row.reason));
+      row.reason.add(fmt::format("measurement error: {:.0f}% of the yardstick (above 100%: the yardstick at this "
+                                 "shape is not the machine's limit)",
+                                 100 * row.gemm_fraction),
+                     /*first=*/true);
     row.flags.set(trust_flags(row, cpu_wait));
-    if (const std::string drift = yardstick_drift_note(row); !drift.empty())
-      row.reason.set(row.reason.empty() ? drift : row.reason.str() + "; " + drift);
-    if (const auto over = memory_over_prediction(row))
-      row.reason.set(row.reason.empty() ? "memory: " + *over : row.reason.str() + "; memory: " + *over);
+    if (const std::string drift = yardstick_drift_note(row); !drift.empty()) row.reason.add(drift);
+    if (const auto over = memory_over_prediction(row)) row.reason.add("memory: " + *over);
     return samples;
   }
 
@@ -190,7 +189,7 @@ class RowRunner {
     }
     copy_measured_columns(r.row, row);
     cpu_wait = r.cpu_wait_fraction;
-    if (!r.note.empty()) row.reason.set(row.reason.empty() ? r.note : row.reason.str() + "; " + r.note);
+    if (!r.note.empty()) row.reason.add(r.note);
     return r.samples;
   }
 

@@ -68,6 +68,21 @@ std::string fresh_dir(const std::string& name) {
   return d;
 }
 
+// A row's notes join with "; " (the sweep adds the CPU-wait, drift, memory and fp8-scale notes to `reason`).
+TEST(FixedText, AddJoinsNotesAfterOrBeforeTheText) {
+  FixedText<64> t;
+  t.add("first");
+  EXPECT_EQ(t.str(), "first");
+  t.add("second");
+  EXPECT_EQ(t.str(), "first; second");
+  t.add("zeroth", /*first=*/true);
+  EXPECT_EQ(t.str(), "zeroth; first; second");
+  FixedText<8> small;
+  small.add("abcdef");
+  small.add("gh");
+  EXPECT_EQ(small.str(), "abcdef;");  // (cut at the capacity, as set() cuts)
+}
+
 TEST(RunFileWriter, AtFinishWritesBesideOutAndReplacesItOnlyWhenComplete) {
   const std::string dir = fresh_dir("writer_at_finish");
   const std::string out = dir + "/run.h5";
