@@ -60,7 +60,7 @@ void tune(const TuneFlags& f) {
              "CPU time in at least 3/4 of the rounds and by {:.0f} % at the median; of two, the faster by the median; "
              "where one path was timed, that one)\n",
              100 * meters::kMinLibraryGain);
-  for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn}) {
+  for (ProductsPath p : meters::kProductsPaths) {
     bool timed = false;
     for (const meters::ProductsTiming& t : ch.timings)
       timed |= !meters::path_samples(t, p).seconds.empty();

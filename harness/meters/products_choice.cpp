@@ -146,7 +146,7 @@ std::string timings_text(const CachedProducts& c) {
   std::string text = fmt::format("{} thread{}, fused step", c.threads, c.threads == 1 ? "" : "s");
   for (const ProductsTiming& t : c.timings) {
     std::string paths;
-    for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn})
+    for (ProductsPath p : kProductsPaths)
       if (const Samples& s = path_samples(t, p); !s.seconds.empty())
         paths += fmt::format("{}{:.2f} CPU ms ({})", paths.empty() ? "" : " vs ", 1e3 * s.median(),
                              p == ProductsPath::onednn ? "oneDNN" : products_path_word(p));
@@ -173,6 +173,15 @@ ProductsChoice with_products(ProductsChoice ch) {
   return ch;
 }
 
+// Where the library's products are the only path this process can take (paths_here): that choice, said;
+// else nothing.
+std::optional<ProductsChoice> no_choice_here() {
+  if (paths_here().size() > 1) return std::nullopt;
+  ProductsChoice ch;
+  ch.basis = kNoChoice;
+  return with_products(ch);
+}
+
 // What a process that found another one timing says while it waits.
 void say_waiting(const std::string& lock_path) {
   fmt::print(stderr, "lobench: waiting for another lobench process timing the fp32 products (lock {}; at most {:.0f} min, "
@@ -180,10 +189,10 @@ void say_waiting(const std::string& lock_path) {
 }
 
 // Measured now and written to the cache; the basis says where (or why not).
-ProductsChoice measure_and_cache(int threads, int reps, TimingShapes shapes, const std::optional<std::string>& path,
-                                 std::string* error) {
+ProductsChoice measure_and_cache(int threads, int reps, TimingShapes shapes, const std::string& key,
+                                 const std::optional<std::string>& path, std::string* error) {
   CachedProducts c = measure_products(threads, reps, shapes);
-  c.key = products_cache_key();
+  c.key = key;
   std::string where;
   if (!path) {
     *error = "no cache folder (neither XDG_CACHE_HOME nor HOME is set)";
@@ -215,7 +224,7 @@ const Samples& path_samples(const ProductsTiming& t, ProductsPath p, bool wall) 
 }
 
 ProductsTiming only_paths(ProductsTiming t, const std::vector<ProductsPath>& kept) {
-  for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn})
+  for (ProductsPath p : kProductsPaths)
     if (std::find(kept.begin(), kept.end(), p) == kept.end())
       path_samples(t, p) = path_samples(t, p, /*wall=*/true) = Samples{};
   return t;
@@ -239,7 +248,7 @@ std::vector<ProductsPath> paths_close_to_the_fastest(const ProductsTiming& t, co
 ProductsPath fastest_path(const ProductsTiming& t) {
   // (one path timed, the others screened out or not here: that one)
   std::vector<ProductsPath> timed;
-  for (ProductsPath p : {ProductsPath::own, ProductsPath::library, ProductsPath::onednn})
+  for (ProductsPath p : kProductsPaths)
     if (!path_samples(t, p).seconds.empty()) timed.push_back(p);
   if (timed.size() == 1) return timed.front();
   // (where our kernels do not run, the library's are the baseline oneDNN's must beat)
@@ -285,10 +294,7 @@ ProductsChoice decide_fp32_products(int threads, TimingShapes shapes) {
     ch.basis = std::string("LOBENCH_PRODUCTS=") + products_path_word(*forced);
     return with_products(ch);
   }
-  if (!cpu::own_tile_kernels_available() && !cpu::onednn_is_another_library()) {
-    ch.basis = kNoChoice;
-    return with_products(ch);
-  }
+  if (auto none = no_choice_here()) return *none;
   const std::string key = products_cache_key();
   const std::optional<std::string> path = products_cache_path(key);
   auto from_cache = [&](const CachedProducts& c) {
@@ -309,7 +315,7 @@ ProductsChoice decide_fp32_products(int threads, TimingShapes shapes) {
              "paths at V = {} and {}), once per machine and build; `lobench tune` does it ahead ...\n",
              threads, threads == 1 ? "" : "s", timed_vocabulary(128, threads, shapes), timed_vocabulary(256, threads, shapes));
   std::string error;
-  ch = measure_and_cache(threads, kAutoReps, shapes, path, &error);
+  ch = measure_and_cache(threads, kAutoReps, shapes, key, path, &error);
   if (!error.empty()) warn_once("the products choice was measured but not cached: " + error);
   return with_products(ch);
 }
@@ -326,15 +332,12 @@ const ProductsChoice& fp32_products_choice() {
 }
 
 ProductsChoice tune_fp32_products(int threads, int reps, std::string* cache_error) {
-  if (!cpu::own_tile_kernels_available() && !cpu::onednn_is_another_library()) {
-    ProductsChoice ch;
-    ch.basis = kNoChoice;
-    return with_products(ch);
-  }
-  const std::optional<std::string> path = products_cache_path(products_cache_key());
+  if (auto none = no_choice_here()) return *none;
+  const std::string key = products_cache_key();
+  const std::optional<std::string> path = products_cache_path(key);
   std::optional<MeasurementLock> measuring;  // (not beside another process's timing)
   if (path) measuring.emplace(*path, say_waiting);
-  ProductsChoice ch = with_products(measure_and_cache(threads, reps, TimingShapes::streaming, path, cache_error));
+  ProductsChoice ch = with_products(measure_and_cache(threads, reps, TimingShapes::streaming, key, path, cache_error));
   measuring.reset();
   std::lock_guard<std::mutex> lock(choice_mutex);
   if (!forced_products()) process_choice = std::make_unique<ProductsChoice>(ch);

@@ -32,6 +32,8 @@ namespace lobench::meters {
 
 // (The values are the choice's code, products_choice_code.)
 enum class ProductsPath { library = 0, own = 1, onednn = 2 };
+// Every path, in the order they are shown.
+inline constexpr ProductsPath kProductsPaths[] = {ProductsPath::own, ProductsPath::library, ProductsPath::onednn};
 
 // The largest D of the first shape class.
 constexpr int64_t kProductsClassMaxD = 192;

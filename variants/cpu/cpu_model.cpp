@@ -6,8 +6,9 @@
 namespace lobench::cpu {
 namespace {
 
-// The first processor's fields of /proc/cpuinfo (x86 names; other machines leave them empty).
-std::map<std::string, std::string> cpuinfo_fields() {
+// The first processor's fields of /proc/cpuinfo (x86 names; other machines leave them empty), read once
+// per process (the three descriptions below and every products-cache key read them).
+std::map<std::string, std::string> read_cpuinfo_fields() {
   std::map<std::string, std::string> fields;
   std::ifstream f("/proc/cpuinfo");
   std::string line;
@@ -18,6 +19,11 @@ std::map<std::string, std::string> cpuinfo_fields() {
     while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
     fields[name] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
   }
+  return fields;
+}
+
+std::map<std::string, std::string> cpuinfo_fields() {
+  static const std::map<std::string, std::string> fields = read_cpuinfo_fields();
   return fields;
 }
 
