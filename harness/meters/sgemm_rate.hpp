@@ -64,9 +64,21 @@ bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, 
 // bf16_products.hpp: AMX-BF16 where the CPU has it), on `threads` threads (256 × 256 blocks of C dealt
 // out, the inner index in blocks of 512 pairs so that a block's operands stay in L2; each call continues
 // the same chains, so the blocking changes no bit). The operands are rounded and packed into pairs
-// untimed (OpenBLAS packs inside its timing; the bf16 rows pack in theirs). NaN with `why` set where the
+// (rows padded by 64 bytes, Bf16SquareGemm) untimed (OpenBLAS packs inside its timing; the bf16 rows pack in theirs). NaN with `why` set where the
 // bf16 products cannot run.
 SgemmRate bf16_square_gemm(int64_t n, int threads);
+
+// What bf16_square_gemm times: A and B (n × n, row-major float32) rounded to bf16 and packed once, then
+// C = A·B (n × n, row-major) as many times as asked. Its own class so that a test can check the product.
+class Bf16SquareGemm {
+ public:
+  Bf16SquareGemm(int64_t n, const float* A, const float* B);
+  void multiply(float* C, int threads) const;
+
+ private:
+  int64_t n_, n2_, panels_, lda_, ldb_;
+  std::vector<uint32_t> a_, b_;
+};
 
 // oneDNN's bf16 product of the same operands (its matmul primitive: AMX where the CPU has it, AVX512_BF16
 // otherwise), on `threads` threads, the operands rounded untimed; NaN with `why` set where lobench was

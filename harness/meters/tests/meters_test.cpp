@@ -20,6 +20,7 @@
 #include "harness/meters/run_queue_wait.hpp"
 #include "harness/meters/sgemm_rate.hpp"
 #include "harness/meters/shape_gemm.hpp"
+#include "variants/cpu/bf16_dot.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/onednn.hpp"
@@ -232,6 +233,23 @@ TEST(Meters, Bf16YardstickIsMeasuredWhereTheProductsRunAndNamedWhereNot) {
   m.eigen.gflops = 1.0;
   EXPECT_EQ(m.yardstick_gflops("bf16"), r.gflops);
   EXPECT_EQ(m.yardstick_gflops("fp32"), 1.0);
+}
+
+// What the bf16 yardstick times is the product: its padded, paneled layout and its blocks of the inner
+// index give C bit for bit as one product of the unpadded operands through the same kernel (ragged
+// against the 256-column panels and the 512-pair blocks, so that a block continues a chain).
+TEST(Meters, Bf16YardstickComputesTheProductOfItsOperands) {
+  if (auto why = cpu::bf16_products_unavailable()) GTEST_SKIP() << *why;
+  const int64_t n = 1100, n2 = (n + 1) / 2;
+  const std::vector<float> a = fixed_operand(n * n, kOperandStepA), b = fixed_operand(n * n, kOperandStepB);
+  std::vector<float> c(size_t(n * n), NAN), expected(size_t(n * n), NAN);
+  Bf16SquareGemm(n, a.data(), b.data()).multiply(c.data(), 2);
+  std::vector<uint32_t> ap(size_t(n * n2)), bp(size_t(n2 * n));
+  cpu::pair_columns(a.data(), n, n, n, ap.data(), n2);
+  cpu::pair_rows(b.data(), n, n, n, bp.data(), n);
+  cpu::bf16_product(cpu::Bf16Product{n, n, n2, ap.data(), n2, bp.data(), n, expected.data(), n, false, false});
+  for (int64_t i = 0; i < n * n; ++i)
+    ASSERT_EQ(cpu::float_bits(c[size_t(i)]), cpu::float_bits(expected[size_t(i)])) << "element " << i / n << ", " << i % n;
 }
 
 // oneDNN's bf16 product beside ours: a rate and the implementation oneDNN chose where it runs, the reason
