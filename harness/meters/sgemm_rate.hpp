@@ -64,8 +64,8 @@ bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, 
 // bf16_products.hpp: AMX-BF16 where the CPU has it), on `threads` threads (256 × 256 blocks of C dealt
 // out, the inner index in blocks of 512 pairs so that a block's operands stay in L2; each call continues
 // the same chains, so the blocking changes no bit). The operands are rounded and packed into pairs
-// (rows padded by 64 bytes, Bf16SquareGemm) untimed (OpenBLAS packs inside its timing; the bf16 rows pack in theirs). NaN with `why` set where the
-// bf16 products cannot run.
+// (rows padded by 64 bytes: Bf16SquareGemm) untimed (OpenBLAS packs inside its timing; the bf16 rows
+// pack in theirs). NaN with `why` set where the bf16 products cannot run.
 SgemmRate bf16_square_gemm(int64_t n, int threads);
 
 // What bf16_square_gemm times: A and B (n × n, row-major float32) rounded to bf16 and packed once, then
