@@ -106,6 +106,8 @@ int main(int argc, char** argv) {
       // (in place: each pass turns the tile's values into s·σ of them; the work per value does not depend on it)
       {"sigmoid_epilogue (no product)", 1, [&](int blk) { (void)blk; k->sigmoid_epilogue(t(0), b.scale.data(), b.loss.data(), b.predicted.data()); }},
       {"grad_E", 1, [&](int blk) { k->grad_E(t(blk), b.dE.data() + blk * n * D, true); }},
+      // (as a step's first position chunk: dE's rows written, not read)
+      {"grad_E (dE written)", 1, [&](int blk) { k->grad_E(t(blk), b.dE.data() + blk * n * D, false); }},
       {"grad_A", 1, [&](int blk) { k->grad_A(t(blk), b.dA.data(), true); }},
       {"products (logits, grad_E, grad_A)", 3, [&](int blk) {
          k->logits(t(blk));
