@@ -1,6 +1,6 @@
 // One thread, one logit tile of the fused step with bf16 operands: each piece of the tile's work timed
 // alone (best of many repetitions, so that a shared machine's interruptions hardly enter), to see where
-// a bf16 fused tile spends its time. Run pinned to one core: `taskset -c 1 build/variants/bench/bf16_tile_bench [D]`.
+// a bf16 fused tile spends its time. Run pinned to one core: `taskset -c 1 build/variants/bench/bf16_tile_bench [D [rows [n]]]`.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "variants/bench/bench_args.hpp"
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/tile_products_bf16.hpp"
@@ -40,9 +41,10 @@ std::vector<float> normal(int64_t n, uint32_t seed, float scale) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int64_t D = argc > 1 ? std::atoll(argv[1]) : 128;
-  const int64_t rows = argc > 2 ? std::atoll(argv[2]) : 512;  // (the step's tiles at P = 1024, D = 128 and 256)
-  const int64_t n = argc > 3 ? std::atoll(argv[3]) : 256;
+  // (512 × 256: the step's tiles at P = 1024, D = 128 and 256)
+  const std::vector<int64_t> size = bench::positional_sizes(
+      argc, argv, "usage: bf16_tile_bench [D [rows [n]]]   (default 128 512 256; run pinned: taskset -c 1 ...)", {128, 512, 256});
+  const int64_t D = size[0], rows = size[1], n = size[2];
   const int64_t Dw = D / 2, ld = (n + 15) / 16 * 16;
   const double flops = 2.0 * rows * n * D;
 

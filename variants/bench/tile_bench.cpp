@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "variants/bench/bench_args.hpp"
 #include "variants/cpu/fused_tile.hpp"
 
 namespace {
@@ -84,10 +85,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tile_bench: the kernels of our own do not run here (AVX-512 and the avx512 path needed)\n");
     return 1;
   }
-  const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 512, n = argc > 2 ? std::atoll(argv[2]) : 256;
-  const int64_t D = argc > 3 ? std::atoll(argv[3]) : 128, P = argc > 4 ? std::atoll(argv[4]) : 1024;
-  const int rounds = argc > 5 ? std::atoi(argv[5]) : 100;
-  const int blocks = argc > 6 ? std::atoi(argv[6]) : 8;
+  const std::vector<int64_t> size = bench::positional_sizes(
+      argc, argv,
+      "usage: tile_bench [rows n D [P [rounds [blocks]]]]   (default 512 256 128 1024 100 8; run pinned: taskset -c 1 ...)",
+      {512, 256, 128, 1024, 100, 8});
+  const int64_t rows = size[0], n = size[1], D = size[2], P = size[3];
+  const int rounds = int(size[4]), blocks = int(size[5]);
   Bench b(rows, n, D, std::max(P, rows), blocks);
   const double f2 = 2.0 * double(rows) * double(n) * double(D);
   auto t = [&](int blk) { return b.tile(blk); };
