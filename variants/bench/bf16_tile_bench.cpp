@@ -42,9 +42,13 @@ std::vector<float> normal(int64_t n, uint32_t seed, float scale) {
 
 int main(int argc, char** argv) {
   // (512 × 256: the step's tiles at P = 1024, D = 128 and 256)
-  const std::vector<int64_t> size = bench::positional_sizes(
-      argc, argv, "usage: bf16_tile_bench [D [rows [n]]]   (default 128 512 256; run pinned: taskset -c 1 ...)", {128, 512, 256});
+  const char* usage = "usage: bf16_tile_bench [D [rows [n]]]   (default 128 512 256, D even; run pinned: taskset -c 1 ...)";
+  const std::vector<int64_t> size = bench::positional_sizes(argc, argv, usage, {128, 512, 256});
   const int64_t D = size[0], rows = size[1], n = size[2];
+  if (D % 2) {  // (the buffers below hold D/2 pairs per row)
+    std::fprintf(stderr, "%s: D = %lld: odd (D is paired into bf16 pairs)\n%s\n", argv[0], (long long)D, usage);
+    return 2;
+  }
   const int64_t Dw = D / 2, ld = (n + 15) / 16 * 16;
   const double flops = 2.0 * rows * n * D;
 

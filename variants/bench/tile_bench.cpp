@@ -80,15 +80,15 @@ struct Bench {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::vector<int64_t> size = bench::positional_sizes(
+      argc, argv,
+      "usage: tile_bench [rows n D [P [rounds [blocks]]]]   (default 512 256 128 1024 100 8; run pinned: taskset -c 1 ...)",
+      {512, 256, 128, 1024, 100, 8});
   const cpu::OwnTileKernels* k = cpu::own_tile_kernels();
   if (!k) {
     std::fprintf(stderr, "tile_bench: the kernels of our own do not run here (AVX-512 and the avx512 path needed)\n");
     return 1;
   }
-  const std::vector<int64_t> size = bench::positional_sizes(
-      argc, argv,
-      "usage: tile_bench [rows n D [P [rounds [blocks]]]]   (default 512 256 128 1024 100 8; run pinned: taskset -c 1 ...)",
-      {512, 256, 128, 1024, 100, 8});
   const int64_t rows = size[0], n = size[1], D = size[2], P = size[3];
   const int rounds = int(size[4]), blocks = int(size[5]);
   Bench b(rows, n, D, std::max(P, rows), blocks);

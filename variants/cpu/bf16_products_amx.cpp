@@ -143,7 +143,8 @@ const float* c_start(const Bf16Product& p, int64_t m, int64_t n, Staging& s, int
   return reinterpret_cast<const float*>(&s.words[0][0]);
 }
 
-// The staged tile back into C: whole transposed tiles a column at a time, edges element by element.
+// The staged tile back into C: whole transposed tiles turned around (transpose_16x16), edges element by
+// element.
 void c_finish(const Bf16Product& p, int64_t m, int64_t n, const Staging& s) {
   if (whole_transposed(p, m, n)) {
     transpose_16x16(reinterpret_cast<const float*>(&s.words[0][0]), kT, p.c + n * p.ldc + m, p.ldc);
