@@ -158,7 +158,9 @@ class RowRunner {
                      /*first=*/true);
     row.flags.set(trust_flags(row, cpu_wait));
     if (const std::string drift = yardstick_drift_note(row); !drift.empty()) row.reason.add(drift);
-    if (const auto over = memory_over_prediction(row)) row.reason.add("memory: " + *over);
+    // First of all: what the variant did, before the machine's state (`reason` holds 191 bytes, and on a
+    // busy machine the CPU-wait and drift notes filled them, cutting this one off: a CI run under load).
+    if (const auto over = memory_over_prediction(row)) row.reason.add("memory: " + *over, /*first=*/true);
     return samples;
   }
 
