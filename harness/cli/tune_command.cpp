@@ -20,6 +20,30 @@ std::string samples_text(const Samples& s) {
   return fmt::format("{:7.2f} ms ({:.2f}–{:.2f})", 1e3 * s.median(), 1e3 * s.min(), 1e3 * s.max());
 }
 
+// One class's lines: each timed path's CPU time over the baseline's (ours; the library's where ours were not
+// timed) and the choice, then every timed path's CPU and wall times, and what the screening left out.
+void print_class(const meters::ProductsTiming& t, meters::ProductsPath chosen) {
+  using meters::ProductsPath;
+  using meters::path_samples;
+  const ProductsPath base = t.own.seconds.empty() ? ProductsPath::library : ProductsPath::own;
+  std::string ratios;
+  for (ProductsPath p : meters::kProductsPaths)
+    if (const Samples& s = path_samples(t, p); p != base && !s.seconds.empty() && !path_samples(t, base).seconds.empty())
+      ratios += fmt::format("{}{}/{} CPU time {:.3f}", ratios.empty() ? "" : ", ", meters::products_path_word(p),
+                            meters::products_path_word(base), s.median() / path_samples(t, base).median());
+  fmt::print("  {} P={} D={} V={}: {} -> {}\n", t.shape_class, t.P, t.D, t.V, ratios.empty() ? "one path timed" : ratios,
+             meters::products_path_word(chosen));
+  for (bool wall : {false, true}) {
+    std::string line = fmt::format("    {:<5}", wall ? "wall" : "CPU");
+    const char* gap = " ";
+    for (ProductsPath p : meters::kProductsPaths)
+      if (const Samples& s = path_samples(t, p, wall); !s.seconds.empty())
+        line += fmt::format("{}{} {}", gap, meters::products_path_word(p), samples_text(s)), gap = "  ";
+    fmt::print("{}\n", line);
+  }
+  if (!t.screened.empty()) fmt::print("    ({})\n", t.screened);
+}
+
 void tune(const TuneFlags& f) {
   cli::check_threads("--threads", f.threads);
   cli::check_range("--rounds", f.rounds, 3, 1000);
@@ -34,28 +58,7 @@ void tune(const TuneFlags& f) {
   fmt::print("lobench tune: the fused step through each path, {} threads, {} rounds interleaved; CPU time of all "
              "threads (what decides) and wall time, median (min–max):\n",
              f.threads, f.rounds);
-  for (size_t i = 0; i < ch.timings.size(); ++i) {
-    const meters::ProductsTiming& t = ch.timings[i];
-    // (ratios over our kernels' time; over the library's where ours were not timed)
-    const bool own = !t.own.seconds.empty();
-    const Samples& base = own ? t.own : t.library;
-    const char* base_word = own ? "own" : "library";
-    std::string ratios;
-    for (auto [word, s] : {std::pair("library", &t.library), std::pair("onednn", &t.onednn)})
-      if (s != &base && !s->seconds.empty() && !base.seconds.empty())
-        ratios += fmt::format("{}{}/{} CPU time {:.3f}", ratios.empty() ? "" : ", ", word, base_word, s->median() / base.median());
-    fmt::print("  {} P={} D={} V={}: {} -> {}\n", t.shape_class, t.P, t.D, t.V, ratios.empty() ? "one path timed" : ratios,
-               meters::products_path_word(i == 0 ? ch.small_d : ch.large_d));
-    auto row = [](const char* what, const Samples& own_s, const Samples& library_s, const Samples& onednn_s) {
-      std::string line = fmt::format("    {:<5}", what);
-      for (auto [word, s] : {std::pair("own", &own_s), std::pair("library", &library_s), std::pair("onednn", &onednn_s)})
-        if (!s->seconds.empty()) line += fmt::format(" {} {} ", word, samples_text(*s));
-      while (line.back() == ' ') line.pop_back();
-      return line;
-    };
-    fmt::print("{}\n{}\n", row("CPU", t.own, t.library, t.onednn), row("wall", t.own_wall, t.library_wall, t.onednn_wall));
-    if (!t.screened.empty()) fmt::print("    ({})\n", t.screened);
-  }
+  for (size_t i = 0; i < ch.timings.size(); ++i) print_class(ch.timings[i], i == 0 ? ch.small_d : ch.large_d);
   fmt::print("(a library replaces our kernels (oneDNN the library's, where ours were not timed) only when faster in "
              "CPU time in at least 3/4 of the rounds and by {:.0f} % at the median; of two, the faster by the median; "
              "where one path was timed, that one)\n",

@@ -22,29 +22,33 @@ std::map<std::string, std::string> read_cpuinfo_fields() {
   return fields;
 }
 
-std::map<std::string, std::string> cpuinfo_fields() {
+// A field of the first processor's, "" where /proc/cpuinfo has none.
+const std::string& cpuinfo_field(const std::string& name) {
   static const std::map<std::string, std::string> fields = read_cpuinfo_fields();
-  return fields;
+  static const std::string none;
+  const auto it = fields.find(name);
+  return it == fields.end() ? none : it->second;
 }
 
 }  // namespace
 
 std::string cpu_model_name() {
-  auto cpu = cpuinfo_fields();
-  return cpu["model name"].empty() ? "unknown" : cpu["model name"];
+  const std::string& name = cpuinfo_field("model name");
+  return name.empty() ? "unknown" : name;
 }
 
 std::string cpu_identity() {
-  auto cpu = cpuinfo_fields();
-  if (cpu["cpu family"].empty() || cpu["model"].empty()) return "unknown";
-  return "family " + cpu["cpu family"] + " model " + cpu["model"] + " stepping " +
-         (cpu["stepping"].empty() ? "?" : cpu["stepping"]) + (cpu["vendor_id"].empty() ? "" : " (" + cpu["vendor_id"] + ")");
+  const std::string &family = cpuinfo_field("cpu family"), &model = cpuinfo_field("model");
+  const std::string &stepping = cpuinfo_field("stepping"), &vendor = cpuinfo_field("vendor_id");
+  if (family.empty() || model.empty()) return "unknown";
+  return "family " + family + " model " + model + " stepping " + (stepping.empty() ? "?" : stepping) +
+         (vendor.empty() ? "" : " (" + vendor + ")");
 }
 
 std::string cpu_simd_flags() {
   static const char* kFlags[] = {"avx2",        "fma",         "avx512f",  "avx512dq", "avx512bw", "avx512vl",
                                  "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
-  const std::string padded = " " + cpuinfo_fields()["flags"] + " ";
+  const std::string padded = " " + cpuinfo_field("flags") + " ";
   std::string out;
   for (const char* flag : kFlags) {
     std::string word = " ";
