@@ -14,16 +14,43 @@ precision::Format fp8_format(Operand op) {
   throw std::invalid_argument(std::string("operand ") + to_string(op) + " is not an fp8 operand (e4m3, e5m2)");
 }
 
-float max_abs(const float* x, int64_t n, int threads) {
-  // The magnitude's bits order non-negative floats, with inf above every finite value and NaN above inf;
-  // below 2^31, so a signed maximum (which SSE2 vectorizes, unlike an unsigned one) orders them too.
+namespace {
+
+// The largest magnitude's bits over x[0, n) (see max_abs). The magnitude's bits order non-negative floats,
+// with inf above every finite value and NaN above inf; below 2^31, so a signed maximum (which SSE2
+// vectorizes, unlike an unsigned one) orders them too. Kept in kLanes independent lanes, compiled for
+// AVX-512 and AVX2 as well (the loader picks the one the CPU runs; a maximum is exact, so each gives the
+// same result): one running maximum in SSE2 was a chain of dependent operations at about 4 bytes per cycle,
+// 15 GB/s on one thread where E's 51 MB came from L3; now 24 GB/s there, and 19 → 82 GB/s on a block of E
+// in L2 (Xeon model 167, a microbenchmark not kept).
+__attribute__((target_clones("avx512f", "avx2", "default"))) int32_t max_magnitude_bits(const float* x, int64_t n) {
+  constexpr int kLanes = 32;
+  int32_t lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      int32_t u;
+      std::memcpy(&u, x + i + l, 4);
+      lane[l] = std::max(lane[l], u & 0x7fffffff);
+    }
   int32_t top = 0;
-#pragma omp parallel for num_threads(std::max(1, threads)) reduction(max : top) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
+  for (; i < n; ++i) {
     int32_t u;
     std::memcpy(&u, x + i, 4);
     top = std::max(top, u & 0x7fffffff);
   }
+  for (int32_t l : lane) top = std::max(top, l);
+  return top;
+}
+
+}  // namespace
+
+float max_abs(const float* x, int64_t n, int threads) {
+  constexpr int64_t kChunk = int64_t(1) << 14;  // floats per piece of the threads' work
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  int32_t top = 0;
+#pragma omp parallel for num_threads(std::max(1, threads)) reduction(max : top) schedule(static) if (threads > 1)
+  for (int64_t c = 0; c < chunks; ++c) top = std::max(top, max_magnitude_bits(x + c * kChunk, std::min(kChunk, n - c * kChunk)));
   float m;
   std::memcpy(&m, &top, 4);
   return m;

@@ -98,6 +98,31 @@ TEST(Fp8Operands, TheScaleIsTheLargestPowerOfTwoThatKeepsTheMaximumInRange) {
   EXPECT_EQ(max_abs(y.data(), 3, 2), INFINITY);
 }
 
+// max_abs over lengths that leave every remainder of its lanes and pieces, the largest magnitude (or an
+// inf, or a NaN) at every kind of position, on 1 to 3 threads: the value a plain loop finds.
+TEST(Fp8Operands, TheLargestMagnitudeIsFoundWhereverItIs) {
+  std::mt19937 rng(11);
+  for (int64_t n : {int64_t(1), int64_t(31), int64_t(32), int64_t(33), int64_t(1000), int64_t(16384), int64_t(16385),
+                    int64_t(70001)}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = std::ldexp(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng), int(rng() % 40) - 20);
+    for (float special : {0.0f, -3e20f, INFINITY, -INFINITY, NAN}) {
+      for (int64_t at : {int64_t(0), n / 2, n - 1, int64_t(rng() % uint64_t(n))}) {
+        std::vector<float> z = x;
+        if (special != 0.0f) z[size_t(at)] = special;  // (0: none; a NaN compares unequal)
+        float expect = 0.0f;
+        bool nan = false;
+        for (float v : z) nan = nan || std::isnan(v), expect = std::max(expect, std::fabs(v));
+        for (int threads : {1, 2, 3}) {
+          const float got = max_abs(z.data(), n, threads);
+          if (nan) EXPECT_TRUE(std::isnan(got)) << "n " << n << " at " << at << " threads " << threads;
+          else EXPECT_EQ(got, expect) << "n " << n << " special " << special << " at " << at << " threads " << threads;
+        }
+      }
+    }
+  }
+}
+
 TEST(Fp8Operands, ScaledRoundingEqualsTheUnscaledFormatOnScaledValues) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal;
