@@ -6,6 +6,8 @@
 #include <span>
 #include <stdexcept>
 
+#include "precision_sim/cpu_dispatch.hpp"
+
 namespace lobench {
 
 precision::Format fp8_format(Operand op) {
@@ -18,12 +20,12 @@ namespace {
 
 // The largest magnitude's bits over x[0, n) (see max_abs). The magnitude's bits order non-negative floats,
 // with inf above every finite value and NaN above inf; below 2^31, so a signed maximum (which SSE2
-// vectorizes, unlike an unsigned one) orders them too. Kept in kLanes independent lanes, compiled for
-// AVX-512 and AVX2 as well (the loader picks the one the CPU runs; a maximum is exact, so each gives the
-// same result): one running maximum in SSE2 was a chain of dependent operations at about 4 bytes per cycle,
-// 15 GB/s on one thread where E's 51 MB came from L3; now 24 GB/s there, and 19 → 82 GB/s on a block of E
-// in L2 (Xeon model 167, a microbenchmark not kept).
-__attribute__((target_clones("avx512f", "avx2", "default"))) int32_t max_magnitude_bits(const float* x, int64_t n) {
+// vectorizes, unlike an unsigned one) orders them too. Kept in kLanes independent lanes, and compiled for
+// AVX-512 and AVX2 as well, the path chosen as every run-time-dispatched kernel's is (cpu_dispatch.hpp,
+// LOBENCH_ISA; a maximum is exact, so each gives the same result): one running maximum in SSE2 was a chain
+// of dependent operations at about 4 bytes per cycle, 15 GB/s on one thread where E's 51 MB came from L3;
+// now 24 GB/s there, and 19 → 82 GB/s on a block of E in L2 (Xeon model 167, a microbenchmark not kept).
+[[gnu::always_inline]] inline int32_t max_magnitude_bits(const float* x, int64_t n) {
   constexpr int kLanes = 32;
   int32_t lane[kLanes] = {};
   int64_t i = 0;
@@ -43,14 +45,35 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) int32_t max_magnitu
   return top;
 }
 
+int32_t max_magnitude_bits_portable(const float* x, int64_t n) { return max_magnitude_bits(x, n); }
+__attribute__((target("avx2"))) int32_t max_magnitude_bits_avx2(const float* x, int64_t n) {
+  return max_magnitude_bits(x, n);
+}
+__attribute__((target("avx512f"))) int32_t max_magnitude_bits_avx512(const float* x, int64_t n) {
+  return max_magnitude_bits(x, n);
+}
+
+using MaxMagnitudeBits = int32_t (*)(const float*, int64_t);
+
+MaxMagnitudeBits max_magnitude_bits_for_this_cpu() {
+  using cpu_dispatch::Isa;
+  switch (cpu_dispatch::choose({Isa::portable, Isa::avx2, Isa::avx512})) {
+    case Isa::avx512: return max_magnitude_bits_avx512;
+    case Isa::avx2: return max_magnitude_bits_avx2;
+    case Isa::portable: break;
+  }
+  return max_magnitude_bits_portable;
+}
+
 }  // namespace
 
 float max_abs(const float* x, int64_t n, int threads) {
   constexpr int64_t kChunk = int64_t(1) << 14;  // floats per piece of the threads' work
   const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const MaxMagnitudeBits largest_bits = max_magnitude_bits_for_this_cpu();
   int32_t top = 0;
 #pragma omp parallel for num_threads(std::max(1, threads)) reduction(max : top) schedule(static) if (threads > 1)
-  for (int64_t c = 0; c < chunks; ++c) top = std::max(top, max_magnitude_bits(x + c * kChunk, std::min(kChunk, n - c * kChunk)));
+  for (int64_t c = 0; c < chunks; ++c) top = std::max(top, largest_bits(x + c * kChunk, std::min(kChunk, n - c * kChunk)));
   float m;
   std::memcpy(&m, &top, 4);
   return m;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "precision_sim/cpu_dispatch.hpp"
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "variants/accuracy.hpp"
@@ -100,7 +101,7 @@ TEST(Fp8Operands, TheScaleIsTheLargestPowerOfTwoThatKeepsTheMaximumInRange) {
 
 // max_abs over lengths that leave every remainder of its lanes and pieces, the largest magnitude (or an
 // inf, or a NaN) at every kind of position, on 1 to 3 threads: the value a plain loop finds.
-TEST(Fp8Operands, TheLargestMagnitudeIsFoundWhereverItIs) {
+void expect_max_abs_equals_a_plain_loop() {
   std::mt19937 rng(11);
   for (int64_t n : {int64_t(1), int64_t(31), int64_t(32), int64_t(33), int64_t(1000), int64_t(16384), int64_t(16385),
                     int64_t(70001)}) {
@@ -121,6 +122,23 @@ TEST(Fp8Operands, TheLargestMagnitudeIsFoundWhereverItIs) {
       }
     }
   }
+}
+
+// ... on each instruction-set path this CPU runs (LOBENCH_ISA picks it, as for every dispatched kernel).
+TEST(Fp8Operands, TheLargestMagnitudeIsFoundWhereverItIsOnEveryPath) {
+  const char* saved = std::getenv("LOBENCH_ISA");
+  const std::string saved_value = saved ? saved : "";
+  int paths = 0;
+  for (cpu_dispatch::Isa isa : {cpu_dispatch::Isa::portable, cpu_dispatch::Isa::avx2, cpu_dispatch::Isa::avx512}) {
+    if (!cpu_dispatch::cpu_supports(isa)) continue;
+    setenv("LOBENCH_ISA", std::string(cpu_dispatch::name(isa)).c_str(), 1);
+    SCOPED_TRACE(std::string(cpu_dispatch::name(isa)));
+    expect_max_abs_equals_a_plain_loop();
+    ++paths;
+  }
+  if (saved) setenv("LOBENCH_ISA", saved_value.c_str(), 1);
+  else unsetenv("LOBENCH_ISA");
+  EXPECT_GE(paths, 1);
 }
 
 TEST(Fp8Operands, ScaledRoundingEqualsTheUnscaledFormatOnScaledValues) {
