@@ -15,7 +15,9 @@ is met: so that a run on any CPU says at once where lobench stands there (result
 
 A ✓ or ✗ follows each value; "–" where the run has no such row (or no oneDNN); a target that holds only on
 AMX reads "(no AMX)" on other CPUs, whose value is shown but not judged. Rows flagged by the run
-(`busy`, `noisy`, ...) are used as they are; the flags are counted in the last column.
+(`busy`, `noisy`, ...) are used as they are; the flags are counted in the last column. Under a table of
+several runs, a line says in how many of them each target was met (a machine's spread can put one target
+on either side of its line from run to run).
 
 The runs this reads are made by, for example:
     build/lobench run --variants fused,chunked --operand fp32,bf16,e4m3 --B 32 --N 32 --V 100000 \\
@@ -35,12 +37,14 @@ def rows_of(df, variant, operand, D=None):
 
 
 def judged(value, ok, text, applies=True):
-    """The cell: `text` (the value written), then ✓/✗, or "(no AMX)" where the target does not apply."""
+    """The cell: `text` (the value written), then ✓/✗, or "(no AMX)" where the target does not apply; and
+    the verdict: True or False, None where nothing is judged."""
     if value is None or not math.isfinite(value):
-        return "–"
+        return "–", None
     if not applies:
-        return f"{text} (no AMX)"
-    return f"{text} {'✓' if ok(value) else '✗'}"
+        return f"{text} (no AMX)", None
+    met = bool(ok(value))
+    return f"{text} {'✓' if met else '✗'}", met
 
 
 # Values are written rounded away from their target's side (down for a lower bound, up for an upper one), so
@@ -83,17 +87,31 @@ def line(path, df):
     gemm_ratio = float(ours) / float(theirs) if ours is not None and theirs is not None else None
     flagged = int((df["flags"].astype(str) != "").sum())
     cpu = str(a.get("cpu_model", "?")) + (f", {a['cpu_id']}" if "cpu_id" in a else "")
-    cells = [
-        os.path.basename(path), cpu, "yes" if amx else "no",
+    targets = [
         judged(fp32_128, lambda x: x >= 0.90, percent(fp32_128 or 0)),
         judged(fp32_256, lambda x: x >= 0.95, percent(fp32_256 or 0)),
         judged(chunked_8pvd, lambda x: x >= 0.85, percent(chunked_8pvd or 0)),
         judged(bf16_128, lambda x: x >= 0.70, percent(bf16_128 or 0), applies=amx),
         judged(e4m3_over_bf16, lambda x: x <= 1.05, up(e4m3_over_bf16 or 0, 3)),
         judged(gemm_ratio, lambda x: x >= 1.0, down(gemm_ratio or 0, 2), applies=amx),
-        f"{flagged} of {len(df)}",
     ]
-    return "| " + " | ".join(cells) + " |"
+    cells = [os.path.basename(path), cpu, "yes" if amx else "no", *(cell for cell, _ in targets),
+             f"{flagged} of {len(df)}"]
+    return "| " + " | ".join(cells) + " |", [met for _, met in targets]
+
+
+def met_in(verdicts):
+    """Under a table of several runs: in how many of the runs that judge it each target was met."""
+    parts = []
+    for name, column in zip(TARGETS, zip(*verdicts)):
+        judged_runs = [met for met in column if met is not None]
+        if judged_runs:
+            parts.append(f"{name}: {sum(judged_runs)} of {len(judged_runs)}")
+    return "Targets met, in the runs that judge them: " + "; ".join(parts) + "." if parts else ""
+
+
+TARGETS = ["fp32 fused, D = 128", "fp32 fused, D = 256", "chunked", "bf16 fused, D = 128", "e4m3 / bf16 time",
+           "bf16 GEMM / oneDNN"]
 
 
 def main():
@@ -102,8 +120,14 @@ def main():
           "| chunked, 8·P·V·D (≥ 85 %) | bf16 fused, D = 128 (≥ 70 % on AMX) | e4m3 / bf16 time (≤ 1.05) "
           "| bf16 GEMM / oneDNN (≥ 1.00 on AMX) | rows flagged |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    verdicts = []
     for path, df in frames:
-        print(line(path, df))
+        text, met = line(path, df)
+        print(text)
+        verdicts.append(met)
+    if len(frames) > 1 and met_in(verdicts):
+        print()
+        print(met_in(verdicts))
 
 
 if __name__ == "__main__":

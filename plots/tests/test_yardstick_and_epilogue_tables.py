@@ -167,6 +167,35 @@ def test_cpu_targets_table_judges_the_amx_targets_where_the_cpu_has_amx(tmp_path
     assert line["bf16 GEMM / oneDNN (≥ 1.00 on AMX)"] == f"{math.floor(100 * ratio) / 100:.2f} {'✓' if ratio >= 1.0 else '✗'}"
 
 
+def test_cpu_targets_table_counts_under_several_runs_how_often_each_target_was_met(tmp_path):
+    import h5py
+    import shutil
+    runs = [os.path.join(ROOT, f"results/cpu/zen5_targets_{i}_20261207.h5") for i in (1, 2, 3)]
+    amx = str(tmp_path / "amx.h5")  # a fourth run that judges the AMX targets too
+    shutil.copy(runs[0], amx)
+    with h5py.File(amx, "r+") as f:
+        f.attrs["cpu_simd"] = "avx2,fma,avx512f,avx512_bf16,amx_tile,amx_bf16"
+    runs.append(amx)
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "plots", "cpu_targets_table.py"), *runs],
+                         capture_output=True, text=True, check=True).stdout
+    lines = targets_line(*runs)
+    assert len(lines) == 4
+    (summary,) = [s for s in out.splitlines() if s.startswith("Targets met")]
+    counts = dict(part.rsplit(": ", 1) for part in summary.split(": ", 1)[1].rstrip(".").split("; "))
+    columns = {"fp32 fused, D = 128": "fp32 fused, D = 128 (≥ 90 %)", "fp32 fused, D = 256": "fp32 fused, D = 256 (≥ 95 %)",
+               "chunked": "chunked, 8·P·V·D (≥ 85 %)", "bf16 fused, D = 128": "bf16 fused, D = 128 (≥ 70 % on AMX)",
+               "e4m3 / bf16 time": "e4m3 / bf16 time (≤ 1.05)", "bf16 GEMM / oneDNN": "bf16 GEMM / oneDNN (≥ 1.00 on AMX)"}
+    for name, column in columns.items():
+        cells = [line[column] for line in lines]
+        judged = [c for c in cells if c.endswith("✓") or c.endswith("✗")]
+        assert counts[name] == f"{sum(c.endswith('✓') for c in judged)} of {len(judged)}", (name, cells)
+    assert counts["bf16 fused, D = 128"].endswith("of 1")  # (judged in the AMX run only)
+    # one run: no such line
+    one = subprocess.run([sys.executable, os.path.join(ROOT, "plots", "cpu_targets_table.py"), runs[0]],
+                         capture_output=True, text=True, check=True).stdout
+    assert "Targets met" not in one
+
+
 def test_cpu_targets_table_reads_the_e4m3_rows_and_counts_the_flagged_ones():
     runs = [os.path.join(ROOT, f"results/cpu/zen5_targets_{i}_20261207.h5") for i in (1, 2, 3)]
     lines = targets_line(*runs)
