@@ -48,6 +48,10 @@ struct Consts {
   using V = typename S::V;
   V abs_mask, sign_bit, one, c31, c32, s0v, lowmask, notlow, half_m1, half, step;
   V emin_bits, max_bits, inf_bits, code_offset, code_sign, sub_base, mant_mask, implicit, sub_code_shift;
+  // Nearest even: the largest magnitude (float32 bits) that rounds to at most max_bits; every larger one
+  // overflows, or is inf or NaN (inf_bits lies above it). One comparison finds a vector's special lanes.
+  V nearest_even_in_range;
+  bool nearest_even_one_compare;
   V kv, k_mask, sr_left, sr_right, thr_shift;
   typename S::F sub_step;
   V nan_f[2], inf_f[2], ovf_f[2], max_f[2];
@@ -73,6 +77,10 @@ Consts<S> make_consts(const Plan& p, int k) {
   c.emin_bits = S::set1(p.min_normal_bits);
   c.max_bits = S::set1(p.max_bits);
   c.inf_bits = S::set1(0x7F800000u);
+  // a = max + half rounds to max when max's last kept bit is even (the tie to even), up when it is odd.
+  const uint64_t in_range = uint64_t(p.max_bits) + (p.lowmask >> 1) + 1 - ((p.max_bits >> p.s0) & 1u);
+  c.nearest_even_one_compare = p.s0 > 0 && in_range < 0x7F800000u;
+  c.nearest_even_in_range = S::set1(static_cast<uint32_t>(c.nearest_even_one_compare ? in_range : 0u));
   c.code_offset = S::set1(p.code_offset);
   c.code_sign = S::set1(p.code_sign);
   c.sub_base = S::set1(static_cast<uint32_t>(p.s_sub_base));
@@ -187,10 +195,19 @@ inline void round_vec(typename S::V x, typename S::V word, const Consts<S>& c, t
   V f = S::or_where(sneg, mag, c.sign_bit);
   if constexpr (CODE) code = S::or_where(sneg, code, c.code_sign);
 
-  const M ovf = S::gt(mag, c.max_bits);
-  const M nan = S::gt(a, c.inf_bits);
-  const M inf = S::eq(a, c.inf_bits);
-  if (S::any(S::m_or(ovf, S::m_or(nan, inf)))) {
+  // Whether any lane overflows or is inf or NaN (then each mask is made): for nearest even, one comparison.
+  const auto any_special = [&] {
+    return S::any(S::m_or(S::gt(mag, c.max_bits), S::m_or(S::gt(a, c.inf_bits), S::eq(a, c.inf_bits))));
+  };
+  bool special;
+  if constexpr (MODE == Rounding::nearest_even)
+    special = c.nearest_even_one_compare ? S::any(S::gt(a, c.nearest_even_in_range)) : any_special();
+  else
+    special = any_special();
+  if (special) {
+    const M ovf = S::gt(mag, c.max_bits);
+    const M nan = S::gt(a, c.inf_bits);
+    const M inf = S::eq(a, c.inf_bits);
     M away;
     if constexpr (MODE == Rounding::toward_zero) away = S::m_none();
     else if constexpr (MODE == Rounding::up) away = S::m_not(neg);

@@ -93,6 +93,36 @@ TEST(Simd, EveryIsaMatchesScalarForEveryFormatAndMode) {
   }
 }
 
+// The edge of overflow, where the nearest-even kernel finds a vector's special lanes with one comparison
+// against the largest magnitude that still rounds into range (simd_kernels.hpp): each float32 within a few
+// ulps of the largest finite value, of the tie halfway to the next step above it, and of inf, both signs,
+// in every mode, against the scalar path. Each value fills 16 lanes, so that a whole vector holds it alone
+// (a lane beside it that is special anyway would send the vector down the exact path).
+TEST(Simd, EveryIsaMatchesScalarAtTheEdgeOfOverflow) {
+  for (const Format& f : formats_under_test()) {
+    if (f.mantissa_bits >= 23) continue;
+    const uint32_t max_bits = f2u(float(f.max_finite())), half = uint32_t(1) << (22 - f.mantissa_bits);
+    std::vector<float> x;
+    for (uint32_t centre : {max_bits, max_bits + half, max_bits + 2 * half, 0x7F800000u})
+      for (int d = -3; d <= 3; ++d)
+        for (uint32_t sign : {0u, 0x80000000u}) x.insert(x.end(), 16, u2f(sign | uint32_t(int64_t(centre) + d)));
+    const Quantizer scalar(f, Isa::scalar);
+    for (Rounding mode : kAllRoundings) {
+      const RoundingOptions opt{.mode = mode, .sr_bits = mode == Rounding::stochastic ? 7 : 0, .seed = 7};
+      std::vector<float> want(x.size());
+      scalar.round(x, want, opt);
+      for (Isa isa : available_isas()) {
+        if (isa == Isa::scalar) continue;
+        std::vector<float> got(x.size());
+        Quantizer(f, isa).round(x, got, opt);
+        for (size_t i = 0; i < x.size(); ++i)
+          ASSERT_EQ(f2u(got[i]), f2u(want[i])) << f.name << " " << rounding_name(mode) << " " << isa_name(isa)
+                                               << " x bits " << std::hex << f2u(x[i]);
+      }
+    }
+  }
+}
+
 TEST(Simd, InPlaceAndShortArrays) {
   for (Isa isa : available_isas()) {
     const Quantizer q(formats::float8_e4m3fn(), isa);
