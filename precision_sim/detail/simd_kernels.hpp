@@ -196,15 +196,9 @@ inline void round_vec(typename S::V x, typename S::V word, const Consts<S>& c, t
   if constexpr (CODE) code = S::or_where(sneg, code, c.code_sign);
 
   // Whether any lane overflows or is inf or NaN (then each mask is made): for nearest even, one comparison.
-  const auto any_special = [&] {
-    return S::any(S::m_or(S::gt(mag, c.max_bits), S::m_or(S::gt(a, c.inf_bits), S::eq(a, c.inf_bits))));
-  };
-  bool special;
-  if constexpr (MODE == Rounding::nearest_even)
-    special = c.nearest_even_one_compare ? S::any(S::gt(a, c.nearest_even_in_range)) : any_special();
-  else
-    special = any_special();
-  if (special) {
+  if (MODE == Rounding::nearest_even && c.nearest_even_one_compare
+          ? S::any(S::gt(a, c.nearest_even_in_range))
+          : S::any(S::m_or(S::gt(mag, c.max_bits), S::m_or(S::gt(a, c.inf_bits), S::eq(a, c.inf_bits))))) {
     const M ovf = S::gt(mag, c.max_bits);
     const M nan = S::gt(a, c.inf_bits);
     const M inf = S::eq(a, c.inf_bits);

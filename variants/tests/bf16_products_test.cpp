@@ -31,6 +31,7 @@
 #include "variants/reference.hpp"
 #include "variants/tests/ragged_cases.hpp"
 #include "variants/tests/reference_checks.hpp"
+#include "variants/tests/scoped_env.hpp"
 
 namespace lobench {
 namespace {
@@ -496,12 +497,10 @@ TEST(Bf16Variants, SkipWithTheReasonWhereTheKernelCannotRun) {
   o.operand = "bf16";
   const Shape s{1, 4, 100, 8, 2, Reduction::mean, false};
   // LOBENCH_ISA=avx2 stands for a CPU without AVX-512 (and so without AVX512_BF16).
-  const char* saved = std::getenv("LOBENCH_ISA");
-  const std::string saved_value = saved ? saved : "";
-  setenv("LOBENCH_ISA", "avx2", 1);
-  const auto why = fused->skip_reason(s, o);
-  if (saved) setenv("LOBENCH_ISA", saved_value.c_str(), 1);
-  else unsetenv("LOBENCH_ISA");
+  const auto why = [&] {
+    const testing::ScopedEnv isa("LOBENCH_ISA", "avx2");
+    return fused->skip_reason(s, o);
+  }();
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("AVX512_BF16"), std::string::npos) << *why;
   // tf32 is a GPU format.

@@ -32,6 +32,7 @@
 #include "variants/tests/bf16_test_kernels.hpp"
 #include "variants/tests/ragged_cases.hpp"
 #include "variants/tests/reference_checks.hpp"
+#include "variants/tests/scoped_env.hpp"
 
 namespace lobench {
 namespace {
@@ -126,18 +127,15 @@ void expect_max_abs_equals_a_plain_loop() {
 
 // ... on each instruction-set path this CPU runs (LOBENCH_ISA picks it, as for every dispatched kernel).
 TEST(Fp8Operands, TheLargestMagnitudeIsFoundWhereverItIsOnEveryPath) {
-  const char* saved = std::getenv("LOBENCH_ISA");
-  const std::string saved_value = saved ? saved : "";
   int paths = 0;
   for (cpu_dispatch::Isa isa : {cpu_dispatch::Isa::portable, cpu_dispatch::Isa::avx2, cpu_dispatch::Isa::avx512}) {
     if (!cpu_dispatch::cpu_supports(isa)) continue;
-    setenv("LOBENCH_ISA", std::string(cpu_dispatch::name(isa)).c_str(), 1);
-    SCOPED_TRACE(std::string(cpu_dispatch::name(isa)));
+    const std::string name(cpu_dispatch::name(isa));
+    const testing::ScopedEnv forced("LOBENCH_ISA", name.c_str());
+    SCOPED_TRACE(name);
     expect_max_abs_equals_a_plain_loop();
     ++paths;
   }
-  if (saved) setenv("LOBENCH_ISA", saved_value.c_str(), 1);
-  else unsetenv("LOBENCH_ISA");
   EXPECT_GE(paths, 1);
 }
 
@@ -336,12 +334,11 @@ TEST(Fp8Variants, SkipWithTheReasonWhereTheKernelCannotRun) {
   RunOptions o;
   o.operand = "e4m3";
   const Shape s{1, 4, 100, 8, 2, Reduction::mean, false};
-  const char* saved = std::getenv("LOBENCH_ISA");
-  const std::string saved_value = saved ? saved : "";
-  setenv("LOBENCH_ISA", "avx2", 1);  // stands for a CPU without AVX-512 (and so without AVX512_BF16)
-  const auto why = fused->skip_reason(s, o), why_dense = dense->skip_reason(s, o);
-  if (saved) setenv("LOBENCH_ISA", saved_value.c_str(), 1);
-  else unsetenv("LOBENCH_ISA");
+  std::optional<std::string> why, why_dense;
+  {
+    const testing::ScopedEnv isa("LOBENCH_ISA", "avx2");  // stands for a CPU without AVX-512 (and so without AVX512_BF16)
+    why = fused->skip_reason(s, o), why_dense = dense->skip_reason(s, o);
+  }
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("AVX512_BF16"), std::string::npos) << *why;
   ASSERT_TRUE(why_dense.has_value());

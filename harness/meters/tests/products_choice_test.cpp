@@ -20,25 +20,14 @@
 #include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
+#include "variants/tests/scoped_env.hpp"
 
 namespace lobench::meters {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Sets (or, with nullptr, unsets) an environment variable for the scope; restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using lobench::testing::ScopedEnv;
 
 // A fresh folder, removed with everything in it at the end of the scope.
 struct TempDir {

@@ -12,6 +12,7 @@
 #include "harness/train/tests/tiny_data.hpp"
 #include "harness/io/h5_io.hpp"
 #include "harness/train/xmc_sweep.hpp"
+#include "variants/tests/scoped_env.hpp"
 
 namespace lobench::train {
 namespace {
@@ -189,13 +190,11 @@ TEST(TrainXmc, OperandIsAnAxisSkippedWithTheReasonWhereTheCpuCannot) {
   const auto points = expand_sweep(spec);
   ASSERT_EQ(points.size(), 2u);
   EXPECT_NE(points[1].name.find("_op-bf16_"), std::string::npos) << points[1].name;
-  const char* isa = std::getenv("LOBENCH_ISA");
-  const std::string saved = isa ? isa : "";
-  ::setenv("LOBENCH_ISA", "avx2", 1);
   std::ostringstream out, err;
-  const int failed = run_xmc_sweep(spec, collect_provenance("test"), out, err);
-  if (isa) ::setenv("LOBENCH_ISA", saved.c_str(), 1);
-  else ::unsetenv("LOBENCH_ISA");
+  const int failed = [&] {
+    const lobench::testing::ScopedEnv isa("LOBENCH_ISA", "avx2");
+    return run_xmc_sweep(spec, collect_provenance("test"), out, err);
+  }();
   EXPECT_EQ(failed, 0) << out.str();
   auto attr = [&](const SweepPoint& p, const char* name) {
     auto f = h5::open_file_read((dir / "runs" / (p.name + ".h5")).string());
