@@ -131,9 +131,11 @@ int main(int argc, char** argv) {
   blocks.block_v = n, blocks.block_p = rows, blocks.ld = ld, blocks.threads = 1;
   std::vector<std::pair<int64_t, int64_t>> targets;
   for (int64_t i = 0; i < rows * n / 10000; ++i) targets.push_back({(i * 7919) % rows, (i * 104729) % n});
-  double t_fused_logits = 0, t_fused_grads = 0, t_fused = 0;
-  if (Bf16TileProducts::fused_tiles_run()) {
-    Bf16TileProducts tp(A.data(), rows, D, blocks, alloc, true);
+  // [0]: the float32 epilogue, [1]: the binary16 one (`--epilogue fp16`, where the CPU has AVX512-FP16)
+  double t_fused_logits[2] = {}, t_fused_grads[2] = {}, t_fused[2] = {};
+  for (int fp16 = 0; fp16 < 2; ++fp16) {
+    if (!Bf16TileProducts::fused_tiles_run(fp16 == 1)) continue;
+    Bf16TileProducts tp(A.data(), rows, D, blocks, alloc, true, fp16 == 1);
     auto fused_logits = [&] {
       tp.fused_logits(0, E.data(), n, 0, rows, row_scale.data(), X.data(), ld, predicted.data(), [&](auto&& fn) {
         for (auto [r, j] : targets) fn(r, j);
@@ -141,9 +143,9 @@ int main(int argc, char** argv) {
       tp.add_row_sums(0, rows, loss.data());
     };
     auto fused_grads = [&] { tp.gradient_products(0, E.data(), n, 0, rows, dE.data(), dA.data(), true, true); };
-    t_fused_logits = best_seconds(fused_logits);
-    t_fused_grads = best_seconds(fused_grads);
-    t_fused = best_seconds([&] {
+    t_fused_logits[fp16] = best_seconds(fused_logits);
+    t_fused_grads[fp16] = best_seconds(fused_grads);
+    t_fused[fp16] = best_seconds([&] {
       fused_logits();
       fused_grads();
     });
@@ -157,10 +159,13 @@ int main(int argc, char** argv) {
   row("dE product (G transposed)", t_dE_rows, true);
   row("dA product", t_dA, true);
   std::printf("%-28s %8.1f us  %6.1f GFLOP/s (6 rows n D)\n", "whole tile", t_all * 1e6, 3 * flops / t_all / 1e9);
-  if (t_fused > 0) {
-    row("fused: logits + epilogue", t_fused_logits, true);
-    row("fused: pair E, dE, dA", t_fused_grads, false);
-    std::printf("%-28s %8.1f us  %6.1f GFLOP/s (6 rows n D)\n", "fused tile", t_fused * 1e6, 3 * flops / t_fused / 1e9);
+  for (int fp16 = 0; fp16 < 2; ++fp16) {
+    if (!(t_fused[fp16] > 0)) continue;
+    const char* e = fp16 ? " (fp16 epilogue)" : "";
+    row((std::string("fused: logits + epilogue") + e).c_str(), t_fused_logits[fp16], true);
+    row((std::string("fused: pair E, dE, dA") + e).c_str(), t_fused_grads[fp16], false);
+    std::printf("%-28s %8.1f us  %6.1f GFLOP/s (6 rows n D)\n", (std::string("fused tile") + e).c_str(), t_fused[fp16] * 1e6,
+                3 * flops / t_fused[fp16] / 1e9);
   }
   return 0;
 }

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace lobench::cpu {
 
@@ -64,7 +66,29 @@ void epilogue_of_tile(const Bf16FusedTile& t);
 void add_row_sums(const double* row_sums, int64_t rows, double* loss);
 }  // namespace avx512_bf16
 
+// The same three with softplus and σ computed in binary16 (`--epilogue fp16`, variants/epilogue.hpp) on
+// AVX512-FP16 (bf16_fused_tile_fp16.cpp), present where LOBENCH_FP16_EPILOGUE_TILE_BUILT is defined: the
+// logits rounded to binary16, bce_math in binary16 (the emulation's operations, bit for bit), the loss
+// terms summed in the emulation's order (per 16 columns, columns l and 8 + l added in binary16, into 8
+// float64 lanes of row_sums), σ widened to float32 for G. What the library path with the emulated fp16
+// kernels makes from the same logits, bit for bit. Call them only where fp16_epilogue_tile_unavailable()
+// is nothing.
+namespace avx512_fp16_epilogue {
+void fused_logits(const Bf16FusedTile& t);
+void epilogue_of_tile(const Bf16FusedTile& t);
+void add_row_sums(const double* row_sums, int64_t rows, double* loss);
+}  // namespace avx512_fp16_epilogue
+
+// The tile through the kernels above: fused_logits (epilogue_of_tile where logits_in_x: the logits made
+// into t.X already), of avx512_fp16_epilogue where fp16_epilogue, else of avx512_bf16.
+void bf16_fused_tile(const Bf16FusedTile& t, bool logits_in_x, bool fp16_epilogue);
+// add_row_sums of the same namespace.
+void bf16_fused_tile_row_sums(const double* row_sums, int64_t rows, double* loss, bool fp16_epilogue);
+
 // Whether this build has the kernels above.
 bool bf16_fused_tile_built();
+// Why the binary16 tile cannot run here (the build lacks it, the CPU lacks AVX512-FP16 or AVX512_BF16, or
+// LOBENCH_ISA excludes them), or nothing.
+std::optional<std::string> fp16_epilogue_tile_unavailable();
 
 }  // namespace lobench::cpu

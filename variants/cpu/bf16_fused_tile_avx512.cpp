@@ -13,13 +13,28 @@
 #include "variants/cpu/bf16_fused_tile.hpp"
 #include "variants/cpu/bf16_register_block_avx512.hpp"
 
+// Compiled twice: here, with the element-wise math in float32 (namespace avx512_bf16), and by
+// bf16_fused_tile_fp16.cpp with LOBENCH_FP16_EPILOGUE_TILE defined and AVX512-FP16 flags, with the math in
+// binary16 (namespace avx512_fp16_epilogue: `--epilogue fp16`, the bits of its emulation).
+#if defined(LOBENCH_FP16_EPILOGUE_TILE)
+#define LOBENCH_TILE_NAMESPACE avx512_fp16_epilogue
+#else
+#define LOBENCH_TILE_NAMESPACE avx512_bf16
+#endif
+
 namespace lobench::cpu {
 namespace {
 #include "variants/bce/bce_simd_avx512.hpp"
 #include "variants/bce/bce_simd_avx512_wide.hpp"
+#if defined(LOBENCH_FP16_EPILOGUE_TILE)
+#include "variants/bce/bce_simd_avx512_fp16_wide.hpp"
+constexpr bool kFp16Math = true;
+#else
+constexpr bool kFp16Math = false;
+#endif
 }  // namespace
 
-namespace avx512_bf16 {
+namespace LOBENCH_TILE_NAMESPACE {
 namespace {
 
 // Positions per register block: 2·kRows accumulators. Even, so that a block holds whole position pairs,
@@ -28,8 +43,15 @@ constexpr int kRows = 8;
 static_assert(kRows % 2 == 0 && kRows <= kBf16TargetRowPad);
 // Rows of logits per call of the element-wise math (Avx512Wide<8>, the fastest measured: see
 // bce_simd_avx512_wide.hpp). Even, so that a call covers whole position pairs.
+#if defined(LOBENCH_FP16_EPILOGUE_TILE)
+constexpr int kMathRows = LOBENCH_FP16_MATH_ROWS;
+#else
 constexpr int kMathRows = 4;
+#endif
 using Wide = Avx512Wide<2 * kMathRows>;
+#if defined(LOBENCH_FP16_EPILOGUE_TILE)
+using Half = Avx512Fp16Wide<kMathRows>;  // (32 lanes: a row of the block per vector)
+#endif
 
 using bf16_block::chain;
 using bf16_block::lanes;
@@ -46,14 +68,10 @@ inline __m512i rounded_words(__m512 g0, __m512 g1) {
   return (__m512i)_mm512_cvtne2ps_pbh(g1, g0);
 }
 
-// One row's epilogue, with x[v] its logits of columns [n0 + 16v, n0 + 16v + 16) (lanes outside mask[v]
-// are not in the tile) and sp[v], sig[v] their softplus and σ: adds the softplus terms into the row's
-// float64 lanes in the element-wise kernel's order, counts x > 0, stores x at the targets, writes G's
-// pairs along the vocabulary and returns G's 32 bf16 values (`words`, rounded_words) for the pairs along
-// positions.
+// Adds one row's softplus terms sp[v] of columns [n0 + 16v, n0 + 16v + 16) (lanes outside mask[v] are not
+// in the tile) into its 16 float64 lanes, in the float32 element-wise kernel's order.
 template <bool kFull>
-inline void row_epilogue(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&x)[2],
-                         const __m512 (&sp)[2], const __m512 (&sig)[2], uint32_t target_bits, __m512i& words) {
+inline void add_softplus_terms(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&sp)[2]) {
   double* sums = t.row_sums + r * 16;
   Avx512::Acc acc = n0 == 0 ? Avx512::acc_zero() : Avx512::Acc{_mm512_loadu_pd(sums), _mm512_loadu_pd(sums + 8)};
   if (kFull) {
@@ -64,7 +82,52 @@ inline void row_epilogue(const Bf16FusedTile& t, int64_t r, int64_t n0, const __
   }
   _mm512_storeu_pd(sums, acc.lo);
   _mm512_storeu_pd(sums + 8, acc.hi);
+}
 
+#if defined(LOBENCH_FP16_EPILOGUE_TILE)
+// The same in binary16, in the order of the emulation's kernel (bce_tile_loops.hpp's softplus_and_sigmoid
+// on the 8-lane portable vectors, every + rounded to binary16): per 16 columns the binary16 sum of columns
+// l and 8 + l, widened into float64 lane l; a last part of fewer than 16 columns added 8 columns at a time,
+// unpaired, lanes past the tile as +0. sp: the row's 32 binary16 softplus terms (lane j: column n0 + j);
+// `valid`: the columns of the 32 in the tile. Lanes 0-7 of t.row_sums' 16 per row hold the sums.
+template <bool kFull>
+inline void add_softplus_terms_fp16(const Bf16FusedTile& t, int64_t r, int64_t n0, int valid, __m512h sp) {
+  double* sums = t.row_sums + r * 16;
+  __m512d acc = n0 == 0 ? _mm512_setzero_pd() : _mm512_loadu_pd(sums);
+  // lane j + (the 128-bit lanes swapped in pairs) lane j ± 8: columns l and 8 + l of each 16 at lanes 0-7, 16-23
+  const __m512h pairs = _mm512_add_ph(sp, _mm512_castsi512_ph(_mm512_shuffle_i32x4(
+                                              _mm512_castph_si512(sp), _mm512_castph_si512(sp), 0xB1)));
+  const __m512i pair_bits = _mm512_castph_si512(pairs), sp_bits = _mm512_castph_si512(sp);
+  auto eight = [](__m512i v, int part) {  // fp16 lanes [8·part, 8·part + 8) widened to float64
+    const __m128i q = part == 0 ? _mm512_castsi512_si128(v) : part == 1 ? _mm512_extracti32x4_epi32(v, 1)
+                    : part == 2 ? _mm512_extracti32x4_epi32(v, 2) : _mm512_extracti32x4_epi32(v, 3);
+    return _mm512_cvtph_pd(_mm_castsi128_ph(q));
+  };
+  if (kFull) {
+    acc = _mm512_add_pd(acc, eight(pair_bits, 0));
+    acc = _mm512_add_pd(acc, eight(pair_bits, 2));
+  } else {
+    const __m512i kept = _mm512_maskz_mov_epi16(valid >= 32 ? ~__mmask32(0) : (__mmask32(1) << valid) - 1u, sp_bits);
+    for (int g = 0; g < 2; ++g) {
+      if (16 * g + 16 <= valid) {
+        acc = _mm512_add_pd(acc, eight(pair_bits, 2 * g));
+      } else {
+        if (16 * g < valid) acc = _mm512_add_pd(acc, eight(kept, 2 * g));
+        if (16 * g + 8 < valid) acc = _mm512_add_pd(acc, eight(kept, 2 * g + 1));
+      }
+    }
+  }
+  _mm512_storeu_pd(sums, acc);
+}
+#endif
+
+// One row's epilogue, with x[v] its logits of columns [n0 + 16v, n0 + 16v + 16) (lanes outside mask[v]
+// are not in the tile) and sig[v] their σ (the softplus terms are add_softplus_terms'): counts x > 0,
+// stores x at the targets, writes G's pairs along the vocabulary and returns G's 32 bf16 values
+// (`words`, rounded_words) for the pairs along positions.
+template <bool kFull>
+inline void row_epilogue(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&x)[2],
+                         const __m512 (&sig)[2], uint32_t target_bits, __m512i& words) {
   const __m512 zero = _mm512_setzero_ps();
   t.predicted[r] += __builtin_popcount(unsigned(_mm512_mask_cmp_ps_mask(mask[0], x[0], zero, _CMP_GT_OQ))) +
                     __builtin_popcount(unsigned(_mm512_mask_cmp_ps_mask(mask[1], x[1], zero, _CMP_GT_OQ)));
@@ -130,22 +193,51 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
   const bool any_target = !_mm256_testz_si256(tw, tw);
 #pragma GCC unroll 4
   for (int h = 0; h < ROWS; h += kMathRows) {
-    typename Wide::F x;
+    // σ of the kMathRows rows from h, two vectors per row; their softplus terms added into the row sums
+    __m512 sig[kMathRows][2];
+    if constexpr (kFp16Math) {
+#if defined(LOBENCH_FP16_EPILOGUE_TILE)
+      typename Half::F x;  // one vector of 32 binary16 lanes per row: the logits rounded to nearest even
 #pragma GCC unroll 8
-    for (int q = 0; q < kMathRows; ++q)
+      for (int q = 0; q < kMathRows; ++q) {
+        const int i = std::min(h + q, ROWS - 1);
+        const __m256i lo = _mm512_cvtps_ph(acc[i][0], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m256i hi = _mm512_cvtps_ph(acc[i][1], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        x.v[q] = _mm512_castsi512_ph(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+      }
+      const auto e = bce_math::softplus_sigmoid<Half>(x);
+      const int valid = int(std::min<int64_t>(32, t.n - n0));
+#pragma GCC unroll 8
+      for (int q = 0; q < kMathRows; ++q) {
+        if (h + q >= ROWS) break;
+        add_softplus_terms_fp16<kFull>(t, m0 + h + q, n0, valid, e.softplus.v[q]);
+        const __m512i bits = _mm512_castph_si512(e.sigmoid.v[q]);
+        sig[q][0] = _mm512_cvtph_ps(_mm512_castsi512_si256(bits));
+        sig[q][1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(bits, 1));
+      }
+#endif
+    } else {
+      typename Wide::F x;
+#pragma GCC unroll 8
+      for (int q = 0; q < kMathRows; ++q)
 #pragma GCC unroll 2
-      for (int v = 0; v < 2; ++v) x.v[2 * q + v] = h + q < ROWS ? acc[std::min(h + q, ROWS - 1)][v] : _mm512_setzero_ps();
-    const auto e = bce_math::softplus_sigmoid<Wide>(x);
+        for (int v = 0; v < 2; ++v) x.v[2 * q + v] = h + q < ROWS ? acc[std::min(h + q, ROWS - 1)][v] : _mm512_setzero_ps();
+      const auto e = bce_math::softplus_sigmoid<Wide>(x);
+#pragma GCC unroll 8
+      for (int q = 0; q < kMathRows; ++q) {
+        if (h + q >= ROWS) break;
+        add_softplus_terms<kFull>(t, m0 + h + q, n0, mask, {e.softplus.v[2 * q], e.softplus.v[2 * q + 1]});
+        sig[q][0] = e.sigmoid.v[2 * q], sig[q][1] = e.sigmoid.v[2 * q + 1];
+      }
+    }
 #pragma GCC unroll 4
     for (int q = 0; q < kMathRows; q += 2) {
       if (h + q >= ROWS) break;  // (inside, not in the condition: GCC unrolls only a loop of constant bounds)
       const int i = h + q;
       __m512i lo, hi = _mm512_setzero_si512();
-      row_epilogue<kFull>(t, m0 + i, n0, mask, acc[i], {e.softplus.v[2 * q], e.softplus.v[2 * q + 1]},
-                          {e.sigmoid.v[2 * q], e.sigmoid.v[2 * q + 1]}, any_target ? target_words[i] : 0u, lo);
+      row_epilogue<kFull>(t, m0 + i, n0, mask, acc[i], sig[q], any_target ? target_words[i] : 0u, lo);
       if (i + 1 < ROWS)
-        row_epilogue<kFull>(t, m0 + i + 1, n0, mask, acc[i + 1], {e.softplus.v[2 * q + 2], e.softplus.v[2 * q + 3]},
-                            {e.sigmoid.v[2 * q + 2], e.sigmoid.v[2 * q + 3]}, any_target ? target_words[i + 1] : 0u, hi);
+        row_epilogue<kFull>(t, m0 + i + 1, n0, mask, acc[i + 1], sig[q + 1], any_target ? target_words[i + 1] : 0u, hi);
       store_position_pairs<kFull>(t, m0 + i, n0, mask, lo, hi);
     }
   }
@@ -205,9 +297,17 @@ void epilogue_of_tile(const Bf16FusedTile& t) {
 }
 
 void add_row_sums(const double* row_sums, int64_t rows, double* loss) {
-  for (int64_t r = 0; r < rows; ++r)
-    loss[r] += Avx512::acc_total(Avx512::Acc{_mm512_loadu_pd(row_sums + r * 16), _mm512_loadu_pd(row_sums + r * 16 + 8)});
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* sums = row_sums + r * 16;
+    if constexpr (kFp16Math) {  // the emulation's total: lane by lane from 0 (the portable acc_total)
+      double s = 0.0;
+      for (int l = 0; l < 8; ++l) s += sums[l];
+      loss[r] += s;
+    } else {
+      loss[r] += Avx512::acc_total(Avx512::Acc{_mm512_loadu_pd(sums), _mm512_loadu_pd(sums + 8)});
+    }
+  }
 }
 
-}  // namespace avx512_bf16
+}  // namespace LOBENCH_TILE_NAMESPACE
 }  // namespace lobench::cpu

@@ -36,6 +36,17 @@ bool cpu_has_amx_bf16() {
 #endif
 }
 
+// CPUID leaf 7: AVX512-FP16 (EDX bit 23). (With AVX512F, whose check says the OS saves the vector state.)
+bool cpu_has_avx512_fp16() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx >> 23 & 1u) && cpu_has_avx512_bf16();
+#else
+  return false;
+#endif
+}
+
 // 0: automatic; else 1 + the forced kernel.
 std::atomic<int> forced{0};
 
@@ -180,6 +191,39 @@ bool bf16_fused_tile_built() {
   return true;
 #else
   return false;
+#endif
+}
+
+void bf16_fused_tile(const Bf16FusedTile& t, bool logits_in_x, bool fp16_epilogue) {
+#if defined(LOBENCH_FP16_EPILOGUE_TILE_BUILT)
+  if (fp16_epilogue) return logits_in_x ? avx512_fp16_epilogue::epilogue_of_tile(t) : avx512_fp16_epilogue::fused_logits(t);
+#endif
+#if defined(LOBENCH_BF16_SIMD)
+  if (!fp16_epilogue) return logits_in_x ? avx512_bf16::epilogue_of_tile(t) : avx512_bf16::fused_logits(t);
+#endif
+  (void)t, (void)logits_in_x;
+  throw std::logic_error("bf16_fused_tile: this build has no such kernel");
+}
+
+void bf16_fused_tile_row_sums(const double* row_sums, int64_t rows, double* loss, bool fp16_epilogue) {
+#if defined(LOBENCH_FP16_EPILOGUE_TILE_BUILT)
+  if (fp16_epilogue) return avx512_fp16_epilogue::add_row_sums(row_sums, rows, loss);
+#endif
+#if defined(LOBENCH_BF16_SIMD)
+  if (!fp16_epilogue) return avx512_bf16::add_row_sums(row_sums, rows, loss);
+#endif
+  (void)row_sums, (void)rows, (void)loss;
+  throw std::logic_error("bf16_fused_tile_row_sums: this build has no such kernel");
+}
+
+std::optional<std::string> fp16_epilogue_tile_unavailable() {
+#if !defined(LOBENCH_FP16_EPILOGUE_TILE_BUILT)
+  return std::string("the binary16 epilogue's kernel needs a compiler with AVX512-FP16 (GCC 12, Clang 14 or later) "
+                     "on x86-64, which this build did not have");
+#else
+  if (auto why = bf16_simd_unavailable()) return why;
+  if (!cpu_has_avx512_fp16()) return std::string("the binary16 epilogue's kernel needs AVX512-FP16, which this CPU lacks");
+  return std::nullopt;
 #endif
 }
 

@@ -20,7 +20,7 @@ class ChunkedVariant final : public TiledVariant {
     TiledRun run(in, out, ctx);
     if (run.own) scan_own(run, out);
     else scan_library(run, out);
-    require_finite_outputs(in, out, name());
+    require_finite_outputs(in, out, name(), false, parse_epilogue(ctx.options.epilogue));
   }
 
  private:

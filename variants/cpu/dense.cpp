@@ -198,7 +198,7 @@ class DenseVariant final : public Variant {
 
     if (bf16) {
       bf16->gradients(rounded, grad.data(), out, threads);
-      require_finite_outputs(in, out, name());
+      require_finite_outputs(in, out, name(), false, parse_epilogue(ctx.options.epilogue));
       return;
     }
     for_each_fixed_panel(P, threads, [&](int64_t p0, int64_t rows) {  // dA = G·E
@@ -207,7 +207,7 @@ class DenseVariant final : public Variant {
     for_each_fixed_panel(V, threads, [&](int64_t v0, int64_t rows) {  // dE = Gᵀ·A
       sgemm(Op::transpose, Op::none, rows, D, P, grad.data() + v0, V, in.A, D, out.dE.data() + v0 * D, D, false);
     }, /*panel_rows=*/256);
-    require_finite_outputs(in, out, name());
+    require_finite_outputs(in, out, name(), false, parse_epilogue(ctx.options.epilogue));
   }
 };
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "variants/epilogue.hpp"
 #include "variants/step.hpp"
 
 namespace lobench::cpu {
@@ -66,9 +67,10 @@ inline bool stored_e_finite(const StepInputs& in) {
 // Throws Float32Overflow naming `variant`, the first non-finite output and why, unless the loss, every
 // per-position loss, dA and dE are finite. Inputs that already hold NaN or inf are named as the cause.
 // `dE_known_finite`: the variant has already checked every value of dE as it finished it (while in cache;
-// the scan here reads V·D floats from memory), and found them finite.
+// the scan here reads V·D floats from memory), and found them finite. `epilogue`: the precision of the
+// element-wise work (an fp16 epilogue overflows at |x| > 65504, long before float32 does).
 inline void require_finite_outputs(const StepInputs& in, const StepOutputs& out, const std::string& variant,
-                                   bool dE_known_finite = false) {
+                                   bool dE_known_finite = false, Epilogue epilogue = Epilogue::fp32) {
   std::string where;
   if (!std::isfinite(out.loss)) where = "the loss";
   for (int64_t p = 0; where.empty() && p < in.P; ++p)
@@ -91,6 +93,11 @@ inline void require_finite_outputs(const StepInputs& in, const StepOutputs& out,
                                       "format's largest finite value overflowed (a saturating format, e.g. `_sat`, "
                                       "keeps them finite)",
                                       variant, where));
+  if (epilogue == Epilogue::fp16)
+    throw Float32Overflow(fmt::format(
+        "{}: {} is not finite although A and E are: with --epilogue fp16 the logits (or the loss terms) overflow "
+        "binary16 (|x| > 65504); scale A or E down, or use --epilogue fp32 or bf16 (float32's range)",
+        variant, where));
   throw Float32Overflow(fmt::format(
       "{}: {} is not finite although A and E are: the logits A·Eᵀ (or the gradients) overflow float32 "
       "(|x| > 3.4e38); scale A or E down, or compute in float64 with the variant 'reference'",

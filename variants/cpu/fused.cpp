@@ -35,7 +35,7 @@ class FusedVariant final : public TiledVariant {
                                  : run.bf16_tiles_fused ? scan_fused_bf16(run, out)
                                                         : scan_library(run, out);
     finish_losses_and_counts(in, run.targets, out);
-    require_finite_outputs(in, out, name(), dE_known_finite);
+    require_finite_outputs(in, out, name(), dE_known_finite, parse_epilogue(ctx.options.epilogue));
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "variants/cpu/fused_tile.hpp"
+#include "variants/operand.hpp"
 
 namespace lobench::cpu {
 namespace {
@@ -48,10 +49,18 @@ TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, c
   // fused 446, 450 and 475 GFLOP/s at V = 100000, D = 256, P = 1024 (step_bench, 2 threads, Zen 5 with
   // 1 MiB L2, CPU time; results/cpu/performance.md), as the bf16 step had measured before. Larger chunks
   // also mean fewer passes over E and dE.
+  //
+  // With bf16 products (bf16 and fp8 operands, tile_products_bf16.hpp) a position holds more of the tile:
+  // its float32 logits (4·ld bytes), G paired both ways (2·ld + 2·ld), A's pairs (2·D) and its float32 dA
+  // row (4·D). Sized by the float32 rule (4·(ld + D)), the bf16 tiles at D = 128 were 1024 positions,
+  // 2.75 MiB against the 2 MiB L2 of the Xeon model 167; 512 ran 3-22 % faster there over four alternated
+  // pairs of runs (fused, V = 100000, P = 1024, 2 threads, 2026-12-07), and level at D = 256.
   if (o.block_p > 0) {
     b.block_p = std::min(o.block_p, P);
   } else {
-    b.block_p = balanced_chunk(P, caches.l2 / (4 * (b.ld + D)));
+    const bool bf16_tiles = products_in_bf16(parse_operand(o.operand));
+    const int64_t bytes_per_position = bf16_tiles ? 8 * b.ld + 6 * D : 4 * (b.ld + D);
+    b.block_p = balanced_chunk(P, caches.l2 / bytes_per_position);
   }
 
   const int64_t n_vblocks = (V + b.block_v - 1) / b.block_v;

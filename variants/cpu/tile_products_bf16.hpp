@@ -33,9 +33,10 @@ namespace lobench::cpu {
 
 class Bf16TileProducts {
  public:
+  // fp16_epilogue: the fused tiles' element-wise math in binary16 (fused_tiles_run(true)).
   Bf16TileProducts(const float* A, int64_t P, int64_t D, const TileBlocks& b, CountingAllocator& alloc,
-                   bool fused_tiles = false)
-      : kernel_(active_bf16_kernel()), dE_transposed_(reads_a_by_rows_only(kernel_)), D_(D), Dw_((D + 1) / 2), b_(b),
+                   bool fused_tiles = false, bool fp16_epilogue = false)
+      : kernel_(active_bf16_kernel()), fp16_epilogue_(fp16_epilogue), dE_transposed_(reads_a_by_rows_only(kernel_)), D_(D), Dw_((D + 1) / 2), b_(b),
         chunk_words_(chunk_words(b, D)),
         A_pairs_(alloc, P * Dw_),
         A_by_pos_(alloc, chunks(P, b) * chunk_words_),
@@ -43,8 +44,8 @@ class Bf16TileProducts {
         thread_buffers_(alloc, b.threads * per_thread_), capacity_p_(P),
         targets_(alloc, fused_tiles ? b.threads * target_words(b) : 0),
         row_sums_(alloc, fused_tiles ? b.threads * b.block_p * 16 : 0) {
-    if (fused_tiles && !fused_tiles_run())
-      throw std::logic_error("Bf16TileProducts: the fused tile's epilogue needs AVX512_BF16");
+    if (fused_tiles && !fused_tiles_run(fp16_epilogue))
+      throw std::logic_error("Bf16TileProducts: the fused tile's epilogue needs AVX512_BF16 (and AVX512-FP16 in binary16)");
     std::fill(targets_.data(), targets_.data() + targets_.size(), 0u);
     if (A) pack_A(A, P);
   }
@@ -72,8 +73,10 @@ class Bf16TileProducts {
   // Whether fused tiles run here: the bf16 products run, and the CPU has AVX512_BF16 for their epilogue
   // (which the build compiled). Their logits are made in the epilogue's kernel where the products' kernel
   // is avx512_bf16, else by the products' kernel into X first (the same logits, the same epilogue).
-  static bool fused_tiles_run() {
-    return !bf16_products_unavailable() && !bf16_simd_unavailable() && bf16_fused_tile_built();
+  // With fp16_epilogue, the binary16 tile: the CPU has AVX512-FP16 too (fp16_epilogue_tile_unavailable()).
+  static bool fused_tiles_run(bool fp16_epilogue = false) {
+    return !bf16_products_unavailable() && !bf16_simd_unavailable() && bf16_fused_tile_built() &&
+           (!fp16_epilogue || !fp16_epilogue_tile_unavailable());
   }
 
   // X[rows, n] (rows `ld` apart) = A[p0, p0+rows) · E_rowsᵀ, E_rows the block's n rows of E.
@@ -130,19 +133,14 @@ class Bf16TileProducts {
     t.G_by_pos = G_by_position(thread), t.ld_gpos = b_.block_v;
     t.G_by_voc = G_by_vocabulary(thread), t.ld_gvoc = (b_.block_v + 1) / 2;
     t.prefetch[0] = prefetch[0], t.prefetch[1] = prefetch[1];
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (kernel_ == Bf16Kernel::avx512_bf16) avx512_bf16::fused_logits(t);
-    else avx512_bf16::epilogue_of_tile(t);
-#endif
+    bf16_fused_tile(t, /*logits_in_x=*/kernel_ != Bf16Kernel::avx512_bf16, fp16_epilogue_);
     for_each_target([&](int64_t r, int64_t j) { bits[(j / kBf16TargetBits) * ld_bits + r] = 0; });
   }
 
   // After fused_logits (and the targets' terms, which the element-wise order puts first): loss[r] += the
   // tile's softplus sum of row r.
   void add_row_sums(int thread, int64_t rows, double* loss) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    avx512_bf16::add_row_sums(row_sums_.data() + thread * b_.block_p * 16, rows, loss);
-#endif
+    bf16_fused_tile_row_sums(row_sums_.data() + thread * b_.block_p * 16, rows, loss, fp16_epilogue_);
   }
 
   // From G's pairs in this thread's buffers: dE_rows [n, D] (= on the first chunk, else +=) Gᵀ·A_rows and
@@ -205,6 +203,7 @@ class Bf16TileProducts {
   uint32_t* G_by_vocabulary(int t) { return G_by_position(t) + ((b_.block_p + 1) / 2) * b_.block_v; }
 
   Bf16Kernel kernel_;  // chosen once, before the threads start
+  bool fp16_epilogue_;
   bool dE_transposed_;
   int64_t D_, Dw_;
   TileBlocks b_;

@@ -303,7 +303,8 @@ struct TiledRun {
         E_blocks(in, blocks, ctx.options, ctx.alloc),
         A_fp8(ctx.alloc, fp8_A_floats(in.P, in.D, ctx.options)),
         bf16(uses_bf16(ctx.options) ? std::optional<Bf16TileProducts>(std::in_place, A_for_products(ctx.options), in.P,
-                                                                      in.D, blocks, ctx.alloc, bf16_tiles_fused)
+                                                                      in.D, blocks, ctx.alloc, bf16_tiles_fused,
+                                                                      parse_epilogue(ctx.options.epilogue) == Epilogue::fp16)
                                     : std::nullopt) {
     fill_row_scale(in, row_scale.data());
     if (own) transpose_rows(in.A, in.P, in.D, At.data(), ldat);
@@ -342,8 +343,11 @@ struct TiledRun {
   // (AVX512_BF16), and the element-wise kernels are the AVX-512 ones (whose bits it reproduces). Every bf16
   // kernel then takes this path (the logits made in the epilogue's kernel with avx512_bf16, by the
   // products' kernel otherwise), so all give the same bits.
+  // An fp16 epilogue gets them where the CPU has AVX512-FP16 (the binary16 tile reproduces the emulated
+  // kernels' bits); a bf16 epilogue takes the library path (no kernel of the tile computes in bfloat16).
   static bool fused_bf16_tiles(const RunOptions& o, bool wanted) {
-    return wanted && uses_bf16(o) && o.epilogue_is_fp32() && Bf16TileProducts::fused_tiles_run() &&
+    const Epilogue e = parse_epilogue(o.epilogue);
+    return wanted && uses_bf16(o) && e != Epilogue::bf16 && Bf16TileProducts::fused_tiles_run(e == Epilogue::fp16) &&
            active_bce_tile_kernels().path == SimdPath::avx512;
   }
   // The kernels of our own when a run with these options uses them, else nullptr (their element-wise work

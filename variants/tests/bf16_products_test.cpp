@@ -27,6 +27,8 @@
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/bf16_dot.hpp"
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/cpu/finite_outputs.hpp"
+#include "variants/cpu/tile_scan.hpp"
 #include "variants/tests/bf16_test_kernels.hpp"
 #include "variants/reference.hpp"
 #include "variants/tests/ragged_cases.hpp"
@@ -463,6 +465,85 @@ TEST(Bf16Variants, AreBitIdenticalWhereTheGradientTileHoldsDenormals) {
   }
   // (and the gradients are not all flushed away: dE holds normal values)
   EXPECT_GT(std::count_if(first->dE.begin(), first->dE.end(), [](float x) { return std::abs(x) >= FLT_MIN; }), 100);
+}
+
+// The fused tile with its element-wise math in binary16 (`--epilogue fp16` on AVX512-FP16,
+// bf16_fused_tile.hpp) gives the bits of the library path, whose element-wise kernels are the binary16
+// emulation (bce_tile_rounded.cpp): loss, per-position losses, dA, dE and counts, through the kernel that
+// makes the logits in the epilogue's own kernel (avx512_bf16) and those that make them into X first. The
+// tiles' widths leave every remainder of their last 32 columns (the emulation pairs columns l and 8 + l
+// of each 16 and adds a last part 8 at a time); one case has logits beyond binary16's range (±inf there).
+TEST(Bf16Variants, TheBinary16EpilogueTileEqualsTheEmulatedKernelsBitForBit) {
+  if (auto why = cpu::fp16_epilogue_tile_unavailable()) GTEST_SKIP() << *why;
+  struct Case {
+    StepData d;
+    RunOptions o;
+    std::string label;
+  };
+  std::vector<Case> cases;
+  for (const auto& c : testing::ragged_cases(8)) cases.push_back({make_synthetic(c.shape, c.spec), c.options, c.label()});
+  const Shape s{2, 19, 1000, 24, 4, Reduction::mean, true};
+  for (int64_t block_v : {7, 13, 20, 29, 32, 61}) {
+    SyntheticSpec spec;
+    spec.seed = uint64_t(block_v);
+    cases.push_back({make_synthetic(s, spec), threads_and_blocks(2, block_v, 16), "block_v " + std::to_string(block_v)});
+  }
+  {  // logits up to ±2e4 (binary16's spacing there is 16; e^{-|x|} underflows)
+    Case big{make_synthetic(Shape{1, 9, 300, 16, 2, Reduction::sum, false}, SyntheticSpec{}), threads_and_blocks(1, 0, 0),
+             "logits up to ±2e4"};
+    for (float& a : big.d.A) a *= 800.0f;
+    cases.push_back(std::move(big));
+  }
+  std::vector<Bf16Kernel> kernels = {Bf16Kernel::avx512_bf16, Bf16Kernel::emulated};
+  if (!cpu::bf16_amx_unavailable()) kernels.push_back(Bf16Kernel::amx_bf16);
+  double largest_loss = 0;
+  for (Bf16Kernel k : kernels) {
+    ForcedBf16Kernel forced(k);
+    for (const Case& c : cases) {
+      RunOptions o = c.o;
+      o.epilogue = "fp16";
+      o.operand = "bf16";
+      ASSERT_TRUE(cpu::TiledRun::fused_bf16_tiles(o, true)) << "the binary16 tile would not run: " << c.label;
+      const StepOutputs tile = run_variant("fused", c.d.view(), o);
+      cpu::set_active_simd_path(cpu::SimdPath::portable);  // (the library path, with the same emulated kernels)
+      const bool library_path = !cpu::TiledRun::fused_bf16_tiles(o, true);
+      const StepOutputs library = run_variant("fused", c.d.view(), o);
+      cpu::set_active_simd_path(std::nullopt);
+      ASSERT_TRUE(library_path);
+      const std::string what = std::string(to_string(k)) + " on " + c.label;
+      EXPECT_EQ(tile.loss, library.loss) << what;
+      EXPECT_EQ(tile.per_position_loss, library.per_position_loss) << what;
+      EXPECT_EQ(tile.dA, library.dA) << what;
+      EXPECT_EQ(tile.dE, library.dE) << what;
+      EXPECT_EQ(tile.counts, library.counts) << what;
+      largest_loss = std::max(largest_loss, std::abs(tile.loss));
+    }
+  }
+  EXPECT_GT(largest_loss, 1e4) << "the large logits did not reach the loss";
+}
+
+// Logits beyond binary16's largest finite value (65504) make the fp16 epilogue's loss infinite: the run is
+// refused with a message that names binary16 and the way out, through the tile and the library path alike.
+TEST(Bf16Variants, ABinary16EpilogueRefusesLogitsBeyondItsRange) {
+  StepData d = make_synthetic(Shape{1, 9, 300, 16, 2, Reduction::sum, false}, SyntheticSpec{});
+  for (float& a : d.A) a *= 4000.0f;
+  RunOptions o = threads_and_blocks(1, 0, 0);
+  o.operand = "bf16", o.epilogue = "fp16";
+  ForcedBf16Kernel emulated(Bf16Kernel::emulated);
+  for (bool library : {false, true}) {
+    if (library) cpu::set_active_simd_path(cpu::SimdPath::portable);
+    StepOutputs out;
+    out.resize(d.P, d.V, d.D);
+    CountingAllocator alloc;
+    RunContext ctx{alloc, o};
+    try {
+      Registry::instance().find("fused")->run(d.view(), out, ctx);
+      ADD_FAILURE() << "no refusal, loss " << out.loss;
+    } catch (const cpu::Float32Overflow& e) {
+      EXPECT_NE(std::string(e.what()).find("binary16 (|x| > 65504)"), std::string::npos) << e.what();
+    }
+    cpu::set_active_simd_path(std::nullopt);
+  }
 }
 
 TEST(Bf16Variants, WorkingMemoryIsPredictedExactly) {
