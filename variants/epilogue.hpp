@@ -10,7 +10,9 @@
 // (1/(P·V) under mean reduction is below binary16's smallest subnormal at these sizes: applied in float32
 // to the rounded σ, as loss scaling would), and the sparse corrections at the targets (−x, −s·w).
 // An emulation for the study of accuracy (variants/bce/bce_tile_rounded.cpp), not a fast path: the
-// built-in CPU variants compute it (fused and chunked through their library path); others refuse it.
+// built-in CPU variants compute it (fused and chunked through their library path); others refuse it. The
+// one native kernel: fused with bf16 or fp8 operands and fp16 on AVX512-FP16 (cpu/bf16_fused_tile.hpp),
+// the emulation's bits.
 #pragma once
 
 #include <string_view>

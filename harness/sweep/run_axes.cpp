@@ -140,7 +140,8 @@ std::vector<RunAxis> built_in_axes() {
                }});
   a.push_back({"epilogue", T, {"fp32"},
                "precision of the element-wise work on each logit: fp32, or bf16 / fp16 with every operation rounded "
-               "to that format (the CPU variants fused, chunked and dense; an emulation, slower than fp32; "
+               "to that format (the CPU variants fused, chunked and dense; an emulation, slower than fp32, except fused "
+               "with bf16 or fp8 operands in fp16 on AVX512-FP16: native, the same bits; "
                "docs/method.md#the-epilogue-precision)",
                false, "epilogue", "epi", 4, {"fp32", "bf16"},
                [](const std::string& v, StepPoint& p) {

@@ -36,6 +36,9 @@ struct Avx512Wide {
   static F round(F a) { LOBENCH_WIDE_LANEWISE(_mm512_roundscale_ps(a.v[i], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)) }
   static F ldexp(F p, F n) { LOBENCH_WIDE_LANEWISE(_mm512_scalef_ps(p.v[i], n.v[i])) }
   static F select(M m, F a, F b) { LOBENCH_WIDE_LANEWISE(_mm512_mask_blend_ps(m.m[i], b.v[i], a.v[i])) }
+  // (Avx512's, for bce_math::log1p_nonnegative)
+  static F exponent(F a) { LOBENCH_WIDE_LANEWISE(_mm512_getexp_ps(a.v[i])) }
+  static F mantissa(F a) { LOBENCH_WIDE_LANEWISE(_mm512_getmant_ps(a.v[i], _MM_MANT_NORM_1_2, _MM_MANT_SIGN_src)) }
   static M greater(F a, F b) {
     M r;
 #pragma GCC unroll 16

@@ -4,13 +4,14 @@
 // straight into the two paired layouts the gradient products read (tile_products_bf16.hpp). It replaces
 // three passes over a float32 tile (the element-wise sweep and two pairings of G).
 //
-// Same bits as the passes it replaces (the library path of tile_products_bf16.hpp, the one the
-// emulation takes): the logits are the same lane chains (bf16_register_block_avx512.hpp); softplus and σ
-// are bce_math's, on AVX-512 (the element-wise kernels' path); G is rounded by the packing's rule; and a
-// row's float64 softplus sum is made in the order of the AVX-512 element-wise kernel
-// (bce_tile_loops.hpp, softplus_and_sigmoid): per 32 columns the float sum of the two 16-column halves'
-// softplus, widened into 16 float64 lanes (lane l: columns l and 16 + l of each 32; a last partial 32
-// added half by half), the lanes reduced at the end as _mm512_reduce_add_pd(lo + hi) does.
+// G, the counts and the logits at the targets are the bits of the passes it replaces (the library path of
+// tile_products_bf16.hpp, the one the emulation takes): the logits are the same lane chains
+// (bf16_register_block_avx512.hpp); σ is bce_math's, on AVX-512 (the element-wise kernels' path); G is
+// rounded by the packing's rule. The loss is not: as the fp32 tile does (fused_tile.hpp), a row's softplus
+// sum is made from one logarithm per 16 logits of a lane (Σ max(x, 0) + log1p(q), 1 + q = Π (1 + e^{−|x|}),
+// over 8 blocks of 32 columns), summed in float64, instead of a log1p per logit: within 64 float32 ulps of
+// the row's float64 softplus sum (Bf16FusedTile.RowLossMatchesFloat64Softplus), and the same bits for
+// every kernel and thread count.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,9 @@ struct Bf16FusedTile {
   int64_t ld_targets = 0;
   float* X = nullptr;                 // the logit at each target, X[r·ldx + j] (nothing else is written)
   int64_t ldx = 0;
-  double* row_sums = nullptr;         // [rows × 16] float64 lanes of each row's softplus sum (overwritten)
+  // [rows × kBf16RowSumDoubles]: per row 16 float64 lanes of its softplus sum (overwritten), then the
+  // kernel's state between blocks (the float32 math: 32 floats; the binary16 math: none)
+  double* row_sums = nullptr;
   int64_t* predicted = nullptr;       // [rows]: += #{j : x > 0}
   uint32_t* G_by_pos = nullptr;       // G paired along positions: pair(G[2k][j], G[2k+1][j]) at [k·ld_gpos + j]
   int64_t ld_gpos = 0;
@@ -48,6 +51,8 @@ struct Bf16FusedTile {
   } prefetch[2];
 };
 
+// The doubles of Bf16FusedTile::row_sums per row.
+constexpr int64_t kBf16RowSumDoubles = 32;
 // Columns per target word, and the padding of ld_targets.
 constexpr int64_t kBf16TargetBits = 32;
 constexpr int64_t kBf16TargetRowPad = 8;

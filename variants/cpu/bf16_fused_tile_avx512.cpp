@@ -68,20 +68,58 @@ inline __m512i rounded_words(__m512 g0, __m512 g1) {
   return (__m512i)_mm512_cvtne2ps_pbh(g1, g0);
 }
 
-// Adds one row's softplus terms sp[v] of columns [n0 + 16v, n0 + 16v + 16) (lanes outside mask[v] are not
-// in the tile) into its 16 float64 lanes, in the float32 element-wise kernel's order.
+// The float32 loss of a row from one logarithm per kLogBlocks blocks of 32 columns, as the fp32 tile
+// does (bce_math.hpp, log1p_product_step): per lane, Σ softplus(x) = Σ max(x, 0) + log1p(q) with
+// 1 + q = Π (1 + e), e = e^{−|x|}, over the lane's 2·kLogBlocks columns (1 + q ≤ 2^16: log1p_nonnegative's
+// range), instead of a log1p polynomial per logit. The row's state between blocks, in t.row_sums (float32
+// at double 16 of the row, bf16_fused_tile.hpp): q (16 lanes), then Σ max(x, 0) (16 lanes). The block
+// sums pos + log1p(q) are added into the row's 16 float64 lanes.
+constexpr int kLogBlocks = 8;
+
+inline float* row_state(const Bf16FusedTile& t, int64_t r) {
+  return reinterpret_cast<float*>(t.row_sums + r * kBf16RowSumDoubles + 16);
+}
+
+// Multiplies the row's x[v], e[v] (columns [n0 + 16v, n0 + 16v + 16), lanes outside mask[v] not in the
+// tile, their x = 0) into its state; a group of kLogBlocks blocks starts from q = 0, Σ = 0.
 template <bool kFull>
-inline void add_softplus_terms(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&sp)[2]) {
-  double* sums = t.row_sums + r * 16;
-  Avx512::Acc acc = n0 == 0 ? Avx512::acc_zero() : Avx512::Acc{_mm512_loadu_pd(sums), _mm512_loadu_pd(sums + 8)};
-  if (kFull) {
-    Avx512::acc_add(acc, Avx512::add(sp[0], sp[1]));
-  } else {  // the element-wise kernel's tail: 16 columns at a time, lanes past the tile as +0
-    Avx512::acc_add(acc, _mm512_maskz_mov_ps(mask[0], sp[0]));
-    if (mask[1]) Avx512::acc_add(acc, _mm512_maskz_mov_ps(mask[1], sp[1]));
+inline void multiply_into_row(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&x)[2],
+                              const __m512 (&e)[2]) {
+  float* state = row_state(t, r);
+  const __m512 zero = _mm512_setzero_ps();
+  const bool first = (n0 / 32) % kLogBlocks == 0;
+  __m512 q = first ? zero : _mm512_loadu_ps(state), positive = first ? zero : _mm512_loadu_ps(state + 16);
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) {
+    positive = _mm512_mask_add_ps(positive, _mm512_cmp_ps_mask(x[v], zero, _CMP_GT_OQ), positive, x[v]);
+    q = bce_math::log1p_product_step<Avx512>(q, kFull ? e[v] : _mm512_maskz_mov_ps(mask[v], e[v]));
   }
-  _mm512_storeu_pd(sums, acc.lo);
-  _mm512_storeu_pd(sums + 8, acc.hi);
+  _mm512_storeu_ps(state, q);
+  _mm512_storeu_ps(state + 16, positive);
+}
+
+// Whether the block of columns from n0 ends a group (or the tile).
+inline bool ends_log_group(const Bf16FusedTile& t, int64_t n0) {
+  return (n0 / 32) % kLogBlocks == kLogBlocks - 1 || n0 + 32 >= t.n;
+}
+
+// Rows [m0, m0 + ROWS) at the end of a group: their logarithms together (independent chains), each block
+// sum added into the row's float64 lanes (from 0 at the tile's first group).
+template <int ROWS>
+__attribute__((flatten)) void settle_rows(const Bf16FusedTile& t, int64_t m0, int64_t n0) {
+  using Rows = Avx512Wide<ROWS>;
+  typename Rows::F q;
+#pragma GCC unroll 8
+  for (int i = 0; i < ROWS; ++i) q.v[i] = _mm512_loadu_ps(row_state(t, m0 + i));
+  const typename Rows::F log = bce_math::log1p_nonnegative<Rows>(q);
+#pragma GCC unroll 8
+  for (int i = 0; i < ROWS; ++i) {
+    double* sums = t.row_sums + (m0 + i) * kBf16RowSumDoubles;
+    Avx512::Acc acc = n0 < 32 * kLogBlocks ? Avx512::acc_zero() : Avx512::Acc{_mm512_loadu_pd(sums), _mm512_loadu_pd(sums + 8)};
+    Avx512::acc_add(acc, Avx512::add(_mm512_loadu_ps(row_state(t, m0 + i) + 16), log.v[i]));
+    _mm512_storeu_pd(sums, acc.lo);
+    _mm512_storeu_pd(sums + 8, acc.hi);
+  }
 }
 
 #if defined(LOBENCH_FP16_EPILOGUE_TILE)
@@ -92,7 +130,7 @@ inline void add_softplus_terms(const Bf16FusedTile& t, int64_t r, int64_t n0, co
 // `valid`: the columns of the 32 in the tile. Lanes 0-7 of t.row_sums' 16 per row hold the sums.
 template <bool kFull>
 inline void add_softplus_terms_fp16(const Bf16FusedTile& t, int64_t r, int64_t n0, int valid, __m512h sp) {
-  double* sums = t.row_sums + r * 16;
+  double* sums = t.row_sums + r * kBf16RowSumDoubles;
   __m512d acc = n0 == 0 ? _mm512_setzero_pd() : _mm512_loadu_pd(sums);
   // lane j + (the 128-bit lanes swapped in pairs) lane j ± 8: columns l and 8 + l of each 16 at lanes 0-7, 16-23
   const __m512h pairs = _mm512_add_ph(sp, _mm512_castsi512_ph(_mm512_shuffle_i32x4(
@@ -222,12 +260,13 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
       for (int q = 0; q < kMathRows; ++q)
 #pragma GCC unroll 2
         for (int v = 0; v < 2; ++v) x.v[2 * q + v] = h + q < ROWS ? acc[std::min(h + q, ROWS - 1)][v] : _mm512_setzero_ps();
-      const auto e = bce_math::softplus_sigmoid<Wide>(x);
+      const typename Wide::F e = bce_math::exp_neg_abs<Wide>(x);
+      const typename Wide::F sigmoid = bce_math::sigmoid_from<Wide>(x, e);
 #pragma GCC unroll 8
       for (int q = 0; q < kMathRows; ++q) {
         if (h + q >= ROWS) break;
-        add_softplus_terms<kFull>(t, m0 + h + q, n0, mask, {e.softplus.v[2 * q], e.softplus.v[2 * q + 1]});
-        sig[q][0] = e.sigmoid.v[2 * q], sig[q][1] = e.sigmoid.v[2 * q + 1];
+        multiply_into_row<kFull>(t, m0 + h + q, n0, mask, {x.v[2 * q], x.v[2 * q + 1]}, {e.v[2 * q], e.v[2 * q + 1]});
+        sig[q][0] = sigmoid.v[2 * q], sig[q][1] = sigmoid.v[2 * q + 1];
       }
     }
 #pragma GCC unroll 4
@@ -241,6 +280,8 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
       store_position_pairs<kFull>(t, m0 + i, n0, mask, lo, hi);
     }
   }
+  if constexpr (!kFp16Math)
+    if (ends_log_group(t, n0)) settle_rows<ROWS>(t, m0, n0);
 }
 
 }  // namespace
@@ -298,7 +339,7 @@ void epilogue_of_tile(const Bf16FusedTile& t) {
 
 void add_row_sums(const double* row_sums, int64_t rows, double* loss) {
   for (int64_t r = 0; r < rows; ++r) {
-    const double* sums = row_sums + r * 16;
+    const double* sums = row_sums + r * kBf16RowSumDoubles;
     if constexpr (kFp16Math) {  // the emulation's total: lane by lane from 0 (the portable acc_total)
       double s = 0.0;
       for (int l = 0; l < 8; ++l) s += sums[l];

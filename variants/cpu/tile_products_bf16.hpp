@@ -43,7 +43,7 @@ class Bf16TileProducts {
         per_thread_(thread_words(b, D)),
         thread_buffers_(alloc, b.threads * per_thread_), capacity_p_(P),
         targets_(alloc, fused_tiles ? b.threads * target_words(b) : 0),
-        row_sums_(alloc, fused_tiles ? b.threads * b.block_p * 16 : 0) {
+        row_sums_(alloc, fused_tiles ? b.threads * b.block_p * kBf16RowSumDoubles : 0) {
     if (fused_tiles && !fused_tiles_run(fp16_epilogue))
       throw std::logic_error("Bf16TileProducts: the fused tile's epilogue needs AVX512_BF16 (and AVX512-FP16 in binary16)");
     std::fill(targets_.data(), targets_.data() + targets_.size(), 0u);
@@ -67,7 +67,7 @@ class Bf16TileProducts {
   // Exactly what the constructor allocates.
   static int64_t bytes(int64_t P, int64_t D, const TileBlocks& b, bool fused_tiles = false) {
     return 4 * (P * ((D + 1) / 2) + chunks(P, b) * chunk_words(b, D) + b.threads * thread_words(b, D)) +
-           (fused_tiles ? b.threads * (4 * target_words(b) + 8 * 16 * b.block_p) : 0);
+           (fused_tiles ? b.threads * (4 * target_words(b) + 8 * kBf16RowSumDoubles * b.block_p) : 0);
   }
 
   // Whether fused tiles run here: the bf16 products run, and the CPU has AVX512_BF16 for their epilogue
@@ -128,7 +128,7 @@ class Bf16TileProducts {
     t.row_scale = row_scale;
     t.targets = bits, t.ld_targets = ld_bits;
     t.X = X, t.ldx = ldx;
-    t.row_sums = row_sums_.data() + thread * b_.block_p * 16;
+    t.row_sums = row_sums_.data() + thread * b_.block_p * kBf16RowSumDoubles;
     t.predicted = predicted;
     t.G_by_pos = G_by_position(thread), t.ld_gpos = b_.block_v;
     t.G_by_voc = G_by_vocabulary(thread), t.ld_gvoc = (b_.block_v + 1) / 2;
@@ -140,7 +140,7 @@ class Bf16TileProducts {
   // After fused_logits (and the targets' terms, which the element-wise order puts first): loss[r] += the
   // tile's softplus sum of row r.
   void add_row_sums(int thread, int64_t rows, double* loss) {
-    bf16_fused_tile_row_sums(row_sums_.data() + thread * b_.block_p * 16, rows, loss, fp16_epilogue_);
+    bf16_fused_tile_row_sums(row_sums_.data() + thread * b_.block_p * kBf16RowSumDoubles, rows, loss, fp16_epilogue_);
   }
 
   // From G's pairs in this thread's buffers: dE_rows [n, D] (= on the first chunk, else +=) Gᵀ·A_rows and
@@ -213,7 +213,7 @@ class Bf16TileProducts {
   Buffer<uint32_t> thread_buffers_;
   int64_t capacity_p_;  // the most positions pack_A takes
   Buffer<uint32_t> targets_;  // fused tiles: per thread, the tile's target bits (all zero between tiles)
-  Buffer<double> row_sums_;   // fused tiles: per thread, [block_p × 16] float64 lanes of the rows' softplus sums
+  Buffer<double> row_sums_;   // fused tiles: per thread, [block_p × kBf16RowSumDoubles] (Bf16FusedTile::row_sums)
 };
 
 }  // namespace lobench::cpu

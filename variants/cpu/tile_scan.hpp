@@ -482,7 +482,8 @@ class TiledVariant : public Variant {
   std::string backend() const override { return "cpu"; }
   std::string supports() const override {
     return "reductions mean|sum, weights, padding, duplicates; E in fp32 or any stored format (decoded per block); "
-           "operands fp32, or bf16, e4m3, e5m2 (AVX512_BF16); epilogue fp32, bf16, fp16 (emulated)";
+           "operands fp32, or bf16, e4m3, e5m2 (AVX512_BF16); epilogue fp32, bf16, fp16 (emulated; fused with bf16 "
+           "or fp8 operands in fp16 natively on AVX512-FP16)";
   }
   // Any storage format of E; products in fp32, or with bf16 or fp8 operands where the CPU has AVX512_BF16
   // (tf32 is a GPU tensor-core format).

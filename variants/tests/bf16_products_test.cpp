@@ -26,6 +26,7 @@
 #include "variants/accuracy.hpp"
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/bf16_dot.hpp"
+#include "variants/cpu/bf16_fused_tile.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/finite_outputs.hpp"
 #include "variants/cpu/tile_scan.hpp"
@@ -308,6 +309,56 @@ TEST(Bf16Products, EmulatedProductMatchesAFloat64Product) {
       }
       EXPECT_NEAR(c[size_t(m * N + n)], exact, 2 * K2 * std::ldexp(size, -23)) << m << "," << n;
     }
+}
+
+// The fused bf16 tile's loss (bf16_fused_tile.hpp: one logarithm per 16 logits of a lane, Σ max(x, 0) +
+// log1p(Π(1 + e) − 1)) against the float64 softplus sum of the same logits: within 64 float32 ulps of the
+// row's sum (the product's 16 steps add ≲ 2 roundings each to q, the logarithm and the float sums a few
+// more), on rows of every width's remainder, logits from near 0 to ±200 (e^{−|x|} underflows), exact zeros
+// and ±inf; and the counts #{x > 0}. Through the epilogue on logits already made (what the AMX path runs).
+TEST(Bf16FusedTile, RowLossMatchesFloat64Softplus) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  LOBENCH_REQUIRE_BF16_SIMD();
+  std::mt19937 rng(71);
+  for (int64_t n : {1, 17, 31, 33, 255, 256, 300, 1000}) {
+    const int64_t rows = 13, ldx = n + 5, words = (n + 31) / 32, ld_targets = 16;
+    std::vector<float> X(size_t(rows * ldx)), row_scale(size_t(rows), 1.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::normal_distribution<float> logit(0.0f, r % 4 == 0 ? 0.1f : r % 4 == 1 ? 3.0f : r % 4 == 2 ? 30.0f : 120.0f);
+      for (int64_t j = 0; j < n; ++j) X[size_t(r * ldx + j)] = logit(rng);
+    }
+    X[0] = 0.0f, X[size_t(ldx + n / 2)] = INFINITY, X[size_t(2 * ldx + n - 1)] = -INFINITY;
+    std::vector<uint32_t> targets(size_t(words * ld_targets), 0u), G_pos(size_t((rows + 1) / 2 * n)), G_voc(size_t(rows * ((n + 1) / 2)));
+    std::vector<double> row_sums(size_t(rows * cpu::kBf16RowSumDoubles)), loss(size_t(rows), 0.0);
+    std::vector<int64_t> predicted(size_t(rows), 0);
+    cpu::Bf16FusedTile t;
+    t.rows = rows, t.n = n;
+    t.row_scale = row_scale.data();
+    t.targets = targets.data(), t.ld_targets = ld_targets;
+    t.X = X.data(), t.ldx = ldx;
+    t.row_sums = row_sums.data();
+    t.predicted = predicted.data();
+    t.G_by_pos = G_pos.data(), t.ld_gpos = n;
+    t.G_by_voc = G_voc.data(), t.ld_gvoc = (n + 1) / 2;
+    cpu::bf16_fused_tile(t, /*logits_in_x=*/true, /*fp16_epilogue=*/false);
+    cpu::bf16_fused_tile_row_sums(row_sums.data(), rows, loss.data(), false);
+    for (int64_t r = 0; r < rows; ++r) {
+      double exact = 0;
+      int64_t positive = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const double x = X[size_t(r * ldx + j)];
+        exact += std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
+        positive += x > 0;
+      }
+      const std::string where = "n " + std::to_string(n) + " row " + std::to_string(r);
+      EXPECT_EQ(predicted[size_t(r)], positive) << where;
+      if (std::isinf(exact)) EXPECT_EQ(loss[size_t(r)], exact) << where;
+      else EXPECT_NEAR(loss[size_t(r)], exact, 64 * 0x1p-24 * exact) << where;
+    }
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
 }
 
 // ---- the variants with bf16 operands ----
