@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "variants/cpu/bf16_fused_tile.hpp"
 #include "variants/cpu/cpu_model.hpp"
 #include "variants/cpu/onednn.hpp"
 #include "variants/cpu/openblas.hpp"
@@ -100,6 +101,8 @@ Provenance collect_provenance(const std::string& argv_joined) {
   p.cpu_model = cpu::cpu_model_name();  // the definitions step_bench's JSON records too
   p.cpu_id = cpu::cpu_identity();
   p.cpu_simd = cpu::cpu_simd_flags();
+  if (auto why = cpu::fp16_epilogue_tile_unavailable()) p.fp16_epilogue = "emulated: " + *why;
+  else p.fp16_epilogue = "native: fused with bf16 or fp8 operands computes it in binary16 on AVX512-FP16; other rows emulate it";
   p.gpu_model = gpu_model();
   p.compiler = fmt::format("g++ {}", __VERSION__);
   p.libraries = fmt::format("hdf5 {}.{}.{}; eigen {}.{}.{}; fmt {}; CLI11 {}; openmp {}", H5_VERS_MAJOR, H5_VERS_MINOR,

@@ -19,6 +19,9 @@ struct Provenance {
   std::string build_commit;
   bool build_dirty = false;
   std::string sgemm_library;  // what the CPU variants' products run on (cpu::sgemm_library_name())
+  // How `--epilogue fp16` runs: "native: ..." where fused's bf16 tile computes it in binary16 here, else
+  // "emulated: " and why not (cpu::fp16_epilogue_tile_unavailable())
+  std::string fp16_epilogue;
   std::string plugins;  // the plug-ins whose variants are registered ("; "-separated origins); "" for none
   std::string gpu_model;  // NVIDIA GPUs the driver reports ("; "-separated); "" where there are none
   bool git_dirty = false;

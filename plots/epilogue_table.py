@@ -6,8 +6,9 @@ of the three in units of the epilogue's unit roundoff u (2^-8 for bf16, 2^-11 fo
 over the largest of the fp32 epilogue's row at the same variant, operand, reduction and shape (with bf16
 or fp8 operands most of the error is the operands'), its median step time and that time over the fp32 epilogue's at the same variant, operand, reduction and
 shape: the emulation's cost, not a real low-precision epilogue's speed, except where the row ran natively,
-marked "native": `fused` with bf16 or fp8 operands in fp16 on a CPU whose run file lists avx512_fp16 and
-avx512_bf16 (cpu_simd), which computes it in binary16 with the emulation's bits.
+marked "native": `fused` with bf16 or fp8 operands in fp16 where the run file's fp16_epilogue attribute
+says "native" (in files without it: where cpu_simd lists avx512_fp16 and avx512_bf16), which computes it in
+binary16 with the emulation's bits.
 
 Usage: python3 plots/epilogue_table.py RUN.h5 [MORE.h5 ...]
 """
@@ -27,7 +28,8 @@ def main():
         recs, attrs = load(path)
         cpu = attrs.get("cpu_model", "?")
         simd = str(attrs.get("cpu_simd", "")).split(",")
-        fp16_tile = "avx512_fp16" in simd and "avx512_bf16" in simd
+        fp16_tile = (str(attrs["fp16_epilogue"]).startswith("native") if "fp16_epilogue" in attrs
+                     else "avx512_fp16" in simd and "avx512_bf16" in simd)
         for r in recs:
             if text(r["status"]) == "ok":
                 rows.append((r, cpu, fp16_tile))

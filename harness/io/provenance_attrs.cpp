@@ -14,6 +14,7 @@ void write_provenance(hid_t obj, const Provenance& p) {
   h5::write_attr(obj, "cpu_model", p.cpu_model);
   h5::write_attr(obj, "cpu_id", p.cpu_id);
   h5::write_attr(obj, "cpu_simd", p.cpu_simd);
+  h5::write_attr(obj, "fp16_epilogue", p.fp16_epilogue);
   if (!p.gpu_model.empty()) h5::write_attr(obj, "gpu_model", p.gpu_model);
   h5::write_attr(obj, "compiler", p.compiler);
   h5::write_attr(obj, "libraries", p.libraries);

@@ -143,6 +143,7 @@ back as `bytes`).
 | `build_commit`, `build_dirty` | the commit the binary was built from, recorded at build time (1 if its tracked files differed) |
 | `host`, `cpu_model`, `hardware_threads`, `gpu_model` | the machine (`gpu_model` absent where there is no GPU) |
 | `cpu_id`, `cpu_simd` | which CPU, where its model name does not say (a KVM guest reports "AMD EPYC" on a Zen 3 and a Zen 5 alike): family, model, stepping and vendor (`family 26 model 2 stepping 0 (AuthenticAMD)`), and the instruction-set flags the kernels and libraries can use of those it reports (`avx2,fma,avx512f,...,amx_bf16`; a guest may hide AVX-512 or AMX); absent in files before 2026-12-07 |
+| `fp16_epilogue` | how `--epilogue fp16` runs on this machine: `native: ...` where `fused` with bf16 or fp8 operands computes it in binary16 on AVX512-FP16 (the emulation's bits, its time a real fp16 epilogue's), else `emulated: ` and why not; absent in files before 2026-12-07 (late) |
 | `compiler`, `libraries`, `lobench_version` | compiler; HDF5, Eigen, fmt, CLI11, OpenMP versions; lobench's version |
 | `argv` | the full command line after `@file` expansion |
 | `plugins` | the variants' origins other than built-in, `; `-separated: each C++ plug-in loaded (path, SHA-256, ABI) and each Python variant registered (its module, version and frameworks); absent when there are none |

@@ -66,8 +66,9 @@ int64_t timed_rows(int64_t P, int64_t V, int64_t D, int64_t unit, double sample_
 
 ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, ShapeProducts products,
                                  double longest_sample_s) {
-  RunOptions fused_defaults;  // no block sizes given: the tiles `fused` chooses
+  RunOptions fused_defaults;  // no block sizes given: the tiles `fused` chooses (bf16 tiles are sized apart)
   fused_defaults.threads = threads;
+  if (products == ShapeProducts::bf16) fused_defaults.operand = "bf16";
   const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, fused_defaults);
   const int64_t unit = b.block_v * b.threads;
   const std::vector<float> A = fixed_operand(P * D, kOperandStepA);

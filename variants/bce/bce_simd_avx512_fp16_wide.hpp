@@ -3,7 +3,9 @@
 // ignores MXCSR's flush-to-zero, so subnormal results are kept). That is what the binary16 emulation of
 // bce_tile_rounded.cpp computes operation by operation (`--epilogue fp16`, variants/epilogue.hpp): a
 // float32 +, −, ×, ÷ rounded to binary16 is the correctly rounded binary16 operation (24 ≥ 2·11 + 2 bits),
-// its multiply-add is rounded once, its ldexp rounds once, and constants are rounded to nearest. So a
+// its multiply-add is rounded once where the product and the addend are within 2^30 of each other (every
+// multiply-add of bce_math's exponential and log1p stays within about 2^25), its ldexp rounds once, and
+// constants are rounded to nearest. So a
 // kernel on this S gives the emulation's bits at 32 lanes per instruction, where the emulation takes
 // dozens of scalar-ish operations per value. N independent vectors per call interleave their chains, as
 // Avx512Wide does for float32 (bce_simd_avx512_wide.hpp). Include it only inside an anonymous namespace

@@ -1,8 +1,10 @@
 // The fused bf16 tile's kernel (bf16_fused_tile.hpp): VDPBF16PS register blocks of kRows positions × 32
 // vocabulary entries, each block turned into loss terms, counts and the bf16 pairs of G in registers.
 // Compiled with AVX512_BF16 (and DQ, for the element-wise math) in this file only; called only where the
-// avx512_bf16 kernel runs. -ffp-contract=off, as the element-wise kernels: no multiply-add is fused that
-// bce_math does not ask for, so σ and softplus are the element-wise kernels' values bit for bit.
+// CPU has AVX512_BF16 (fused_logits: where the avx512_bf16 kernel makes the products; epilogue_of_tile on
+// logits any bf16 kernel made). -ffp-contract=off, as the element-wise kernels: no multiply-add is fused
+// that bce_math does not ask for, so e^{−|x|} and σ are the element-wise kernels' values bit for bit (the
+// loss is summed its own way: bf16_fused_tile.hpp).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -43,11 +45,9 @@ constexpr int kRows = 8;
 static_assert(kRows % 2 == 0 && kRows <= kBf16TargetRowPad);
 // Rows of logits per call of the element-wise math (Avx512Wide<8>, the fastest measured: see
 // bce_simd_avx512_wide.hpp). Even, so that a call covers whole position pairs.
-#if defined(LOBENCH_FP16_EPILOGUE_TILE)
-constexpr int kMathRows = LOBENCH_FP16_MATH_ROWS;
-#else
-constexpr int kMathRows = 4;
-#endif
+// (The binary16 math takes the block's 8 rows in one call: one 32-lane vector per row. 4 rows per call
+// measured the same in bf16_tile_bench on the Xeon model 167.)
+constexpr int kMathRows = kFp16Math ? 8 : 4;
 using Wide = Avx512Wide<2 * kMathRows>;
 #if defined(LOBENCH_FP16_EPILOGUE_TILE)
 using Half = Avx512Fp16Wide<kMathRows>;  // (32 lanes: a row of the block per vector)
@@ -160,7 +160,7 @@ inline void add_softplus_terms_fp16(const Bf16FusedTile& t, int64_t r, int64_t n
 #endif
 
 // One row's epilogue, with x[v] its logits of columns [n0 + 16v, n0 + 16v + 16) (lanes outside mask[v]
-// are not in the tile) and sig[v] their σ (the softplus terms are add_softplus_terms'): counts x > 0,
+// are not in the tile) and sig[v] their σ (the loss terms are multiply_into_row's or add_softplus_terms_fp16's): counts x > 0,
 // stores x at the targets, writes G's pairs along the vocabulary and returns G's 32 bf16 values
 // (`words`, rounded_words) for the pairs along positions.
 template <bool kFull>

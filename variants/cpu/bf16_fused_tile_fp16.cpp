@@ -3,7 +3,4 @@
 // avx512_fp16_epilogue (bf16_fused_tile.hpp). Compiled with AVX512-FP16 flags (variants/CMakeLists.txt)
 // and called only where the CPU reports AVX512-FP16 (fp16_epilogue_tile_unavailable()).
 #define LOBENCH_FP16_EPILOGUE_TILE 1
-#ifndef LOBENCH_FP16_MATH_ROWS
-#define LOBENCH_FP16_MATH_ROWS 8
-#endif
 #include "variants/cpu/bf16_fused_tile_avx512.cpp"

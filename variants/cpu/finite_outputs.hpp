@@ -68,7 +68,7 @@ inline bool stored_e_finite(const StepInputs& in) {
 // per-position loss, dA and dE are finite. Inputs that already hold NaN or inf are named as the cause.
 // `dE_known_finite`: the variant has already checked every value of dE as it finished it (while in cache;
 // the scan here reads V·D floats from memory), and found them finite. `epilogue`: the precision of the
-// element-wise work (an fp16 epilogue overflows at |x| > 65504, long before float32 does).
+// element-wise work (an fp16 epilogue's loss overflows from a logit of 65520, long before float32 does).
 inline void require_finite_outputs(const StepInputs& in, const StepOutputs& out, const std::string& variant,
                                    bool dE_known_finite = false, Epilogue epilogue = Epilogue::fp32) {
   std::string where;
@@ -95,8 +95,9 @@ inline void require_finite_outputs(const StepInputs& in, const StepOutputs& out,
                                       variant, where));
   if (epilogue == Epilogue::fp16)
     throw Float32Overflow(fmt::format(
-        "{}: {} is not finite although A and E are: with --epilogue fp16 the logits (or the loss terms) overflow "
-        "binary16 (|x| > 65504); scale A or E down, or use --epilogue fp32 or bf16 (float32's range)",
+        "{}: {} is not finite although A and E are: with --epilogue fp16 the logits or the loss terms overflow "
+        "binary16 (a logit of 65520 or more rounds to +inf; loss terms summing past 65504 too); scale A or E down, "
+        "or use --epilogue fp32 or bf16 (float32's range)",
         variant, where));
   throw Float32Overflow(fmt::format(
       "{}: {} is not finite although A and E are: the logits A·Eᵀ (or the gradients) overflow float32 "

@@ -1,7 +1,7 @@
 // The three products of a logit tile with bf16 operands (`--operand bf16`, the GPU rows' semantics): A,
 // E and the tile's logit gradient G rounded to bfloat16 (nearest-even), every product accumulated in
-// float32 (bf16_products.hpp). The element-wise work between the products stays in float32, on the
-// float32 logits.
+// float32 (bf16_products.hpp). The element-wise work between the products is done on the float32 logits, in
+// float32 (in binary16 with an fp16 epilogue: variants/epilogue.hpp).
 //
 // Each product wants its inner index in pairs (bf16_products.hpp), so the operands are packed once
 // where they are made:

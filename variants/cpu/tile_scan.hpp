@@ -340,7 +340,7 @@ struct TiledRun {
   }
 
   // Whether a run that wants fused bf16 tiles gets them: bf16 operands, the tile's epilogue runs here
-  // (AVX512_BF16), and the element-wise kernels are the AVX-512 ones (whose bits it reproduces). Every bf16
+  // (AVX512_BF16), and the element-wise kernels are the AVX-512 ones (whose σ it reproduces). Every bf16
   // kernel then takes this path (the logits made in the epilogue's kernel with avx512_bf16, by the
   // products' kernel otherwise), so all give the same bits.
   // An fp16 epilogue gets them where the CPU has AVX512-FP16 (the binary16 tile reproduces the emulated
@@ -396,7 +396,8 @@ struct TiledRun {
   // One tile: its logits with the loss terms, counts and G's pairs made in their epilogue, the targets'
   // terms (from the logits the epilogue stored at the targets in w.tile), the rows' softplus sums, then
   // dE[v0, v0+n) (= on the first chunk, else +=) and w.dA (= on the group's first tile, else +=). The same
-  // bits, in the same order, as make_logits, add_target_terms, softplus_and_sigmoid and add_gradients.
+  // bits, in the same order, as make_logits, add_target_terms, softplus_and_sigmoid and add_gradients, but
+  // for the loss, which the tile sums from one logarithm per 16 logits of a lane (bf16_fused_tile.hpp).
   void fused_bf16_tile(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows, StepOutputs& out) {
     const int64_t D = in.D;
     const float* E_rows = E_blocks.block(w.index, v0, n);

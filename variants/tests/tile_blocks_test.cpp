@@ -45,6 +45,27 @@ TEST(TileBlocks, AutomaticTilesFitTheSecondLevelCache) {
       }
 }
 
+// bf16 and fp8 operands' tiles hold 8·ld + 6·D bytes per position (float32 logits, G paired both ways, A's
+// pairs, the dA row) and are sized by that against L2: on the Xeon model 167's 2 MiB, 512 positions at
+// D = 128 where fp32's rule gives 1024 (measured faster: results/cpu/performance.md).
+TEST(TileBlocks, Bf16TilesFitTheirOwnWorkingSetInTheSecondLevelCache) {
+  const CacheSizes xeon{48 << 10, 2 << 20, 480 << 20, "test"};
+  RunOptions o{2, 0, 0};
+  EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon).block_p, 1024);
+  for (const char* operand : {"bf16", "e4m3", "e5m2"}) {
+    o.operand = operand;
+    EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon).block_p, 512) << operand;
+    for (const CacheSizes& c : {kZen4, xeon})
+      for (int64_t D : {64, 128, 256})
+        for (int64_t P : {100, 1024, 100000}) {
+          const auto b = choose_blocks(P, 1000000, D, o, c);
+          if (b.block_p > 32) {
+            EXPECT_LE(b.block_p * (8 * b.ld + 6 * D), c.l2) << operand << " D " << D << " P " << P;
+          }
+        }
+  }
+}
+
 TEST(TileBlocks, SmallVocabulariesAreSplitIntoBlocksIndependentOfTheThreadCount) {
   for (int threads : {1, 2, 8}) {
     const auto b = choose_blocks(1024, 1000, 128, RunOptions{threads, 0, 0}, kZen4);

@@ -125,7 +125,7 @@ inline void add_object(hid_t file, const std::string& path, const std::set<std::
 inline const std::set<std::string>& provenance_attributes() {
   static const std::set<std::string> names = {
       "lobench_version", "git_commit", "git_dirty", "build_commit", "build_dirty", "host",     "cpu_model", "cpu_id",
-      "cpu_simd",        "gpu_model",  "compiler",      "libraries", "sgemm_library", "plugins", "argv",
+      "cpu_simd",        "fp16_epilogue", "gpu_model",  "compiler",      "libraries", "sgemm_library", "plugins", "argv",
       "start_utc",       "hardware_threads", "end_utc"};
   return names;
 }
