@@ -36,16 +36,12 @@ bool cpu_has_amx_bf16() {
 #endif
 }
 
-// CPUID leaf 7: AVX512-FP16 (EDX bit 23). (With AVX512F, whose check says the OS saves the vector state.)
+#if defined(LOBENCH_FP16_EPILOGUE_TILE_BUILT)  // (a compiler that knows -mavx512fp16 knows the feature's name)
 bool cpu_has_avx512_fp16() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return (edx >> 23 & 1u) && cpu_has_avx512_bf16();
-#else
-  return false;
-#endif
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512fp16") && cpu_has_avx512_bf16();
 }
+#endif
 
 // 0: automatic; else 1 + the forced kernel.
 std::atomic<int> forced{0};

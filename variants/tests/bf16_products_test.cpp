@@ -31,6 +31,7 @@
 #include "variants/cpu/finite_outputs.hpp"
 #include "variants/cpu/tile_scan.hpp"
 #include "variants/tests/bf16_test_kernels.hpp"
+#include "variants/tests/forced_simd_path.hpp"
 #include "variants/reference.hpp"
 #include "variants/tests/ragged_cases.hpp"
 #include "variants/tests/reference_checks.hpp"
@@ -41,6 +42,7 @@ namespace {
 
 using cpu::Bf16Kernel;
 using lobench::testing::ForcedBf16Kernel;
+using lobench::testing::ForcedSimdPath;
 using lobench::testing::bf16_kernels_to_test;
 using lobench::testing::rounded_bf16;
 
@@ -557,11 +559,11 @@ TEST(Bf16Variants, TheBinary16EpilogueTileEqualsTheEmulatedKernelsBitForBit) {
       o.operand = "bf16";
       ASSERT_TRUE(cpu::TiledRun::fused_bf16_tiles(o, true)) << "the binary16 tile would not run: " << c.label;
       const StepOutputs tile = run_variant("fused", c.d.view(), o);
-      cpu::set_active_simd_path(cpu::SimdPath::portable);  // (the library path, with the same emulated kernels)
-      const bool library_path = !cpu::TiledRun::fused_bf16_tiles(o, true);
-      const StepOutputs library = run_variant("fused", c.d.view(), o);
-      cpu::set_active_simd_path(std::nullopt);
-      ASSERT_TRUE(library_path);
+      const StepOutputs library = [&] {
+        ForcedSimdPath portable(cpu::SimdPath::portable);  // (the library path, with the same emulated kernels)
+        EXPECT_FALSE(cpu::TiledRun::fused_bf16_tiles(o, true)) << "the library path would not run: " << c.label;
+        return run_variant("fused", c.d.view(), o);
+      }();
       const std::string what = std::string(to_string(k)) + " on " + c.label;
       EXPECT_EQ(tile.loss, library.loss) << what;
       EXPECT_EQ(tile.per_position_loss, library.per_position_loss) << what;
@@ -583,7 +585,8 @@ TEST(Bf16Variants, ABinary16EpilogueRefusesLogitsBeyondItsRange) {
   o.operand = "bf16", o.epilogue = "fp16";
   ForcedBf16Kernel emulated(Bf16Kernel::emulated);
   for (bool library : {false, true}) {
-    if (library) cpu::set_active_simd_path(cpu::SimdPath::portable);
+    std::optional<ForcedSimdPath> portable;
+    if (library) portable.emplace(cpu::SimdPath::portable);
     StepOutputs out;
     out.resize(d.P, d.V, d.D);
     CountingAllocator alloc;
@@ -594,7 +597,6 @@ TEST(Bf16Variants, ABinary16EpilogueRefusesLogitsBeyondItsRange) {
     } catch (const cpu::Float32Overflow& e) {
       EXPECT_NE(std::string(e.what()).find("binary16 (a logit of 65520 or more"), std::string::npos) << e.what();
     }
-    cpu::set_active_simd_path(std::nullopt);
   }
 }
 
@@ -637,9 +639,10 @@ TEST(Bf16Variants, WorkingMemoryIsPredictedExactly) {
         // fp32 fused on AVX-512 holds Aᵀ and transposed tiles instead (cpu/fused_tile.hpp), not compared.
         RunOptions fp32 = o;
         fp32.operand = "fp32";
-        cpu::set_active_simd_path(cpu::SimdPath::portable);
-        const int64_t fp32_library_bytes = v->predicted_working_bytes(s, fp32);
-        cpu::set_active_simd_path(std::nullopt);
+        const int64_t fp32_library_bytes = [&] {
+          ForcedSimdPath portable(cpu::SimdPath::portable);
+          return v->predicted_working_bytes(s, fp32);
+        }();
         EXPECT_GT(v->predicted_working_bytes(s, o), fp32_library_bytes) << name;
       }
 }

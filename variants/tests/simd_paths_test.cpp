@@ -4,22 +4,19 @@
 #include <gtest/gtest.h>
 
 #include "variants/bce/bce_tile.hpp"
+#include "variants/tests/forced_simd_path.hpp"
 #include "variants/tests/ragged_cases.hpp"
 #include "variants/tests/reference_checks.hpp"
 
 namespace lobench {
 namespace {
 
-// Restores the automatic choice however the test ends.
-struct ForcedPath {
-  explicit ForcedPath(cpu::SimdPath p) { cpu::set_active_simd_path(p); }
-  ~ForcedPath() { cpu::set_active_simd_path(std::nullopt); }
-};
+using testing::ForcedSimdPath;
 
 TEST(SimdPaths, FusedAndChunkedMatchTheReferenceOnEveryPath) {
   const auto cases = testing::ragged_cases(12);
   for (cpu::SimdPath path : cpu::available_simd_paths()) {
-    ForcedPath forced(path);
+    ForcedSimdPath forced(path);
     ASSERT_EQ(cpu::active_bce_tile_kernels().path, path);
     for (const auto& c : cases) {
       const StepData d = make_synthetic(c.shape, c.spec);
@@ -51,7 +48,7 @@ TEST(SimdPaths, FusedMatchesTheReferenceAcrossPositionChunks) {
   cpu::ReferenceResult ref;
   cpu::reference_step(in, ref, ref_alloc, 2);
   for (cpu::SimdPath path : cpu::available_simd_paths()) {
-    ForcedPath forced(path);
+    ForcedSimdPath forced(path);
     for (const char* name : {"fused", "chunked"}) {
       StepOutputs out;
       out.resize(in.P, in.V, in.D);
