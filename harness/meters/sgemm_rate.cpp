@@ -23,8 +23,8 @@
 
 namespace lobench::meters {
 
-std::vector<float> fixed_operand(int64_t n, uint32_t step) {
-  std::vector<float> v(static_cast<size_t>(n));
+AlignedVector<float> fixed_operand(int64_t n, uint32_t step) {
+  AlignedVector<float> v(static_cast<size_t>(n));
   for (size_t i = 0; i < v.size(); ++i) v[i] = float(int64_t(i * step % 2000) - 1000) / 1000.0f;
   return v;
 }
@@ -42,7 +42,7 @@ Samples time_products(const std::function<void()>& product) {
 // The n×n operands of the OpenBLAS, own and bf16 products, the same for every library so that none is
 // timed on easier numbers.
 struct SquareOperands {
-  std::vector<float> a, b;
+  AlignedVector<float> a, b;
   explicit SquareOperands(int64_t n) : a(fixed_operand(n * n, kOperandStepA)), b(fixed_operand(n * n, kOperandStepB)) {}
 };
 
@@ -81,7 +81,7 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
   if (!blas) return not_measured(n, cpu::openblas_unavailable());
   blas->set_num_threads(threads);
   const SquareOperands x(n);
-  std::vector<float> c(size_t(n * n));
+  AlignedVector<float> c(size_t(n * n));
   // (sgemm_using runs OpenBLAS on its pool's `threads` threads here: no ProductsOnCallingThread around it)
   const Samples s = time_products([&] {
     cpu::sgemm_using(cpu::GemmLibrary::openblas, cpu::Op::none, cpu::Op::none, n, n, n, x.a.data(), n, x.b.data(), n,
@@ -98,7 +98,7 @@ SgemmRate openblas_square_sgemm(int64_t n, int threads) {
 SgemmRate onednn_square_sgemm(int64_t n, int threads) {
   if (auto why = cpu::onednn_unavailable()) return not_measured(n, *why);
   const SquareOperands x(n);
-  std::vector<float> c(size_t(n * n));
+  AlignedVector<float> c(size_t(n * n));
   const cpu::OmpMaxThreads on(threads);
   const Samples s = time_products([&] {
     cpu::onednn_sgemm(false, false, n, n, n, x.a.data(), n, x.b.data(), n, c.data(), n, /*accumulate=*/false);
@@ -110,7 +110,7 @@ SgemmRate onednn_bf16_square_gemm(int64_t n, int threads) {
   if (auto why = cpu::onednn_unavailable()) return not_measured(n, *why);
   const SquareOperands x(n);
   // (the same values as the other products, rounded to bf16 nearest-even)
-  const std::vector<uint16_t> a = cpu::bf16_nearest_even(x.a.data(), x.a.size()),
+  const AlignedVector<uint16_t> a = cpu::bf16_nearest_even(x.a.data(), x.a.size()),
                               b = cpu::bf16_nearest_even(x.b.data(), x.b.size());
   const cpu::OmpMaxThreads on(threads);
   try {
@@ -134,7 +134,7 @@ bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, 
   if (!own) return false;
   constexpr int64_t kPanel = 32, kRows = 448;  // 32 register blocks of 14 rows per task
   const int64_t lda = cpu::transposed_ld(K), panels = (N + kPanel - 1) / kPanel;
-  std::vector<float>&a = copies.a, &b = copies.b;
+  AlignedVector<float>&a = copies.a, &b = copies.b;
   a.resize(size_t(M * lda));
   b.resize(size_t(panels * K * kPanel));
 #pragma omp parallel num_threads(threads)
@@ -149,7 +149,7 @@ bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, 
         std::copy(B + k * N + p * kPanel, B + k * N + p * kPanel + w, row);
         std::fill(row + w, row + kPanel, 0.0f);  // a ragged last panel's columns beyond N
       }
-    std::vector<float> block(size_t(kRows * kPanel));
+    AlignedVector<float> block(size_t(kRows * kPanel));
     const int64_t row_blocks = (M + kRows - 1) / kRows;
 #pragma omp for schedule(dynamic, 1) collapse(2)
     for (int64_t rb = 0; rb < row_blocks; ++rb)
@@ -171,7 +171,7 @@ SgemmRate own_square_sgemm(int64_t n, int threads) {
   if (!cpu::own_tile_kernels())
     return not_measured(n, "lobench's own micro-kernels need AVX-512 (and LOBENCH_ISA not below avx512)");
   const SquareOperands x(n);
-  std::vector<float> c(size_t(n * n));
+  AlignedVector<float> c(size_t(n * n));
   OwnSgemmCopies copies;
   const Samples s = time_products([&] { own_sgemm(n, n, n, x.a.data(), x.b.data(), c.data(), threads, copies); });
   return rate_of(s, n, "lobench's own micro-kernels (avx512)");
@@ -215,7 +215,7 @@ SgemmRate bf16_square_gemm(int64_t n, int threads) {
   if (auto why = cpu::bf16_products_unavailable()) return not_measured(n, *why);
   const SquareOperands x(n);
   const Bf16SquareGemm gemm(n, x.a.data(), x.b.data());
-  std::vector<float> c(size_t(n * n));
+  AlignedVector<float> c(size_t(n * n));
   const Samples s = time_products([&] { gemm.multiply(c.data(), threads); });
   return rate_of(s, n, std::string("lobench bf16 products (") + cpu::to_string(cpu::active_bf16_kernel()) + ")");
 }

@@ -13,13 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "variants/aligned_vector.hpp"
+
 namespace lobench::meters {
 
 // The values every product a meter times reads: n floats in [-1, 1) on a 0.001 grid, from the index times
 // `step` (kOperandStepA for the left operand, kOperandStepB for the right), as Eigen's Random but the same
-// in every run and for every library.
+// in every run and for every library. On whole cache lines, as the step's buffers are (aligned_vector.hpp
+// says what std::vector's 16-byte alignment did to the bf16 yardstick).
 inline constexpr uint32_t kOperandStepA = 2654435761u, kOperandStepB = 40503u;
-std::vector<float> fixed_operand(int64_t n, uint32_t step);
+AlignedVector<float> fixed_operand(int64_t n, uint32_t step);
 
 struct SgemmRate {
   double gflops = std::numeric_limits<double>::quiet_NaN();  // median of the timed products
@@ -54,7 +57,7 @@ SgemmRate own_square_sgemm(int64_t n, int threads);
 // chain in increasing k (the kernels' order), so the result does not depend on `threads`. `copies` holds
 // A and B in the kernels' layout; passed in so that repeated products reuse its pages.
 struct OwnSgemmCopies {
-  std::vector<float> a, b;
+  AlignedVector<float> a, b;
 };
 bool own_sgemm(int64_t M, int64_t N, int64_t K, const float* A, const float* B, float* C, int threads,
                OwnSgemmCopies& copies);
@@ -77,7 +80,7 @@ class Bf16SquareGemm {
 
  private:
   int64_t n_, n2_, panels_, lda_, ldb_;
-  std::vector<uint32_t> a_, b_;
+  AlignedVector<uint32_t> a_, b_;
 };
 
 // oneDNN's bf16 product of the same operands (its matmul primitive: AMX where the CPU has it, AVX512_BF16

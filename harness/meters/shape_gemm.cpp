@@ -71,16 +71,16 @@ ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, S
   if (products == ShapeProducts::bf16) fused_defaults.operand = "bf16";
   const cpu::TileBlocks b = cpu::choose_blocks(P, V, D, fused_defaults);
   const int64_t unit = b.block_v * b.threads;
-  const std::vector<float> A = fixed_operand(P * D, kOperandStepA);
+  const AlignedVector<float> A = fixed_operand(P * D, kOperandStepA);
   // The samples sized from this shape's own rate, on two blocks per thread (the square product's rate
   // would make samples far longer where the shape runs far slower, as at small P).
   const int64_t probe_v = std::min(V, 2 * unit);
-  const std::vector<float> probe_E = fixed_operand(probe_v * D, kOperandStepB);
+  const AlignedVector<float> probe_E = fixed_operand(probe_v * D, kOperandStepB);
   Paths probe({A.data(), probe_E.data(), P, probe_v, D}, b, products, /*first_only=*/true);
   const Samples once = collect_samples([&] { return seconds_of(probe.contenders[0].run); }, 1, RepPolicy::fixed(1));
   ShapeGemmRate r;
   r.timed_v = timed_rows(P, V, D, unit, longest_sample_s, 2.0 * double(P) * double(probe_v) * double(D) / once.min() / 1e9);
-  const std::vector<float> E = fixed_operand(r.timed_v * D, kOperandStepB);
+  const AlignedVector<float> E = fixed_operand(r.timed_v * D, kOperandStepB);
   Paths paths({A.data(), E.data(), P, r.timed_v, D}, b, products, /*first_only=*/false);
   std::vector<Contender>& contenders = paths.contenders;
   time_interleaved(contenders, 1, RepPolicy::fixed(5));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "variants/aligned_vector.hpp"
 #include "variants/bench/bench_args.hpp"
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/bf16_products.hpp"
@@ -30,10 +31,10 @@ double best_seconds(F&& f, int reps = 200) {
   return best;
 }
 
-std::vector<float> normal(int64_t n, uint32_t seed, float scale) {
+AlignedVector<float> normal(int64_t n, uint32_t seed, float scale) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(static_cast<size_t>(n));
+  AlignedVector<float> v(static_cast<size_t>(n));
   for (auto& x : v) x = d(rng);
   return v;
 }
@@ -52,13 +53,13 @@ int main(int argc, char** argv) {
   const int64_t Dw = D / 2, ld = (n + 15) / 16 * 16;
   const double flops = 2.0 * rows * n * D;
 
-  const std::vector<float> A = normal(rows * D, 1, 0.3f), E = normal(n * D, 2, 0.3f);
-  std::vector<uint32_t> A_pairs(size_t(rows * Dw)), At_pairs(size_t(D * ((rows + 1) / 2))), E_t(size_t(Dw * n)),
+  const AlignedVector<float> A = normal(rows * D, 1, 0.3f), E = normal(n * D, 2, 0.3f);
+  AlignedVector<uint32_t> A_pairs(size_t(rows * Dw)), At_pairs(size_t(D * ((rows + 1) / 2))), E_t(size_t(Dw * n)),
       G_by_pos(size_t((rows + 1) / 2 * n)), G_by_voc(size_t(rows * ((n + 1) / 2))), E_by_voc(size_t((n + 1) / 2 * D));
   pair_columns(A.data(), D, rows, D, A_pairs.data(), Dw);
   pair_rows_transposed(A.data(), D, rows, D, At_pairs.data(), (rows + 1) / 2);
-  std::vector<float> X(size_t(rows * ld)), dE(size_t(n * D)), dA(size_t(rows * D));
-  std::vector<float> row_scale(size_t(rows), 1e-6f);
+  AlignedVector<float> X(size_t(rows * ld)), dE(size_t(n * D)), dA(size_t(rows * D));
+  AlignedVector<float> row_scale(size_t(rows), 1e-6f);
   std::vector<double> loss(static_cast<size_t>(rows));
   std::vector<int64_t> predicted(static_cast<size_t>(rows));
   const BceTileKernels& k = active_bce_tile_kernels();
@@ -86,7 +87,7 @@ int main(int argc, char** argv) {
     p.c = dE.data(), p.ldc = D, p.c_transposed = true, p.accumulate = true;
     bf16_product(kernel, p);
   };
-  std::vector<uint32_t> A_by_pos(static_cast<size_t>((rows + 1) / 2 * D));
+  AlignedVector<uint32_t> A_by_pos(static_cast<size_t>((rows + 1) / 2 * D));
   pair_rows(A.data(), D, rows, D, A_by_pos.data(), D);
   auto grad_E_rows = [&] {  // the same dE, row-major, G read transposed (what the variants make)
     Bf16Product p;

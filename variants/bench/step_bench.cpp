@@ -84,6 +84,7 @@
 #include <utility>
 #include <vector>
 
+#include "variants/aligned_vector.hpp"
 #include "variants/bce/bce_tile.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/cache_info.hpp"
@@ -206,7 +207,7 @@ class OwnEpilogue {
   const cpu::OwnTileKernels& own_;
   cpu::TileBlocks b_;
   int64_t ldat_;
-  std::vector<float> At_, tiles_, row_scale_;
+  AlignedVector<float> At_, tiles_, row_scale_;
   std::vector<double> loss_;
   std::vector<int64_t> predicted_;
 };

@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "variants/aligned_vector.hpp"
 #include "variants/bench/bench_args.hpp"
 #include "variants/cpu/fused_tile.hpp"
 
@@ -27,7 +28,7 @@ using namespace lobench;
 struct Bench {
   int64_t rows, n, D, P;
   int blocks_ = 8;  // vocabulary blocks cycled through (E and dE of 400 blocks at D = 128: 100 MB, DRAM as in a step)
-  std::vector<float> A, At, E, Gt, dE, dA, scale;
+  AlignedVector<float> A, At, E, Gt, dE, dA, scale;
   std::vector<double> loss;
   std::vector<int64_t> predicted;
   int64_t ldat;

@@ -25,6 +25,8 @@
 #include <cstring>
 #include <vector>
 
+#include "variants/aligned_vector.hpp"
+
 namespace lobench::cpu {
 
 inline uint32_t float_bits(float x) {
@@ -50,9 +52,10 @@ inline uint16_t bf16_nearest_even(float x) {
 
 inline float bf16_value(uint16_t b) { return bits_float(uint32_t(b) << 16); }
 
-// n floats as bfloat16 bits, each bf16_nearest_even (the operands the oneDNN products read).
-inline std::vector<uint16_t> bf16_nearest_even(const float* x, size_t n) {
-  std::vector<uint16_t> out(n);
+// n floats as bfloat16 bits, each bf16_nearest_even (the operands the oneDNN products read), on whole
+// cache lines (aligned_vector.hpp).
+inline AlignedVector<uint16_t> bf16_nearest_even(const float* x, size_t n) {
+  AlignedVector<uint16_t> out(n);
   for (size_t i = 0; i < n; ++i) out[i] = bf16_nearest_even(x[i]);
   return out;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "variants/aligned_vector.hpp"
 #include "variants/cpu/fused_tile.hpp"
 #include "variants/cpu/onednn.hpp"
 #include "variants/cpu/sgemm.hpp"
@@ -46,7 +47,7 @@ class LibraryTileProducts {
   int products_;
   GemmLibrary library_;
   TileBlocks b_;
-  std::vector<float> tiles_, dA_, dE_;
+  AlignedVector<float> tiles_, dA_, dE_;
 };
 
 // The same products through our own micro-kernels on transposed tiles as `fused` makes them (Aᵀ made
@@ -63,7 +64,7 @@ class OwnTileProducts {
   int products_;
   TileBlocks b_;
   int64_t ldat_;
-  std::vector<float> At_, tiles_, dA_, dE_;
+  AlignedVector<float> At_, tiles_, dA_, dE_;
 };
 
 // The logit products of the tiles with bf16 operands (the tiles fused_bf16 makes): A paired along D once,
@@ -80,8 +81,8 @@ class Bf16TileLogits {
   LogitOperands x_;
   TileBlocks b_;
   int64_t Dw_;
-  std::vector<float> tiles_;
-  std::vector<uint32_t> A_, E_;
+  AlignedVector<float> tiles_;
+  AlignedVector<uint32_t> A_, E_;
 };
 
 // The same logit product with bf16 operands through oneDNN's matmul on the same tiles (A and E rounded
@@ -99,8 +100,8 @@ class OnednnBf16Logits {
  private:
   LogitOperands x_;
   TileBlocks b_;
-  std::vector<float> tiles_;
-  std::vector<uint16_t> A_, E_;
+  AlignedVector<float> tiles_;
+  AlignedVector<uint16_t> A_, E_;
   OnednnBf16TileLogits product_;
 };
 

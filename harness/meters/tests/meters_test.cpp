@@ -241,7 +241,7 @@ TEST(Meters, Bf16YardstickIsMeasuredWhereTheProductsRunAndNamedWhereNot) {
 TEST(Meters, Bf16YardstickComputesTheProductOfItsOperands) {
   if (auto why = cpu::bf16_products_unavailable()) GTEST_SKIP() << *why;
   const int64_t n = 1100, n2 = (n + 1) / 2;
-  const std::vector<float> a = fixed_operand(n * n, kOperandStepA), b = fixed_operand(n * n, kOperandStepB);
+  const AlignedVector<float> a = fixed_operand(n * n, kOperandStepA), b = fixed_operand(n * n, kOperandStepB);
   std::vector<float> c(size_t(n * n), NAN), expected(size_t(n * n), NAN);
   Bf16SquareGemm(n, a.data(), b.data()).multiply(c.data(), 2);
   std::vector<uint32_t> ap(size_t(n * n2)), bp(size_t(n2 * n));
@@ -250,6 +250,17 @@ TEST(Meters, Bf16YardstickComputesTheProductOfItsOperands) {
   cpu::bf16_product(cpu::Bf16Product{n, n, n2, ap.data(), n2, bp.data(), n, expected.data(), n, false, false});
   for (int64_t i = 0; i < n * n; ++i)
     ASSERT_EQ(cpu::float_bits(c[size_t(i)]), cpu::float_bits(expected[size_t(i)])) << "element " << i / n << ", " << i % n;
+}
+
+// The operands every meter times start on a cache line, as the step's own buffers do, whatever path the
+// allocation takes (a 32 MiB block comes from a fresh mmap, where std::vector's storage would start 16
+// bytes past a page and every 64-byte row an AMX tile load reads would straddle two lines).
+TEST(Meters, TimedOperandsStartOnACacheLine) {
+  for (int64_t n : {int64_t(1000), int64_t(8) << 20}) {
+    const AlignedVector<float> x = fixed_operand(n, kOperandStepA);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(x.data()) % 64, 0u) << n;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(cpu::bf16_nearest_even(x.data(), size_t(n)).data()) % 64, 0u) << n;
+  }
 }
 
 // oneDNN's bf16 product beside ours: a rate and the implementation oneDNN chose where it runs, the reason
