@@ -111,7 +111,7 @@ SgemmRate onednn_bf16_square_gemm(int64_t n, int threads) {
   const SquareOperands x(n);
   // (the same values as the other products, rounded to bf16 nearest-even)
   const AlignedVector<uint16_t> a = cpu::bf16_nearest_even(x.a.data(), x.a.size()),
-                              b = cpu::bf16_nearest_even(x.b.data(), x.b.size());
+                                b = cpu::bf16_nearest_even(x.b.data(), x.b.size());
   const cpu::OmpMaxThreads on(threads);
   try {
     cpu::OnednnBf16SquareProduct product(n, a.data(), b.data());

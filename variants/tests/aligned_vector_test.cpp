@@ -10,9 +10,10 @@ namespace {
 
 bool on_a_cache_line(const void* p) { return reinterpret_cast<uintptr_t>(p) % kCacheLineBytes == 0; }
 
-// Small blocks come from the heap, large ones (here 32 MiB) from a fresh mmap, where std::vector's storage
-// starts 16 bytes past a page; after a large block is freed glibc serves the next ones from the heap
-// again. Every way, the storage starts on a cache line.
+// Small blocks come from the heap, large ones from a fresh mmap (where std::vector's storage starts 16
+// bytes past a page: 32 MiB floats here, above glibc's largest mmap threshold), and once a large block of
+// at most 32 MiB is freed glibc serves the next smaller large ones from the heap. Every way, the storage
+// starts on a cache line.
 TEST(AlignedVector, StorageStartsOnACacheLineForEverySizeAndAllocationPath) {
   for (size_t n : {size_t(1), size_t(3), size_t(17), size_t(4096), size_t(1) << 20, size_t(8) << 20}) {
     AlignedVector<float> v(n, 1.0f);
@@ -20,8 +21,8 @@ TEST(AlignedVector, StorageStartsOnACacheLineForEverySizeAndAllocationPath) {
     AlignedVector<uint16_t> w(n);
     EXPECT_TRUE(on_a_cache_line(w.data())) << n << " words";
   }
-  { AlignedVector<float> large(size_t(12) << 20); }  // (freed: raises glibc's mmap threshold)
-  AlignedVector<float> after(size_t(6) << 20);
+  { AlignedVector<float> freed(size_t(6) << 20); }  // 24 MiB, freed: raises glibc's mmap threshold to it
+  AlignedVector<float> after(size_t(5) << 20);      // 20 MiB: now from the heap
   EXPECT_TRUE(on_a_cache_line(after.data()));
   after.resize(after.size() + 12345);  // (reallocated)
   EXPECT_TRUE(on_a_cache_line(after.data()));

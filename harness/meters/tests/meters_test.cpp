@@ -252,14 +252,15 @@ TEST(Meters, Bf16YardstickComputesTheProductOfItsOperands) {
     ASSERT_EQ(cpu::float_bits(c[size_t(i)]), cpu::float_bits(expected[size_t(i)])) << "element " << i / n << ", " << i % n;
 }
 
-// The operands every meter times start on a cache line, as the step's own buffers do, whatever path the
-// allocation takes (a 32 MiB block comes from a fresh mmap, where std::vector's storage would start 16
-// bytes past a page and every 64-byte row an AMX tile load reads would straddle two lines).
-TEST(Meters, TimedOperandsStartOnACacheLine) {
+// The values every meter times, and their bf16 rounding, start on a cache line, as the step's working
+// buffers do (a 32 MiB block comes from a fresh mmap, where std::vector's storage would start 16 bytes past
+// a page and every 64-byte row an AMX tile load reads would straddle two lines). The meters' own copies are
+// AlignedVector by type (sgemm_rate.hpp, logit_tile_products.hpp).
+TEST(Meters, FixedOperandsAndTheirBf16RoundingStartOnACacheLine) {
   for (int64_t n : {int64_t(1000), int64_t(8) << 20}) {
     const AlignedVector<float> x = fixed_operand(n, kOperandStepA);
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(x.data()) % 64, 0u) << n;
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(cpu::bf16_nearest_even(x.data(), size_t(n)).data()) % 64, 0u) << n;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(x.data()) % kCacheLineBytes, 0u) << n;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(cpu::bf16_nearest_even(x.data(), size_t(n)).data()) % kCacheLineBytes, 0u) << n;
   }
 }
 
