@@ -9,6 +9,8 @@
 #include <new>
 #include <utility>
 
+#include "variants/aligned_vector.hpp"
+
 namespace lobench {
 
 class CountingAllocator {
@@ -16,7 +18,7 @@ class CountingAllocator {
   // Bytes are counted as requested (not rounded to the 64-byte alignment) so the analytic model can
   // be exact.
   void* allocate(size_t bytes) {
-    void* p = std::aligned_alloc(64, round_up(bytes == 0 ? 1 : bytes));
+    void* p = std::aligned_alloc(kCacheLineBytes, round_up(bytes == 0 ? 1 : bytes));
     if (!p) throw std::bad_alloc();
     std::lock_guard<std::mutex> lock(mutex_);
     current_ += int64_t(bytes);
@@ -40,7 +42,7 @@ class CountingAllocator {
   }
 
  private:
-  static size_t round_up(size_t n) { return (n + 63) / 64 * 64; }
+  static size_t round_up(size_t n) { return (n + kCacheLineBytes - 1) / kCacheLineBytes * kCacheLineBytes; }
   std::mutex mutex_;
   int64_t current_ = 0;
   int64_t peak_ = 0;

@@ -81,17 +81,17 @@ inline float* row_state(const Bf16FusedTile& t, int64_t r) {
 }
 
 // Multiplies the row's x[v], e[v] (columns [n0 + 16v, n0 + 16v + 16), lanes outside mask[v] not in the
-// tile, their x = 0) into its state; a group of kLogBlocks blocks starts from q = 0, Σ = 0.
+// tile, their x = 0; positive[v]: x > 0) into its state; a group of kLogBlocks blocks starts from q = 0, Σ = 0.
 template <bool kFull>
 inline void multiply_into_row(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&x)[2],
-                              const __m512 (&e)[2]) {
+                              const __m512 (&e)[2], const __mmask16 (&positive_lanes)[2]) {
   float* state = row_state(t, r);
   const __m512 zero = _mm512_setzero_ps();
   const bool first = (n0 / 32) % kLogBlocks == 0;
   __m512 q = first ? zero : _mm512_loadu_ps(state), positive = first ? zero : _mm512_loadu_ps(state + 16);
 #pragma GCC unroll 2
   for (int v = 0; v < 2; ++v) {
-    positive = _mm512_mask_add_ps(positive, _mm512_cmp_ps_mask(x[v], zero, _CMP_GT_OQ), positive, x[v]);
+    positive = _mm512_mask_add_ps(positive, positive_lanes[v], positive, x[v]);
     q = bce_math::log1p_product_step<Avx512>(q, kFull ? e[v] : _mm512_maskz_mov_ps(mask[v], e[v]));
   }
   _mm512_storeu_ps(state, q);
@@ -160,15 +160,14 @@ inline void add_softplus_terms_fp16(const Bf16FusedTile& t, int64_t r, int64_t n
 #endif
 
 // One row's epilogue, with x[v] its logits of columns [n0 + 16v, n0 + 16v + 16) (lanes outside mask[v]
-// are not in the tile) and sig[v] their σ (the loss terms are multiply_into_row's or add_softplus_terms_fp16's): counts x > 0,
+// are not in the tile), positive[v] their x > 0 and sig[v] their σ (the loss terms are multiply_into_row's or
+// add_softplus_terms_fp16's): counts x > 0,
 // stores x at the targets, writes G's pairs along the vocabulary and returns G's 32 bf16 values
 // (`words`, rounded_words) for the pairs along positions.
 template <bool kFull>
 inline void row_epilogue(const Bf16FusedTile& t, int64_t r, int64_t n0, const __mmask16* mask, const __m512 (&x)[2],
-                         const __m512 (&sig)[2], uint32_t target_bits, __m512i& words) {
-  const __m512 zero = _mm512_setzero_ps();
-  t.predicted[r] += __builtin_popcount(unsigned(_mm512_mask_cmp_ps_mask(mask[0], x[0], zero, _CMP_GT_OQ))) +
-                    __builtin_popcount(unsigned(_mm512_mask_cmp_ps_mask(mask[1], x[1], zero, _CMP_GT_OQ)));
+                         const __mmask16 (&positive)[2], const __m512 (&sig)[2], uint32_t target_bits, __m512i& words) {
+  t.predicted[r] += __builtin_popcount(unsigned(mask[0] & positive[0])) + __builtin_popcount(unsigned(mask[1] & positive[1]));
 
   // G = s·w·σ(x), and s·w·(σ(x) − 1) at the targets: the float values the library path computes.
   const __m512 c = _mm512_set1_ps(t.row_scale[r]);
@@ -226,6 +225,13 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
     chain<ROWS, 2, kFull, false>(t.Dw, t.A + m0 * t.Dw, t.Dw, t.Et + n0, t.ld_et, mask, acc);
   }
 
+  // x > 0 of the block's float32 logits, once: the loss's Σ max(x, 0) and the counts read it
+  __mmask16 positive[ROWS][2];
+#pragma GCC unroll 16
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) positive[i][v] = _mm512_cmp_ps_mask(acc[i][v], _mm512_setzero_ps(), _CMP_GT_OQ);
+
   const uint32_t* target_words = t.targets + (n0 / kBf16TargetBits) * t.ld_targets + m0;
   const __m256i tw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(target_words));
   const bool any_target = !_mm256_testz_si256(tw, tw);
@@ -265,7 +271,8 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
 #pragma GCC unroll 8
       for (int q = 0; q < kMathRows; ++q) {
         if (h + q >= ROWS) break;
-        multiply_into_row<kFull>(t, m0 + h + q, n0, mask, {x.v[2 * q], x.v[2 * q + 1]}, {e.v[2 * q], e.v[2 * q + 1]});
+        multiply_into_row<kFull>(t, m0 + h + q, n0, mask, {x.v[2 * q], x.v[2 * q + 1]}, {e.v[2 * q], e.v[2 * q + 1]},
+                                 positive[h + q]);
         sig[q][0] = sigmoid.v[2 * q], sig[q][1] = sigmoid.v[2 * q + 1];
       }
     }
@@ -274,9 +281,10 @@ __attribute__((flatten)) void block(const Bf16FusedTile& t, int64_t m0, int64_t 
       if (h + q >= ROWS) break;  // (inside, not in the condition: GCC unrolls only a loop of constant bounds)
       const int i = h + q;
       __m512i lo, hi = _mm512_setzero_si512();
-      row_epilogue<kFull>(t, m0 + i, n0, mask, acc[i], sig[q], any_target ? target_words[i] : 0u, lo);
+      row_epilogue<kFull>(t, m0 + i, n0, mask, acc[i], positive[i], sig[q], any_target ? target_words[i] : 0u, lo);
       if (i + 1 < ROWS)
-        row_epilogue<kFull>(t, m0 + i + 1, n0, mask, acc[i + 1], sig[q + 1], any_target ? target_words[i + 1] : 0u, hi);
+        row_epilogue<kFull>(t, m0 + i + 1, n0, mask, acc[i + 1], positive[i + 1], sig[q + 1],
+                            any_target ? target_words[i + 1] : 0u, hi);
       store_position_pairs<kFull>(t, m0 + i, n0, mask, lo, hi);
     }
   }

@@ -128,7 +128,7 @@ class Bf16TileProducts {
     t.row_scale = row_scale;
     t.targets = bits, t.ld_targets = ld_bits;
     t.X = X, t.ldx = ldx;
-    t.row_sums = row_sums_.data() + thread * b_.block_p * kBf16RowSumDoubles;
+    t.row_sums = row_sums(thread);
     t.predicted = predicted;
     t.G_by_pos = G_by_position(thread), t.ld_gpos = b_.block_v;
     t.G_by_voc = G_by_vocabulary(thread), t.ld_gvoc = (b_.block_v + 1) / 2;
@@ -140,7 +140,7 @@ class Bf16TileProducts {
   // After fused_logits (and the targets' terms, which the element-wise order puts first): loss[r] += the
   // tile's softplus sum of row r.
   void add_row_sums(int thread, int64_t rows, double* loss) {
-    bf16_fused_tile_row_sums(row_sums_.data() + thread * b_.block_p * kBf16RowSumDoubles, rows, loss, fp16_epilogue_);
+    bf16_fused_tile_row_sums(row_sums(thread), rows, loss, fp16_epilogue_);
   }
 
   // From G's pairs in this thread's buffers: dE_rows [n, D] (= on the first chunk, else +=) Gᵀ·A_rows and
@@ -201,6 +201,7 @@ class Bf16TileProducts {
   uint32_t* E_by_vocabulary(int t) { return E_by_dim(t) + Dw_ * b_.block_v; }
   uint32_t* G_by_position(int t) { return E_by_vocabulary(t) + ((b_.block_v + 1) / 2) * D_; }
   uint32_t* G_by_vocabulary(int t) { return G_by_position(t) + ((b_.block_p + 1) / 2) * b_.block_v; }
+  double* row_sums(int t) { return row_sums_.data() + t * b_.block_p * kBf16RowSumDoubles; }
 
   Bf16Kernel kernel_;  // chosen once, before the threads start
   bool fp16_epilogue_;
