@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
     if (!Bf16TileProducts::fused_tiles_run(fp16 == 1)) continue;
     Bf16TileProducts tp(A.data(), rows, D, blocks, alloc, true, fp16 == 1);
     auto fused_logits = [&] {
-      tp.fused_logits(0, E.data(), n, 0, rows, row_scale.data(), X.data(), ld, predicted.data(), [&](auto&& fn) {
+      tp.pair_E(0, E.data(), 0, n);
+      tp.fused_logits(0, n, 0, rows, row_scale.data(), X.data(), ld, predicted.data(), [&](auto&& fn) {
         for (auto [r, j] : targets) fn(r, j);
       });
       tp.add_row_sums(0, rows, loss.data());

@@ -16,7 +16,7 @@
 //
 // The fused variant's tile, where its epilogue runs (fused_tiles: AVX512_BF16): the logits' epilogue makes
 // the loss terms, counts and G's two pairings in registers (bf16_fused_tile.hpp) instead of a float32
-// tile swept and packed: fused_logits, add_row_sums, then gradient_products. With the avx512_bf16 kernel
+// tile swept and packed: pair_E, fused_logits, add_row_sums, then gradient_products. With the avx512_bf16 kernel
 // the epilogue is the logit product's; with the others (the emulation, AMX) it reads the logits from X.
 #pragma once
 
@@ -98,14 +98,22 @@ class Bf16TileProducts {
     gradient_products(thread, E_rows, n, p0, rows, dE_rows, dA_rows, /*dA_accumulate=*/true, /*E_paired=*/false);
   }
 
-  // The fused tile's logits (fused_tiles): for every target (r, j) of the tile that for_each_target(fn)
+  // The tile's rows [r0, r0 + count) of E_b (r0 even; rows D floats apart) paired along D (transposed) and
+  // along the vocabulary, for fused_logits and gradient_products(E_paired): the caller pairs the block's n
+  // rows, in one piece or in several, before fused_logits.
+  void pair_E(int thread, const float* rows, int64_t r0, int64_t count) {
+    if (r0 % 2) throw std::logic_error("Bf16TileProducts::pair_E: a piece of E's block starts at an odd row");
+    pair_columns_transposed_and_rows(rows, D_, count, D_, E_by_dim(thread) + r0, b_.block_v,
+                                     E_by_vocabulary(thread) + (r0 / 2) * D_, D_);
+  }
+
+  // The fused tile's logits (fused_tiles), E_b's n rows paired by pair_E: for every target (r, j) of the tile that for_each_target(fn)
   // names by fn(r, j), X[r·ldx + j] = its logit (X [rows × ldx] holds every logit where the products'
   // kernel is not avx512_bf16); predicted[r] += #{j : x > 0}; the rows' softplus sums
-  // kept for add_row_sums; G = row_scale·(σ(x) − y) paired both ways, and E_rows paired along the
-  // vocabulary too, for gradient_products (E_paired). `prefetch`: memory read after this tile
-  // (Bf16FusedTile::prefetch).
+  // kept for add_row_sums; G = row_scale·(σ(x) − y) paired both ways, for gradient_products (E_paired).
+  // `prefetch`: memory read after this tile (Bf16FusedTile::prefetch).
   template <class ForEachTarget>
-  void fused_logits(int thread, const float* E_rows, int64_t n, int64_t p0, int64_t rows, const float* row_scale,
+  void fused_logits(int thread, int64_t n, int64_t p0, int64_t rows, const float* row_scale,
                     float* X, int64_t ldx, int64_t* predicted, ForEachTarget&& for_each_target,
                     const Bf16FusedTile::Prefetch (&prefetch)[2] = {}) {
     uint32_t* bits = targets_.data() + thread * target_words(b_);
@@ -114,8 +122,6 @@ class Bf16TileProducts {
     Bf16FusedTile t;
     t.rows = rows, t.n = n, t.Dw = Dw_;
     t.A = A_pairs_.data() + p0 * Dw_;
-    // (E_b paired both ways in one pass: gradient_products finds it paired along the vocabulary)
-    pair_columns_transposed_and_rows(E_rows, D_, n, D_, E_by_dim(thread), b_.block_v, E_by_vocabulary(thread), D_);
     t.Et = E_by_dim(thread), t.ld_et = b_.block_v;
     if (kernel_ != Bf16Kernel::avx512_bf16) {  // the logits into X by the products' kernel
       Bf16Product p;
@@ -144,8 +150,8 @@ class Bf16TileProducts {
   }
 
   // From G's pairs in this thread's buffers: dE_rows [n, D] (= on the first chunk, else +=) Gᵀ·A_rows and
-  // dA_rows [rows, D] (+= when dA_accumulate, else =) G·E_rows. E_paired: fused_logits paired E_rows along
-  // the vocabulary already.
+  // dA_rows [rows, D] (+= when dA_accumulate, else =) G·E_rows. E_paired: pair_E paired E_rows along the
+  // vocabulary already (E_rows is then not read).
   void gradient_products(int thread, const float* E_rows, int64_t n, int64_t p0, int64_t rows, float* dE_rows,
                          float* dA_rows, bool dA_accumulate, bool E_paired) {
     const int64_t rows_w = (rows + 1) / 2, n_w = (n + 1) / 2;

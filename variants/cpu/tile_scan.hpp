@@ -98,41 +98,76 @@ class TileScanWorkspace {
 // (StepInputs::E_stored), the block decoded into this thread's buffer; with fp8 operands, the block
 // rounded to the operand's format with E's per-tensor scale (variants/fp8_scaling.hpp; the scale from
 // a pass over all of E at construction) into that buffer. Accumulation stays float32.
+//
+// A run whose tiles take E strip by strip (`strips`: the fused bf16 tiles, which only pair E's rows) reads
+// the block through for_each_strip instead, and where E needs the buffer (stored narrower, or fp8
+// operands) it holds kStripRows rows: each strip decoded and rounded there is paired from the L1 cache (one
+// pass over the block from memory instead of a rounding pass and a pairing pass over a rounded copy in L2).
 class EmbeddingBlocks {
  public:
-  EmbeddingBlocks(const StepInputs& in, const TileBlocks& b, const RunOptions& o, CountingAllocator& alloc)
-      : in_(in), block_v_(b.block_v),
-        rows_(alloc, in.E_stored || is_fp8(parse_operand(o.operand)) ? b.threads * b.block_v * in.D : 0) {
+  static constexpr int64_t kStripRows = 16;  // even: row pairs never straddle strips
+
+  EmbeddingBlocks(const StepInputs& in, const TileBlocks& b, const RunOptions& o, CountingAllocator& alloc,
+                  bool strips = false)
+      : in_(in),
+        buffer_rows_(buffer_rows(b, in.E_stored != nullptr, is_fp8(parse_operand(o.operand)), strips)),
+        rows_(alloc, b.threads * buffer_rows_ * in.D) {
     const Operand op = parse_operand(o.operand);
     if (is_fp8(op)) fp8_.emplace(op, max_abs(b.threads));
   }
 
   // Exactly what the constructor allocates for a run with these options.
-  static int64_t bytes(const TileBlocks& b, int64_t D, const RunOptions& o) {
-    return o.e_is_float32() && !is_fp8(parse_operand(o.operand)) ? 0 : b.threads * b.block_v * D * 4;
+  static int64_t bytes(const TileBlocks& b, int64_t D, const RunOptions& o, bool strips = false) {
+    return b.threads * buffer_rows(b, !o.e_is_float32(), is_fp8(parse_operand(o.operand)), strips) * D * 4;
   }
 
+  // The block's rows (in a run without strips).
   const float* block(int thread, int64_t v0, int64_t n) {
     if (!in_.E_stored && !fp8_) return in_.E + v0 * in_.D;
-    float* out = rows_.data() + thread * block_v_ * in_.D;
-    if (in_.E_stored) in_.E_stored->decode_rows(v0, n, out);
-    if (fp8_) fp8_->round(in_.E_stored ? out : in_.E + v0 * in_.D, out, n * in_.D);
-    return out;
+    if (buffer_rows_ < n) throw std::logic_error("EmbeddingBlocks::block: this run reads E strip by strip");
+    return rows(thread, v0, n);
+  }
+
+  // fn(rows, r0, count) for pieces of the block [v0, v0+n) in order, rows[i] the block's row r0 + i (D floats
+  // apart, r0 even): E's rows in one piece where E is float32 without fp8 operands, else pieces of the
+  // buffer's rows.
+  template <class Fn>
+  void for_each_strip(int thread, int64_t v0, int64_t n, Fn&& fn) {
+    if (!in_.E_stored && !fp8_) return fn(in_.E + v0 * in_.D, int64_t(0), n);
+    for (int64_t r0 = 0; r0 < n; r0 += buffer_rows_) {
+      const int64_t count = std::min(buffer_rows_, n - r0);
+      fn(static_cast<const float*>(rows(thread, v0 + r0, count)), r0, count);
+    }
   }
 
   // E's scaling with fp8 operands, else nothing.
   const std::optional<Fp8Scaling>& fp8() const { return fp8_; }
 
  private:
-  // max |E| (E as stored decoded block by block into the threads' buffers).
+  // Rows of the per-thread buffer: none for float32 E without fp8 operands, else a block, or a strip in a
+  // run with strips.
+  static int64_t buffer_rows(const TileBlocks& b, bool e_stored, bool fp8, bool strips) {
+    if (!e_stored && !fp8) return 0;
+    return strips ? std::min(kStripRows, b.block_v) : b.block_v;
+  }
+
+  // E's rows [v0, v0+n) (n at most the buffer's rows) decoded and/or rounded into the thread's buffer.
+  float* rows(int thread, int64_t v0, int64_t n) {
+    float* out = rows_.data() + thread * buffer_rows_ * in_.D;
+    if (in_.E_stored) in_.E_stored->decode_rows(v0, n, out);
+    if (fp8_) fp8_->round(in_.E_stored ? out : in_.E + v0 * in_.D, out, n * in_.D);
+    return out;
+  }
+
+  // max |E| (E as stored decoded piece by piece into the threads' buffers).
   float max_abs(int threads) {
     if (!in_.E_stored) return lobench::max_abs(in_.E, in_.V * in_.D, threads);
-    const int64_t n_blocks = (in_.V + block_v_ - 1) / block_v_;
+    const int64_t pieces = (in_.V + buffer_rows_ - 1) / buffer_rows_;
     uint32_t top = 0;  // the largest magnitude's bits (max_abs's order: NaN above inf above every finite value)
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(max : top)
-    for (int64_t vb = 0; vb < n_blocks; ++vb) {
-      float* out = rows_.data() + omp_get_thread_num() * block_v_ * in_.D;
-      const int64_t v0 = vb * block_v_, n = std::min(block_v_, in_.V - v0);
+    for (int64_t i = 0; i < pieces; ++i) {
+      float* out = rows_.data() + omp_get_thread_num() * buffer_rows_ * in_.D;
+      const int64_t v0 = i * buffer_rows_, n = std::min(buffer_rows_, in_.V - v0);
       in_.E_stored->decode_rows(v0, n, out);
       top = std::max(top, std::bit_cast<uint32_t>(lobench::max_abs(out, n * in_.D)));
     }
@@ -140,7 +175,7 @@ class EmbeddingBlocks {
   }
 
   const StepInputs& in_;
-  int64_t block_v_;
+  int64_t buffer_rows_;
   Buffer<float> rows_;
   std::optional<Fp8Scaling> fp8_;
 };
@@ -300,7 +335,7 @@ struct TiledRun {
         ws(blocks, in.D, ctx.alloc, own != nullptr),
         ldat(own ? transposed_ld(in.P) : 0),
         At(ctx.alloc, in.D * ldat),
-        E_blocks(in, blocks, ctx.options, ctx.alloc),
+        E_blocks(in, blocks, ctx.options, ctx.alloc, bf16_tiles_fused),
         A_fp8(ctx.alloc, fp8_A_floats(in.P, in.D, ctx.options)),
         bf16(uses_bf16(ctx.options) ? std::optional<Bf16TileProducts>(std::in_place, A_for_products(ctx.options), in.P,
                                                                       in.D, blocks, ctx.alloc, bf16_tiles_fused,
@@ -318,7 +353,7 @@ struct TiledRun {
     const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
     const bool transposed = own_products(o) != nullptr;
     return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D, transposed) +
-           (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) + EmbeddingBlocks::bytes(b, s.D, o) +
+           (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) + EmbeddingBlocks::bytes(b, s.D, o, fused_bf16_tiles(o, want_fused_bf16_tiles)) +
            fp8_A_floats(s.P(), s.D, o) * 4 +
            (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b, fused_bf16_tiles(o, want_fused_bf16_tiles)) : 0);
   }
@@ -400,7 +435,9 @@ struct TiledRun {
   // for the loss, which the tile sums from one logarithm per 16 logits of a lane (bf16_fused_tile.hpp).
   void fused_bf16_tile(TileThread& w, int64_t v0, int64_t n, int64_t p0, int64_t rows, StepOutputs& out) {
     const int64_t D = in.D;
-    const float* E_rows = E_blocks.block(w.index, v0, n);
+    E_blocks.for_each_strip(w.index, v0, n, [&](const float* E_rows, int64_t r0, int64_t count) {
+      bf16->pair_E(w.index, E_rows, r0, count);
+    });
     // While the logits are made: this tile's rows of dE (read and written by the dE product), and the rows
     // of E of the block this thread most likely takes next (the next of its group; the scan deals groups
     // round-robin). In a step both come from DRAM.
@@ -411,12 +448,12 @@ struct TiledRun {
     const int64_t next = (vb + 1) % group != 0 ? vb + 1 : vb + 1 + (blocks.threads - 1) * group;
     if (in.E_stored == nullptr && next < n_vblocks)
       prefetch[1] = {in.E + next * blocks.block_v * D, std::min(blocks.block_v, in.V - next * blocks.block_v) * D * 4, false};
-    bf16->fused_logits(w.index, E_rows, n, p0, rows, row_scale.data() + p0, w.tile, blocks.ld, w.predicted,
+    bf16->fused_logits(w.index, n, p0, rows, row_scale.data() + p0, w.tile, blocks.ld, w.predicted,
                        [&](auto&& fn) { for_each_target_in_tile(targets, v0, n, p0, rows, fn); }, prefetch);
     add_target_terms(w, v0, n, p0, rows);
     bf16->add_row_sums(w.index, rows, w.loss);
-    bf16->gradient_products(w.index, E_rows, n, p0, rows, out.dE.data() + v0 * D, w.dA, !w.first_of_group,
-                            /*E_paired=*/true);
+    bf16->gradient_products(w.index, /*E_rows=*/nullptr, n, p0, rows, out.dE.data() + v0 * D, w.dA,
+                            !w.first_of_group, /*E_paired=*/true);
   }
 
   // scan_tiles over this run's inputs, blocks and workspace.
