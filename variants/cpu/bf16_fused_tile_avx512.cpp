@@ -335,10 +335,12 @@ void fused_logits(const Bf16FusedTile& t) {
 }
 
 void epilogue_of_tile(const Bf16FusedTile& t) {
+  const Prefetcher prefetcher(t);
+  int64_t b = 0;
   for (int64_t n0 = 0; n0 < t.n; n0 += 32) {
     const __mmask16 mask[2] = {lanes(t.n - n0), lanes(t.n - n0 - 16)};
     for (int64_t m0 = 0; m0 < t.rows; m0 += kRows)
-      with_rows(std::min<int64_t>(kRows, t.rows - m0), [&](auto r) {
+      prefetcher.block(b++), with_rows(std::min<int64_t>(kRows, t.rows - m0), [&](auto r) {
         if (mask[1] == 0xffff) block<decltype(r)::value, true, true>(t, m0, n0, mask);
         else block<decltype(r)::value, false, true>(t, m0, n0, mask);
       });

@@ -438,9 +438,9 @@ struct TiledRun {
     E_blocks.for_each_strip(w.index, v0, n, [&](const float* E_rows, int64_t r0, int64_t count) {
       bf16->pair_E(w.index, E_rows, r0, count);
     });
-    // While the logits are made: this tile's rows of dE (read and written by the dE product), and the rows
-    // of E of the block this thread most likely takes next (the next of its group; the scan deals groups
-    // round-robin). In a step both come from DRAM.
+    // While the logits are made or their epilogue runs: this tile's rows of dE (read and written by the dE
+    // product), and the rows of E of the block this thread most likely takes next (the next of its group;
+    // the scan deals groups round-robin). In a step both come from DRAM.
     Bf16FusedTile::Prefetch prefetch[2];
     prefetch[0] = {out.dE.data() + v0 * D, n * D * 4, true};
     const int64_t vb = v0 / blocks.block_v, n_vblocks = (in.V + blocks.block_v - 1) / blocks.block_v;
