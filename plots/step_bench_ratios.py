@@ -19,6 +19,11 @@ change, alternated in one session), from CPU time: the run's commit, the yardsti
 (a change of tiles changes the yardstick too: it is the logit product on `fused`'s tiles), the epilogue's
 time per logit (runs with the `epilogue` row), p, and `fused`'s and `chunked`'s ratios to the yardstick
 (`chunked` on the 8·P·V·D it computes).
+
+With --table steps RUN... --rows ROW,ROW: one row per run, shape and named row (e.g. fused_bf16,
+fused_e4m3), the runs in the order given (runs of two builds alternated in one session): the run's commit,
+the step's wall time in ms and its GFLOP/s (wall), and x_bf16 (the fp8 rows' time ratio to `fused_bf16`
+as step_bench recorded it) where the row has it.
 """
 import argparse
 import json
@@ -35,12 +40,15 @@ def spread(values, fmt="{:.3g}"):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", nargs="+", help="step_bench JSON file (--table fused: one or more)")
-    ap.add_argument("--table", choices=["rates", "epilogue", "fused"], default="rates")
+    ap.add_argument("--table", choices=["rates", "epilogue", "fused", "steps"], default="rates")
+    ap.add_argument("--rows", default="fused_bf16", help="--table steps: the benchmark rows, comma-separated")
     args = ap.parse_args()
     if args.table == "fused":
         return fused_table(args.run)
+    if args.table == "steps":
+        return steps_table(args.run, args.rows.split(","))
     if len(args.run) > 1:
-        ap.error(f"--table {args.table} reads one run; --table fused compares several")
+        ap.error(f"--table {args.table} reads one run; --table fused and --table steps compare several")
     run, reps, shapes = read_run(args.run[0])
     if args.table == "epilogue":
         return epilogue_table(reps, shapes)
@@ -129,6 +137,24 @@ def fused_table(paths):
                   f"{spread(col('fused', 'GFLOP/s_cpu'), '{:.0f}')} | {spread(col('epilogue', 'ns_per_logit_cpu'))} | "
                   f"{spread(col('gemm_products_own', 'frac_gemm_cpu'))} | {spread(col('fused', 'frac_gemm_cpu'))} | "
                   f"{spread(col('chunked', 'frac_gemm_cpu_8PVD'))} |")
+
+
+def steps_table(paths, rows):
+    """The --table steps rows (see the module's docstring)."""
+    print("| run | commit | shape | row | wall time, ms | GFLOP/s (wall) | x_bf16 |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for path in paths:
+        run, reps, shapes = read_run(path)
+        commit = run.get("context", {}).get("commit", "")[:7]
+        for shape in shapes:
+            for row in rows:
+                entries = list(reps.get((row, shape), {}).values())
+                if not entries:
+                    continue
+                col = lambda key: [b[key] for b in entries if key in b]
+                print(f"| {path.rsplit('/', 1)[-1]} | {commit} | {shape} | {row} | "
+                      f"{spread(col('real_time'), '{:.1f}')} ({len(entries)}) | {spread(col('GFLOP/s'), '{:.0f}')} | "
+                      f"{spread(col('x_bf16'), '{:.3f}')} |")
 
 
 if __name__ == "__main__":

@@ -48,4 +48,27 @@ def test_fused_table_has_a_row_per_run_in_order(tmp_path):
 def test_one_run_tables_refuse_several_runs(tmp_path):
     a = write_run(tmp_path / "a.json", "a", [0.9], [0.9], [0.9], [0.1])
     out = run(a, a)
-    assert out.returncode == 2 and "--table fused compares several" in out.stderr
+    assert out.returncode == 2 and "--table fused and --table steps compare several" in out.stderr
+
+
+def test_steps_table_has_a_row_per_run_shape_and_named_row_in_order(tmp_path):
+    def write(path, commit, times_ms, x_bf16):
+        shape = "V:100000/D:128/manual_time"
+        benchmarks = [{"name": f"fused_bf16/{shape}", "run_name": f"fused_bf16/{shape}", "run_type": "iteration",
+                       "repetition_index": i, "real_time": t, "GFLOP/s": 78643.2 / t} for i, t in enumerate(times_ms)]
+        benchmarks += [{"name": f"fused_e4m3/{shape}", "run_name": f"fused_e4m3/{shape}", "run_type": "iteration",
+                        "repetition_index": i, "real_time": t / x, "GFLOP/s": 78643.2 * x / t, "x_bf16": x}
+                       for i, (t, x) in enumerate(zip(times_ms, x_bf16))]
+        with open(path, "w") as f:
+            json.dump({"context": {"commit": commit}, "benchmarks": benchmarks}, f)
+        return str(path)
+
+    a = write(tmp_path / "a.json", "1111111aaa", [80.0, 82.0, 81.0], [0.95, 0.94, 0.96])
+    b = write(tmp_path / "b.json", "2222222bbb", [70.0, 72.0], [0.97, 0.98])
+    out = run(b, a, "--table", "steps", "--rows", "fused_bf16,fused_e4m3")
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| a.json") or line.startswith("| b.json")]
+    assert rows[0] == "| b.json | 2222222 | V:100000/D:128 | fused_bf16 | 71.0 [70.0–72.0] (2) | 1108 [1092–1123] |  |"
+    assert rows[1].startswith("| b.json | 2222222 | V:100000/D:128 | fused_e4m3 |") and rows[1].endswith("| 0.975 [0.970–0.980] |")
+    assert rows[2] == "| a.json | 1111111 | V:100000/D:128 | fused_bf16 | 81.0 [80.0–82.0] (3) | 971 [959–983] |  |"
+    assert len(rows) == 4
