@@ -23,7 +23,9 @@ time per logit (runs with the `epilogue` row), p, and `fused`'s and `chunked`'s 
 With --table steps RUN... --rows ROW,ROW: one row per run, shape and named row (e.g. fused_bf16,
 fused_e4m3), the runs in the order given (runs of two builds alternated in one session): the run's commit,
 the step's wall time in ms and its GFLOP/s (wall), and x_bf16 (the fp8 rows' time ratio to `fused_bf16`
-as step_bench recorded it) where the row has it.
+as step_bench recorded it) where the row has it. With --by-commit, one row per commit (in the order of
+its first run), shape and named row instead: the median, min and max over its runs' medians, and the
+number of runs.
 """
 import argparse
 import json
@@ -42,11 +44,12 @@ def main():
     ap.add_argument("run", nargs="+", help="step_bench JSON file (--table fused: one or more)")
     ap.add_argument("--table", choices=["rates", "epilogue", "fused", "steps"], default="rates")
     ap.add_argument("--rows", default="fused_bf16", help="--table steps: the benchmark rows, comma-separated")
+    ap.add_argument("--by-commit", action="store_true", help="--table steps: the runs of each commit together")
     args = ap.parse_args()
     if args.table == "fused":
         return fused_table(args.run)
     if args.table == "steps":
-        return steps_table(args.run, args.rows.split(","))
+        return (steps_by_commit if args.by_commit else steps_table)(args.run, args.rows.split(","))
     if len(args.run) > 1:
         ap.error(f"--table {args.table} reads one run; --table fused and --table steps compare several")
     run, reps, shapes = read_run(args.run[0])
@@ -155,6 +158,29 @@ def steps_table(paths, rows):
                 print(f"| {path.rsplit('/', 1)[-1]} | {commit} | {shape} | {row} | "
                       f"{spread(col('real_time'), '{:.1f}')} ({len(entries)}) | {spread(col('GFLOP/s'), '{:.0f}')} | "
                       f"{spread(col('x_bf16'), '{:.3f}')} |")
+
+
+def steps_by_commit(paths, rows):
+    """The --table steps --by-commit rows (see the module's docstring)."""
+    medians = {}  # (commit, shape, row) -> {"real_time": [run median], ...}, in first-seen order
+    for path in paths:
+        run, reps, shapes = read_run(path)
+        commit = run.get("context", {}).get("commit", "")[:7]
+        for shape in shapes:
+            for row in rows:
+                entries = list(reps.get((row, shape), {}).values())
+                if not entries:
+                    continue
+                cell = medians.setdefault((commit, shape, row), defaultdict(list))
+                for key in ("real_time", "GFLOP/s", "x_bf16"):
+                    values = [b[key] for b in entries if key in b]
+                    if values:
+                        cell[key].append(statistics.median(values))
+    print("| commit | shape | row | runs | wall time, ms | GFLOP/s (wall) | x_bf16 |")
+    print("| --- | --- | --- | ---: | --- | --- | --- |")
+    for (commit, shape, row), cell in medians.items():
+        print(f"| {commit} | {shape} | {row} | {len(cell['real_time'])} | {spread(cell['real_time'], '{:.1f}')} | "
+              f"{spread(cell['GFLOP/s'], '{:.0f}')} | {spread(cell['x_bf16'], '{:.3f}')} |")
 
 
 if __name__ == "__main__":

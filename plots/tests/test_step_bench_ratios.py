@@ -72,3 +72,11 @@ def test_steps_table_has_a_row_per_run_shape_and_named_row_in_order(tmp_path):
     assert rows[1].startswith("| b.json | 2222222 | V:100000/D:128 | fused_e4m3 |") and rows[1].endswith("| 0.975 [0.970–0.980] |")
     assert rows[2] == "| a.json | 1111111 | V:100000/D:128 | fused_bf16 | 81.0 [80.0–82.0] (3) | 971 [959–983] |  |"
     assert len(rows) == 4
+
+    # --by-commit: each commit's runs together, the spread over the runs' medians
+    a2 = write(tmp_path / "a2.json", "1111111aaa", [90.0, 92.0, 91.0], [0.9, 0.9, 0.9])
+    out = run(a, b, a2, "--table", "steps", "--rows", "fused_bf16", "--by-commit")
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| 1111111") or line.startswith("| 2222222")]
+    assert rows == ["| 1111111 | V:100000/D:128 | fused_bf16 | 2 | 86.0 [81.0–91.0] | 918 [864–971] |  |",
+                    "| 2222222 | V:100000/D:128 | fused_bf16 | 1 | 71.0 [71.0–71.0] | 1108 [1108–1108] |  |"]

@@ -208,6 +208,9 @@ def test_cpu_targets_table_reads_the_e4m3_rows_and_counts_the_flagged_ones():
         value, mark = line["e4m3 / bf16 time (≤ 1.05)"].rsplit(" ", 1)
         assert float(value) == pytest.approx(ratio, abs=0.001) and float(value) >= ratio  # (rounded up)
         assert mark == ("✓" if ratio <= 1.05 else "✗")
+        fp32 = [float(r["time_median_s"]) for r in rows if text(r["variant"]) == "fused" and text(r["operand"]) == "fp32"
+                and int(r["D"]) == 128]
+        assert line["bf16 / fp32 fused speed, D = 128 (shown)"] == f"{fp32[0] / seconds['bf16']:.2f}×"
         flagged = sum(text(r["flags"]) != "" for r in rows)
         assert line["rows flagged"] == f"{flagged} of {len(rows)}"
         assert line["CPU"].startswith("AMD EPYC, family 26 model 2")
