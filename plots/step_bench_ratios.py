@@ -22,10 +22,11 @@ time per logit (runs with the `epilogue` row), p, and `fused`'s and `chunked`'s 
 
 With --table steps RUN... --rows ROW,ROW: one row per run, shape and named row (e.g. fused_bf16,
 fused_e4m3), the runs in the order given (runs of two builds alternated in one session): the run's commit,
-the step's wall time in ms and its GFLOP/s (wall), and x_bf16 (the fp8 rows' time ratio to `fused_bf16`
-as step_bench recorded it) where the row has it. With --by-commit, one row per commit (in the order of
-its first run), shape and named row instead: the median, min and max over its runs' medians, and the
-number of runs.
+the step's wall time in ms and its GFLOP/s (wall), its median time over the first named row's median
+time in the same run (e.g. e4m3's over bf16's), and x_bf16 where the row has it (step_bench's counter: the
+fp8 row's speed over `fused_bf16`'s last repetition, wall time). With --by-commit, one row per commit (in
+the order of its first run), shape and named row instead: the median, min and max over its runs' values,
+and the number of runs.
 """
 import argparse
 import json
@@ -142,45 +143,51 @@ def fused_table(paths):
                   f"{spread(col('chunked', 'frac_gemm_cpu_8PVD'))} |")
 
 
-def steps_table(paths, rows):
-    """The --table steps rows (see the module's docstring)."""
-    print("| run | commit | shape | row | wall time, ms | GFLOP/s (wall) | x_bf16 |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+def step_medians(paths, rows):
+    """Per run (in order), shape and named row: (file name, commit, shape, row, {key: the run's values}) with
+    keys real_time, GFLOP/s, x_bf16 (each repetition's) and over_first (the row's median time over the first
+    named row's, one value)."""
     for path in paths:
         run, reps, shapes = read_run(path)
         commit = run.get("context", {}).get("commit", "")[:7]
         for shape in shapes:
+            first = [b["real_time"] for b in reps.get((rows[0], shape), {}).values() if "real_time" in b]
             for row in rows:
                 entries = list(reps.get((row, shape), {}).values())
                 if not entries:
                     continue
-                col = lambda key: [b[key] for b in entries if key in b]
-                print(f"| {path.rsplit('/', 1)[-1]} | {commit} | {shape} | {row} | "
-                      f"{spread(col('real_time'), '{:.1f}')} ({len(entries)}) | {spread(col('GFLOP/s'), '{:.0f}')} | "
-                      f"{spread(col('x_bf16'), '{:.3f}')} |")
+                values = {key: [b[key] for b in entries if key in b] for key in ("real_time", "GFLOP/s", "x_bf16")}
+                values["over_first"] = ([statistics.median(values["real_time"]) / statistics.median(first)]
+                                        if first and values["real_time"] else [])
+                yield path.rsplit("/", 1)[-1], commit, shape, row, values
+
+
+def steps_cells(values):
+    return (f"{spread(values['real_time'], '{:.1f}')} | {spread(values['GFLOP/s'], '{:.0f}')} | "
+            f"{spread(values['over_first'], '{:.3f}')} | {spread(values['x_bf16'], '{:.3f}')} |")
+
+
+def steps_table(paths, rows):
+    """The --table steps rows (see the module's docstring)."""
+    print(f"| run | commit | shape | row | wall time, ms | GFLOP/s (wall) | time / {rows[0]}'s | x_bf16 |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, commit, shape, row, values in step_medians(paths, rows):
+        n = len(values["real_time"])
+        print(f"| {name} | {commit} | {shape} | {row} | " + steps_cells(values).replace(" | ", f" ({n}) | ", 1))
 
 
 def steps_by_commit(paths, rows):
     """The --table steps --by-commit rows (see the module's docstring)."""
-    medians = {}  # (commit, shape, row) -> {"real_time": [run median], ...}, in first-seen order
-    for path in paths:
-        run, reps, shapes = read_run(path)
-        commit = run.get("context", {}).get("commit", "")[:7]
-        for shape in shapes:
-            for row in rows:
-                entries = list(reps.get((row, shape), {}).values())
-                if not entries:
-                    continue
-                cell = medians.setdefault((commit, shape, row), defaultdict(list))
-                for key in ("real_time", "GFLOP/s", "x_bf16"):
-                    values = [b[key] for b in entries if key in b]
-                    if values:
-                        cell[key].append(statistics.median(values))
-    print("| commit | shape | row | runs | wall time, ms | GFLOP/s (wall) | x_bf16 |")
-    print("| --- | --- | --- | ---: | --- | --- | --- |")
-    for (commit, shape, row), cell in medians.items():
-        print(f"| {commit} | {shape} | {row} | {len(cell['real_time'])} | {spread(cell['real_time'], '{:.1f}')} | "
-              f"{spread(cell['GFLOP/s'], '{:.0f}')} | {spread(cell['x_bf16'], '{:.3f}')} |")
+    per_commit = {}  # (commit, shape, row) -> {key: [the value of each run]}, in first-seen order
+    for _, commit, shape, row, values in step_medians(paths, rows):
+        cell = per_commit.setdefault((commit, shape, row), defaultdict(list))
+        for key, v in values.items():
+            if v:
+                cell[key].append(statistics.median(v))
+    print(f"| commit | shape | row | runs | wall time, ms | GFLOP/s (wall) | time / {rows[0]}'s | x_bf16 |")
+    print("| --- | --- | --- | ---: | --- | --- | --- | --- |")
+    for (commit, shape, row), cell in per_commit.items():
+        print(f"| {commit} | {shape} | {row} | {len(cell['real_time'])} | " + steps_cells(cell))
 
 
 if __name__ == "__main__":

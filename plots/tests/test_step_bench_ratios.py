@@ -68,15 +68,23 @@ def test_steps_table_has_a_row_per_run_shape_and_named_row_in_order(tmp_path):
     out = run(b, a, "--table", "steps", "--rows", "fused_bf16,fused_e4m3")
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("| a.json") or line.startswith("| b.json")]
-    assert rows[0] == "| b.json | 2222222 | V:100000/D:128 | fused_bf16 | 71.0 [70.0–72.0] (2) | 1108 [1092–1123] |  |"
-    assert rows[1].startswith("| b.json | 2222222 | V:100000/D:128 | fused_e4m3 |") and rows[1].endswith("| 0.975 [0.970–0.980] |")
-    assert rows[2] == "| a.json | 1111111 | V:100000/D:128 | fused_bf16 | 81.0 [80.0–82.0] (3) | 971 [959–983] |  |"
+    assert rows[0] == ("| b.json | 2222222 | V:100000/D:128 | fused_bf16 | 71.0 [70.0–72.0] (2) | 1108 [1092–1123] "
+                       "| 1.000 [1.000–1.000] |  |")
+    # e4m3's median time over bf16's in the same run: median(70/0.97, 72/0.98) / 71
+    e4m3_b = (70 / 0.97 + 72 / 0.98) / 2 / 71
+    assert rows[1].startswith("| b.json | 2222222 | V:100000/D:128 | fused_e4m3 | ")
+    assert rows[1].endswith(f"| {e4m3_b:.3f} [{e4m3_b:.3f}–{e4m3_b:.3f}] | 0.975 [0.970–0.980] |")
+    assert rows[2] == ("| a.json | 1111111 | V:100000/D:128 | fused_bf16 | 81.0 [80.0–82.0] (3) | 971 [959–983] "
+                       "| 1.000 [1.000–1.000] |  |")
     assert len(rows) == 4
 
-    # --by-commit: each commit's runs together, the spread over the runs' medians
+    # --by-commit: each commit's runs together, the spread over the runs' medians (x_bf16 too)
     a2 = write(tmp_path / "a2.json", "1111111aaa", [90.0, 92.0, 91.0], [0.9, 0.9, 0.9])
-    out = run(a, b, a2, "--table", "steps", "--rows", "fused_bf16", "--by-commit")
+    out = run(a, b, a2, "--table", "steps", "--rows", "fused_bf16,fused_e4m3", "--by-commit")
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("| 1111111") or line.startswith("| 2222222")]
-    assert rows == ["| 1111111 | V:100000/D:128 | fused_bf16 | 2 | 86.0 [81.0–91.0] | 918 [864–971] |  |",
-                    "| 2222222 | V:100000/D:128 | fused_bf16 | 1 | 71.0 [71.0–71.0] | 1108 [1108–1108] |  |"]
+    assert rows[0] == ("| 1111111 | V:100000/D:128 | fused_bf16 | 2 | 86.0 [81.0–91.0] | 918 [864–971] "
+                       "| 1.000 [1.000–1.000] |  |")
+    assert rows[1].startswith("| 1111111 | V:100000/D:128 | fused_e4m3 | 2 | ")
+    assert rows[1].endswith("| 0.925 [0.900–0.950] |")  # (the median of the runs' medians 0.95 and 0.9)
+    assert [r.split(" | ")[0] for r in rows] == ["| 1111111", "| 1111111", "| 2222222", "| 2222222"]

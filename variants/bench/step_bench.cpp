@@ -50,8 +50,8 @@
 //   chunked only: GFLOP/s_8PVD, frac_gemm_8PVD on the 8·P·V·D it actually computes;
 //   bf16 rows: frac_gemm_bf16 (over gemm_bf16's GFLOP/s) and x_fp32 (over the fp32 row of the same
 //                variant and shape in this run, when it ran before: the bf16 speed-up);
-//   fused_e4m3:  the same, and x_bf16, x_bf16_cpu (over fused_bf16 at the same shape, wall and CPU time:
-//                "e4m3 at bf16 speed" is 1);
+//   fused_e4m3:  the same, and x_bf16, x_bf16_cpu (this row's rate over fused_bf16's at the same shape as
+//                last measured, i.e. its last repetition; wall and CPU time: "e4m3 at bf16 speed" is 1);
 //   GFLOP/s_cpu, frac_gemm_cpu: the same from process CPU time (all threads) instead of wall time, i.e.
 //                the rate the threads reached while they were on a core; less disturbed than wall time on
 //                a machine shared with other jobs, but blind to time lost to waiting;
@@ -539,6 +539,11 @@ int main(int argc, char** argv) {
     const auto b = lobench::cpu::choose_blocks(1024, 100000, D, bench_options());
     benchmark::AddCustomContext("tile_D" + std::to_string(D),
                                 std::to_string(b.block_p) + " positions x " + std::to_string(b.block_v) + " entries");
+    RunOptions bf16 = bench_options();
+    bf16.operand = "bf16";
+    const auto t = lobench::cpu::choose_blocks(1024, 100000, D, bf16);
+    benchmark::AddCustomContext("tile_bf16_D" + std::to_string(D),
+                                std::to_string(t.block_p) + " positions x " + std::to_string(t.block_v) + " entries");
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

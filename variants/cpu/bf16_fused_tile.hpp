@@ -44,9 +44,10 @@ struct Bf16FusedTile {
   // Memory the caller reads next (the next tile's rows of E, this tile's rows of dE), asked for into the
   // L2 cache a few lines per register block while the tile's logits are made (fused_logits) or while the
   // epilogue runs on logits made by AMX (epilogue_of_tile): in a step these come from DRAM, and the passes
-  // that read them would wait for it (a start of null reads nothing). In the AMX route this made the
-  // step at V = 100000, D = 128 10-13 % faster (three alternated pairs, Xeon model 167, 128-column tiles;
-  // level at D = 256; with 256-column tiles, whose working set filled the L2, it had made it slower).
+  // that read them would wait for it (a start of null reads nothing). In the AMX route this took the
+  // fused bf16 step at V = 100000, D = 128 from 83.1 to 77.4 ms on the Xeon model 167 (medians of three
+  // step_bench runs, 128-column tiles; level at D = 256: results/cpu/performance.md). With 256-column
+  // tiles, whose working set filled the L2, a session before had found it slower (not kept).
   struct Prefetch {
     const void* start = nullptr;
     int64_t bytes = 0;

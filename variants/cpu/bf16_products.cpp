@@ -145,6 +145,11 @@ Bf16Kernel active_bf16_kernel() {
   return faster_simd_kernel();
 }
 
+bool bf16_products_on_amx() {
+  if (const int f = forced.load()) return Bf16Kernel(f - 1) == Bf16Kernel::amx_bf16 || Bf16Kernel(f - 1) == Bf16Kernel::emulated_amx;
+  return !bf16_amx_unavailable();
+}
+
 std::optional<std::string> bf16_products_unavailable() {
   if (const int f = forced.load(); f && is_emulation(Bf16Kernel(f - 1))) return std::nullopt;
   if (!bf16_amx_unavailable()) return std::nullopt;

@@ -58,6 +58,11 @@ std::optional<std::string> bf16_amx_unavailable();
 // cannot run (the variants check bf16_products_unavailable first and skip).
 Bf16Kernel active_bf16_kernel();
 
+// Whether the bf16 products run on AMX tiles: the kernel a test forced is amx_bf16 or its model
+// emulated_amx, or, nothing forced, the AMX kernel runs here (the bf16 tiles' width follows it:
+// tile_blocks.cpp). Never throws.
+bool bf16_products_on_amx();
+
 // Why the variants cannot compute with bf16 operands here: the SIMD kernel's reason, unless a test
 // forced the emulation. The variants report it as their skip reason.
 std::optional<std::string> bf16_products_unavailable();

@@ -6,10 +6,11 @@
 //
 // Three ways to make a tile's products (TiledRun): with fp32 operands on an AVX-512 CPU, micro-kernels of
 // our own on a transposed tile, the element-wise sweep in the logit product's epilogue (fused_tile.hpp);
-// with bf16 operands where the avx512_bf16 kernel runs, that kernel with the sweep and the pairing of the
-// gradient tile in the logits' epilogue (tile_products_bf16.hpp, bf16_fused_tile.hpp); otherwise (other
-// bf16 kernels, CPUs without AVX-512, LOBENCH_ISA below avx512) three products per tile (tile_products.hpp,
-// tile_products_bf16.hpp) and a separate sweep.
+// with bf16 or fp8 operands where the CPU has AVX512_BF16, the sweep and the pairing of the gradient tile in
+// one epilogue on the tile's logits (tile_products_bf16.hpp, bf16_fused_tile.hpp): the logit product's own
+// epilogue with the avx512_bf16 kernel, a pass over the logits AMX (or the emulation) made otherwise;
+// otherwise (CPUs without AVX512_BF16, a bf16 epilogue, LOBENCH_ISA below avx512) three products per tile
+// (tile_products.hpp, tile_products_bf16.hpp) and a separate sweep.
 #include <atomic>
 
 #include "variants/cpu/tile_scan.hpp"

@@ -18,7 +18,7 @@ int64_t round_up_16(int64_t n) { return (n + 15) / 16 * 16; }
 // up to 16 threads. The rule does not look at the run's thread count: block sizes fix the order of the
 // floating-point sums, and results must not depend on how many threads made them.
 constexpr int64_t kBlockV = 256;
-// bf16 tiles (bf16 and fp8 operands) at D <= kBf16NarrowMaxD: 128 columns. See choose_blocks.
+// bf16 tiles (bf16 and fp8 operands) on AMX at D <= kBf16NarrowMaxD: 128 columns. See choose_blocks.
 constexpr int64_t kBf16BlockV = 128, kBf16NarrowMaxD = 128;
 constexpr int64_t kMinBlocks = 4 * 16;
 // Position chunks are whole panels of the transposed tile's logit product: a chunk of 336 had left its last
@@ -33,7 +33,8 @@ int64_t balanced_chunk(int64_t P, int64_t fit) {
   return std::min(P, ((P + chunks - 1) / chunks + kChunkStep - 1) / kChunkStep * kChunkStep);
 }
 
-TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, const CacheSizes& caches) {
+TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, const CacheSizes& caches,
+                         bool bf16_on_amx) {
   const int64_t threads = std::max(o.threads, 1);
   TileBlocks b;
   if (o.block_v > 0) {
@@ -65,13 +66,17 @@ TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, c
     b.block_p = balanced_chunk(P, caches.l2 / bytes_per_position);
   }
 
-  // bf16 tiles at D <= 128 are then cut to 128 columns, their positions left as the 256-column tile's
-  // rule gave them: on the AMX Xeon (model 167) the step at V = 100000, D = 128, P = 1024, 2 threads ran
-  // 10-13 % faster at 128 x 512 than at 256 x 512 in three runs, and slower at 64 columns or with 1024
-  // positions; at D = 256 the column counts 128-256 were level (results/cpu/performance.md). The narrower
-  // tile's E block paired along D (D·block_v·2 bytes, 32 KiB) fits the L1 cache that the AMX logit product
-  // reads it from, and the tile's working set falls from about 1.9 to 1.2 MiB of the 2 MiB L2.
-  if (o.block_v <= 0 && D <= kBf16NarrowMaxD && products_in_bf16(parse_operand(o.operand)) && b.block_v > kBf16BlockV) {
+  // bf16 tiles on AMX at D <= 128 are then cut to 128 columns, their positions left as the 256-column
+  // tile's rule gave them. On the AMX Xeon (model 167) the fused bf16 step at V = 100000, D = 128,
+  // P = 1024, 2 threads ran 85.4 ms (median of three runs' medians) at 256 x 512 and 81.4 ms at 128 x 512,
+  // in step_bench runs alternated with other builds; level at D = 256 (results/cpu/performance.md, first
+  // section). Grids read in the terminal (not kept) had 64 columns, and 128 columns with 1024 positions,
+  // slower. The narrower tile's E block paired along D (D·block_v·2 bytes, 32 KiB) fits the L1 cache the
+  // AMX logit product reads it from, and the tile's working set falls from about 1.9 to 1.2 MiB of the
+  // 2 MiB L2. Only AMX is narrowed: the lane kernel's tiles (AVX512_BF16 without AMX, the Zen 5) were not
+  // measured at 128 columns.
+  if (bf16_on_amx && o.block_v <= 0 && D <= kBf16NarrowMaxD && products_in_bf16(parse_operand(o.operand)) &&
+      b.block_v > kBf16BlockV) {
     b.block_v = kBf16BlockV;
     b.ld = round_up_16(b.block_v);
   }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/cache_info.hpp"
 #include "variants/variant.hpp"
 
@@ -22,12 +23,15 @@ struct TileBlocks {
 // of a full one; balanced they are 4 × 256.
 int64_t balanced_chunk(int64_t P, int64_t fit);
 
-// RunOptions' block_v / block_p when set (clamped to the problem), otherwise sizes from the caches:
-// see tile_blocks.cpp for the rule and the measurements behind it.
-TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, const CacheSizes& caches);
+// RunOptions' block_v / block_p when set (clamped to the problem), otherwise sizes from the caches and,
+// for bf16 and fp8 operands, from whether the bf16 products run on AMX (bf16_on_amx): see tile_blocks.cpp
+// for the rule and the measurements behind it.
+TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, const CacheSizes& caches,
+                         bool bf16_on_amx);
 
+// This machine's caches and bf16 products (bf16_products_on_amx).
 inline TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o) {
-  return choose_blocks(P, V, D, o, cache_sizes());
+  return choose_blocks(P, V, D, o, cache_sizes(), bf16_products_on_amx());
 }
 
 }  // namespace lobench::cpu

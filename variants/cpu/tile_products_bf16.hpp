@@ -98,12 +98,13 @@ class Bf16TileProducts {
     gradient_products(thread, E_rows, n, p0, rows, dE_rows, dA_rows, /*dA_accumulate=*/true, /*E_paired=*/false);
   }
 
-  // The tile's rows [r0, r0 + count) of E_b (r0 even; rows D floats apart) paired along D (transposed) and
-  // along the vocabulary, for fused_logits and gradient_products(E_paired): the caller pairs the block's n
-  // rows, in one piece or in several, before fused_logits.
-  void pair_E(int thread, const float* rows, int64_t r0, int64_t count) {
-    if (r0 % 2) throw std::logic_error("Bf16TileProducts::pair_E: a piece of E's block starts at an odd row");
-    pair_columns_transposed_and_rows(rows, D_, count, D_, E_by_dim(thread) + r0, b_.block_v,
+  // The tile's rows [r0, r0 + count) of E_b (E_rows, D floats apart; r0 even) paired along D (transposed)
+  // and along the vocabulary, for fused_logits and gradient_products(E_paired): the caller pairs the
+  // block's n rows, in one piece or in several, before fused_logits.
+  void pair_E(int thread, const float* E_rows, int64_t r0, int64_t count) {
+    if (r0 % 2 || r0 + count > b_.block_v)
+      throw std::logic_error("Bf16TileProducts::pair_E: a piece of E's block starts at an odd row or ends past it");
+    pair_columns_transposed_and_rows(E_rows, D_, count, D_, E_by_dim(thread) + r0, b_.block_v,
                                      E_by_vocabulary(thread) + (r0 / 2) * D_, D_);
   }
 

@@ -125,7 +125,7 @@ class EmbeddingBlocks {
   const float* block(int thread, int64_t v0, int64_t n) {
     if (!in_.E_stored && !fp8_) return in_.E + v0 * in_.D;
     if (buffer_rows_ < n) throw std::logic_error("EmbeddingBlocks::block: this run reads E strip by strip");
-    return rows(thread, v0, n);
+    return into_buffer(thread, v0, n);
   }
 
   // fn(rows, r0, count) for pieces of the block [v0, v0+n) in order, rows[i] the block's row r0 + i (D floats
@@ -136,7 +136,7 @@ class EmbeddingBlocks {
     if (!in_.E_stored && !fp8_) return fn(in_.E + v0 * in_.D, int64_t(0), n);
     for (int64_t r0 = 0; r0 < n; r0 += buffer_rows_) {
       const int64_t count = std::min(buffer_rows_, n - r0);
-      fn(static_cast<const float*>(rows(thread, v0 + r0, count)), r0, count);
+      fn(static_cast<const float*>(into_buffer(thread, v0 + r0, count)), r0, count);
     }
   }
 
@@ -152,7 +152,7 @@ class EmbeddingBlocks {
   }
 
   // E's rows [v0, v0+n) (n at most the buffer's rows) decoded and/or rounded into the thread's buffer.
-  float* rows(int thread, int64_t v0, int64_t n) {
+  float* into_buffer(int thread, int64_t v0, int64_t n) {
     float* out = rows_.data() + thread * buffer_rows_ * in_.D;
     if (in_.E_stored) in_.E_stored->decode_rows(v0, n, out);
     if (fp8_) fp8_->round(in_.E_stored ? out : in_.E + v0 * in_.D, out, n * in_.D);
@@ -352,10 +352,10 @@ struct TiledRun {
   static int64_t bytes(const Shape& s, const RunOptions& o, bool want_fused_bf16_tiles = false) {
     const TileBlocks b = choose_blocks(s.P(), s.V, s.D, o);
     const bool transposed = own_products(o) != nullptr;
+    const bool fused_tiles = fused_bf16_tiles(o, want_fused_bf16_tiles);
     return SparseTargets::bytes(s.P(), s.L) + s.P() * 4 /* row scale */ + TileScanWorkspace::bytes(b, s.D, transposed) +
-           (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) + EmbeddingBlocks::bytes(b, s.D, o, fused_bf16_tiles(o, want_fused_bf16_tiles)) +
-           fp8_A_floats(s.P(), s.D, o) * 4 +
-           (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b, fused_bf16_tiles(o, want_fused_bf16_tiles)) : 0);
+           (transposed ? s.D * transposed_ld(s.P()) * 4 /* Aᵀ */ : 0) + EmbeddingBlocks::bytes(b, s.D, o, fused_tiles) +
+           fp8_A_floats(s.P(), s.D, o) * 4 + (uses_bf16(o) ? Bf16TileProducts::bytes(s.P(), s.D, b, fused_tiles) : 0);
   }
 
   // The bf16 products make the tiles: bf16 operands, and fp8 operands (their values are exact in bf16).

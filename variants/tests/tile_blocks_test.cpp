@@ -18,12 +18,12 @@ using cpu::choose_blocks;
 const CacheSizes kZen4{32 << 10, 1 << 20, 32 << 20, "test"};
 
 TEST(TileBlocks, OverridesAreObeyedAndClamped) {
-  const auto b = choose_blocks(1024, 100000, 128, RunOptions{2, 300, 70}, kZen4);
+  const auto b = choose_blocks(1024, 100000, 128, RunOptions{2, 300, 70}, kZen4, false);
   EXPECT_EQ(b.block_v, 300);
   EXPECT_EQ(b.block_p, 70);
   EXPECT_EQ(b.ld, 304);
   EXPECT_EQ(b.threads, 2);
-  const auto small = choose_blocks(5, 20, 8, RunOptions{4, 64, 16}, kZen4);
+  const auto small = choose_blocks(5, 20, 8, RunOptions{4, 64, 16}, kZen4, false);
   EXPECT_EQ(small.block_v, 20);
   EXPECT_EQ(small.block_p, 5);
   EXPECT_EQ(small.threads, 1) << "one vocabulary block: one thread";
@@ -34,7 +34,7 @@ TEST(TileBlocks, AutomaticTilesFitTheSecondLevelCache) {
                               CacheSizes{32 << 10, 256 << 10, 8 << 20, "test"}})
     for (int64_t D : {64, 128, 256, 1024})
       for (int64_t P : {1, 100, 1024, 100000}) {
-        const auto b = choose_blocks(P, 1000000, D, RunOptions{2, 0, 0}, c);
+        const auto b = choose_blocks(P, 1000000, D, RunOptions{2, 0, 0}, c, false);
         EXPECT_GE(b.block_v, 16);
         EXPECT_GE(b.block_p, 1);
         EXPECT_LE(b.block_p, P);
@@ -51,14 +51,14 @@ TEST(TileBlocks, AutomaticTilesFitTheSecondLevelCache) {
 TEST(TileBlocks, Bf16TilesFitTheirOwnWorkingSetInTheSecondLevelCache) {
   const CacheSizes xeon{48 << 10, 2 << 20, 480 << 20, "test"};
   RunOptions o{2, 0, 0};
-  EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon).block_p, 1024);
+  EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon, false).block_p, 1024);
   for (const char* operand : {"bf16", "e4m3", "e5m2"}) {
     o.operand = operand;
-    EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon).block_p, 512) << operand;
+    EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon, false).block_p, 512) << operand;
     for (const CacheSizes& c : {kZen4, xeon})
       for (int64_t D : {64, 128, 256})
         for (int64_t P : {100, 1024, 100000}) {
-          const auto b = choose_blocks(P, 1000000, D, o, c);
+          const auto b = choose_blocks(P, 1000000, D, o, c, false);
           if (b.block_p > 32) {
             EXPECT_LE(b.block_p * (8 * b.ld + 6 * D), c.l2) << operand << " D " << D << " P " << P;
           }
@@ -66,41 +66,43 @@ TEST(TileBlocks, Bf16TilesFitTheirOwnWorkingSetInTheSecondLevelCache) {
   }
 }
 
-// bf16 tiles at D <= 128 are 128 columns wide (measured faster on the AMX Xeon: tile_blocks.cpp), with
-// the positions of the 256-column rule; fp32 tiles, bf16 tiles at larger D and a --block-v keep theirs.
-TEST(TileBlocks, Bf16TilesAtSmallDAreNarrower) {
+// bf16 tiles on AMX at D <= 128 are 128 columns wide (measured faster there: tile_blocks.cpp), with the
+// positions of the 256-column rule; fp32 tiles, bf16 tiles at larger D or without AMX, and a --block-v keep
+// theirs.
+TEST(TileBlocks, Bf16TilesOnAmxAtSmallDAreNarrower) {
   const CacheSizes xeon{48 << 10, 2 << 20, 480 << 20, "test"};
   RunOptions o{2, 0, 0};
-  EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon).block_v, 256) << "fp32";
+  EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon, true).block_v, 256) << "fp32";
   for (const char* operand : {"bf16", "e4m3", "e5m2"}) {
     o.operand = operand;
     o.block_v = 0;
-    const auto b = choose_blocks(1024, 100000, 128, o, xeon);
+    const auto b = choose_blocks(1024, 100000, 128, o, xeon, true);
     EXPECT_EQ(b.block_v, 128) << operand;
     EXPECT_EQ(b.ld, 128) << operand;
-    EXPECT_EQ(b.block_p, 512) << operand;
-    EXPECT_EQ(choose_blocks(1024, 100000, 64, o, xeon).block_v, 128) << operand;
-    EXPECT_EQ(choose_blocks(1024, 100000, 256, o, xeon).block_v, 256) << operand;
-    EXPECT_EQ(choose_blocks(1024, 4096, 128, o, xeon).block_v, 64) << operand << ": small vocabularies as before";
+    EXPECT_EQ(b.block_p, 512) << operand << ": the 256-column rule's positions (1024 if sized at 128 columns)";
+    EXPECT_EQ(choose_blocks(1024, 100000, 64, o, xeon, true).block_v, 128) << operand;
+    EXPECT_EQ(choose_blocks(1024, 100000, 256, o, xeon, true).block_v, 256) << operand;
+    EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon, false).block_v, 256) << operand << ": no AMX";
+    EXPECT_EQ(choose_blocks(1024, 4096, 128, o, xeon, true).block_v, 64) << operand << ": small vocabularies as before";
     o.block_v = 256;
-    EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon).block_v, 256) << operand << ": --block-v obeyed";
+    EXPECT_EQ(choose_blocks(1024, 100000, 128, o, xeon, true).block_v, 256) << operand << ": --block-v obeyed";
   }
 }
 
 TEST(TileBlocks, SmallVocabulariesAreSplitIntoBlocksIndependentOfTheThreadCount) {
   for (int threads : {1, 2, 8}) {
-    const auto b = choose_blocks(1024, 1000, 128, RunOptions{threads, 0, 0}, kZen4);
+    const auto b = choose_blocks(1024, 1000, 128, RunOptions{threads, 0, 0}, kZen4, false);
     EXPECT_EQ(b.block_v, 16);  // ⌈1000 / 64⌉ rounded up to 16
     EXPECT_EQ(b.threads, threads);
-    EXPECT_EQ(choose_blocks(1024, 4096, 128, RunOptions{threads, 0, 0}, kZen4).block_v, 64);
-    EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{threads, 0, 0}, kZen4).block_v, 256);
+    EXPECT_EQ(choose_blocks(1024, 4096, 128, RunOptions{threads, 0, 0}, kZen4, false).block_v, 64);
+    EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{threads, 0, 0}, kZen4, false).block_v, 256);
   }
 }
 
 TEST(TileBlocks, TheDevelopmentMachineGetsTheMeasuredTiles) {
-  EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{2, 0, 0}, kZen4).block_p, 512);
-  EXPECT_EQ(choose_blocks(1024, 100000, 256, RunOptions{2, 0, 0}, kZen4).block_p, 512);
-  EXPECT_EQ(choose_blocks(100, 100000, 256, RunOptions{2, 0, 0}, kZen4).block_p, 100);
+  EXPECT_EQ(choose_blocks(1024, 100000, 128, RunOptions{2, 0, 0}, kZen4, false).block_p, 512);
+  EXPECT_EQ(choose_blocks(1024, 100000, 256, RunOptions{2, 0, 0}, kZen4, false).block_p, 512);
+  EXPECT_EQ(choose_blocks(100, 100000, 256, RunOptions{2, 0, 0}, kZen4, false).block_p, 100);
 }
 
 // Balanced chunks: the fewest that fit, all of one size (a multiple of 32), none left small at the end.
