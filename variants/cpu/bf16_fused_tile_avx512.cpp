@@ -319,7 +319,11 @@ class Prefetcher {
 };
 }  // namespace
 
-void fused_logits(const Bf16FusedTile& t) {
+namespace {
+// The tile's blocks, columns outer, each block's share of t.prefetch asked for first; kFromX: the logits
+// read from t.X (epilogue_of_tile), else made in the block (fused_logits).
+template <bool kFromX>
+void tile_blocks(const Bf16FusedTile& t) {
   const Prefetcher prefetcher(t);
   int64_t b = 0;
   for (int64_t n0 = 0; n0 < t.n; n0 += 32) {
@@ -327,25 +331,17 @@ void fused_logits(const Bf16FusedTile& t) {
     for (int64_t m0 = 0; m0 < t.rows; m0 += kRows) {
       prefetcher.block(b++);
       with_rows(std::min<int64_t>(kRows, t.rows - m0), [&](auto r) {
-        if (mask[1] == 0xffff) block<decltype(r)::value, true>(t, m0, n0, mask);
-        else block<decltype(r)::value, false>(t, m0, n0, mask);
+        if (mask[1] == 0xffff) block<decltype(r)::value, true, kFromX>(t, m0, n0, mask);
+        else block<decltype(r)::value, false, kFromX>(t, m0, n0, mask);
       });
     }
   }
 }
+}  // namespace
 
-void epilogue_of_tile(const Bf16FusedTile& t) {
-  const Prefetcher prefetcher(t);
-  int64_t b = 0;
-  for (int64_t n0 = 0; n0 < t.n; n0 += 32) {
-    const __mmask16 mask[2] = {lanes(t.n - n0), lanes(t.n - n0 - 16)};
-    for (int64_t m0 = 0; m0 < t.rows; m0 += kRows)
-      prefetcher.block(b++), with_rows(std::min<int64_t>(kRows, t.rows - m0), [&](auto r) {
-        if (mask[1] == 0xffff) block<decltype(r)::value, true, true>(t, m0, n0, mask);
-        else block<decltype(r)::value, false, true>(t, m0, n0, mask);
-      });
-  }
-}
+void fused_logits(const Bf16FusedTile& t) { tile_blocks<false>(t); }
+
+void epilogue_of_tile(const Bf16FusedTile& t) { tile_blocks<true>(t); }
 
 void add_row_sums(const double* row_sums, int64_t rows, double* loss) {
   for (int64_t r = 0; r < rows; ++r) {
