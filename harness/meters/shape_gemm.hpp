@@ -29,6 +29,9 @@ struct ShapeGemmRate {
   std::vector<std::pair<std::string, double>> paths;
   std::string fastest;  // the name of the path whose rate is `gflops`
   int64_t timed_v = 0;  // the vocabulary rows of the timed product (whole tiles; at most V)
+  // The tiles the product was timed on: those `fused` and `chunked` choose at this shape and thread count
+  // (cpu::choose_blocks; with bf16 products, the bf16 tiles), which fix the order of their sums.
+  int64_t tile_p = 0, tile_v = 0;
 };
 
 // The longest sample the sweep's yardstick takes (run_sweep): all of V up to a product of this long, so

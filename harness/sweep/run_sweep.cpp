@@ -275,8 +275,9 @@ class RowRunner {
   }
 
   // Every path of the product at a row's shape, into the file's attribute
-  // shape_gemm_paths_<P>x<V>x<D>_t<threads>_<fp32|bf16>: "NAME R GFLOP/s; ...; fastest: NAME; timed V: N"
-  // (the row keeps the fastest rate, shape_gemm_gflops; which path it was and by how much is here).
+  // shape_gemm_paths_<P>x<V>x<D>_t<threads>_<fp32|bf16>: "NAME R GFLOP/s; ...; fastest: NAME; timed V: N;
+  // tiles: P' positions x V' entries" (the row keeps the fastest rate, shape_gemm_gflops; which path it was
+  // and by how much is here, and the tiles, which `fused` and `chunked` use too and which fix their sums).
   void record_shape_paths(const PlannedRow& plan, meters::ShapeProducts products, const meters::ShapeGemmRate& shape) {
     if (!file_) return;
     const Shape& sh = plan.point.shape;
@@ -284,7 +285,8 @@ class RowRunner {
     for (const auto& [name, gflops] : shape.paths) paths += fmt::format("{} {:.1f} GFLOP/s; ", name, gflops);
     file_->set_attr(fmt::format("shape_gemm_paths_{}x{}x{}_t{}_{}", sh.P(), sh.V, sh.D, plan.point.options.threads,
                                 products == meters::ShapeProducts::bf16 ? "bf16" : "fp32"),
-                    fmt::format("{}fastest: {}; timed V: {}", paths, shape.fastest, shape.timed_v));
+                    fmt::format("{}fastest: {}; timed V: {}; tiles: {} positions x {} entries", paths, shape.fastest,
+                                shape.timed_v, shape.tile_p, shape.tile_v));
   }
 
   // Says so where the product at a shape is the yardstick (faster than the square product `square`), once

@@ -20,6 +20,7 @@
 #include "precision_sim/format.hpp"
 #include "precision_sim/quantizer.hpp"
 #include "variants/cpu/bf16_products.hpp"
+#include "variants/cpu/tile_blocks.hpp"
 #include "variants/step.hpp"
 #include "variants/tests/temp_path.hpp"
 #include "harness/io/h5_io.hpp"
@@ -397,6 +398,12 @@ TEST(Sweep, Bf16RowsAreComparedWithTheBf16ProductAtTheirShape) {
     ASSERT_TRUE(paths.has_value()) << "no shape_gemm_paths attribute for V = " << r.V;
     EXPECT_NE(paths->find("bf16 products ("), std::string::npos) << *paths;
     EXPECT_NE(paths->find(" GFLOP/s; fastest: "), std::string::npos) << *paths;
+    RunOptions o;
+    o.threads = int(r.threads);
+    o.operand = "bf16";
+    const cpu::TileBlocks b = cpu::choose_blocks(r.B * r.N, r.V, r.D, o);
+    EXPECT_NE(paths->find(fmt::format("; tiles: {} positions x {} entries", b.block_p, b.block_v)), std::string::npos)
+        << "the tiles fused and chunked chose: " << *paths;
   }
   std::filesystem::remove(path);
 }
