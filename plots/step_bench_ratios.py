@@ -162,8 +162,9 @@ def step_medians(paths, rows):
                 yield path.rsplit("/", 1)[-1], commit, shape, row, values
 
 
-def steps_cells(values):
-    return (f"{spread(values['real_time'], '{:.1f}')} | {spread(values['GFLOP/s'], '{:.0f}')} | "
+def steps_cells(values, count=""):
+    """The cells from the wall time on; `count`, when given, follows the time ("71.0 [70.0–72.0] (2)")."""
+    return (f"{spread(values['real_time'], '{:.1f}')}{count} | {spread(values['GFLOP/s'], '{:.0f}')} | "
             f"{spread(values['over_first'], '{:.3f}')} | {spread(values['x_bf16'], '{:.3f}')} |")
 
 
@@ -172,8 +173,7 @@ def steps_table(paths, rows):
     print(f"| run | commit | shape | row | wall time, ms | GFLOP/s (wall) | time / {rows[0]}'s | x_bf16 |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, commit, shape, row, values in step_medians(paths, rows):
-        n = len(values["real_time"])
-        print(f"| {name} | {commit} | {shape} | {row} | " + steps_cells(values).replace(" | ", f" ({n}) | ", 1))
+        print(f"| {name} | {commit} | {shape} | {row} | " + steps_cells(values, f" ({len(values['real_time'])})"))
 
 
 def steps_by_commit(paths, rows):

@@ -79,7 +79,7 @@ ShapeGemmRate measure_shape_gemm(int64_t P, int64_t V, int64_t D, int threads, S
   Paths probe({A.data(), probe_E.data(), P, probe_v, D}, b, products, /*first_only=*/true);
   const Samples once = collect_samples([&] { return seconds_of(probe.contenders[0].run); }, 1, RepPolicy::fixed(1));
   ShapeGemmRate r;
-  r.tile_p = b.block_p, r.tile_v = b.block_v;
+  r.tiles = b;
   r.timed_v = timed_rows(P, V, D, unit, longest_sample_s, 2.0 * double(P) * double(probe_v) * double(D) / once.min() / 1e9);
   const AlignedVector<float> E = fixed_operand(r.timed_v * D, kOperandStepB);
   Paths paths({A.data(), E.data(), P, r.timed_v, D}, b, products, /*first_only=*/false);

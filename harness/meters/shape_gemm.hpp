@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "variants/cpu/tile_blocks.hpp"
+
 namespace lobench::meters {
 
 // Which products a row's operands are computed with.
@@ -31,7 +33,7 @@ struct ShapeGemmRate {
   int64_t timed_v = 0;  // the vocabulary rows of the timed product (whole tiles; at most V)
   // The tiles the product was timed on: those `fused` and `chunked` choose at this shape and thread count
   // (cpu::choose_blocks; with bf16 products, the bf16 tiles), which fix the order of their sums.
-  int64_t tile_p = 0, tile_v = 0;
+  cpu::TileBlocks tiles;
 };
 
 // The longest sample the sweep's yardstick takes (run_sweep): all of V up to a product of this long, so

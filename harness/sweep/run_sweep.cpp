@@ -285,8 +285,8 @@ class RowRunner {
     for (const auto& [name, gflops] : shape.paths) paths += fmt::format("{} {:.1f} GFLOP/s; ", name, gflops);
     file_->set_attr(fmt::format("shape_gemm_paths_{}x{}x{}_t{}_{}", sh.P(), sh.V, sh.D, plan.point.options.threads,
                                 products == meters::ShapeProducts::bf16 ? "bf16" : "fp32"),
-                    fmt::format("{}fastest: {}; timed V: {}; tiles: {} positions x {} entries", paths, shape.fastest,
-                                shape.timed_v, shape.tile_p, shape.tile_v));
+                    fmt::format("{}fastest: {}; timed V: {}; tiles: {}", paths, shape.fastest, shape.timed_v,
+                                cpu::tile_description(shape.tiles)));
   }
 
   // Says so where the product at a shape is the yardstick (faster than the square product `square`), once

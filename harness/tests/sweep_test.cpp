@@ -402,7 +402,7 @@ TEST(Sweep, Bf16RowsAreComparedWithTheBf16ProductAtTheirShape) {
     o.threads = int(r.threads);
     o.operand = "bf16";
     const cpu::TileBlocks b = cpu::choose_blocks(r.B * r.N, r.V, r.D, o);
-    EXPECT_NE(paths->find(fmt::format("; tiles: {} positions x {} entries", b.block_p, b.block_v)), std::string::npos)
+    EXPECT_NE(paths->find("; tiles: " + cpu::tile_description(b)), std::string::npos)
         << "the tiles fused and chunked chose: " << *paths;
   }
   std::filesystem::remove(path);

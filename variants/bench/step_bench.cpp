@@ -537,13 +537,11 @@ int main(int argc, char** argv) {
                                             " KiB, L3 " + std::to_string(c.l3 >> 20) + " MiB (" + c.source + ")");
   for (int64_t D : {128, 256}) {
     const auto b = lobench::cpu::choose_blocks(1024, 100000, D, bench_options());
-    benchmark::AddCustomContext("tile_D" + std::to_string(D),
-                                std::to_string(b.block_p) + " positions x " + std::to_string(b.block_v) + " entries");
+    benchmark::AddCustomContext("tile_D" + std::to_string(D), lobench::cpu::tile_description(b));
     RunOptions bf16 = bench_options();
     bf16.operand = "bf16";
-    const auto t = lobench::cpu::choose_blocks(1024, 100000, D, bf16);
     benchmark::AddCustomContext("tile_bf16_D" + std::to_string(D),
-                                std::to_string(t.block_p) + " positions x " + std::to_string(t.block_v) + " entries");
+                                lobench::cpu::tile_description(lobench::cpu::choose_blocks(1024, 100000, D, bf16)));
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -146,7 +146,7 @@ Bf16Kernel active_bf16_kernel() {
 }
 
 bool bf16_products_on_amx() {
-  if (const int f = forced.load()) return Bf16Kernel(f - 1) == Bf16Kernel::amx_bf16 || Bf16Kernel(f - 1) == Bf16Kernel::emulated_amx;
+  if (const int f = forced.load()) return in_amx_tiles(Bf16Kernel(f - 1));
   return !bf16_amx_unavailable();
 }
 

@@ -58,9 +58,12 @@ std::optional<std::string> bf16_amx_unavailable();
 // cannot run (the variants check bf16_products_unavailable first and skip).
 Bf16Kernel active_bf16_kernel();
 
-// Whether the bf16 products run on AMX tiles: the kernel a test forced is amx_bf16 or its model
-// emulated_amx, or, nothing forced, the AMX kernel runs here (the bf16 tiles' width follows it:
-// tile_blocks.cpp). Never throws.
+// Whether a kernel computes in AMX's tile blocks: amx_bf16 or its model emulated_amx (they read a by rows
+// only, and the bf16 tiles' width follows them: tile_blocks.cpp).
+inline bool in_amx_tiles(Bf16Kernel k) { return k == Bf16Kernel::amx_bf16 || k == Bf16Kernel::emulated_amx; }
+
+// Whether the bf16 products run on AMX tiles: in_amx_tiles of the kernel a test forced, or, nothing
+// forced, the AMX kernel runs here. Never throws.
 bool bf16_products_on_amx();
 
 // Why the variants cannot compute with bf16 operands here: the SIMD kernel's reason, unless a test

@@ -27,6 +27,10 @@ constexpr int64_t kChunkStep = kTransposedPanel;
 
 }  // namespace
 
+std::string tile_description(const TileBlocks& b) {
+  return std::to_string(b.block_p) + " positions x " + std::to_string(b.block_v) + " entries";
+}
+
 int64_t balanced_chunk(int64_t P, int64_t fit) {
   fit = std::max<int64_t>(kChunkStep, fit / kChunkStep * kChunkStep);
   const int64_t chunks = (P + fit - 1) / fit;
@@ -36,6 +40,7 @@ int64_t balanced_chunk(int64_t P, int64_t fit) {
 TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, const CacheSizes& caches,
                          bool bf16_on_amx) {
   const int64_t threads = std::max(o.threads, 1);
+  const bool bf16_tiles = products_in_bf16(parse_operand(o.operand));
   TileBlocks b;
   if (o.block_v > 0) {
     b.block_v = std::min(o.block_v, V);
@@ -61,7 +66,6 @@ TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, c
   if (o.block_p > 0) {
     b.block_p = std::min(o.block_p, P);
   } else {
-    const bool bf16_tiles = products_in_bf16(parse_operand(o.operand));
     const int64_t bytes_per_position = bf16_tiles ? 8 * b.ld + 6 * D : 4 * (b.ld + D);
     b.block_p = balanced_chunk(P, caches.l2 / bytes_per_position);
   }
@@ -75,8 +79,7 @@ TileBlocks choose_blocks(int64_t P, int64_t V, int64_t D, const RunOptions& o, c
   // AMX logit product reads it from, and the tile's working set falls from about 1.9 to 1.2 MiB of the
   // 2 MiB L2. Only AMX is narrowed: the lane kernel's tiles (AVX512_BF16 without AMX, the Zen 5) were not
   // measured at 128 columns.
-  if (bf16_on_amx && o.block_v <= 0 && D <= kBf16NarrowMaxD && products_in_bf16(parse_operand(o.operand)) &&
-      b.block_v > kBf16BlockV) {
+  if (bf16_tiles && bf16_on_amx && o.block_v <= 0 && D <= kBf16NarrowMaxD && b.block_v > kBf16BlockV) {
     b.block_v = kBf16BlockV;
     b.ld = round_up_16(b.block_v);
   }

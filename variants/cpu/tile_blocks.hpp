@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/cpu/cache_info.hpp"
@@ -15,6 +16,9 @@ struct TileBlocks {
   int64_t ld = 0;       // floats between tile rows: block_v rounded up to 16 (64-byte aligned rows)
   int threads = 1;      // threads actually used: never more than there are vocabulary blocks
 };
+
+// "block_p positions x block_v entries": how run files and benchmark contexts name the tiles.
+std::string tile_description(const TileBlocks& b);
 
 // Positions per chunk when at most `fit` fit in cache: the P positions cut into the fewest chunks of at
 // most `fit` (rounded down to a multiple of 32, at least 32), all of one size, a multiple of 32 (or P), the

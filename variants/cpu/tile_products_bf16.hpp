@@ -36,7 +36,7 @@ class Bf16TileProducts {
   // fp16_epilogue: the fused tiles' element-wise math in binary16 (fused_tiles_run(true)).
   Bf16TileProducts(const float* A, int64_t P, int64_t D, const TileBlocks& b, CountingAllocator& alloc,
                    bool fused_tiles = false, bool fp16_epilogue = false)
-      : kernel_(active_bf16_kernel()), fp16_epilogue_(fp16_epilogue), dE_transposed_(reads_a_by_rows_only(kernel_)), D_(D), Dw_((D + 1) / 2), b_(b),
+      : kernel_(active_bf16_kernel()), fp16_epilogue_(fp16_epilogue), dE_transposed_(in_amx_tiles(kernel_)), D_(D), Dw_((D + 1) / 2), b_(b),
         chunk_words_(chunk_words(b, D)),
         A_pairs_(alloc, P * Dw_),
         A_by_pos_(alloc, chunks(P, b) * chunk_words_),
@@ -183,8 +183,6 @@ class Bf16TileProducts {
   }
 
  private:
-  // The AMX kernel (and its model) read a by rows only: dE is made transposed for them.
-  static bool reads_a_by_rows_only(Bf16Kernel k) { return k == Bf16Kernel::amx_bf16 || k == Bf16Kernel::emulated_amx; }
   static int64_t chunks(int64_t P, const TileBlocks& b) { return (P + b.block_p - 1) / b.block_p; }
   // A chunk of A paired along positions: ⌈block_p/2⌉ × D words (or D × ⌈block_p/2⌉, transposed).
   static int64_t chunk_words(const TileBlocks& b, int64_t D) { return D * ((b.block_p + 1) / 2); }
@@ -212,7 +210,7 @@ class Bf16TileProducts {
 
   Bf16Kernel kernel_;  // chosen once, before the threads start
   bool fp16_epilogue_;
-  bool dE_transposed_;
+  bool dE_transposed_;  // the AMX kernel and its model read a by rows only: dE is made transposed for them
   int64_t D_, Dw_;
   TileBlocks b_;
   int64_t chunk_words_;

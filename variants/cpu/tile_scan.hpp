@@ -123,7 +123,7 @@ class EmbeddingBlocks {
 
   // The block's rows (in a run without strips).
   const float* block(int thread, int64_t v0, int64_t n) {
-    if (!in_.E_stored && !fp8_) return in_.E + v0 * in_.D;
+    if (buffer_rows_ == 0) return in_.E + v0 * in_.D;  // float32 E read in place
     if (buffer_rows_ < n) throw std::logic_error("EmbeddingBlocks::block: this run reads E strip by strip");
     return into_buffer(thread, v0, n);
   }
@@ -133,7 +133,7 @@ class EmbeddingBlocks {
   // buffer's rows.
   template <class Fn>
   void for_each_strip(int thread, int64_t v0, int64_t n, Fn&& fn) {
-    if (!in_.E_stored && !fp8_) return fn(in_.E + v0 * in_.D, int64_t(0), n);
+    if (buffer_rows_ == 0) return fn(block(thread, v0, n), int64_t(0), n);
     for (int64_t r0 = 0; r0 < n; r0 += buffer_rows_) {
       const int64_t count = std::min(buffer_rows_, n - r0);
       fn(static_cast<const float*>(into_buffer(thread, v0 + r0, count)), r0, count);
