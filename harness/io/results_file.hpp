@@ -60,6 +60,11 @@ class ResultsFile {
     writer_->describe(f);
   }
   void close(const std::string& end_utc);
+  // The run stopped by a signal: a new or resumed OUT keeps the rows recorded so far (closed without
+  // end_utc: the run did not end; --resume continues it); a file that was to replace an existing OUT
+  // (--overwrite) is removed unpublished, and OUT stays as it was. Returns whether OUT holds this run's
+  // rows.
+  bool close_interrupted();
 
   // Every row of a run file of any schema version, columns matched by name (a column the file lacks
   // reads at its default); version-1 sentinels (−1, and 0 sizes in rows that were not measured) read
@@ -79,6 +84,7 @@ class ResultsFile {
   std::string path_;
   int64_t version_ = io::kSchemaVersion;
   bool v1_has_operand_ = true;
+  bool replaces_ = false;  // published only by close(), over an existing OUT (--overwrite)
 };
 
 // The HDF5 compound type of ResultRow, generated from the column list.

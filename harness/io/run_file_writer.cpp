@@ -207,6 +207,12 @@ void RunFileWriter::finish(const std::string& end_utc) {
   close_and_publish();
 }
 
+void RunFileWriter::close_unfinished() {
+  const WriteSection writing;  // up to the rename
+  write([&] { h5::flush_to_disk(file_); });
+  close_and_publish();
+}
+
 void RunFileWriter::close_and_publish() {
   tables_.clear();
   file_.reset();  // everything was flushed and fsynced by the last write

@@ -544,7 +544,8 @@ class StepSweepJob : public SweepJob {
   }
 
   void end(const DriveResult& r) override {
-    if (file_) file_->close(utc_now());
+    if (file_ && r.stopped_by != 0) out_kept_ = file_->close_interrupted();
+    else if (file_) file_->close(utc_now());
     if (r.stopped_by != 0) return;
     RunSummary sum;
     sum.ok = r.ok;
@@ -556,6 +557,9 @@ class StepSweepJob : public SweepJob {
   }
 
   std::string stopped_detail(const DriveResult& r) const override {
+    if (!out_kept_)  // (--overwrite: OUT is replaced only by a run that ends)
+      return fmt::format("'{}' already existed and is kept as it was; this run's {} of {} rows are not kept", s_.out,
+                         file_ ? file_->rows() : 0, r.points);
     return fmt::format("{} of {} rows kept in {}; continue with --resume", file_ ? file_->rows() : 0, r.points, s_.out);
   }
 
@@ -573,6 +577,7 @@ class StepSweepJob : public SweepJob {
   std::vector<PlannedRow> rows_;    // this partition's, planned
   std::map<int64_t, size_t> slot_;  // a point's index in the sweep -> its row in rows_
   std::unique_ptr<ResultsFile> file_;
+  bool out_kept_ = true;  // OUT holds this run's rows (false: a signal stopped an --overwrite run; OUT as it was)
   std::unique_ptr<Printer> printer_;
   std::unique_ptr<RowRunner> runner_;
 };

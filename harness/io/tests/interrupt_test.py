@@ -3,8 +3,9 @@ interrupted_runs): the real `lobench` is interrupted between rows (after the K-t
 middle of a write (signal_at_write.so delivers the signal just before the K-th write to the file), twice
 (the second signal inside a write), at random times, and by SIGKILL between rows. Each time the file
 must open (h5py and lobench_results), hold exactly the rows the run reported, leave no temporary file,
-and `--resume` must finish the sweep; the exit status is 128 + the signal. Then the same for `lobench
-merge` (never a half-written OUT), `train-xmc` and `train-seqrec` (the run in progress kept with status
+and `--resume` must finish the sweep; the exit status is 128 + the signal. A run that was to replace a
+file (`--overwrite`) leaves that file byte for byte. Then the same for `lobench merge` (never a
+half-written OUT), `train-xmc` and `train-seqrec` (the run in progress kept with status
 "interrupted").
 
 Two tiers (issue 43): `--tier full` (the default; ctest interrupted_runs_full, label slow) runs every case
@@ -102,6 +103,9 @@ def interrupted_sweep(d, label, sig, rc, printed, err):
     check(n == printed, f"{label}: {n} rows in the file, {printed} printed")
     want = f"interrupted by {signal.Signals(sig).name}: {printed} of {ROWS} rows kept in {out}; continue with --resume"
     check(want in err, f"{label}: no '{want}' in {err[-300:]}")
+    if n is not None and os.path.exists(out):  # end_utc only when the run closes cleanly (results/SCHEMA.md)
+        with h5py.File(out, "r") as f:
+            check("end_utc" not in f.attrs, f"{label}: an interrupted run's file has end_utc")
     no_leftovers(d, label)
     resume_finishes(out, label)
 
@@ -180,6 +184,30 @@ def random_times(count):
             else:
                 interrupted_sweep(d, label, sig, p.returncode, rows_printed(so), err)
             print(f"ok: {label}, exit {p.returncode}", flush=True)
+
+
+def overwrite_interrupted():
+    """--overwrite replaces OUT only when its run ends: a signal between rows, or inside the first row's
+    write, leaves the earlier OUT byte for byte, removes the new rows' temporary file and says so."""
+    with tempfile.TemporaryDirectory() as d:
+        out = f"{d}/run.h5"
+        subprocess.run([args.lobench] + SWEEP + ["--out", out], capture_output=True, check=True)
+        before = open(out, "rb").read()
+        for sig, after in ((signal.SIGINT, 2), (signal.SIGTERM, 1)):
+            label = f"--overwrite, {sig.name} after row {after}"
+            rc, printed, err = run_until_rows([args.lobench] + SWEEP + ["--out", out, "--overwrite"], after, sig)
+            check(rc == 128 + sig, f"{label}: exit {rc}, expected {128 + sig}; stderr {err[-300:]}")
+            check(open(out, "rb").read() == before, f"{label}: the earlier OUT changed")
+            want = f"'{out}' already existed and is kept as it was; this run's {printed} of {ROWS} rows are not kept"
+            check(want in err, f"{label}: no '{want}' in {err[-300:]}")
+            no_leftovers(d, label)
+        label = "--overwrite, SIGTERM at write 28"
+        r = subprocess.run([args.lobench] + SWEEP + ["--out", out, "--overwrite"], env=shim_env(28, signal.SIGTERM),
+                           capture_output=True, text=True)
+        check(r.returncode == 143, f"{label}: exit {r.returncode}: {r.stderr[-300:]}")
+        check(open(out, "rb").read() == before, f"{label}: the earlier OUT changed")
+        no_leftovers(d, label)
+        print("ok: --overwrite interrupted keeps the earlier file", flush=True)
 
 
 def kill_between_rows():
@@ -342,6 +370,7 @@ between_rows()
 during_writes()
 second_signal_in_a_write()
 random_times(args.random)
+overwrite_interrupted()
 kill_between_rows()
 interrupted_resume()
 merge()
