@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -13,7 +14,7 @@ namespace lobench {
 namespace {
 
 // results/SCHEMA.md is generated from the column lists: regenerate it with
-// `build/lobench schema --out results/SCHEMA.md` when this fails. Compared with what the executable prints,
+// `build/lobench schema --out results/SCHEMA.md --overwrite` when this fails. Compared with what the executable prints,
 // not with io::schema_markdown() in this binary: the training jobs' sections come from the jobs the
 // executable registers (sweep/training_job.hpp), which this test binary does not link.
 #ifdef LOBENCH_EXE
@@ -29,7 +30,29 @@ TEST(ResultSchema, TheCommittedSchemaDocumentIsCurrent) {
   for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) printed.append(buf, n);
   ASSERT_EQ(pclose(p), 0) << "`lobench schema` failed";
   EXPECT_EQ(committed.str(), printed)
-      << "results/SCHEMA.md is stale: run `build/lobench schema --out results/SCHEMA.md`";
+      << "results/SCHEMA.md is stale: run `build/lobench schema --out results/SCHEMA.md --overwrite`";
+}
+
+// `schema --out` writes as every command does (io/output_path.hpp): an existing file (a run file, say)
+// is refused and kept byte for byte unless --overwrite, and a FIFO is refused, not opened (which blocks).
+TEST(ResultSchema, SchemaOutRefusesAnExistingFileAndAFifo) {
+  const std::string dir = testing::TempDir(), out = dir + "/schema_out_test.md", fifo = dir + "/schema_out_fifo";
+  std::remove(out.c_str());
+  std::remove(fifo.c_str());
+  { std::ofstream(out) << "hours of results"; }
+  const std::string cli = std::string("'") + LOBENCH_EXE + "' schema --out ";
+  EXPECT_NE(std::system((cli + out + " 2>/dev/null").c_str()), 0);
+  std::stringstream kept;
+  kept << std::ifstream(out).rdbuf();
+  EXPECT_EQ(kept.str(), "hours of results");
+  EXPECT_EQ(std::system((cli + out + " --overwrite").c_str()), 0);
+  std::stringstream written;
+  written << std::ifstream(out).rdbuf();
+  EXPECT_EQ(written.str().rfind("# Run files (HDF5)", 0), 0u) << written.str().substr(0, 80);
+  ASSERT_EQ(std::system(("mkfifo '" + fifo + "'").c_str()), 0);
+  EXPECT_NE(std::system(("timeout 20 " + cli + fifo + " 2>/dev/null").c_str()), 0);
+  std::remove(out.c_str());
+  std::remove(fifo.c_str());
 }
 #endif
 
