@@ -29,6 +29,7 @@ struct Attribute {
 struct Part {
   std::string path;
   std::string axes, partition;
+  std::optional<double> pad_fraction, dup_fraction;  // the synthetic inputs' settings (absent before 2026-12-07)
   int64_t version = 0, index = 0, count = 1;
   std::vector<ResultRow> rows;
   std::vector<SampleRow> samples;
@@ -77,6 +78,8 @@ Part read_part(const std::string& path) {
       throw std::invalid_argument(fmt::format("merge: {}", e.what()));
     }
     p.axes = h5::read_attr_string(f, "sweep_axes").value_or("");
+    p.pad_fraction = h5::read_attr_double(f, "pad_fraction");
+    p.dup_fraction = h5::read_attr_double(f, "dup_fraction");
     p.partition = h5::read_attr_string(f, "partition").value_or("0/1");
     // All of a part is read before anything is written: a damaged part is refused with OUT untouched.
     try {
@@ -108,6 +111,13 @@ void check_parts(const std::vector<Part>& parts) {
     if (p.axes != first.axes)
       throw std::invalid_argument(fmt::format("merge: '{}' is another sweep than '{}' (sweep_axes differ: '{}' vs '{}')",
                                               p.path, first.path, p.axes, first.axes));
+    // (a file from before these attributes reads as the options' default, 0)
+    if (p.pad_fraction.value_or(0) != first.pad_fraction.value_or(0) ||
+        p.dup_fraction.value_or(0) != first.dup_fraction.value_or(0))
+      throw std::invalid_argument(fmt::format("merge: '{}' is another sweep than '{}' (its synthetic inputs differ: "
+                                              "pad_fraction {} and dup_fraction {} vs {} and {})",
+                                              p.path, first.path, p.pad_fraction.value_or(0), p.dup_fraction.value_or(0),
+                                              first.pad_fraction.value_or(0), first.dup_fraction.value_or(0)));
     partitions.emplace_back(p.path, Partition{p.index, p.count});
   }
   check_partitions(partitions, first.count);
@@ -159,6 +169,8 @@ MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& 
   ResultsFile file(out, prov, mode, ResultsFile::Publishing{/*whole=*/true, part_paths, "merge OUT"});
   file.set_attr("sweep_axes", parts.front().axes);
   file.set_attr("partition", "0/1");
+  if (parts.front().pad_fraction) file.set_attr("pad_fraction", *parts.front().pad_fraction);
+  if (parts.front().dup_fraction) file.set_attr("dup_fraction", *parts.front().dup_fraction);
   file.set_attr("merged_parts", double(parts.size()));
   for (const Part& p : parts) {
     std::map<int64_t, std::vector<double>> samples;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -80,6 +81,9 @@ void write_run_attributes(ResultsFile& file, const SweepSettings& s, const Memor
   file.set_attr("seed", double(s.axes.int_values("seed").front()));
   file.set_attr("sweep_axes", axes_attribute(s.axes));
   file.set_attr("partition", s.partition.str());
+  // (the synthetic inputs' settings that no row records: --resume and merge hold a file's rows to them)
+  file.set_attr("pad_fraction", s.pad_fraction);
+  file.set_attr("dup_fraction", s.dup_fraction);
 }
 
 SyntheticSpec synthetic_spec(const SweepSettings& s) {
@@ -508,8 +512,47 @@ class StepSweepJob : public SweepJob {
                                               s_.out, version, other->point.options.epilogue));
   }
 
+  // --resume continues this sweep, or widens it (more values of an axis, the whole sweep after a
+  // partition). Refused before anything is opened for writing or measured, the file as it was: a file
+  // holding rows that are not points of this run (another sweep's, or another partition's: they would
+  // count as done, and sweep_axes, rewritten, would not describe them), and one made from other synthetic
+  // inputs (--pad-fraction, --dup-fraction: no row records them).
+  void refuse_a_file_of_another_sweep() const {
+    std::optional<double> pad, dup;
+    std::vector<io::ResultRow> recorded;
+    try {
+      const auto file = h5::open_file_read(s_.out);
+      pad = h5::read_attr_double(file, "pad_fraction");
+      dup = h5::read_attr_double(file, "dup_fraction");
+      recorded = ResultsFile::read_all(s_.out);
+    } catch (const std::exception&) {
+      return;  // (not a run file, or unreadable: ResultsFile says so)
+    }
+    auto refuse = [&](const std::string& why) {
+      throw std::invalid_argument(fmt::format("--resume: '{}' {}; give another --out, or --overwrite to replace it "
+                                              "(the file is unchanged)", s_.out, why));
+    };
+    if (pad && *pad != s_.pad_fraction)
+      refuse(fmt::format("was made with --pad-fraction {}, not {}", *pad, s_.pad_fraction));
+    if (dup && *dup != s_.dup_fraction)
+      refuse(fmt::format("was made with --dup-fraction {}, not {}", *dup, s_.dup_fraction));
+    std::set<std::string> mine;
+    for (const PlannedRow& r : rows_) mine.insert(r.row.key());
+    const auto foreign = std::find_if(recorded.begin(), recorded.end(), [&](const io::ResultRow& r) {
+      return mine.count(r.key()) == 0;
+    });
+    if (foreign != recorded.end())
+      refuse(fmt::format("is a run of another sweep: {} of its {} rows are not points of this run (the first: {})",
+                         std::count_if(recorded.begin(), recorded.end(),
+                                       [&](const io::ResultRow& r) { return mine.count(r.key()) == 0; }),
+                         recorded.size(), foreign->key()));
+  }
+
   void begin(const std::vector<PlannedPoint>& planned) override {
-    if (records_ && s_.out_mode == OutMode::resume) refuse_epilogues_the_file_cannot_hold();
+    if (records_ && s_.out_mode == OutMode::resume) {
+      refuse_epilogues_the_file_cannot_hold();
+      refuse_a_file_of_another_sweep();
+    }
     if (records_) file_ = std::make_unique<ResultsFile>(s_.out, prov_, s_.out_mode);  // (a refused --out: nothing measured)
     const meters::ProductsChoice* products = choose_products(rows_, s_.sharded);
     if (products) predict_with_chosen_products(rows_, plan_limits_);

@@ -662,6 +662,44 @@ TEST(RunCommand, ASecondRunOnTheSameOutRefusesOrResumesButNeverTruncates) {
   std::filesystem::remove(out);
 }
 
+// --resume continues or widens the sweep a file holds, never another one: a file whose rows are not
+// points of this run (another sweep's, another partition's), or made with another --pad-fraction or
+// --dup-fraction (which no row records) is refused (exit 2, naming why) and kept byte for byte; widening
+// the same sweep still adds only its new points. merge refuses parts of other synthetic inputs.
+TEST(RunCommand, ResumeRefusesAFileOfAnotherSweep) {
+  const std::string out = testing::temp_path("resume_other.h5"), log = testing::temp_path("resume_other.log");
+  const std::string part1 = testing::temp_path("resume_other_p1.h5"), merged = testing::temp_path("resume_other_m.h5");
+  for (const std::string& f : {out, part1, merged}) std::filesystem::remove(f);
+  const std::string run = std::string(LOBENCH_EXE) + " run --N 5 --D 4 --L 2 --variants chunked --reps 1 --threads 1 ";
+  ASSERT_EQ(std::system((run + "--B 1 --V 50,60 --partition 0/2 --out " + out + " > /dev/null 2>&1").c_str()), 0);
+  auto bytes = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  const std::string before = bytes(out);
+  auto refused = [&](const std::string& args, const std::string& why) {
+    const int rc = std::system((run + args + " --resume --out " + out + " > " + log + " 2>&1").c_str());
+    EXPECT_EQ(WEXITSTATUS(rc), 2) << args;
+    const std::string text = bytes(log);
+    EXPECT_NE(text.find(why), std::string::npos) << args << ": " << text;
+    EXPECT_EQ(bytes(out), before) << args << ": the file changed";
+  };
+  refused("--B 2 --V 70 --partition 0/2", "is a run of another sweep: 1 of its 1 rows are not points of this run");
+  refused("--B 1 --V 50,60 --partition 1/2", "is a run of another sweep: 1 of its 1 rows are not points of this run");
+  refused("--B 1 --V 50,60 --partition 0/2 --pad-fraction 0.5", "was made with --pad-fraction 0, not 0.5");
+  refused("--B 1 --V 50,60 --partition 0/2 --dup-fraction 0.5", "was made with --dup-fraction 0, not 0.5");
+  // the same partition of a wider sweep: its old row is still one of its points
+  ASSERT_EQ(std::system((run + "--B 1 --V 50,60,70,80 --partition 0/2 --resume --out " + out + " > /dev/null 2>&1").c_str()), 0);
+  EXPECT_EQ(ResultsFile::read_all(out).size(), 2u);
+  // merge: parts of one sweep made from other synthetic inputs are refused
+  ASSERT_EQ(std::system((run + "--B 1 --V 50,60,70,80 --partition 1/2 --pad-fraction 0.5 --out " + part1 + " > /dev/null 2>&1").c_str()), 0);
+  const int rc = std::system((std::string(LOBENCH_EXE) + " merge " + merged + " " + out + " " + part1 + " > " + log + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_NE(bytes(log).find("its synthetic inputs differ"), std::string::npos) << bytes(log);
+  EXPECT_FALSE(std::filesystem::exists(merged));
+  for (const std::string& f : {out, part1, log}) std::filesystem::remove(f);
+}
+
 // csv and jsonl print each row as the file records it: row_id is its index in /results (0..n-1, and on
 // --resume the appended rows' indices), not the 0 of a row before append.
 TEST(Sweep, CsvAndJsonlRowIdsAreTheFilesRowIndices) {
