@@ -99,7 +99,7 @@ def _fused_step(A, E, ids, W, cfg):
     as float32 tensors. Negative weights: two steps, over max(w, 0) and max(−w, 0), subtracted."""
     a = A.detach().float().contiguous().numpy()
     e = E.detach().float().contiguous().numpy()
-    t = ids.to(torch.int32).numpy() if ids.shape[1] else np.full((A.shape[0], 1), -1, np.int32)
+    t = ids.to(torch.int32).contiguous().numpy() if ids.shape[1] else np.full((A.shape[0], 1), -1, np.int32)
 
     def step(w):
         return lobench.bce(a, e, t, w, reduction="sum", variant=cfg.variant, threads=cfg.threads)

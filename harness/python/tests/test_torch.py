@@ -62,6 +62,21 @@ def test_matches_dense_bce(variant, case):
             assert rel(gW.numpy(), rW.detach().numpy()) <= tol_grad, what
 
 
+def test_targets_of_any_layout_give_the_same_loss_and_gradients():
+    """Column-major (a transposed [L, P]) and sliced targets are accepted as PyTorch accepts them, with the
+    values of the C-contiguous ones (the C++ step had refused a transposed tensor's strides)."""
+    c = next(c for c in map(lambda case: make_case(*case), CASES) if min(c["targets"].shape) > 1)
+    A, E, T, W = leaves(c, torch.float32)
+    ref = lbt.binary_cross_entropy(A, E, T, W, reduction=c["reduction"], threads=2)
+    gA, gE, _ = grads(ref, A, E, W)
+    for layout in (T.T.contiguous().T, torch.stack([T, T], dim=2)[:, :, 0]):
+        assert not layout.is_contiguous() and torch.equal(layout, T)
+        A2, E2, _, W2 = leaves(c, torch.float32)
+        loss = lbt.binary_cross_entropy(A2, E2, layout, W2, reduction=c["reduction"], threads=2)
+        hA, hE, _ = grads(loss, A2, E2, W2)
+        assert loss.item() == ref.item() and torch.equal(hA, gA) and torch.equal(hE, gE)
+
+
 def test_three_d_inputs_and_mean_is_the_dense_mean():
     # [B, N, D] activations, no weights, no padding: exactly F.binary_cross_entropy_with_logits(...).mean().
     rng = np.random.default_rng(3)
