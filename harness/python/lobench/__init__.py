@@ -26,7 +26,15 @@ from typing import Optional
 
 import numpy as np
 
-from . import _ext
+try:
+    from . import _ext
+except ImportError as e:  # a build tree whose package lacks the compiled module (the quick start builds only `lobench`)
+    import glob as _glob
+    import os as _os
+    _here = _os.path.dirname(__file__)
+    _why = f"cannot load: {e}" if _glob.glob(_os.path.join(_here, "_ext*")) else "is not built"
+    raise ImportError(f"lobench's compiled module _ext in {_here} {_why}: build it with scripts/build.sh (every "
+                      "target) or scripts/test.sh, or install the package with `pip install .`") from None
 from . import _validate
 from ._validate import MemoryLimitError
 from ._version import __version__

@@ -127,3 +127,17 @@ def test_python_dash_m_lobench_delegates_or_says_why(tmp_path):
     # issue 43: the program's commit and build flags too, not only the package's version
     assert out.returncode == 0 and lobench.__version__ in out.stdout
     assert "built from commit abc123" in out.stdout and "build: Release" in out.stdout
+
+
+def test_a_package_without_its_compiled_module_says_how_to_build_it(tmp_path):
+    """The build tree after the quick start holds the package's .py files but not _ext (only `lobench` is
+    built): importing it names what is missing and how to build it, not a 'circular import'."""
+    import shutil
+    pkg = tmp_path / "lobench"
+    shutil.copytree(os.path.dirname(lobench.__file__), pkg, symlinks=False,
+                    ignore=shutil.ignore_patterns("_ext*", "__pycache__"))
+    r = subprocess.run([sys.executable, "-c", "import lobench"], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(tmp_path)), cwd=tmp_path)
+    assert r.returncode != 0
+    assert "_ext" in r.stderr and "is not built" in r.stderr and "pip install ." in r.stderr, r.stderr[-500:]
+    assert "circular import" not in r.stderr, r.stderr[-500:]
