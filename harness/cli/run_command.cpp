@@ -109,7 +109,8 @@ void add_scalar_options(CLI::App* cmd, RunFlags& f) {
 void declare_shared(CLI::App* cmd) {
   for (const sweep::RunAxis& axis : sweep::run_axes())  // the axes other commands take too, with run's detail
     if (axis.shared) cli::shared(cmd->get_option("--" + axis.name), axis.help);
-  cli::shared(cmd->get_option("--out"), "the run file (HDF5); an existing one is refused unless --resume or --overwrite");
+  cli::shared(cmd->get_option("--out"), "the run file (HDF5); an existing one is refused unless --resume or --overwrite; "
+                                        "its folder is made if missing (a job array's parts)");
   cli::shared(cmd->get_option("--shard"), "vocab (rows of E), positions, or vocab,positions (a grid)");
   cli::shared(cmd->get_option("--resume"), "appends to --out, skipping the (variant, point) rows already in it");
   for (const char* name : {"--mem-limit", "--gpu-mem-limit", "--overwrite", "--format", "--partition", "--list",
@@ -146,7 +147,13 @@ void run(RunFlags& f, const std::string& argv) {
   }
   const Provenance prov = collect_provenance(argv);
   const auto parent = std::filesystem::path(s.out).parent_path();
-  if (!s.out.empty() && !parent.empty()) std::filesystem::create_directories(parent);
+  if (!s.out.empty() && !parent.empty()) {  // (a path that is not a folder: named as --out, exit 2)
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec)
+      throw std::invalid_argument(
+          fmt::format("--out '{}': cannot make its folder '{}': {}", s.out, parent.string(), ec.message()));
+  }
   if (f.dry_run) {
     sweep::dry_run(s, prov, std::cout, std::cerr);
     set_command_exit_code(0);

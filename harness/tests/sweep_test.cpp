@@ -700,6 +700,25 @@ TEST(RunCommand, ResumeRefusesAFileOfAnotherSweep) {
   for (const std::string& f : {out, part1, log}) std::filesystem::remove(f);
 }
 
+// run --out makes its folder where missing (a job array's parts); where it cannot (a file stands where a
+// folder would), a usage error naming --out, not a raw filesystem exception.
+TEST(RunCommand, AnOutWhoseFolderCannotBeMadeIsAUsageErrorNamingOut) {
+  const std::string file = testing::temp_path("out_folder_is_a_file"), log = testing::temp_path("out_folder.log");
+  std::ofstream(file) << "a file";
+  const std::string run = std::string(LOBENCH_EXE) + " run --B 1 --N 5 --D 4 --L 2 --V 50 --variants chunked --reps 1 --threads 1 ";
+  EXPECT_EQ(WEXITSTATUS(std::system((run + "--out " + file + "/x.h5 > " + log + " 2>&1").c_str())), 2);
+  std::ifstream f(log);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("--out '" + file + "/x.h5': cannot make its folder"), std::string::npos) << text;
+  const std::string fresh = testing::temp_path("out_folder_made");
+  std::filesystem::remove_all(fresh);
+  ASSERT_EQ(std::system((run + "--out " + fresh + "/sub/x.h5 > /dev/null 2>&1").c_str()), 0);
+  EXPECT_EQ(ResultsFile::read_all(fresh + "/sub/x.h5").size(), 1u);
+  std::filesystem::remove_all(fresh);
+  std::filesystem::remove(file);
+  std::filesystem::remove(log);
+}
+
 // csv and jsonl print each row as the file records it: row_id is its index in /results (0..n-1, and on
 // --resume the appended rows' indices), not the 0 of a row before append.
 TEST(Sweep, CsvAndJsonlRowIdsAreTheFilesRowIndices) {
