@@ -134,7 +134,7 @@ using Text256 = FixedText<256>;
     "sharded rows: the fastest rank's median compute time per step (collectives excluded)")                          \
   X(double, rank_time_max_s, kNotMeasured, "s", "sharded rows: the slowest rank's median compute time per step")    \
   X(double, comm_bytes, kNotMeasured, "bytes", "sharded rows: bytes each rank sent in collectives per step")       \
-  X(int64_t, input_bytes, 0, "bytes", "A, E, targets, weights (E as stored when packed)")                          \
+  X(int64_t, input_bytes, 0, "bytes", "A, E in float32, targets, weights, and E's packed copy where E is stored in another format (e_stored_bytes): what the inputs hold in the process")                          \
   X(int64_t, output_bytes, 0, "bytes", "loss, per-position loss, dA, dE, counts as held on the host")               \
   X(double, loss, kNotMeasured, "", "the variant's loss")                                                           \
   X(double, ref_loss, kNotMeasured, "", "the float64 reference's loss on the original E")                          \
