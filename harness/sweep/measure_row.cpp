@@ -86,12 +86,26 @@ bool yardstick_drifted(const io::ResultRow& row) {
 }
 }  // namespace
 
+std::optional<std::string> inaccurate_outputs(const io::ResultRow& row) {
+  const std::pair<const char*, double> errors[] = {
+      {"the loss", row.rel_loss_err_kernel}, {"dA", row.rel_dA_err_kernel}, {"dE", row.rel_dE_err_kernel}};
+  for (const auto& [what, err] : errors)
+    if (err > kInaccurate)  // (NaN: not measured)
+      return fmt::format("{} {:.3g} % from the float64 reference, above the {:g} % no rounding explains", what, 100 * err,
+                         100 * kInaccurate);
+  if (row.counts_mismatch > 0)
+    return fmt::format("counts differ from the float64 reference's at {:.0f} positions with no logit near 0",
+                       row.counts_mismatch);
+  return std::nullopt;
+}
+
 std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction) {
   std::string flags;
   auto add = [&](const char* f) {
     if (!flags.empty()) flags += ',';
     flags += f;
   };
+  if (inaccurate_outputs(row)) add("inaccurate");  // (first: the column holds 31 characters)
   if (yardstick_drifted(row) || cpu_wait_fraction > kBusyThreshold) add("busy");
   if (row.time_cv > kNoisyCv) add("noisy");
   if (row.gemm_fraction > 1.0) add("above_yardstick");

@@ -46,7 +46,14 @@ inline constexpr double kNoisyCv = 0.05;
 inline constexpr int64_t kRssMargin = int64_t(16) << 20;
 // Why the row's measured memory exceeds its prediction (flagged `mem`), or nothing.
 std::optional<std::string> memory_over_prediction(const io::ResultRow& row);
-// `busy`, `noisy`, `above_yardstick`, `mem` from the row's columns and the measurement's cpu_wait_fraction
+// inaccurate: an error against the float64 reference on the inputs the products read (the *_kernel
+// columns) above this, which no number format here explains (the committed runs' largest, 611 rows on
+// 2026-12-07: 0.16 %, dE with a bf16 epilogue); or counts that differ where no logit is near 0 (none in
+// those runs). A wrong result, not a rounding: a plug-in's bug, say.
+inline constexpr double kInaccurate = 0.01;
+// Why the row is flagged `inaccurate` ("dA 100 % from the float64 reference"), or nothing.
+std::optional<std::string> inaccurate_outputs(const io::ResultRow& row);
+// `inaccurate`, `busy`, `noisy`, `above_yardstick`, `mem` from the row's columns and the measurement's cpu_wait_fraction
 // (empty when none applies).
 std::string trust_flags(const io::ResultRow& row, double cpu_wait_fraction = io::kNotMeasured);
 // The note a row measured while its threads waited for a CPU gets: "waited for a CPU 38 % of the time".

@@ -165,6 +165,7 @@ class RowRunner {
     // First of all: what the variant did, before the machine's state (`reason` holds 191 bytes, and on a
     // busy machine the CPU-wait and drift notes filled them, cutting this one off: a CI run under load).
     if (const auto over = memory_over_prediction(row)) row.reason.add("memory: " + *over, /*first=*/true);
+    if (const auto wrong = inaccurate_outputs(row)) row.reason.add("inaccurate: " + *wrong, /*first=*/true);
     return samples;
   }
 

@@ -368,6 +368,44 @@ class InstantCpuVariant : public Variant {
 };
 LOBENCH_REGISTER_VARIANT(InstantCpuVariant);
 
+// A CPU variant whose dA is twice the right one (fused's, doubled): a plug-in's bug, say.
+class DoubledGradientVariant : public Variant {
+ public:
+  std::string name() const override { return "test_doubled_dA_cpu"; }
+  std::string backend() const override { return "cpu"; }
+  std::string description() const override { return "harness test: fused with dA doubled"; }
+  int64_t predicted_working_bytes(const Shape& s, const RunOptions& o) const override {
+    return Registry::instance().find("fused")->predicted_working_bytes(s, o);
+  }
+  void run(const StepInputs& in, StepOutputs& out, RunContext& ctx) const override {
+    Registry::instance().find("fused")->run(in, out, ctx);
+    for (float& g : out.dA) g *= 2.0f;
+  }
+};
+LOBENCH_REGISTER_VARIANT(DoubledGradientVariant);
+
+// A finite but wrong result is recorded `ok` (it ran) and flagged `inaccurate`, the reason saying which
+// output and how far; a right one beside it is not flagged.
+TEST(Sweep, AWrongGradientIsFlaggedInaccurateWithTheReason) {
+  const std::string path = testing::temp_path("sweep_inaccurate.h5");
+  SweepSettings spec = small_spec(path);
+  spec.axes.set("variants", "fused,test_doubled_dA_cpu");
+  std::ostringstream table, progress;
+  ASSERT_EQ(sweep::run_sweep(spec, collect_provenance("t"), table, progress), 0) << table.str();
+  const auto rows = ResultsFile::read_all(path);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) {
+    ASSERT_EQ(r.status.str(), "ok") << r.variant.str() << ": " << r.reason.str();
+    const bool wrong = r.variant.str() == "test_doubled_dA_cpu";
+    EXPECT_EQ(r.flags.str().find("inaccurate") != std::string::npos, wrong) << r.variant.str() << ": " << r.flags.str();
+    if (wrong) {
+      EXPECT_NEAR(r.rel_dA_err_kernel, 1.0, 1e-3);
+      EXPECT_EQ(r.reason.str().rfind("inaccurate: dA 100 % from the float64 reference", 0), 0u) << r.reason.str();
+    }
+  }
+  std::filesystem::remove(path);
+}
+
 // A row with bf16 operands is compared with the larger of the best bf16 square rate (ours or oneDNN's,
 // the faster: bf16_gemm_best_gflops) and the bf16 products' logit product at the row's shape, all recorded.
 TEST(Sweep, Bf16RowsAreComparedWithTheBf16ProductAtTheirShape) {
