@@ -1,6 +1,6 @@
 """PyTorch's BCE-with-logits over A·Eᵀ, evaluated in vocabulary blocks with torch operations: the path
 lobench.torch takes where the C++ step does not apply (float64, pos_weight, non-finite inputs, empty
-shapes, per-position outputs, a loss without gradients) and the differentiable formula behind double
+shapes, per-position outputs, a loss without gradients: loss_only where it can) and the differentiable formula behind double
 backward. At most one [P, block] logit tile is live at a time unless autograd records the operations
 (create_graph), in which case every tile is kept, as any double backward must.
 
@@ -67,6 +67,45 @@ def per_position(A: torch.Tensor, E: torch.Tensor, ids: torch.Tensor, pw: Option
             counts[:, 2] += (~pred & pos).sum(1)
             counts[:, 3] += (~pred & ~pos).sum(1)
     return S, counts
+
+
+@torch.no_grad()
+def loss_only(A: torch.Tensor, E: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """S_p as per_position gives it without pos_weight or counts, for float32 A and E whose logits are
+    finite, not recorded: the loss of a target column is softplus(x) − x, so S_p = Σ_v softplus(x_pv) −
+    Σ_t x_pt over the row's distinct targets t (padding none), one softplus pass per tile (PyTorch's:
+    x itself above 20, where float32 holds log1p(e^x) = x exactly) instead of the element formula's
+    several and the tile's multi-hot labels. A tile whose logits are not all finite is left to the element
+    formula (what PyTorch gives for infinities)."""
+    P, V = A.shape[0], E.shape[0]
+    S = A.new_zeros(P)
+    bv = block_size(P, V)
+    # |a·e| <= |a|·|e| (Cauchy-Schwarz): far below float32's largest, every logit is finite, no tile checked
+    norms = A.norm(dim=1).max() * E.norm(dim=1).max() if P and V else torch.tensor(0.0)  # (inf: checked per tile)
+    all_finite = bool(norms < 1e37)
+    for start in range(0, V, bv):
+        stop = min(V, start + bv)
+        x = A @ E[start:stop].T
+        if all_finite or bool(torch.isfinite(x.sum())):  # (a sum is finite only if every logit is)
+            S += torch.nn.functional.softplus(x).sum(1)
+        else:
+            S += element_loss(x, multi_hot_block(ids, start, stop - start, A.dtype), None).sum(1)
+            ids = _outside(ids, start, stop)  # (this block's targets are in its labels already)
+    if ids.shape[1]:
+        ordered = ids.sort(dim=1).values
+        distinct = torch.ones_like(ordered, dtype=torch.bool)
+        distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        valid = distinct & (ordered >= 0) & (ordered < V)
+        safe = ordered.clamp(0, V - 1)
+        for j in range(ids.shape[1]):  # (a target column at a time: [P, D], not [P, L, D])
+            x_t = (A * E[safe[:, j]]).sum(1)
+            S -= torch.where(valid[:, j], x_t, torch.zeros_like(x_t))
+    return S
+
+
+def _outside(ids: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    """ids with those in [start, stop) made padding (-1)."""
+    return torch.where((ids >= start) & (ids < stop), torch.full_like(ids, -1), ids)
 
 
 @torch.no_grad()

@@ -165,6 +165,38 @@ def test_no_grad_forward_computes_the_loss_alone():
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "per_position"])
+def test_no_grad_loss_alone_is_pytorchs_with_padding_repeats_and_any_weights(reduction):
+    """The forward-only path (one softplus pass per tile, minus the targets' logits, each distinct id once)
+    against PyTorch's dense BCE: padding (-1 and V), repeated ids, signed weights, every reduction."""
+    A, E, T, W = ragged(dtype=torch.float32, weights="signed")
+    T = T.clone()
+    T[0, :] = -1
+    T[1, 0], T[1, 1] = E.shape[0], T[1, 2]  # padding past V; a repeated id counts once
+    with torch.no_grad():
+        ours = lbt.binary_cross_entropy(A, E, T, W, reduction=reduction)
+        if reduction == "per_position":
+            Y = torch.from_numpy(multi_hot(T.numpy(), E.shape[0])).double()
+            ref = (F.binary_cross_entropy_with_logits(A.double() @ E.double().T, Y, reduction="none").sum(1)
+                   * W.double())
+            assert rel(ours.double().numpy(), ref.numpy()) <= 1e-6
+        else:
+            ref = torch_dense(A.double(), E.double(), T, W.double(), reduction)
+            assert abs(ours.item() - ref.item()) <= 1e-6 * max(1.0, abs(ref.item()))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_no_grad_non_finite_inputs_give_pytorchs_value(bad):
+    A, E, T, W = ragged(dtype=torch.float32)
+    for i, j in ((3, 2), (0, 0)):  # a row with targets and one without
+        a = A.detach().clone()
+        a[i, j] = bad
+        with torch.no_grad():
+            ours = lbt.binary_cross_entropy(a, E.detach(), T, W.detach())
+            ref = torch_dense(a, E.detach(), T, W.detach())
+        assert (torch.isnan(ours).item() and torch.isnan(ref).item()) or ours.item() == ref.item(), (bad, i, ours, ref)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "per_position"])
 @pytest.mark.parametrize("weights_normalize", [None, "sum_w"])
 def test_gradcheck_and_gradgradcheck_in_float64(reduction, weights_normalize):
     if weights_normalize and reduction != "mean":
