@@ -54,7 +54,7 @@ DriveResult drive(SweepJob& job, const DriveSettings& s) {
     if (r.stopped_by != 0) break;
     if (s.resume && job.recorded(p)) {
       ++r.kept;
-      progress.done(p.work);
+      progress.done(p.work, job.setup_seconds(), /*timed=*/false);
       continue;
     }
     const PointStatus status = job.execute(p);
@@ -63,7 +63,7 @@ DriveResult drive(SweepJob& job, const DriveSettings& s) {
       break;
     }
     count(r, status);
-    progress.done(p.work);
+    progress.done(p.work, job.setup_seconds());
   }
   r.wall_seconds = progress.elapsed_seconds();
   job.end(r);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 #include "harness/sweep/printers.hpp"
@@ -20,16 +21,19 @@ void Progress::set_total(double total_work, int64_t total_rows) {
   total_rows_ = total_rows;
 }
 
-void Progress::done(double work) {
+void Progress::done(double work, double setup_seconds, bool timed) {
   done_work_ += work;
+  if (timed) timed_work_ += work;
   ++done_rows_;
   const double elapsed = elapsed_seconds();
   const double frac = total_work_ > 0 ? done_work_ / total_work_ : 1.0;
+  const double rate = timed_work_ > 0 ? std::max(0.0, elapsed - setup_seconds) / timed_work_ : 0.0;  // s per work
+  const double left = std::max(0.0, total_work_ - done_work_);
   // A string streamed, not fmt::print(os_, ...): fmt 9's <fmt/ostream.h> compiles fmt's whole formatting engine
   // into the file (about 2 CPU-s), while fmt::format is compiled once in libfmt (docs/reliability.md).
   os_ << fmt::format("progress: {:.0f}% of the work ({} of {} {}), elapsed {}, ETA {}\n", 100 * frac, done_rows_,
                      total_rows_, unit_, format_duration(elapsed),
-                     frac > 0 ? format_duration(elapsed / frac - elapsed) : "?");
+                     left == 0 ? format_duration(0) : timed_work_ > 0 ? format_duration(rate * left) : "?");
   os_.flush();
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -138,6 +139,9 @@ class RowRunner {
       : s_(s), file_(file), printer_(printer), measurer_(synthetic_spec(s), s.warmup, s.reps, s.accuracy),
         yardsticks_(sgemm_n), mem_limit_(mem_limit), products_(products) {}
 
+  // Seconds spent measuring the machine's limits and the yardsticks at new shapes, once each.
+  double setup_seconds() const { return setup_s_; }
+
   std::vector<double> run(const PlannedRow& plan, io::ResultRow& row) {
     set_yardstick(plan, row);
     if (s_.sharded) return run_sharded(plan, row);
@@ -249,6 +253,7 @@ class RowRunner {
       return;
     }
     if (s_.sharded && !file_) return;  // a sharded run's other ranks record nothing
+    const auto started = std::chrono::steady_clock::now();
     const bool first = yardsticks_.machines().count(threads) == 0;
     if (first)  // tens of seconds of silence otherwise (issue 43)
       printer_.note(fmt::format("measuring the machine's limits on {} thread{} (SGEMM with Eigen, OpenBLAS, oneDNN and "
@@ -261,8 +266,9 @@ class RowRunner {
     if (first || bf16_first) machine_note(limits);
     // (not on a sharded run: these yardsticks would time the other ranks' waiting too)
     const double sample_s = point_sample_s_ = local_sample_s(plan, limits);
+    bool first_of_shape = false;
     if (const auto products = shape_products(plan); products && !s_.sharded) {
-      const bool first_of_shape = !yardsticks_.has_shape(sh.P(), sh.V, sh.D, threads, *products);
+      first_of_shape = !yardsticks_.has_shape(sh.P(), sh.V, sh.D, threads, *products);
       const meters::ShapeGemmRate& shape = yardsticks_.shape(sh.P(), sh.V, sh.D, threads, *products);
       row.shape_gemm_gflops = shape.gflops;
       if (first_of_shape) {
@@ -271,6 +277,8 @@ class RowRunner {
       }
     }
     set_limits(limits, row, plan.point.options.operand);
+    if (first || bf16_first || first_of_shape)  // (measured once: not the point's own work, for the ETA)
+      setup_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (s_.sharded) return;
     // The previous point's "after" is this one's "before" when they share the tile shape and the sample
     // length (before and after a point are measured alike).
@@ -435,6 +443,7 @@ class RowRunner {
   const meters::ProductsChoice* products_;  // null: no CPU row with fp32 operands in this run
   std::tuple<int64_t, int64_t, int, double> last_local_key_{-1, -1, -1, 0.0};
   double point_sample_s_ = 0.03;  // the current point's local yardstick samples (set_yardstick)
+  double setup_s_ = 0;            // setup_seconds()
   double last_local_ = io::kNotMeasured;
   int first_threads_ = -1;
   bool gpu_noted_ = false;
@@ -573,6 +582,8 @@ class StepSweepJob : public SweepJob {
   }
 
   bool recorded(const PlannedPoint& p) const override { return file_ && file_->has(p.key); }
+
+  double setup_seconds() const override { return runner_ ? runner_->setup_seconds() : 0.0; }
 
   PointStatus execute(const PlannedPoint& p) override {
     const PlannedRow& plan = rows_[slot_.at(p.index)];

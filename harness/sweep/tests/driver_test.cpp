@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "harness/io/interrupt_guard.hpp"
 
@@ -174,6 +176,37 @@ TEST_F(SweepDriver, CountsAndProgress) {
   EXPECT_NE(progress.str().find("(1 of 5 runs)"), std::string::npos) << progress.str();
   EXPECT_NE(progress.str().find("100% of the work (5 of 5 runs)"), std::string::npos) << progress.str();
   EXPECT_NE(progress.str().find("ETA"), std::string::npos);
+}
+
+// A job whose first point spends seconds on what is measured once (the machine's limits) and whose points
+// are otherwise instant: the ETA after it leaves that time out (0:00), where extrapolating the elapsed
+// time over the work done had said 0:18 for the 9 points left.
+class SetupFirstJob : public CountingJob {
+ public:
+  using CountingJob::CountingJob;
+  PointStatus execute(const PlannedPoint& p) override {
+    if (p.index == 0) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      setup_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return CountingJob::execute(p);
+  }
+  double setup_seconds() const override { return setup_; }
+
+ private:
+  double setup_ = 0;
+};
+
+TEST_F(SweepDriver, TheEtaLeavesOutWhatIsMeasuredOnce) {
+  std::map<std::string, int64_t> record;
+  SetupFirstJob job(10, &record);  // work 1 + 2 + ... + 10; the first point's is 1
+  std::ostringstream progress;
+  DriveSettings s;
+  s.progress = &progress;
+  drive(job, s);
+  const std::string first = progress.str().substr(0, progress.str().find('\n'));
+  EXPECT_NE(first.find("(1 of 10 rows), elapsed 0:02, ETA 0:00"), std::string::npos) << progress.str();
 }
 
 TEST_F(SweepDriver, ListShowsThePartitionAndRunsNothing) {
