@@ -3,7 +3,8 @@
 
 Usage: python3 plots/plot_sweep.py RUN.h5 [-o FIGURE.png]
 
-Rows are grouped by (variant, B, N, D, L, threads); every ok row is drawn, each group with its own colour,
+Rows are grouped by (variant, B, N, D, L, threads, and any other axis the file sweeps: operand, E's format,
+its rounding, the epilogue, the reduction, weighted, seed), each series labelled with what sets it apart; every ok row is drawn, each group with its own colour,
 marker and line style, and each group's points dodged sideways by a few percent of V so that series with
 equal values (chunked and fused share their memory) stay visible side by side. Every timing point has a
 bar from its fastest to its slowest sample (the /samples table; the time_min_s and time_max_s columns in
@@ -49,10 +50,23 @@ def yardstick_gflops(rows, attrs):
     return None
 
 
+# Axes of a sweep other than the shape and threads that split its rows into series when the file holds
+# more than one value of them (a sweep over E's format, the operands, the epilogue, ...).
+OTHER_AXES = ("operand", "e_format", "e_rounding", "epilogue", "reduction", "weighted", "seed")
+
+
+def other_axes(rows):
+    """The OTHER_AXES the rows take more than one value of."""
+    return [a for a in OTHER_AXES if a in rows.dtype.names and len({text(v) for v in rows[a]}) > 1]
+
+
 def group_rows(rows):
+    """Rows by series: (variant, B, N, D, L, threads, then the values of other_axes(rows) as text)."""
+    extra = other_axes(rows)
     groups = {}
     for r in rows:
         key = (text(r["variant"]), int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["threads"]))
+        key += tuple(f"{a}={text(r[a])}" for a in extra)
         groups.setdefault(key, []).append(r)
     return groups
 
@@ -64,7 +78,7 @@ def group_label(key, groups):
     differ = [i for i in range(1, 6) if len({k[i] for k in same_variant}) > 1]
     shapes = len({k[1:5] for k in groups}) > 1
     shown = [i for i in range(1, 6) if i in differ or (shapes and i < 5)]
-    return key[0] + "".join(f" {fields[i - 1]}={key[i]}" for i in shown)
+    return key[0] + "".join(f" {fields[i - 1]}={key[i]}" for i in shown) + "".join(f" {v}" for v in key[6:])
 
 
 DODGE = 0.035  # each group's points moved sideways by this fraction of V (log axes: a constant shift)

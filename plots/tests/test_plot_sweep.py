@@ -122,3 +122,24 @@ def test_committed_table2_draws_every_ok_row():
     drawn = sum(len(ln.get_xdata()) for ln in data_lines(fig.axes[0]))
     assert drawn == sum(plot_sweep.text(r["status"]) == "ok" for r in rows)
     assert "nan" not in fig._suptitle.get_text().lower()
+
+
+def test_a_sweep_over_e_formats_draws_a_series_per_format(tmp_path):
+    """Rows of several E formats are separate series labelled by format (not one line per variant
+    zigzagging between the formats at each V), and a skip note says which format it is about."""
+    rows = []
+    for fmt in ("fp32", "bfloat16"):
+        for variant in ("fused", "dense"):
+            for V in (1000, 2000):
+                skipped = variant == "dense" and fmt != "fp32"
+                rows.append({"variant": variant, "V": V, "e_format": fmt, "status": "skipped" if skipped else "ok",
+                             "reason": "reads E in float32 only" if skipped else "",
+                             "time_median_s": np.nan if skipped else V * 1e-6 * (2 if fmt == "fp32" else 1),
+                             "peak_bytes": np.nan if skipped else 2.0**20, "predicted_bytes": 2.0**20,
+                             "gemm_gflops": 100.0})
+    fig = plot_sweep.draw(write_run(str(tmp_path / "formats.h5"), rows, {"cpu_model": "test cpu"}))
+    ax_t = fig.axes[0]
+    drawn = {ln.get_label(): len(ln.get_xdata()) for ln in data_lines(ax_t)}
+    assert drawn == {"fused e_format=fp32": 2, "fused e_format=bfloat16": 2, "dense e_format=fp32": 2}, drawn
+    notes = "\n".join(t.get_text() for t in fig.texts)
+    assert "dense e_format=bfloat16 V=1000: skipped: reads E in float32 only" in notes, notes
