@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -31,6 +30,7 @@
 #include "harness/system_memory.hpp"
 #include "variants/cpu/bf16_products.hpp"
 #include "variants/operand.hpp"
+#include "variants/timing.hpp"
 
 namespace lobench::sweep {
 namespace {
@@ -143,7 +143,9 @@ class RowRunner {
   double setup_seconds() const { return setup_s_; }
 
   std::vector<double> run(const PlannedRow& plan, io::ResultRow& row) {
-    set_yardstick(plan, row);
+    bool once = false;  // (the machine's limits or a shape's yardstick measured now: not the point's own work)
+    const double yardstick_s = seconds_of([&] { once = set_yardstick(plan, row); });
+    if (once) setup_s_ += yardstick_s;
     if (s_.sharded) return run_sharded(plan, row);
     double cpu_wait = io::kNotMeasured;  // the share of the steps' thread time spent waiting for a CPU
     std::vector<double> samples;
@@ -242,18 +244,20 @@ class RowRunner {
   }
 
  private:
-  void set_yardstick(const PlannedRow& plan, io::ResultRow& row) {
+  // The row's yardsticks; returns whether the machine's limits or the shape's yardstick were measured now
+  // (once per run, per thread count or per shape).
+  bool set_yardstick(const PlannedRow& plan, io::ResultRow& row) {
     const Shape& sh = plan.point.shape;
     const int threads = plan.point.options.threads;
     if (is_gpu(*plan.variant)) {
       std::string why;
+      const bool first = !gpu_noted_;
       const auto& rates = yardsticks_.gpu(&why);
       if (!gpu_noted_) gpu_note(rates, why);
       row.gemm_gflops = rates ? rates->for_operand(plan.point.options.operand) : io::kNotMeasured;
-      return;
+      return first;
     }
-    if (s_.sharded && !file_) return;  // a sharded run's other ranks record nothing
-    const auto started = std::chrono::steady_clock::now();
+    if (s_.sharded && !file_) return false;  // a sharded run's other ranks record nothing
     const bool first = yardsticks_.machines().count(threads) == 0;
     if (first)  // tens of seconds of silence otherwise (issue 43)
       printer_.note(fmt::format("measuring the machine's limits on {} thread{} (SGEMM with Eigen, OpenBLAS, oneDNN and "
@@ -277,14 +281,14 @@ class RowRunner {
       }
     }
     set_limits(limits, row, plan.point.options.operand);
-    if (first || bf16_first || first_of_shape)  // (measured once: not the point's own work, for the ETA)
-      setup_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (s_.sharded) return;
+    const bool measured_once = first || bf16_first || first_of_shape;
+    if (s_.sharded) return measured_once;
     // The previous point's "after" is this one's "before" when they share the tile shape and the sample
     // length (before and after a point are measured alike).
     const auto key = std::tuple(sh.P(), sh.D, threads, sample_s);
     row.local_gemm_before_gflops =
         key == last_local_key_ ? last_local_ : yardsticks_.measure_local(sh.P(), sh.D, threads, sample_s);
+    return measured_once;
   }
 
   // Every path of the product at a row's shape, into the file's attribute
@@ -522,11 +526,11 @@ class StepSweepJob : public SweepJob {
                                               s_.out, version, other->point.options.epilogue));
   }
 
-  // --resume continues this sweep, or widens it (more values of an axis, the whole sweep after a
-  // partition). Refused before anything is opened for writing or measured, the file as it was: a file
-  // holding rows that are not points of this run (another sweep's, or another partition's: they would
-  // count as done, and sweep_axes, rewritten, would not describe them), and one made from other synthetic
-  // inputs (--pad-fraction, --dup-fraction: no row records them).
+  // --resume continues this sweep, widens it (more values of an axis, the whole sweep after a partition)
+  // or adds variants at its points. Refused before anything is opened for writing or measured, the file
+  // as it was: a file holding rows at points this run does not have (another sweep's, or another
+  // partition's: they would count as done, and sweep_axes, rewritten, would not describe them), and one
+  // made from other synthetic inputs (--pad-fraction, --dup-fraction: no row records them).
   void refuse_a_file_of_another_sweep() const {
     std::optional<double> pad, dup;
     std::vector<io::ResultRow> recorded;
@@ -546,16 +550,24 @@ class StepSweepJob : public SweepJob {
       refuse(fmt::format("was made with --pad-fraction {}, not {}", *pad, s_.pad_fraction));
     if (dup && *dup != s_.dup_fraction)
       refuse(fmt::format("was made with --dup-fraction {}, not {}", *dup, s_.dup_fraction));
+    // Points, not rows: other variants at this run's points are welcome (scripts/table2.sh adds the torch
+    // peer's rows from another interpreter).
     std::set<std::string> mine;
-    for (const PlannedRow& r : rows_) mine.insert(r.row.key());
-    const auto foreign = std::find_if(recorded.begin(), recorded.end(), [&](const io::ResultRow& r) {
-      return mine.count(r.key()) == 0;
-    });
-    if (foreign != recorded.end())
-      refuse(fmt::format("is a run of another sweep: {} of its {} rows are not points of this run (the first: {})",
-                         std::count_if(recorded.begin(), recorded.end(),
-                                       [&](const io::ResultRow& r) { return mine.count(r.key()) == 0; }),
-                         recorded.size(), foreign->key()));
+    for (const PlannedRow& r : rows_) mine.insert(point_key(r.row));
+    auto foreign = [&](const io::ResultRow& r) { return mine.count(point_key(r)) == 0; };
+    const auto first = std::find_if(recorded.begin(), recorded.end(), foreign);
+    if (first != recorded.end())
+      refuse(fmt::format("is a run of another sweep: {} of its {} rows are at points this run does not have (the "
+                         "first: {})",
+                         std::count_if(recorded.begin(), recorded.end(), foreign), recorded.size(), point_key(*first)));
+  }
+
+  // A row's point: its key without the variant (and its backend).
+  static std::string point_key(const io::ResultRow& r) {
+    io::ResultRow point = r;
+    point.variant.set("");
+    point.backend.set("");
+    return point.key();
   }
 
   void begin(const std::vector<PlannedPoint>& planned) override {

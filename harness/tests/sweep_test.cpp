@@ -722,8 +722,8 @@ TEST(RunCommand, ResumeRefusesAFileOfAnotherSweep) {
     EXPECT_NE(text.find(why), std::string::npos) << args << ": " << text;
     EXPECT_EQ(bytes(out), before) << args << ": the file changed";
   };
-  refused("--B 2 --V 70 --partition 0/2", "is a run of another sweep: 1 of its 1 rows are not points of this run");
-  refused("--B 1 --V 50,60 --partition 1/2", "is a run of another sweep: 1 of its 1 rows are not points of this run");
+  refused("--B 2 --V 70 --partition 0/2", "is a run of another sweep: 1 of its 1 rows are at points this run does not have");
+  refused("--B 1 --V 50,60 --partition 1/2", "is a run of another sweep: 1 of its 1 rows are at points this run does not have");
   refused("--B 1 --V 50,60 --partition 0/2 --pad-fraction 0.5", "was made with --pad-fraction 0, not 0.5");
   refused("--B 1 --V 50,60 --partition 0/2 --dup-fraction 0.5", "was made with --dup-fraction 0, not 0.5");
   // the same partition of a wider sweep: its old row is still one of its points
@@ -735,6 +735,10 @@ TEST(RunCommand, ResumeRefusesAFileOfAnotherSweep) {
   EXPECT_EQ(WEXITSTATUS(rc), 2);
   EXPECT_NE(bytes(log).find("its synthetic inputs differ"), std::string::npos) << bytes(log);
   EXPECT_FALSE(std::filesystem::exists(merged));
+  // other variants at the file's points are added (scripts/table2.sh's torch peer)
+  const std::string fused = std::string(LOBENCH_EXE) + " run --N 5 --D 4 --L 2 --variants fused --reps 1 --threads 1 ";
+  ASSERT_EQ(std::system((fused + "--B 1 --V 50,60,70,80 --partition 0/2 --resume --out " + out + " > /dev/null 2>&1").c_str()), 0);
+  EXPECT_EQ(ResultsFile::read_all(out).size(), 4u);
   for (const std::string& f : {out, part1, log}) std::filesystem::remove(f);
 }
 
