@@ -66,7 +66,7 @@ def group_rows(rows):
     groups = {}
     for r in rows:
         key = (text(r["variant"]), int(r["B"]), int(r["N"]), int(r["D"]), int(r["L"]), int(r["threads"]))
-        key += tuple(f"{a}={text(r[a])}" for a in extra)
+        key += tuple(f"{a}={text(r[a]) or '-'}" for a in extra)  # (an empty value, e.g. fp32 E's rounding: -)
         groups.setdefault(key, []).append(r)
     return groups
 

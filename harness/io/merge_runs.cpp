@@ -111,13 +111,13 @@ void check_parts(const std::vector<Part>& parts) {
     if (p.axes != first.axes)
       throw std::invalid_argument(fmt::format("merge: '{}' is another sweep than '{}' (sweep_axes differ: '{}' vs '{}')",
                                               p.path, first.path, p.axes, first.axes));
-    // (a file from before these attributes reads as the options' default, 0)
-    if (p.pad_fraction.value_or(0) != first.pad_fraction.value_or(0) ||
-        p.dup_fraction.value_or(0) != first.dup_fraction.value_or(0))
+    // (compared where both parts record them: a file from before these attributes does not say)
+    const bool both = p.pad_fraction && first.pad_fraction && p.dup_fraction && first.dup_fraction;
+    if (both && (*p.pad_fraction != *first.pad_fraction || *p.dup_fraction != *first.dup_fraction))
       throw std::invalid_argument(fmt::format("merge: '{}' is another sweep than '{}' (its synthetic inputs differ: "
                                               "pad_fraction {} and dup_fraction {} vs {} and {})",
-                                              p.path, first.path, p.pad_fraction.value_or(0), p.dup_fraction.value_or(0),
-                                              first.pad_fraction.value_or(0), first.dup_fraction.value_or(0)));
+                                              p.path, first.path, *p.pad_fraction, *p.dup_fraction,
+                                              *first.pad_fraction, *first.dup_fraction));
     partitions.emplace_back(p.path, Partition{p.index, p.count});
   }
   check_partitions(partitions, first.count);
@@ -169,8 +169,14 @@ MergeSummary merge_runs(const std::string& out, const std::vector<std::string>& 
   ResultsFile file(out, prov, mode, ResultsFile::Publishing{/*whole=*/true, part_paths, "merge OUT"});
   file.set_attr("sweep_axes", parts.front().axes);
   file.set_attr("partition", "0/1");
-  if (parts.front().pad_fraction) file.set_attr("pad_fraction", *parts.front().pad_fraction);
-  if (parts.front().dup_fraction) file.set_attr("dup_fraction", *parts.front().dup_fraction);
+  // (recorded where every part records them: check_parts found them equal)
+  const bool inputs_known = std::all_of(parts.begin(), parts.end(), [](const Part& p) {
+    return p.pad_fraction && p.dup_fraction;
+  });
+  if (inputs_known) {
+    file.set_attr("pad_fraction", *parts.front().pad_fraction);
+    file.set_attr("dup_fraction", *parts.front().dup_fraction);
+  }
   file.set_attr("merged_parts", double(parts.size()));
   for (const Part& p : parts) {
     std::map<int64_t, std::vector<double>> samples;

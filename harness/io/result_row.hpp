@@ -84,8 +84,8 @@ using Text256 = FixedText<256>;
   X(Text192, reason, {}, "", "why skipped or failed (`OOM predicted: ...`); a note otherwise")                      \
   X(Text32, flags, {}, "",                                                                                          \
     "comma list of what makes a measured row untrustworthy: `inaccurate` (an error against the float64 "          \
-    "reference on the inputs the products read above 1 %, or counts that differ where no logit is near 0: a wrong " \
-    "result, said in `reason`), `busy` (the local yardstick moved > 10 % across the "                                \
+    "reference on the inputs the products read above 1 %: a wrong result, said in `reason`; first, as the column " \
+    "holds 31 characters and drops whole flags from the end), `busy` (the local yardstick moved > 10 % across the " \
     "point, or the step's threads waited for a CPU > 10 % of their time, said in `reason`), `noisy` (time_cv > "   \
     "5 %), `above_yardstick` (gemm_fraction > 1), `mem` (the measured memory exceeds predicted_bytes: "              \
     "peak_bytes for the counting allocator; for a plug-in or Python variant also rss_growth_bytes beyond the "       \

@@ -209,7 +209,12 @@ void RunFileWriter::finish(const std::string& end_utc) {
 
 void RunFileWriter::close_unfinished() {
   const WriteSection writing;  // up to the rename
-  write([&] { h5::flush_to_disk(file_); });
+  write([&] {
+    // (a resumed copy carries the end_utc of the run it continues: this run did not end)
+    if (H5Aexists(file_, "end_utc") > 0 && H5Adelete(file_, "end_utc") < 0)
+      throw h5::Error("cannot remove the attribute end_utc of '" + path_ + "'");
+    h5::flush_to_disk(file_);
+  });
   close_and_publish();
 }
 

@@ -154,8 +154,8 @@ class RunFileWriter {
   // Writes end_utc, flushes and fsyncs, closes, and publishes the file (renames the temporary file or
   // the resume copy onto OUT). Nothing may be written afterwards.
   void finish(const std::string& end_utc);
-  // The same without end_utc, for a run a signal stopped (its rows kept where the caller wants them:
-  // a file published at the start, a resume copy).
+  // The same without end_utc (removed where a resumed file had one), for a run a signal stopped (its
+  // rows kept where the caller wants them: a file published at the start, a resume copy).
   void close_unfinished();
 
  private:

@@ -63,7 +63,8 @@ DriveResult drive(SweepJob& job, const DriveSettings& s) {
       break;
     }
     count(r, status);
-    progress.done(p.work, job.setup_seconds());
+    // (a skipped point, refused at planning or by its variant, took no time of its work's share)
+    progress.done(p.work, job.setup_seconds(), /*timed=*/status != PointStatus::skipped);
   }
   r.wall_seconds = progress.elapsed_seconds();
   job.end(r);

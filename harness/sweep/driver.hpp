@@ -56,8 +56,8 @@ class SweepJob {
   // status (the sweep goes on); an exception ends the sweep. `interrupted`: a signal stopped the point
   // itself (between epochs or steps); the job has kept what it did.
   virtual PointStatus execute(const PlannedPoint& p) = 0;
-  // Seconds spent so far on what is measured once, not per point (the machine's limits, a new shape's
-  // yardstick), inside execute(): the progress line's ETA leaves them out of the rate of work.
+  // Seconds spent so far on what is measured once, not per point (the machine's limits), inside
+  // execute(): the progress line's ETA leaves them out of the rate of work.
   virtual double setup_seconds() const { return 0.0; }
   // Closes the record, normally or after a signal stopped the sweep.
   virtual void end(const DriveResult& /*result*/) {}

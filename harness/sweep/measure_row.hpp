@@ -48,8 +48,9 @@ inline constexpr int64_t kRssMargin = int64_t(16) << 20;
 std::optional<std::string> memory_over_prediction(const io::ResultRow& row);
 // inaccurate: an error against the float64 reference on the inputs the products read (the *_kernel
 // columns) above this, which no number format here explains (the committed runs' largest, 611 rows on
-// 2026-12-07: 0.16 %, dE with a bf16 epilogue); or counts that differ where no logit is near 0 (none in
-// those runs). A wrong result, not a rounding: a plug-in's bug, say.
+// 2026-12-07: 0.16 %, dE with a bf16 epilogue; tf32 rounds to about 0.1 %). A wrong result, not a
+// rounding: a plug-in's bug, say. (Counts are not judged: their near-zero band is float32's at small D,
+// and tf32 or a large D flips the sign of logits outside it in correct rows.)
 inline constexpr double kInaccurate = 0.01;
 // Why the row is flagged `inaccurate` ("dA 100 % from the float64 reference"), or nothing.
 std::optional<std::string> inaccurate_outputs(const io::ResultRow& row);

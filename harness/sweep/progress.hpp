@@ -12,7 +12,7 @@ class Progress {
  public:
   // `unit`: what is counted ("rows" of `lobench run`, "runs" of the training commands).
   Progress(std::ostream& os, double total_work, int64_t total_rows, const char* unit = "rows");
-  // One more point finished (measured, skipped, or with timed false already recorded: no time of this
+  // One more point finished (measured; with timed false skipped or already recorded: no time of this
   // run's). setup_seconds: the job's one-off measurements so far (SweepJob::setup_seconds), which the
   // ETA leaves out: the rate of work is (elapsed − setup) over the work of the timed points.
   void done(double work, double setup_seconds = 0.0, bool timed = true);

@@ -70,7 +70,9 @@ std::string axes_attribute(const Axes& axes) {
   return out;
 }
 
-void write_run_attributes(ResultsFile& file, const SweepSettings& s, const MemoryLimits& limits) {
+// inputs_known: whether to record the synthetic inputs' settings (not on a resumed file from before them,
+// whose earlier rows' settings are not known).
+void write_run_attributes(ResultsFile& file, const SweepSettings& s, const MemoryLimits& limits, bool inputs_known) {
   if (s.reps.fixed_reps == 0) {
     file.set_attr("min_time_s", s.reps.min_time_s);
     file.set_attr("max_time_s", s.reps.max_time_s);
@@ -83,8 +85,10 @@ void write_run_attributes(ResultsFile& file, const SweepSettings& s, const Memor
   file.set_attr("sweep_axes", axes_attribute(s.axes));
   file.set_attr("partition", s.partition.str());
   // (the synthetic inputs' settings that no row records: --resume and merge hold a file's rows to them)
-  file.set_attr("pad_fraction", s.pad_fraction);
-  file.set_attr("dup_fraction", s.dup_fraction);
+  if (inputs_known) {
+    file.set_attr("pad_fraction", s.pad_fraction);
+    file.set_attr("dup_fraction", s.dup_fraction);
+  }
 }
 
 SyntheticSpec synthetic_spec(const SweepSettings& s) {
@@ -139,11 +143,11 @@ class RowRunner {
       : s_(s), file_(file), printer_(printer), measurer_(synthetic_spec(s), s.warmup, s.reps, s.accuracy),
         yardsticks_(sgemm_n), mem_limit_(mem_limit), products_(products) {}
 
-  // Seconds spent measuring the machine's limits and the yardsticks at new shapes, once each.
+  // Seconds spent measuring the machine's limits (set_yardstick), once per thread count and operand kind.
   double setup_seconds() const { return setup_s_; }
 
   std::vector<double> run(const PlannedRow& plan, io::ResultRow& row) {
-    bool once = false;  // (the machine's limits or a shape's yardstick measured now: not the point's own work)
+    bool once = false;  // (the machine's limits measured now: not the point's own work)
     const double yardstick_s = seconds_of([&] { once = set_yardstick(plan, row); });
     if (once) setup_s_ += yardstick_s;
     if (s_.sharded) return run_sharded(plan, row);
@@ -217,6 +221,7 @@ class RowRunner {
                                                         rank_limit, s_.warmup, s_.reps, row);
       fill_timing(row, samples);
       row.flags.set(trust_flags(row));
+      if (const auto wrong = inaccurate_outputs(row)) row.reason.add("inaccurate: " + *wrong, /*first=*/true);
       row.status.set("ok");
       return samples;
     } catch (const std::exception& e) {  // thrown on every rank, naming the rank that could not run
@@ -244,8 +249,8 @@ class RowRunner {
   }
 
  private:
-  // The row's yardsticks; returns whether the machine's limits or the shape's yardstick were measured now
-  // (once per run, per thread count or per shape).
+  // The row's yardsticks; returns whether the machine's limits were measured now (once per thread count,
+  // and once more for bf16 rows).
   bool set_yardstick(const PlannedRow& plan, io::ResultRow& row) {
     const Shape& sh = plan.point.shape;
     const int threads = plan.point.options.threads;
@@ -270,9 +275,8 @@ class RowRunner {
     if (first || bf16_first) machine_note(limits);
     // (not on a sharded run: these yardsticks would time the other ranks' waiting too)
     const double sample_s = point_sample_s_ = local_sample_s(plan, limits);
-    bool first_of_shape = false;
     if (const auto products = shape_products(plan); products && !s_.sharded) {
-      first_of_shape = !yardsticks_.has_shape(sh.P(), sh.V, sh.D, threads, *products);
+      const bool first_of_shape = !yardsticks_.has_shape(sh.P(), sh.V, sh.D, threads, *products);
       const meters::ShapeGemmRate& shape = yardsticks_.shape(sh.P(), sh.V, sh.D, threads, *products);
       row.shape_gemm_gflops = shape.gflops;
       if (first_of_shape) {
@@ -281,7 +285,9 @@ class RowRunner {
       }
     }
     set_limits(limits, row, plan.point.options.operand);
-    const bool measured_once = first || bf16_first || first_of_shape;
+    // (a shape's yardstick is not counted: a sweep over V meets a new shape at every point, so it is part
+    // of each point's time, as the ETA should see it)
+    const bool measured_once = first || bf16_first;
     if (s_.sharded) return measured_once;
     // The previous point's "after" is this one's "before" when they share the tile shape and the sample
     // length (before and after a point are measured alike).
@@ -530,8 +536,9 @@ class StepSweepJob : public SweepJob {
   // or adds variants at its points. Refused before anything is opened for writing or measured, the file
   // as it was: a file holding rows at points this run does not have (another sweep's, or another
   // partition's: they would count as done, and sweep_axes, rewritten, would not describe them), and one
-  // made from other synthetic inputs (--pad-fraction, --dup-fraction: no row records them).
-  void refuse_a_file_of_another_sweep() const {
+  // made from other synthetic inputs (--pad-fraction, --dup-fraction: no row records them; a file from
+  // before these attributes is not checked for them). Returns whether the file records them.
+  bool refuse_a_file_of_another_sweep() const {
     std::optional<double> pad, dup;
     std::vector<io::ResultRow> recorded;
     try {
@@ -540,7 +547,7 @@ class StepSweepJob : public SweepJob {
       dup = h5::read_attr_double(file, "dup_fraction");
       recorded = ResultsFile::read_all(s_.out);
     } catch (const std::exception&) {
-      return;  // (not a run file, or unreadable: ResultsFile says so)
+      return true;  // (not a run file, or unreadable: ResultsFile says so)
     }
     auto refuse = [&](const std::string& why) {
       throw std::invalid_argument(fmt::format("--resume: '{}' {}; give another --out, or --overwrite to replace it "
@@ -560,6 +567,7 @@ class StepSweepJob : public SweepJob {
       refuse(fmt::format("is a run of another sweep: {} of its {} rows are at points this run does not have (the "
                          "first: {})",
                          std::count_if(recorded.begin(), recorded.end(), foreign), recorded.size(), point_key(*first)));
+    return pad.has_value() && dup.has_value();
   }
 
   // A row's point: its key without the variant (and its backend).
@@ -571,15 +579,16 @@ class StepSweepJob : public SweepJob {
   }
 
   void begin(const std::vector<PlannedPoint>& planned) override {
+    bool inputs_known = true;  // (false: a resumed file from before the pad_fraction and dup_fraction attributes)
     if (records_ && s_.out_mode == OutMode::resume) {
       refuse_epilogues_the_file_cannot_hold();
-      refuse_a_file_of_another_sweep();
+      inputs_known = refuse_a_file_of_another_sweep();
     }
     if (records_) file_ = std::make_unique<ResultsFile>(s_.out, prov_, s_.out_mode);  // (a refused --out: nothing measured)
     const meters::ProductsChoice* products = choose_products(rows_, s_.sharded);
     if (products) predict_with_chosen_products(rows_, plan_limits_);
     if (records_) {
-      write_run_attributes(*file_, s_, limits_);
+      write_run_attributes(*file_, s_, limits_, inputs_known);
       write_products_attributes(*file_, products);
       if (s_.sharded) {
         file_->set_attr("mpi_library", s_.sharded->library());
@@ -672,7 +681,7 @@ void dry_run(const SweepSettings& s, const Provenance& prov, std::ostream& out, 
   std::unique_ptr<ResultsFile> file;
   if (!s.out.empty()) {
     file = std::make_unique<ResultsFile>(s.out, prov, s.out_mode == OutMode::resume ? OutMode::create_new : s.out_mode);
-    write_run_attributes(*file, s, limits);
+    write_run_attributes(*file, s, limits, /*inputs_known=*/true);
     file->set_attr("dry_run", 1.0);
   }
   auto printer = make_printer(s.format, out, err, s.axes.swept());

@@ -601,6 +601,14 @@ TEST(Sweep, TrustFlagsNameWhatMakesARowUntrustworthy) {
             "while it ran)");
   drift.local_gemm_after_gflops = 380;
   EXPECT_EQ(sweep::yardstick_drift_note(drift), "");
+  // inaccurate first; flags that do not fit the column's 31 characters are dropped whole from the end
+  io::ResultRow all;
+  all.rel_dA_err_kernel = 1.0, all.local_gemm_before_gflops = 400, all.local_gemm_after_gflops = 300;
+  all.time_cv = 0.5, all.gemm_fraction = 2.0;
+  all.memory_meter.set("counting_allocator"), all.peak_bytes = 2, all.predicted_bytes = 1;
+  EXPECT_EQ(sweep::trust_flags(all), "inaccurate,busy,noisy");
+  all.rel_dA_err_kernel = 0.009;  // (below 1 %: a rounding)
+  EXPECT_EQ(sweep::trust_flags(all), "busy,noisy,above_yardstick,mem");
 }
 
 TEST(ArgsFile, ExpandsNamedSweepFiles) {

@@ -88,6 +88,7 @@ FrontierRunFile::FrontierRunFile(const std::string& path, const Provenance& prov
     }
     return;
   }
+  replaces_ = exists;
   writer_->create(prov,
                   {io::TableSpec::of<FrontierCellRow>("cells", /*chunk_rows=*/64),
                    io::TableSpec::of<FrontierLineRow>("frontier", /*chunk_rows=*/16)},
@@ -112,6 +113,15 @@ void FrontierRunFile::append_line(const FrontierLineRow& row) {
 void FrontierRunFile::set_attr(const std::string& name, double value) { writer_->set_attr(name, value); }
 
 void FrontierRunFile::close() { writer_->finish(utc_now()); }
+
+bool FrontierRunFile::close_interrupted() {
+  if (replaces_) {
+    writer_->discard();
+    return false;
+  }
+  writer_->close_unfinished();
+  return true;
+}
 
 FrontierHeader FrontierRunFile::read_header(const std::string& path) {
   h5::prepare_library();

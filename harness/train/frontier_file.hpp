@@ -88,6 +88,10 @@ class FrontierRunFile {
   void append_line(const FrontierLineRow& row);
   void set_attr(const std::string& name, double value);
   void close();
+  // The search stopped by a signal: a new or resumed file keeps its cells and lines (no end_utc); one
+  // that was to replace an existing file (--overwrite) is removed unpublished and the file there stays
+  // as it was. Returns whether the path holds this run's rows.
+  bool close_interrupted();
 
   // The settings attributes of a frontier file (throws std::invalid_argument naming it when it is none).
   static FrontierHeader read_header(const std::string& path);
@@ -96,6 +100,7 @@ class FrontierRunFile {
 
  private:
   std::unique_ptr<io::RunFileWriter> writer_;
+  bool replaces_ = false;  // published only by close(), over an existing file (--overwrite)
   std::vector<FrontierCellRow> cells_;
   std::vector<FrontierLineRow> lines_;
 };

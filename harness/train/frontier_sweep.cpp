@@ -160,7 +160,7 @@ class FrontierJob : public sweep::SweepJob {
     }
   }
 
-  void end(const sweep::DriveResult&) override {
+  void end(const sweep::DriveResult& r) override {
     if (!file_) return;
     if (baseline_) {
       file_->set_attr("baseline_mean", baseline_->mean);
@@ -168,10 +168,15 @@ class FrontierJob : public sweep::SweepJob {
       file_->set_attr("tolerance", baseline_->tolerance);
     }
     print_table();
-    file_->close();
+    if (r.stopped_by != 0) out_kept_ = file_->close_interrupted();
+    else file_->close();
   }
 
   std::string stopped_detail(const sweep::DriveResult& r) const override {
+    if (!out_kept_)  // (--overwrite: the file is replaced only by a search that ends)
+      return fmt::format("'{}' already existed and is kept as it was; this search's {} of {} finished lines are not "
+                         "kept",
+                         spec_.out, r.finished(), r.points);
     return fmt::format("{} of {} lines finished, every finished run kept in {}; continue with the same command and "
                        "--resume",
                        r.finished(), r.points, spec_.out);
@@ -302,6 +307,7 @@ class FrontierJob : public sweep::SweepJob {
   const MetricName metric_;
   std::optional<data::TrainTest> data_;
   std::optional<FrontierRunFile> file_;
+  bool out_kept_ = true;  // the file holds this search's rows (false: a signal stopped an --overwrite search)
   std::optional<sweep::Progress> progress_;
   std::optional<FrontierBaseline> baseline_;
   std::map<CellKey, double> cache_;

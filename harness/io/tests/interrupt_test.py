@@ -210,6 +210,24 @@ def overwrite_interrupted():
         print("ok: --overwrite interrupted keeps the earlier file", flush=True)
 
 
+def frontier_overwrite_interrupted():
+    """train-xmc --frontier --overwrite stopped by a signal keeps the earlier search's file byte for byte."""
+    with tempfile.TemporaryDirectory() as d:
+        out = f"{d}/f.h5"
+        job = ["train-xmc", "--frontier", "clf", "--dataset", "synthetic:tiny", "--syn-scale", "0.05", "--epochs", "1",
+               "--dim", "8", "--batch", "64", "--threads", "1", "--frontier-exponents", "3,5", "--frontier-mantissas",
+               "1-3", "--seed", "0", "--rounding", "rne", "--frontier-floor", "0.02", "--quiet", "--out", out]
+        subprocess.run([args.lobench] + job, capture_output=True, check=True)
+        before = open(out, "rb").read()
+        r = subprocess.run([args.lobench] + job + ["--overwrite"], env=shim_env(12, signal.SIGTERM),
+                           capture_output=True, text=True)
+        check(r.returncode == 143, f"frontier --overwrite stopped: exit {r.returncode}: {r.stderr[-300:]}")
+        check(open(out, "rb").read() == before, "frontier --overwrite stopped: the earlier file changed")
+        check("already existed and is kept as it was" in r.stderr, f"frontier --overwrite stopped: {r.stderr[-300:]}")
+        no_leftovers(d, "frontier --overwrite stopped")
+        print("ok: frontier --overwrite interrupted keeps the earlier file", flush=True)
+
+
 def kill_between_rows():
     with tempfile.TemporaryDirectory() as d:
         out = f"{d}/run.h5"
@@ -235,6 +253,12 @@ def interrupted_resume():
             check(n == printed + rows_printed(r.stdout), f"{label}: {n} rows")
             printed = n
         resume_finishes(out, "resumed after interrupted resumes", resumes=3)
+        # a finished file (end_utc), resumed wider and interrupted: no longer says it ended
+        r = subprocess.run([args.lobench] + SWEEP + ["--out", out, "--resume", "--V", "2000,3000,4000,5000,6000,7000"],
+                           env=shim_env(5, signal.SIGTERM), capture_output=True, text=True)
+        check(r.returncode == 143, f"wider --resume stopped: exit {r.returncode}: {r.stderr[-300:]}")
+        with h5py.File(out, "r") as f:
+            check("end_utc" not in f.attrs, "a finished file resumed and interrupted still has end_utc")
         no_leftovers(d, "interrupted resume")
         print("ok: interrupted --resume", flush=True)
 
@@ -371,6 +395,7 @@ during_writes()
 second_signal_in_a_write()
 random_times(args.random)
 overwrite_interrupted()
+frontier_overwrite_interrupted()
 kill_between_rows()
 interrupted_resume()
 merge()

@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include <sys/wait.h>
+
 namespace lobench {
 namespace {
 
@@ -41,7 +43,7 @@ TEST(ResultSchema, SchemaOutRefusesAnExistingFileAndAFifo) {
   std::remove(fifo.c_str());
   { std::ofstream(out) << "hours of results"; }
   const std::string cli = std::string("'") + LOBENCH_EXE + "' schema --out ";
-  EXPECT_NE(std::system((cli + out + " 2>/dev/null").c_str()), 0);
+  EXPECT_EQ(WEXITSTATUS(std::system((cli + out + " 2>/dev/null").c_str())), 2);
   std::stringstream kept;
   kept << std::ifstream(out).rdbuf();
   EXPECT_EQ(kept.str(), "hours of results");
@@ -50,7 +52,7 @@ TEST(ResultSchema, SchemaOutRefusesAnExistingFileAndAFifo) {
   written << std::ifstream(out).rdbuf();
   EXPECT_EQ(written.str().rfind("# Run files (HDF5)", 0), 0u) << written.str().substr(0, 80);
   ASSERT_EQ(std::system(("mkfifo '" + fifo + "'").c_str()), 0);
-  EXPECT_NE(std::system(("timeout 20 " + cli + fifo + " 2>/dev/null").c_str()), 0);
+  EXPECT_EQ(WEXITSTATUS(std::system(("timeout 20 " + cli + fifo + " 2>/dev/null").c_str())), 2);  // (124: it blocked)
   std::remove(out.c_str());
   std::remove(fifo.c_str());
 }

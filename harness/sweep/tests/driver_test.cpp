@@ -180,7 +180,7 @@ TEST_F(SweepDriver, CountsAndProgress) {
 
 // A job whose first point spends seconds on what is measured once (the machine's limits) and whose points
 // are otherwise instant: the ETA after it leaves that time out (0:00), where extrapolating the elapsed
-// time over the work done had said 0:18 for the 9 points left.
+// time over the work done (1 of 55) had said about 1:48.
 class SetupFirstJob : public CountingJob {
  public:
   using CountingJob::CountingJob;
@@ -206,7 +206,8 @@ TEST_F(SweepDriver, TheEtaLeavesOutWhatIsMeasuredOnce) {
   s.progress = &progress;
   drive(job, s);
   const std::string first = progress.str().substr(0, progress.str().find('\n'));
-  EXPECT_NE(first.find("(1 of 10 rows), elapsed 0:02, ETA 0:00"), std::string::npos) << progress.str();
+  EXPECT_NE(first.find("(1 of 10 rows), elapsed "), std::string::npos) << progress.str();
+  EXPECT_NE(first.find(", ETA 0:00"), std::string::npos) << progress.str();
 }
 
 TEST_F(SweepDriver, ListShowsThePartitionAndRunsNothing) {
