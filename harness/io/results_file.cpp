@@ -126,7 +126,6 @@ ResultsFile::ResultsFile(const std::string& path, const Provenance& prov, OutMod
   // before then leaves the old OUT as it was (the rows are in OUT.partial-XXXXXX meanwhile).
   std::error_code ec;
   const bool replaces = mode == OutMode::overwrite && std::filesystem::exists(std::filesystem::symlink_status(path, ec));
-  replaces_ = replaces;
   try {
     writer_->create(prov,
                     {io::TableSpec::of<ResultRow>("results", /*chunk_rows=*/64),
@@ -223,14 +222,7 @@ void ResultsFile::set_attr(const std::string& name, const std::string& v) { writ
 
 void ResultsFile::close(const std::string& end_utc) { writer_->finish(end_utc); }
 
-bool ResultsFile::close_interrupted() {
-  if (replaces_) {
-    writer_->discard();
-    return false;
-  }
-  writer_->close_unfinished();
-  return true;
-}
+bool ResultsFile::close_interrupted() { return writer_->close_interrupted(); }
 
 int64_t ResultsFile::schema_version_of(hid_t file, const std::string& path) {
   const std::optional<double> v = h5::read_attr_double(file, "schema_version");

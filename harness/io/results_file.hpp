@@ -84,7 +84,6 @@ class ResultsFile {
   std::string path_;
   int64_t version_ = io::kSchemaVersion;
   bool v1_has_operand_ = true;
-  bool replaces_ = false;  // published only by close(), over an existing OUT (--overwrite)
 };
 
 // The HDF5 compound type of ResultRow, generated from the column list.

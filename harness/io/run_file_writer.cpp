@@ -66,6 +66,8 @@ void RunFileWriter::write(const F& f) {
 void RunFileWriter::create_impl(const Provenance& prov, const std::vector<TableSpec>& tables, Publish publish,
                                 const std::vector<std::string>& inputs, Header header, const void* context) {
   write([&] {
+    std::error_code ec;
+    replaces_ = publish == Publish::at_finish && std::filesystem::exists(std::filesystem::symlink_status(path_, ec));
     pending_ = std::make_unique<OutputFile>(path_, inputs, option_, /*take_lock=*/false);  // lock_ holds OUT
     file_ = h5::create_file(pending_->temp_path());
     write_provenance(file_, prov);
@@ -205,6 +207,15 @@ void RunFileWriter::finish(const std::string& end_utc) {
     h5::flush_to_disk(file_);
   });
   close_and_publish();
+}
+
+bool RunFileWriter::close_interrupted() {
+  if (replaces_ && pending_) {
+    discard();
+    return false;
+  }
+  close_unfinished();
+  return true;
 }
 
 void RunFileWriter::close_unfinished() {

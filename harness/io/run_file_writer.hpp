@@ -154,9 +154,11 @@ class RunFileWriter {
   // Writes end_utc, flushes and fsyncs, closes, and publishes the file (renames the temporary file or
   // the resume copy onto OUT). Nothing may be written afterwards.
   void finish(const std::string& end_utc);
-  // The same without end_utc (removed where a resumed file had one), for a run a signal stopped (its
-  // rows kept where the caller wants them: a file published at the start, a resume copy).
-  void close_unfinished();
+  // A run a signal stopped: a file that was to replace an existing OUT (created Publish::at_finish over
+  // one: --overwrite) is discarded and OUT stays as it was; any other (published at the start, a resume
+  // copy, a new file) is closed and published as finish() does but without end_utc (removed where a
+  // resumed file had one: this run did not end). Returns whether OUT holds this run's rows.
+  bool close_interrupted();
 
  private:
   void write_section(const std::function<void()>& f);
@@ -168,11 +170,13 @@ class RunFileWriter {
   template <typename T>
   void set_attr_of(const std::string& group, const std::string& name, const T& value);  // f() in a WriteSection, the file marked unhealthy unless it succeeds
   void close_and_publish();
+  void close_unfinished();  // close_interrupted's publishing branch
 
   std::string path_, option_;
   OutputLock lock_;                       // one writer per run file, for the whole run
   std::unique_ptr<OutputFile> pending_;   // the temporary file or resume copy not yet renamed onto OUT
   bool publish_when_destroyed_ = false;   // resume(): the copy is published even without finish()
+  bool replaces_ = false;                 // created Publish::at_finish over an existing OUT
   bool healthy_ = true;                   // every write succeeded
   h5::Handle file_;
   std::map<std::string, h5::Table> tables_;

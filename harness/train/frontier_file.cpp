@@ -88,7 +88,6 @@ FrontierRunFile::FrontierRunFile(const std::string& path, const Provenance& prov
     }
     return;
   }
-  replaces_ = exists;
   writer_->create(prov,
                   {io::TableSpec::of<FrontierCellRow>("cells", /*chunk_rows=*/64),
                    io::TableSpec::of<FrontierLineRow>("frontier", /*chunk_rows=*/16)},
@@ -114,14 +113,7 @@ void FrontierRunFile::set_attr(const std::string& name, double value) { writer_-
 
 void FrontierRunFile::close() { writer_->finish(utc_now()); }
 
-bool FrontierRunFile::close_interrupted() {
-  if (replaces_) {
-    writer_->discard();
-    return false;
-  }
-  writer_->close_unfinished();
-  return true;
-}
+bool FrontierRunFile::close_interrupted() { return writer_->close_interrupted(); }
 
 FrontierHeader FrontierRunFile::read_header(const std::string& path) {
   h5::prepare_library();

@@ -100,7 +100,6 @@ class FrontierRunFile {
 
  private:
   std::unique_ptr<io::RunFileWriter> writer_;
-  bool replaces_ = false;  // published only by close(), over an existing file (--overwrite)
   std::vector<FrontierCellRow> cells_;
   std::vector<FrontierLineRow> lines_;
 };
