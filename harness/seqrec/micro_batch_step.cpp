@@ -15,9 +15,14 @@ void validate(const MicroBatchPlan& p) {
     throw std::invalid_argument(fmt::format("train-seqrec: --micro-batch {} must divide --B {}", p.micro, p.B));
   if (!ranks_split_the_tree(p.leaves(), p.ranks))
     throw std::invalid_argument(fmt::format(
-        "train-seqrec --data-parallel: {} ranks cannot split a batch of {} micro-batches (--B {} / --micro-batch {}) "
-        "into blocks that reproduce the one-process sum: the number of ranks must be a power of two dividing {}",
-        p.ranks, p.leaves(), p.B, p.micro, p.leaves()));
+        "train-seqrec --data-parallel: {} ranks cannot split a batch of {} micro-batches (--B {} / {}) into blocks "
+        "that reproduce the one-process sum: the number of ranks must be a power of two dividing {}",
+        p.ranks, p.leaves(), p.B,
+        p.micro_given ? fmt::format("--micro-batch {}", p.micro)
+                      : fmt::format("micro-batches of {}: --micro-batch not given, its default --B / ranks where the "
+                                    "ranks divide --B, else --B",
+                                    p.micro),
+        p.leaves()));
 }
 
 int64_t MicroBatchStep::partial_sum_bytes(int64_t parameters, const MicroBatchPlan& plan) {

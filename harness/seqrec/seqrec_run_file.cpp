@@ -218,6 +218,17 @@ void SeqrecRunFile::finish(const std::string& status, const std::string& reason,
   writer_.finish(utc_now());  // the run file appears (or replaces the earlier one) complete
 }
 
+bool SeqrecRunFile::close_interrupted(const std::string& reason, int64_t steps, double steps_per_s,
+                                      int64_t rss_peak_bytes) {
+  const io::WriteSection writing;  // up to the rename
+  writer_.set_attr("status", std::string("interrupted"));
+  writer_.set_attr("reason", reason);
+  writer_.set_attr("steps", steps);
+  writer_.set_attr("steps_per_s", steps_per_s);
+  writer_.set_attr("rss_peak_bytes", rss_peak_bytes);
+  return writer_.close_interrupted();
+}
+
 // Not finished (an exception ends the run): the writer removes the temporary file; OUT is as it was.
 SeqrecRunFile::~SeqrecRunFile() = default;
 

@@ -156,6 +156,10 @@ class SeqrecRunFile {
   // can be compared bit for bit.
   void finish(const std::string& status, const std::string& reason, const SeqrecMemory* measured, int64_t steps,
               double steps_per_s, int64_t rss_peak_bytes, const std::string& parameters_hash = "");
+  // A run a signal stopped between steps: status "interrupted" with the reason, closed by
+  // io::RunFileWriter::close_interrupted (no end_utc). Returns false where the file was to replace an
+  // earlier OUT (--overwrite): it is discarded and the earlier run is kept as it was.
+  bool close_interrupted(const std::string& reason, int64_t steps, double steps_per_s, int64_t rss_peak_bytes);
 
   static std::vector<StepRow> read_steps(const std::string& path);
   static std::vector<EpochRow> read_epochs(const std::string& path);

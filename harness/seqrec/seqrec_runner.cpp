@@ -254,7 +254,7 @@ void validate(const SeqrecConfig& c) {
   if (c.threads < 1) fail("--threads must be >= 1");
   if (c.micro_batch < 0) fail("--micro-batch must be >= 0");
   if (c.ranks < 1) fail("ranks must be >= 1");
-  validate(MicroBatchPlan{c.B, micro_batch_of(c), c.ranks});
+  validate(MicroBatchPlan{c.B, micro_batch_of(c), c.ranks, /*micro_given=*/c.micro_batch > 0});
   // inf passes "> 0" and turns every parameter NaN at the first step: finite values only.
   if (!(c.lr > 0.0f) || !std::isfinite(c.lr)) fail(fmt::format("--lr must be finite and > 0, got {}", c.lr));
   if (!(c.weight_decay >= 0.0f) || !std::isfinite(c.weight_decay))
@@ -631,7 +631,10 @@ SeqrecOutcome run_seqrec(const SeqrecConfig& c, const SeqrecData& d, const Prove
       const std::vector<RankRow> ranks = gather_ranks(*exchange, o.predicted, *measured, o.rss_peak_bytes);
       if (file) file->set_ranks(exchange->library(), ranks);
     }
-    if (file) file->finish(status, reason, measured, o.steps, o.steps_per_s, o.rss_peak_bytes, parameters_hash);
+    if (file && status == "interrupted")
+      o.earlier_file_kept = !file->close_interrupted(reason, o.steps, o.steps_per_s, o.rss_peak_bytes);
+    else if (file)
+      file->finish(status, reason, measured, o.steps, o.steps_per_s, o.rss_peak_bytes, parameters_hash);
     return o;
   };
   if (not_training) return finish(not_training->first, not_training->second, nullptr);

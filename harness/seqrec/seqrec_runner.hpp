@@ -43,8 +43,9 @@ std::string content_sha256(const data::SequenceDataset& s);
 SeqrecData load_seqrec_data(const SeqrecConfig& c);
 
 struct SeqrecOutcome {
-  std::string status;  // ok | skipped | dry_run | failed
+  std::string status;  // ok | skipped | dry_run | failed | interrupted
   std::string reason;
+  bool earlier_file_kept = false;  // interrupted, --overwrite: the run file was discarded, OUT kept as it was
   SeqrecMemory predicted, measured;
   int64_t steps = 0;             // the run's steps, a checkpoint's included
   int64_t steps_this_process = 0;  // those this process ran (--resume-from: after the checkpoint)

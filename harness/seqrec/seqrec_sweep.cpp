@@ -477,10 +477,7 @@ class SeqrecSweepJob : public sweep::RunFolderSweep {
       if (x_) return execute_ranked(c, head, context);
       const SeqrecOutcome o = run_seqrec(c, *data_, prov_, out_, err_, context);
       out_ << summary(head, c, o) << std::flush;
-      if (o.status == "interrupted") {
-        interrupted_note_ = fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
-        return sweep::PointStatus::interrupted;
-      }
+      if (o.status == "interrupted") return note_interrupted(c, o);
       return o.status == "ok" ? sweep::PointStatus::ok
              : o.status == "failed" ? sweep::PointStatus::failed : sweep::PointStatus::skipped;
     } catch (const RunRefused&) {
@@ -500,10 +497,7 @@ class SeqrecSweepJob : public sweep::RunFolderSweep {
     try {
       const SeqrecOutcome o = run_seqrec(c, *data_, prov_, out_, err_, context, x_);
       out_ << summary(head, c, o) << std::flush;
-      if (o.status == "interrupted") {
-        interrupted_note_ = fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
-        return sweep::PointStatus::interrupted;
-      }
+      if (o.status == "interrupted") return note_interrupted(c, o);
       return o.status == "ok" ? sweep::PointStatus::ok
              : o.status == "failed" ? sweep::PointStatus::failed : sweep::PointStatus::skipped;
     } catch (const RunRefused&) {
@@ -516,8 +510,8 @@ class SeqrecSweepJob : public sweep::RunFolderSweep {
   }
 
   std::string stopped_detail(const sweep::DriveResult& r) const override {
-    return fmt::format("{} of {} runs finished{}; continue with the same command and --resume", r.finished(), r.points,
-                       interrupted_note_);
+    return fmt::format("{} of {} runs finished{}; continue with the same command and --resume{}", r.finished(), r.points,
+                       interrupted_note_, resume_from_);
   }
 
   std::string describe(int64_t index) const override {
@@ -542,6 +536,20 @@ class SeqrecSweepJob : public sweep::RunFolderSweep {
   std::optional<SeqrecData> data_;
   DataKey loaded_;
   std::string interrupted_note_;  // what became of the run a signal stopped
+  std::string resume_from_;       // " --resume-from CHECKPOINT" where that run left a checkpoint
+
+  // What became of the run a signal stopped, for stopped_detail: its file (or the earlier one --overwrite
+  // was to replace, kept as it was), and the checkpoint it left, which a rerun must continue from
+  // (--checkpoint refuses a file already there otherwise).
+  sweep::PointStatus note_interrupted(const SeqrecConfig& c, const SeqrecOutcome& o) {
+    interrupted_note_ =
+        o.earlier_file_kept
+            ? fmt::format(" (the run in progress stopped, {}; '{}' already existed and is kept as it was)", o.reason, c.out)
+            : fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
+    std::error_code ec;
+    if (!c.checkpoint.empty() && fs::exists(c.checkpoint, ec)) resume_from_ = " --resume-from " + c.checkpoint;
+    return sweep::PointStatus::interrupted;
+  }
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "harness/io/interrupt_guard.hpp"
 #include "harness/meters/peak_rss.hpp"
 #include "harness/system_memory.hpp"
 
@@ -126,25 +127,35 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Reads the pipe to its end or the deadline (timeout_s 0: none). False: the deadline passed.
-bool read_until_eof(int fd, double timeout_s, std::string& bytes) {
+enum class PipeEnd { eof, deadline, interrupted };
+
+// How often the parent, waiting for a row, looks whether Ctrl-C or SIGTERM came (a signal that arrives
+// just before poll() does not interrupt it).
+constexpr int kSignalCheckMs = 100;
+
+// Reads the pipe to its end, the deadline (timeout_s 0: none) or a signal to this process
+// (io::interrupt_signal). An in-process row finishes before the sweep stops; a row in a child is stopped
+// at once instead, since it may never finish (a plug-in that hangs with no --row-timeout), and killing a
+// child loses nothing the run file holds: --resume makes the row again.
+PipeEnd read_until_eof(int fd, double timeout_s, std::string& bytes) {
   const auto t0 = std::chrono::steady_clock::now();
   char chunk[1 << 16];
   for (;;) {
-    int wait_ms = -1;
+    if (io::interrupt_signal() != 0) return PipeEnd::interrupted;
+    int wait_ms = kSignalCheckMs;
     if (timeout_s > 0) {
       const double left = timeout_s - seconds_since(t0);
-      if (left <= 0) return false;
-      wait_ms = int(std::min(left * 1000 + 1, 60000.0));
+      if (left <= 0) return PipeEnd::deadline;
+      wait_ms = int(std::min(left * 1000 + 1, double(kSignalCheckMs)));
     }
     pollfd p{fd, POLLIN, 0};
     const int n = ::poll(&p, 1, wait_ms);
-    if (n < 0 && errno == EINTR) continue;  // a signal to the parent: the row finishes first, as in-process
-    if (n == 0) continue;                   // the loop's deadline check decides
+    if (n < 0 && errno == EINTR) continue;  // (the loop's signal check decides)
+    if (n == 0) continue;                   // the loop's deadline and signal checks decide
     const ssize_t got = ::read(fd, chunk, sizeof chunk);
     if (got > 0) bytes.append(chunk, size_t(got));
-    else if (got == 0) return true;
-    else if (errno != EINTR) return true;
+    else if (got == 0) return PipeEnd::eof;
+    else if (errno != EINTR) return PipeEnd::eof;
   }
 }
 
@@ -264,13 +275,17 @@ IsolatedResult run_isolated(const IsolatedRequest& r, double timeout_s) {
   ::close(fds[1]);
   IsolatedResult result;
   std::string bytes;
-  const bool in_time = read_until_eof(fds[0], timeout_s, bytes);
+  const PipeEnd end = read_until_eof(fds[0], timeout_s, bytes);
+  const bool in_time = end == PipeEnd::eof;
   ::close(fds[0]);
   rusage usage{};
   bool killed = false;
   const int status = reap(pid, in_time ? kExitGraceSeconds : 0, usage, killed);
   result.complete = in_time && decode_row_message(bytes, result);
-  if (!in_time) {
+  if (end == PipeEnd::interrupted) {
+    result.stopped_by = io::interrupt_signal();
+    result.failure = fmt::format("stopped by {}: its process was killed", io::signal_name(result.stopped_by));
+  } else if (!in_time) {
     result.failure = fmt::format("no result within --row-timeout {:g} s: its process was killed", timeout_s);
   } else if (!result.complete) {
     result.failure = death_reason(status, usage);

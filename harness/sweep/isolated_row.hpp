@@ -60,6 +60,9 @@ struct IsolatedResult {
   // flag, as an in-process row's (sweep/measure_row.hpp, trust_flags).
   double cpu_wait_fraction = io::kNotMeasured;
   std::string failure;  // !complete: why (the signal, the exit status, the timeout)
+  // Ctrl-C, SIGTERM or SIGHUP to this process (io::interrupt_signal) while the row ran: the child was
+  // killed at once and sent no row (!complete); the sweep stops there and --resume makes the row again.
+  int stopped_by = 0;
   std::string note;     // complete, but the process then died or hung on its way out
 };
 
@@ -68,7 +71,8 @@ struct IsolatedResult {
 bool decode_row_message(const std::string& bytes, IsolatedResult& r);
 
 // In the parent: starts the child for `r` (r.fd unused) and waits for its row, at most `timeout_s`
-// seconds (0: no limit), after which the child and whatever it started are killed.
+// seconds (0: no limit) and only until a signal stops this process (stopped_by), after which the child and
+// whatever it started are killed.
 IsolatedResult run_isolated(const IsolatedRequest& r, double timeout_s);
 
 }  // namespace lobench::sweep

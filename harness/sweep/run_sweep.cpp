@@ -155,6 +155,7 @@ class RowRunner {
     std::vector<double> samples;
     if (isolated(plan)) {
       samples = run_isolated_row(plan, row, cpu_wait);
+      if (stopped_) return {};
     } else {
       samples = measurer_.measure(plan, row);
       cpu_wait = measurer_.last_cpu_wait_fraction();
@@ -179,6 +180,10 @@ class RowRunner {
     return samples;
   }
 
+  // Whether a signal stopped the last row in its child process (run_isolated): it has no result and is
+  // not recorded; the sweep stops there.
+  bool stopped() const { return stopped_; }
+
   // Whether the row runs in a child process (--isolate; by default the rows of plug-ins and Python
   // variants, whose code lobench does not know).
   bool isolated(const PlannedRow& plan) const {
@@ -199,6 +204,7 @@ class RowRunner {
     } catch (const std::exception& e) {  // no process could be started (no memory, no pids left)
       r.failure = std::string("its row could not be isolated: ") + e.what();
     }
+    stopped_ = r.stopped_by != 0;
     if (!r.complete) {
       row.status.set("failed");
       row.reason.set(r.failure);
@@ -454,6 +460,7 @@ class RowRunner {
   std::tuple<int64_t, int64_t, int, double> last_local_key_{-1, -1, -1, 0.0};
   double point_sample_s_ = 0.03;  // the current point's local yardstick samples (set_yardstick)
   double setup_s_ = 0;            // setup_seconds()
+  bool stopped_ = false;          // stopped()
   double last_local_ = io::kNotMeasured;
   int first_threads_ = -1;
   bool gpu_noted_ = false;
@@ -613,6 +620,7 @@ class StepSweepJob : public SweepJob {
     std::vector<double> samples;
     if (plan.skipped) runner_->set_skipped_yardstick(plan, row);
     else samples = runner_->run(plan, row);
+    if (runner_->stopped()) return PointStatus::interrupted;  // (its row in a child, stopped by the signal)
     if (file_) row.row_id = file_->rows();  // what append records: csv/jsonl show the file's row index
     if (file_) file_->append(row, samples);
     printer_->row(row);

@@ -361,11 +361,22 @@ def train_seqrec():
                 status = f.attrs["status"]
                 status = status.decode() if isinstance(status, bytes) else status
                 steps, recorded = len(f["steps"]), int(f.attrs["steps"])
+                ended = "end_utc" in f.attrs
             check(status in ("ok", "interrupted"), f"train-seqrec: {path} status {status}")
             check(steps == recorded, f"train-seqrec: {path} has {steps} step rows, attribute says {recorded}")
             if status == "interrupted":
                 check(0 < steps < 40, f"train-seqrec: interrupted run with {steps} steps")
+                check(not ended, f"train-seqrec: interrupted run {path} has an end_utc")
         same_as_uninterrupted(seq, d, "steps", SEQREC_FIELDS, "train-seqrec")
+        # A replacement (--overwrite) stopped by a signal between steps keeps the finished files byte for byte.
+        before = {p: open(p, "rb").read() for p in glob.glob(f"{d}/runs/*.h5")}
+        r = subprocess.run([args.lobench] + seq + ["--overwrite"], env=shim_env(60, signal.SIGINT), capture_output=True,
+                           text=True)
+        check(r.returncode == 130, f"train-seqrec --overwrite stopped: exit {r.returncode}: {r.stderr[-300:]}")
+        check(len(before) == 2 and all(open(p, "rb").read() == b for p, b in before.items()),
+              "train-seqrec --overwrite stopped by SIGINT: a finished run file changed")
+        check("already existed and is kept as it was" in r.stderr, f"train-seqrec --overwrite stopped: {r.stderr[-300:]}")
+        no_leftovers(d, "train-seqrec --overwrite stopped")
         # A replacement (--overwrite) killed by SIGKILL in the middle of a write leaves the previous file
         # byte for byte (the new one was being written beside it, OUT.partial-XXXXXX).
         before = {p: open(p, "rb").read() for p in glob.glob(f"{d}/runs/*.h5")}
@@ -375,6 +386,26 @@ def train_seqrec():
               "train-seqrec --overwrite killed mid-write: a previous file changed")
         check(glob.glob(f"{d}/runs/*.partial-*"), "train-seqrec --overwrite killed: no temporary file (was OUT written?)")
         print("ok: train-seqrec", flush=True)
+
+
+def train_seqrec_checkpoint():
+    """A checkpointed run stopped by a signal says how to continue it, and doing so gives the uninterrupted
+    run's parameters bit for bit."""
+    with tempfile.TemporaryDirectory() as d:
+        job = ["train-seqrec", "--dataset", "synthetic:yambda", "--syn-scale", "0.002", "--L", "2", "--N", "16", "--B",
+               "4", "--D", "16", "--layers", "1", "--heads", "2", "--epochs", "3", "--eval-every", "1", "--variant",
+               "fused", "--threads", "1", "--quiet", "--checkpoint", f"{d}/ck.h5", "--out", f"{d}/run.h5"]
+        r = subprocess.run([args.lobench] + job, env=shim_env(80, signal.SIGINT), capture_output=True, text=True)
+        check(r.returncode == 130, f"train-seqrec --checkpoint stopped: exit {r.returncode}: {r.stderr[-300:]}")
+        advice = "continue with the same command and --resume --resume-from " + f"{d}/ck.h5"
+        check(advice in r.stderr, f"train-seqrec --checkpoint stopped: no '{advice}' in {r.stderr[-300:]}")
+        r = subprocess.run([args.lobench] + job + ["--resume", "--resume-from", f"{d}/ck.h5"], capture_output=True, text=True)
+        check(r.returncode == 0, f"train-seqrec --checkpoint continued as advised: exit {r.returncode}: {r.stderr[-300:]}")
+        subprocess.run([args.lobench] + job[:-4] + ["--out", f"{d}/whole.h5"], capture_output=True, check=True)
+        with h5py.File(f"{d}/run.h5", "r") as a, h5py.File(f"{d}/whole.h5", "r") as b:
+            check(text(a.attrs["status"]) == "ok" and text(a.attrs["parameters_hash"]) == text(b.attrs["parameters_hash"]),
+                  "train-seqrec --checkpoint continued as advised: not the uninterrupted run's parameters")
+        print("ok: train-seqrec --checkpoint stopped, continued as advised", flush=True)
 
 
 parser = argparse.ArgumentParser()
@@ -401,5 +432,6 @@ interrupted_resume()
 merge()
 train_xmc()
 train_seqrec()
+train_seqrec_checkpoint()
 print(f"{len(failures)} failures" if failures else "all interruption checks passed")
 sys.exit(1 if failures else 0)

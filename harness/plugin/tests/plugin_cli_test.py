@@ -223,6 +223,41 @@ class PluginCli(unittest.TestCase):
             survivors = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid) == d]
             self.assertEqual(survivors, [], "a row's process outlived the run")
 
+    def test_one_ctrl_c_stops_a_row_that_hangs_in_its_process(self):
+        """No --row-timeout: a variant that hangs in its isolated process would hold the sweep forever; the
+        first SIGINT kills that process at once, the sweep stops with the finished rows kept (exit 130,
+        --resume named), and no process of the row is left."""
+        import signal
+        with tempfile.TemporaryDirectory() as d:
+            out_file = os.path.join(d, "run.h5")
+            e = dict(os.environ)
+            e.pop("LOBENCH_PLUGIN_PATH", None)
+            p = subprocess.Popen([os.path.abspath(ARGS.lobench), "run", *ONE, "--variants", "fused,hangs", "--plugin",
+                                  os.path.abspath(ARGS.misbehaving), "--out", out_file], cwd=d, env=e,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            seen = ""
+            while "1 of 2 rows" not in seen and time.monotonic() < deadline:  # fused done, hangs running
+                seen += p.stderr.readline()
+            self.assertIn("1 of 2 rows", seen)
+            time.sleep(1)  # (the hanging row's process started)
+            p.send_signal(signal.SIGINT)
+            try:
+                _, err = p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                self.fail("one SIGINT did not stop a sweep whose row hangs in its own process")
+            self.assertEqual(p.returncode, 130, err[-400:])
+            self.assertIn("1 of 2 rows kept in", err)
+            self.assertIn("continue with --resume", err)
+            sys.path.insert(0, ARGS.plots)
+            import lobench_results as lr
+            self.assertEqual(list(lr.read(out_file).variant), ["fused"])
+            time.sleep(0.5)
+            survivors = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid) == d]
+            self.assertEqual(survivors, [], "the hanging row's process outlived the run")
+
     def test_missing_paths_are_usage_errors(self):
         rc, _, err = lobench("run", *SWEEP, "--variants", "fused", "--plugin", "/nonexistent/x.so", "--out", "/tmp/x.h5")
         self.assertEqual(rc, 2)

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "datasets/random.hpp"
@@ -92,6 +93,20 @@ TEST(SeqrecMicroBatch, RankBlocksReproduceTheWholeTree) {
   EXPECT_THROW(validate(MicroBatchPlan{8, 3, 1}), std::invalid_argument);
   EXPECT_THROW(validate(MicroBatchPlan{8, 8, 2}), std::invalid_argument);
   EXPECT_NO_THROW(validate(MicroBatchPlan{8, 2, 4}));
+  // The message quotes --micro-batch only where the user gave it (a new-user trial read "--micro-batch 16"
+  // for a value it never gave, the default of 3 ranks and --B 16).
+  auto message = [](const MicroBatchPlan& p) {
+    try {
+      validate(p);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string defaulted = message(MicroBatchPlan{16, 16, 3, /*micro_given=*/false});
+  EXPECT_EQ(defaulted.find("--micro-batch 16"), std::string::npos) << defaulted;
+  EXPECT_NE(defaulted.find("--micro-batch not given"), std::string::npos) << defaulted;
+  EXPECT_NE(message(MicroBatchPlan{16, 16, 3}).find("--micro-batch 16"), std::string::npos);
 }
 
 // A batch of 6 windows (padding, weights 0, repeats) through the model with dropout.
