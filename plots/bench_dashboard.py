@@ -110,7 +110,7 @@ def benchmark_series(runs, name, baseline, threshold, alpha):
         prev = r
     latest = having[-1]
     vs_prev = pair(having[-2], latest, name, threshold, alpha) if len(having) > 1 else None
-    vs_base = pair(baseline, latest, name, threshold, alpha) if baseline is not latest else None
+    vs_base = pair(baseline, latest, name, threshold, alpha) if baseline not in (None, latest) else None
     return points, vs_prev, vs_base
 
 
@@ -222,7 +222,8 @@ def index_page(site, entries, args, across=()):
 def single_entries(args, machine, runs, threshold):
     """Pages and index rows of a machine's runs made alone (compared run against run)."""
     entries = []
-    baseline = next((r for r in runs if args.baseline and r.commit.startswith(args.baseline)), runs[0])
+    # (--baseline: that commit's run; a machine without one has no baseline column, not its first run)
+    baseline = next((r for r in runs if r.commit.startswith(args.baseline)), None) if args.baseline else runs[0]
     for name in dict.fromkeys(n for r in runs for n in r.series):
         points, vs_prev, vs_base = benchmark_series(runs, name, baseline, threshold, args.alpha)
         series = next(r.series[name] for r in reversed(runs) if name in r.series)
@@ -293,6 +294,11 @@ def build(args):
         raise perf_runs.RunFileError(f"{args.store}: no runs in the history folder")
     if os.path.abspath(args.out) == os.path.abspath(args.store):
         raise perf_runs.RunFileError("the site and the history store must be different folders")
+    if args.baseline:  # a typo would otherwise compare against something else, silently
+        commits = sorted({r.commit for runs in machines.values() for r in runs if isinstance(r, perf_runs.Run)})
+        if not any(c.startswith(args.baseline) for c in commits):
+            raise perf_runs.RunFileError(f"--baseline {args.baseline!r} matches no run made alone in {args.store} "
+                                         f"(their commits: {', '.join(commits) or 'none'})")
     os.makedirs(args.out, exist_ok=True)
     shutil.copyfile(plotly_js(), os.path.join(args.out, "plotly.min.js"))
     shutil.copyfile(os.path.join(HERE, "bench_dashboard.js"), os.path.join(args.out, "dashboard.js"))
@@ -316,7 +322,8 @@ def main():
     ap.add_argument("--threshold", type=float, default=10.0, help="percent (the gate's, default 10)")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--clock", choices=perf_runs.CLOCKS, default=perf_runs.DEFAULT_CLOCK)
-    ap.add_argument("--baseline", default="", help="commit (prefix) of the baseline run (default: each machine's first)")
+    ap.add_argument("--baseline", default="", help="commit (prefix) of the baseline run (default: each machine's first); one that matches no run made "
+                    "alone is an error")
     ap.add_argument("--commit-url", default="", help="link for a commit, {commit} replaced (e.g. a web view of the repo)")
     args = ap.parse_args()
     try:

@@ -297,6 +297,8 @@ class XmcTrainingJob : public sweep::TrainingJob {
     spec_.verify = data::verification_wanted(no_verify_);
     spec_.base.schedule = schedule_;
     spec_.partition = sweep::Partition::parse(partition_);
+    for (int64_t labels : layouts_)  // (before the table's first line: a refusal prints nothing)
+      if (labels < 1) throw std::invalid_argument(fmt::format("--layouts: label counts must be >= 1 (got {})", labels));
     if (!shard_.empty() && !layouts_.empty())
       throw std::invalid_argument("--layouts predicts one process's head memory; it does not take --shard");
     check_xmc_options(spec_);

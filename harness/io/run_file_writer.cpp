@@ -117,7 +117,13 @@ void RunFileWriter::resume() {
     throw std::invalid_argument(fmt::format("--resume '{}': cannot copy it to append to the copy ({}); nothing was "
                                             "changed",
                                             path_, ec.message()));
-  file_ = h5::open_file_rw(pending_->temp_path());
+  try {
+    file_ = h5::open_file_rw(pending_->temp_path());
+  } catch (const h5::Error&) {  // (it named the copy, which the user never gave)
+    throw h5::Error(fmt::format("--resume '{}': cannot open it to append to it (not an HDF5 file, or cut short); "
+                                "nothing was changed",
+                                path_));
+  }
   publish_when_destroyed_ = true;
 }
 

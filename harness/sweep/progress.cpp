@@ -26,7 +26,10 @@ void Progress::done(double work, double setup_seconds, bool timed) {
   if (timed) timed_work_ += work;
   ++done_rows_;
   const double elapsed = elapsed_seconds();
-  const double frac = total_work_ > 0 ? done_work_ / total_work_ : 1.0;
+  // (no work to weigh, e.g. a --dry-run: the share of the rows)
+  const double frac = total_work_ > 0   ? done_work_ / total_work_
+                      : total_rows_ > 0 ? double(done_rows_) / double(total_rows_)
+                                        : 1.0;
   const double rate = timed_work_ > 0 ? std::max(0.0, elapsed - setup_seconds) / timed_work_ : 0.0;  // s per work
   const double left = std::max(0.0, total_work_ - done_work_);
   // A string streamed, not fmt::print(os_, ...): fmt 9's <fmt/ostream.h> compiles fmt's whole formatting engine

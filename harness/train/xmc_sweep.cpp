@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -116,6 +117,12 @@ data::TrainTest load_xmc_dataset(const XmcSweepSpec& spec, int64_t labels_total)
     } else {
       d = read_unlisted_mulan(spec, ds);
     }
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format("dataset '{}': it does not fit in this process's memory{}", ds,
+                                         ds.rfind("synthetic:", 0) == 0
+                                             ? fmt::format(" at --syn-scale {:g} (its rows times that); give a smaller one",
+                                                           spec.syn_scale)
+                                             : ""));
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("dataset '{}': {}", ds, e.what()));
   }

@@ -100,6 +100,21 @@ def test_refuses_the_store_as_site_and_an_empty_store(tmp_path):
     assert r.returncode == 2 and "no runs" in r.stderr
 
 
+def test_a_baseline_commit_that_matches_no_run_is_an_error(tmp_path):
+    """A typo in --baseline used to compare against the machine's first run, silently."""
+    store = make_store(tmp_path)
+    r = subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o",
+                        str(tmp_path / "site"), "--baseline", "deadbeef"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--baseline 'deadbeef' matches no run" in r.stderr and "c0aaaa" in r.stderr
+    assert not (tmp_path / "site").exists()
+    # A prefix that matches: fused regressed from run 3 on, so it is slower than the first run (the default
+    # baseline) but not than run 3's commit, and no run is slower than the one before it.
+    for baseline, regressions in (([], 1), (["--baseline", f"c{REGRESSED_RUN}a"], 0)):
+        r = subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o",
+                            str(tmp_path / "site"), *baseline], capture_output=True, text=True)
+        assert r.returncode == 0 and f"{regressions} with a regression" in r.stdout, (baseline, r.stdout, r.stderr)
+
+
 def chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -130,6 +131,34 @@ TEST(RunFileWriter, AnUnfinishedRunLeavesOutAsItWasAndNothingBehind) {
   std::string text;
   std::getline(in, text);
   EXPECT_EQ(text, "an earlier run");
+  EXPECT_TRUE(others(dir, "run.h5").empty());
+  fs::remove_all(dir);
+}
+
+// A file cut short (a copy interrupted, a full disk long ago): --resume names OUT, not the copy it made to
+// append to, leaves OUT byte for byte and removes the copy.
+TEST(RunFileWriter, ResumingAFileThatDoesNotOpenNamesItAndChangesNothing) {
+  const std::string dir = fresh_dir("writer_resume_corrupt");
+  const std::string out = dir + "/run.h5";
+  {
+    RunFileWriter w(out, "--out");
+    w.create(collect_provenance("test"), {TableSpec::of<TestRow>("rows", 4)}, Publish::at_start, {}, [](hid_t) {});
+    w.append("rows", row(1, 0.5, "a"));
+    w.finish("2026-12-07T00:00:00Z");
+  }
+  fs::resize_file(out, 700);
+  std::ifstream before_in(out, std::ios::binary);
+  const std::string before((std::istreambuf_iterator<char>(before_in)), std::istreambuf_iterator<char>());
+  try {
+    RunFileWriter w(out, "--out");
+    w.resume();
+    FAIL() << "a file cut short was resumed";
+  } catch (const h5::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--resume '" + out + "': cannot open it"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find(".partial-"), std::string::npos) << e.what();
+  }
+  std::ifstream after_in(out, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(after_in)), std::istreambuf_iterator<char>()), before);
   EXPECT_TRUE(others(dir, "run.h5").empty());
   fs::remove_all(dir);
 }

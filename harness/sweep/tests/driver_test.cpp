@@ -178,6 +178,30 @@ TEST_F(SweepDriver, CountsAndProgress) {
   EXPECT_NE(progress.str().find("ETA"), std::string::npos);
 }
 
+// A --dry-run plans its points with no work: progress counts its points instead of saying 100% from the
+// first one (a new-user trial saw "100% of the work (1 of 12 runs)").
+class NoWorkJob : public CountingJob {
+ public:
+  using CountingJob::CountingJob;
+  std::vector<PlannedPoint> plan(const std::vector<int64_t>& indices) override {
+    std::vector<PlannedPoint> out = CountingJob::plan(indices);
+    for (PlannedPoint& p : out) p.work = 0;
+    return out;
+  }
+};
+
+TEST_F(SweepDriver, ProgressOfPointsWithoutWorkCountsThePoints) {
+  std::map<std::string, int64_t> record;
+  NoWorkJob job(4, &record);
+  std::ostringstream progress;
+  DriveSettings s;
+  s.progress = &progress;
+  s.unit = "runs";
+  drive(job, s);
+  EXPECT_NE(progress.str().find("progress: 25% of the work (1 of 4 runs)"), std::string::npos) << progress.str();
+  EXPECT_NE(progress.str().find("progress: 100% of the work (4 of 4 runs)"), std::string::npos) << progress.str();
+}
+
 // A job whose first point spends seconds on what is measured once (the machine's limits) and whose points
 // are otherwise instant: the ETA after it leaves that time out (0:00), where extrapolating the elapsed
 // time over the work done (1 of 55) had said about 1:48.
