@@ -14,7 +14,8 @@ max) and its fraction of the yardstick's rate; hovering a point shows the commit
 and the gate's verdict against the previous run. Points where the gate (plots/perf_stats.py, the same
 test and metric as `lobench compare`) finds the run slower than the previous one carry a red marker,
 faster ones a green one. The page and the index give the latest run against the previous one and
-against the baseline (the run of --baseline COMMIT, else the machine's first run), and flag rows above
+against the baseline (the run of --baseline COMMIT, else the machine's first run; a machine without that
+commit has no baseline comparison, and a commit that matches no run is an error, exit 2), and flag rows above
 their yardstick (a fraction over 1 is a measurement error), untested ones and noisy ones (CV > 5 %).
 
 Paired entries (scripts/bench_check.sh --record: the baseline commit's step_bench measured beside the
@@ -110,7 +111,7 @@ def benchmark_series(runs, name, baseline, threshold, alpha):
         prev = r
     latest = having[-1]
     vs_prev = pair(having[-2], latest, name, threshold, alpha) if len(having) > 1 else None
-    vs_base = pair(baseline, latest, name, threshold, alpha) if baseline not in (None, latest) else None
+    vs_base = pair(baseline, latest, name, threshold, alpha) if baseline is not None and baseline is not latest else None
     return points, vs_prev, vs_base
 
 
@@ -297,8 +298,9 @@ def build(args):
     if args.baseline:  # a typo would otherwise compare against something else, silently
         commits = sorted({r.commit for runs in machines.values() for r in runs if isinstance(r, perf_runs.Run)})
         if not any(c.startswith(args.baseline) for c in commits):
+            shown = ", ".join(commits[:10]) + (f" and {len(commits) - 10} more" if len(commits) > 10 else "")
             raise perf_runs.RunFileError(f"--baseline {args.baseline!r} matches no run made alone in {args.store} "
-                                         f"(their commits: {', '.join(commits) or 'none'})")
+                                         f"(their commits: {shown or 'none'})")
     os.makedirs(args.out, exist_ok=True)
     shutil.copyfile(plotly_js(), os.path.join(args.out, "plotly.min.js"))
     shutil.copyfile(os.path.join(HERE, "bench_dashboard.js"), os.path.join(args.out, "dashboard.js"))

@@ -46,16 +46,10 @@ bool installed[kCount] = {};
 // One fixed line per signal (no formatting in a handler).
 const char* note(int sig) {
   switch (sig) {
-    // (the boundary of each command: harness/io/README.md)
-    case SIGINT:
-      return "\nlobench: SIGINT: stopping at the next boundary (a row; a train-xmc epoch; a train-seqrec step), the files "
-             "closed (Ctrl-C again: quit at once)\n";
-    case SIGTERM:
-      return "\nlobench: SIGTERM: stopping at the next boundary (a row; a train-xmc epoch; a train-seqrec step), the files "
-             "closed\n";
-    default:
-      return "\nlobench: SIGHUP: stopping at the next boundary (a row; a train-xmc epoch; a train-seqrec step), the files "
-             "closed\n";
+    // (each command's boundary, a row, an epoch, a step, before merge writes: harness/io/README.md)
+    case SIGINT: return "\nlobench: SIGINT: stopping at the next boundary, the files closed (Ctrl-C again: quit at once)\n";
+    case SIGTERM: return "\nlobench: SIGTERM: stopping at the next boundary, the files closed\n";
+    default: return "\nlobench: SIGHUP: stopping at the next boundary, the files closed\n";
   }
 }
 

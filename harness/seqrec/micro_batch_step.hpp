@@ -23,7 +23,7 @@ namespace lobench::seqrec {
 
 struct MicroBatchPlan {
   int64_t B = 1, micro = 1, ranks = 1;
-  bool micro_given = true;  // false: micro is --micro-batch's default (seqrec_memory.hpp, micro_batch_of), for messages
+  bool micro_given = false;  // whether the user gave --micro-batch (else micro_batch_of's default), for messages
   int64_t leaves() const { return B / micro; }
   int64_t leaves_per_rank() const { return leaves() / ranks; }
 };

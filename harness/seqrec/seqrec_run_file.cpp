@@ -221,6 +221,8 @@ void SeqrecRunFile::finish(const std::string& status, const std::string& reason,
 bool SeqrecRunFile::close_interrupted(const std::string& reason, int64_t steps, double steps_per_s,
                                       int64_t rss_peak_bytes) {
   const io::WriteSection writing;  // up to the rename
+  // (written even where the file is then discarded: the writer decides that, at the close)
+  writer_.set_attr("parameters_hash", std::string());  // (no final parameters: "" as documented)
   writer_.set_attr("status", std::string("interrupted"));
   writer_.set_attr("reason", reason);
   writer_.set_attr("steps", steps);

@@ -510,8 +510,11 @@ class SeqrecSweepJob : public sweep::RunFolderSweep {
   }
 
   std::string stopped_detail(const sweep::DriveResult& r) const override {
-    return fmt::format("{} of {} runs finished{}; continue with the same command and --resume{}", r.finished(), r.points,
-                       interrupted_note_, resume_from_);
+    // (--overwrite, the earlier file kept: --resume would take that file for the run, finished, and refuses
+    // --overwrite; running the command again replaces it)
+    return fmt::format("{} of {} runs finished{}; {}{}", r.finished(), r.points, interrupted_note_,
+                       earlier_file_kept_ ? "run the same command again to replace it" : "continue with the same command and --resume",
+                       resume_from_.empty() ? "" : (earlier_file_kept_ ? ", with" : "") + resume_from_);
   }
 
   std::string describe(int64_t index) const override {
@@ -537,6 +540,7 @@ class SeqrecSweepJob : public sweep::RunFolderSweep {
   DataKey loaded_;
   std::string interrupted_note_;  // what became of the run a signal stopped
   std::string resume_from_;       // " --resume-from CHECKPOINT" where that run left a checkpoint
+  bool earlier_file_kept_ = false;  // that run was to replace a file (--overwrite), which is kept
 
   // What became of the run a signal stopped, for stopped_detail: its file (or the earlier one --overwrite
   // was to replace, kept as it was), and the checkpoint it left, which a rerun must continue from
@@ -546,6 +550,7 @@ class SeqrecSweepJob : public sweep::RunFolderSweep {
         o.earlier_file_kept
             ? fmt::format(" (the run in progress stopped, {}; '{}' already existed and is kept as it was)", o.reason, c.out)
             : fmt::format(" (the run in progress stopped: '{}', status interrupted, {})", c.out, o.reason);
+    earlier_file_kept_ = o.earlier_file_kept;
     std::error_code ec;
     if (!c.checkpoint.empty() && fs::exists(c.checkpoint, ec)) resume_from_ = " --resume-from " + c.checkpoint;
     return sweep::PointStatus::interrupted;

@@ -257,6 +257,11 @@ bool send_row(const IsolatedRequest& r, const io::ResultRow& row, const std::vec
 
 IsolatedResult run_isolated(const IsolatedRequest& r, double timeout_s) {
   if (row_command().empty()) throw std::logic_error("run_isolated: no command to start the row with (set_row_command)");
+  if (const int sig = io::interrupt_signal()) {  // (it came while the row's yardstick was measured: start nothing)
+    IsolatedResult stopped;
+    stopped.stopped_by = sig;
+    return stopped;
+  }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
   if (fds[1] == kChildFd) {  // dup2 onto itself would keep close-on-exec: move it first
@@ -281,17 +286,19 @@ IsolatedResult run_isolated(const IsolatedRequest& r, double timeout_s) {
   rusage usage{};
   bool killed = false;
   const int status = reap(pid, in_time ? kExitGraceSeconds : 0, usage, killed);
-  result.complete = in_time && decode_row_message(bytes, result);
-  if (end == PipeEnd::interrupted) {
+  // A whole row that came before a signal is kept (the sweep stops after it); one that did not come while
+  // this process was signalled is no failure of the variant's: the child was stopped, by us or by the same
+  // signal (Slurm and systemd send SIGTERM to every process of the job), and --resume makes it again.
+  result.complete = end != PipeEnd::deadline && decode_row_message(bytes, result);
+  if (!result.complete && io::interrupt_signal() != 0) {
     result.stopped_by = io::interrupt_signal();
-    result.failure = fmt::format("stopped by {}: its process was killed", io::signal_name(result.stopped_by));
-  } else if (!in_time) {
+  } else if (!in_time && !result.complete) {
     result.failure = fmt::format("no result within --row-timeout {:g} s: its process was killed", timeout_s);
   } else if (!result.complete) {
     result.failure = death_reason(status, usage);
-  } else if (killed) {
+  } else if (killed && in_time) {
     result.note = fmt::format("its process sent its row but did not exit within {:g} s and was killed", kExitGraceSeconds);
-  } else if (WIFSIGNALED(status)) {
+  } else if (!killed && WIFSIGNALED(status)) {  // (not one we killed, after its row came, for the signal)
     result.note = "its process sent its row, then died of " + signal_text(WTERMSIG(status));
   }
   return result;

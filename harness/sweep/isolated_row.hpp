@@ -60,8 +60,9 @@ struct IsolatedResult {
   // flag, as an in-process row's (sweep/measure_row.hpp, trust_flags).
   double cpu_wait_fraction = io::kNotMeasured;
   std::string failure;  // !complete: why (the signal, the exit status, the timeout)
-  // Ctrl-C, SIGTERM or SIGHUP to this process (io::interrupt_signal) while the row ran: the child was
-  // killed at once and sent no row (!complete); the sweep stops there and --resume makes the row again.
+  // Ctrl-C, SIGTERM or SIGHUP to this process (io::interrupt_signal) before the row came whole: the child
+  // was killed at once, or died of the same signal, or was never started (!complete, no failure); the
+  // sweep stops there and --resume makes the row again.
   int stopped_by = 0;
   std::string note;     // complete, but the process then died or hung on its way out
 };

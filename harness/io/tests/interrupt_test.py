@@ -356,17 +356,20 @@ def train_seqrec():
         r = subprocess.run([args.lobench] + seq, env=shim_env(60, signal.SIGINT), capture_output=True, text=True)
         check(r.returncode == 130, f"train-seqrec: exit {r.returncode}: {r.stderr[-300:]}")
         check("of 2 runs finished" in r.stderr, f"train-seqrec: {r.stderr[-300:]}")
+        statuses = []
         for path in sorted(glob.glob(f"{d}/runs/*.h5")):
             with h5py.File(path, "r") as f:
                 status = f.attrs["status"]
                 status = status.decode() if isinstance(status, bytes) else status
                 steps, recorded = len(f["steps"]), int(f.attrs["steps"])
                 ended = "end_utc" in f.attrs
+            statuses.append(status)
             check(status in ("ok", "interrupted"), f"train-seqrec: {path} status {status}")
             check(steps == recorded, f"train-seqrec: {path} has {steps} step rows, attribute says {recorded}")
             if status == "interrupted":
                 check(0 < steps < 40, f"train-seqrec: interrupted run with {steps} steps")
                 check(not ended, f"train-seqrec: interrupted run {path} has an end_utc")
+        check(statuses.count("interrupted") == 1, f"train-seqrec: statuses {statuses}, expected one interrupted run")
         same_as_uninterrupted(seq, d, "steps", SEQREC_FIELDS, "train-seqrec")
         # A replacement (--overwrite) stopped by a signal between steps keeps the finished files byte for byte.
         before = {p: open(p, "rb").read() for p in glob.glob(f"{d}/runs/*.h5")}
@@ -375,7 +378,8 @@ def train_seqrec():
         check(r.returncode == 130, f"train-seqrec --overwrite stopped: exit {r.returncode}: {r.stderr[-300:]}")
         check(len(before) == 2 and all(open(p, "rb").read() == b for p, b in before.items()),
               "train-seqrec --overwrite stopped by SIGINT: a finished run file changed")
-        check("already existed and is kept as it was" in r.stderr, f"train-seqrec --overwrite stopped: {r.stderr[-300:]}")
+        for want in ("already existed and is kept as it was", "run the same command again to replace it"):
+            check(want in r.stderr, f"train-seqrec --overwrite stopped: no '{want}' in {r.stderr[-300:]}")
         no_leftovers(d, "train-seqrec --overwrite stopped")
         # A replacement (--overwrite) killed by SIGKILL in the middle of a write leaves the previous file
         # byte for byte (the new one was being written beside it, OUT.partial-XXXXXX).
@@ -395,8 +399,10 @@ def train_seqrec_checkpoint():
         job = ["train-seqrec", "--dataset", "synthetic:yambda", "--syn-scale", "0.002", "--L", "2", "--N", "16", "--B",
                "4", "--D", "16", "--layers", "1", "--heads", "2", "--epochs", "3", "--eval-every", "1", "--variant",
                "fused", "--threads", "1", "--quiet", "--checkpoint", f"{d}/ck.h5", "--out", f"{d}/run.h5"]
+        # (the 80th write to an .h5 file falls in the second of 3 epochs, after epoch 1's checkpoint)
         r = subprocess.run([args.lobench] + job, env=shim_env(80, signal.SIGINT), capture_output=True, text=True)
         check(r.returncode == 130, f"train-seqrec --checkpoint stopped: exit {r.returncode}: {r.stderr[-300:]}")
+        check(os.path.exists(f"{d}/ck.h5"), "train-seqrec --checkpoint stopped before its first checkpoint")
         advice = "continue with the same command and --resume --resume-from " + f"{d}/ck.h5"
         check(advice in r.stderr, f"train-seqrec --checkpoint stopped: no '{advice}' in {r.stderr[-300:]}")
         r = subprocess.run([args.lobench] + job + ["--resume", "--resume-from", f"{d}/ck.h5"], capture_output=True, text=True)

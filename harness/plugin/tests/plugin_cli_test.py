@@ -240,7 +240,9 @@ class PluginCli(unittest.TestCase):
             while "1 of 2 rows" not in seen and time.monotonic() < deadline:  # fused done, hangs running
                 seen += p.stderr.readline()
             self.assertIn("1 of 2 rows", seen)
-            time.sleep(1)  # (the hanging row's process started)
+            while not _children(p.pid) and time.monotonic() < deadline:  # the hanging row's process
+                time.sleep(0.05)
+            self.assertTrue(_children(p.pid), "the hanging row's process never started")
             p.send_signal(signal.SIGINT)
             try:
                 _, err = p.communicate(timeout=20)
@@ -285,6 +287,19 @@ def _move_children(pid, cpus, stop):
             except OSError:
                 pass  # gone already
         time.sleep(0.001)
+
+
+def _children(pid):
+    """The processes whose parent is pid."""
+    out = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if entry.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
 
 
 def _cwd(pid):

@@ -106,7 +106,7 @@ TEST(SeqrecMicroBatch, RankBlocksReproduceTheWholeTree) {
   const std::string defaulted = message(MicroBatchPlan{16, 16, 3, /*micro_given=*/false});
   EXPECT_EQ(defaulted.find("--micro-batch 16"), std::string::npos) << defaulted;
   EXPECT_NE(defaulted.find("--micro-batch not given"), std::string::npos) << defaulted;
-  EXPECT_NE(message(MicroBatchPlan{16, 16, 3}).find("--micro-batch 16"), std::string::npos);
+  EXPECT_NE(message(MicroBatchPlan{16, 16, 3, /*micro_given=*/true}).find("--micro-batch 16"), std::string::npos);
 }
 
 // A batch of 6 windows (padding, weights 0, repeats) through the model with dropout.
