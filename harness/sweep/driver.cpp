@@ -59,7 +59,9 @@ DriveResult drive(SweepJob& job, const DriveSettings& s) {
     }
     const PointStatus status = job.execute(p);
     if (status == PointStatus::interrupted) {
-      r.stopped_by = io::interrupt_signal();
+      // (ranks stop a point together on the signal any of them saw: one that saw none itself takes theirs,
+      // so that every rank ends as interrupted; collective, as every rank is here)
+      r.stopped_by = int(s.agree_on_signal ? s.agree_on_signal(io::interrupt_signal()) : io::interrupt_signal());
       break;
     }
     count(r, status);

@@ -9,8 +9,9 @@
 # (4) rank 0 writes a /ranks table: per-rank predicted = measured bytes, RSS, communication;
 # (5) a rank out of memory alone ends every rank with its message, at once (no hang);
 # (6) hostile options exit 2 with the reason: ranks not a power of two dividing the micro-batches,
-#     --micro-batch not dividing --B, --resume with --data-parallel.
-# Usage: seqrec_data_parallel_test.sh LOBENCH "MPIRUN [FLAGS]"
+#     --micro-batch not dividing --B, --resume with --data-parallel;
+# (7) with SHIM, a signal to one rank stops every rank (below).
+# Usage: seqrec_data_parallel_test.sh LOBENCH "MPIRUN [FLAGS]" [SHIM: libsignal_at_write.so]
 set -euo pipefail
 exe=$1
 read -r -a mpirun <<< "$2"
@@ -108,6 +109,27 @@ EOS
   grep -q 'rank 1: std::bad_alloc (ending every rank)' "$d/oom.log" || { cat "$d/oom.log"; exit 1; }
   test ! -e "$d/oom.h5"
   [ $(( $(date +%s) - start )) -lt 60 ] || { echo "the failing job took a minute or more"; exit 1; }
+fi
+
+# (7) SIGTERM to rank 0 alone (signal_at_write.so, SHIM, at its 40th write to the run file): every rank
+#     stops at the same step and says so (a rank that saw no signal itself took the others'); the run
+#     file keeps its steps with status interrupted.
+if [ -n "${3:-}" ]; then
+  cat > "$d/signal_rank0.sh" <<EOS
+#!/bin/bash
+if [ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 0 ]; then export LD_PRELOAD=$3 SIGNAL_AT_WRITE=40 SIGNAL_AT_WRITE_SIG=15; fi
+exec "\$@"
+EOS
+  chmod +x "$d/signal_rank0.sh"
+  rc=0
+  # shellcheck disable=SC2086
+  timeout 120 "${mpirun[@]}" -np 2 "$d/signal_rank0.sh" "$exe" "${tiny[@]}" --variant chunked --data-parallel \
+    --out "$d/stopped.h5" > "$d/stopped.log" 2>&1 || rc=$?
+  test "$rc" -eq 143 || { echo "exit $rc"; cat "$d/stopped.log"; exit 1; }
+  test "$(grep -c 'interrupted by SIGTERM' "$d/stopped.log")" -eq 2 || { cat "$d/stopped.log"; exit 1; }
+  python3 -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r'); s = f.attrs['status']; \
+assert (s.decode() if isinstance(s, bytes) else s) == 'interrupted' and 0 < len(f['steps']) == int(f.attrs['steps'])" \
+    "$d/stopped.h5"
 fi
 
 # Hostile options: exit 2 with the reason, on every rank, nothing written.
