@@ -113,6 +113,18 @@ def test_a_baseline_commit_that_matches_no_run_is_an_error(tmp_path):
         r = subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o",
                             str(tmp_path / "site"), *baseline], capture_output=True, text=True)
         assert r.returncode == 0 and f"{regressions} with a regression" in r.stdout, (baseline, r.stdout, r.stderr)
+    # A second machine without that commit: no baseline comparison there (it used to take its first run).
+    for k in range(2):
+        other = write_gbench(str(tmp_path / "inbox" / f"other{k}.json"), BASE, commit=f"o{k}aaaa", host="other", seed=k,
+                             date=f"2026-12-1{k}T10:00:00+00:00")
+        perf_history.record(str(store), other)
+    r = subprocess.run([sys.executable, os.path.join(PLOTS, "bench_dashboard.py"), str(store), "-o",
+                        str(tmp_path / "site2"), "--baseline", f"c{REGRESSED_RUN}a"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    (machine,) = [m for m in os.listdir(store) if "other" in m]
+    page = open(tmp_path / "site2" / bench_dashboard.machine_dir(machine) /
+                bench_dashboard.page_name("fused/V:16000/D:64/manual_time")).read()
+    assert "<tr><td>baseline</td><td>-</td></tr>" in page
 
 
 def chromium():
