@@ -546,6 +546,10 @@ class SeqrecSweepJob : public sweep::RunFolderSweep {
   // was to replace, kept as it was), and the checkpoint it left, which a rerun must continue from
   // (--checkpoint refuses a file already there otherwise).
   sweep::PointStatus note_interrupted(const SeqrecConfig& c, const SeqrecOutcome& o) {
+    if (!primary_) {  // (data-parallel: rank 0 alone has the file and says what became of it)
+      interrupted_note_ = fmt::format(" (the run in progress stopped, {}; rank 0 says what became of '{}')", o.reason, c.out);
+      return sweep::PointStatus::interrupted;
+    }
     interrupted_note_ =
         o.earlier_file_kept
             ? fmt::format(" (the run in progress stopped, {}; '{}' already existed and is kept as it was)", o.reason, c.out)

@@ -112,8 +112,8 @@ EOS
 fi
 
 # (7) SIGTERM to rank 0 alone (signal_at_write.so, SHIM, at its 40th write to the run file): every rank
-#     stops at the same step and says so (a rank that saw no signal itself took the others'); the run
-#     file keeps its steps with status interrupted.
+#     stops at the same step and says so (a rank that saw no signal itself took the others'), rank 0
+#     alone what became of the file; the run file keeps its steps with status interrupted.
 if [ -n "${3:-}" ]; then
   cat > "$d/signal_rank0.sh" <<EOS
 #!/bin/bash
@@ -127,6 +127,9 @@ EOS
     --out "$d/stopped.h5" > "$d/stopped.log" 2>&1 || rc=$?
   test "$rc" -eq 143 || { echo "exit $rc"; cat "$d/stopped.log"; exit 1; }
   test "$(grep -c 'interrupted by SIGTERM' "$d/stopped.log")" -eq 2 || { cat "$d/stopped.log"; exit 1; }
+  # (rank 0 alone says what became of the file: the other rank has none)
+  test "$(grep -c 'status interrupted' "$d/stopped.log")" -eq 1 || { cat "$d/stopped.log"; exit 1; }
+  grep -q "rank 0 says what became of" "$d/stopped.log" || { cat "$d/stopped.log"; exit 1; }
   python3 -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r'); s = f.attrs['status']; \
 assert (s.decode() if isinstance(s, bytes) else s) == 'interrupted' and 0 < len(f['steps']) == int(f.attrs['steps'])" \
     "$d/stopped.h5"
