@@ -194,6 +194,21 @@ class PluginCli(unittest.TestCase):
             self.assertEqual(df.loc["fused", "status"], "ok")
             self.assertLess(df.loc["fused", "rel_dE_err"], 1e-5)  # NaN fails too
 
+    def _start_hanging_sweep(self, d, out_file, *extra):
+        """`lobench run` of fused and the plug-in's `hangs` from folder d, returned once fused's row is done
+        and hangs' row is running (its stderr still open)."""
+        e = dict(os.environ)
+        e.pop("LOBENCH_PLUGIN_PATH", None)
+        p = subprocess.Popen([os.path.abspath(ARGS.lobench), "run", *ONE, "--variants", "fused,hangs", "--plugin",
+                              os.path.abspath(ARGS.misbehaving), *extra, "--out", out_file], cwd=d, env=e,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        seen = ""
+        while "1 of 2 rows" not in seen and time.monotonic() < deadline:  # fused done, hangs running
+            seen += p.stderr.readline()
+        self.assertIn("1 of 2 rows", seen)
+        return p
+
     def test_overwrite_keeps_the_old_file_until_the_new_one_is_complete(self):
         """--overwrite, then the run killed (SIGKILL) mid-run: the old file is as it was, and the row's
         child process died with its parent."""
@@ -203,25 +218,13 @@ class PluginCli(unittest.TestCase):
             out_file = os.path.join(d, "run.h5")
             with open(out_file, "wb") as f:
                 f.write(b"hours of results")
-            e = dict(os.environ)
-            e.pop("LOBENCH_PLUGIN_PATH", None)
-            p = subprocess.Popen([os.path.abspath(ARGS.lobench), "run", *ONE, "--variants", "fused,hangs", "--plugin",
-                                  os.path.abspath(ARGS.misbehaving),
-                                  "--overwrite", "--out", out_file], cwd=d, env=e, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + 60
-            seen = ""
-            while "1 of 2 rows" not in seen and time.monotonic() < deadline:  # fused done, hangs running
-                seen += p.stderr.readline()
-            self.assertIn("1 of 2 rows", seen)
+            p = self._start_hanging_sweep(d, out_file, "--overwrite")
             p.send_signal(signal.SIGKILL)
             p.wait()
             p.stderr.close()
             with open(out_file, "rb") as f:
                 self.assertEqual(f.read(), b"hours of results")
-            time.sleep(0.5)
-            survivors = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid) == d]
-            self.assertEqual(survivors, [], "a row's process outlived the run")
+            self.assertEqual(_survivors(d), [], "a row's process outlived the run")
 
     def test_one_ctrl_c_stops_a_row_that_hangs_in_its_process(self):
         """No --row-timeout: a variant that hangs in its isolated process would hold the sweep forever; the
@@ -230,16 +233,8 @@ class PluginCli(unittest.TestCase):
         import signal
         with tempfile.TemporaryDirectory() as d:
             out_file = os.path.join(d, "run.h5")
-            e = dict(os.environ)
-            e.pop("LOBENCH_PLUGIN_PATH", None)
-            p = subprocess.Popen([os.path.abspath(ARGS.lobench), "run", *ONE, "--variants", "fused,hangs", "--plugin",
-                                  os.path.abspath(ARGS.misbehaving), "--out", out_file], cwd=d, env=e,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            p = self._start_hanging_sweep(d, out_file)
             deadline = time.monotonic() + 60
-            seen = ""
-            while "1 of 2 rows" not in seen and time.monotonic() < deadline:  # fused done, hangs running
-                seen += p.stderr.readline()
-            self.assertIn("1 of 2 rows", seen)
             while not _children(p.pid) and time.monotonic() < deadline:  # the hanging row's process
                 time.sleep(0.05)
             self.assertTrue(_children(p.pid), "the hanging row's process never started")
@@ -256,9 +251,7 @@ class PluginCli(unittest.TestCase):
             sys.path.insert(0, ARGS.plots)
             import lobench_results as lr
             self.assertEqual(list(lr.read(out_file).variant), ["fused"])
-            time.sleep(0.5)
-            survivors = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid) == d]
-            self.assertEqual(survivors, [], "the hanging row's process outlived the run")
+            self.assertEqual(_survivors(d), [], "the hanging row's process outlived the run")
 
     def test_missing_paths_are_usage_errors(self):
         rc, _, err = lobench("run", *SWEEP, "--variants", "fused", "--plugin", "/nonexistent/x.so", "--out", "/tmp/x.h5")
@@ -300,6 +293,12 @@ def _children(pid):
         except (OSError, ValueError, IndexError):
             pass
     return out
+
+
+def _survivors(d):
+    """Processes still running in folder d, half a second on (a row's process dies with the run)."""
+    time.sleep(0.5)
+    return [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid) == d]
 
 
 def _cwd(pid):
